@@ -1,0 +1,256 @@
+package storage
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+)
+
+// User is a merchant who signs in to the merchant application.
+type User struct {
+	ID           uuid.UUID
+	Email        string
+	PasswordHash string
+	Name         string
+	Locale       string
+	CreatedAt    time.Time
+}
+
+// Store is one merchant store; every tenant row belongs to one.
+type Store struct {
+	ID              uuid.UUID
+	OwnerUserID     uuid.UUID
+	Name            string
+	Subdomain       string
+	Currency        string
+	DefaultLanguage string
+	LifecycleState  string
+	CreatedAt       time.Time
+}
+
+// HashSecret is how session ids and bearer tokens are stored: their SHA-256.
+// The secrets are 256-bit random values, so a fast hash is enough; nothing
+// about a secret can be recovered from the table.
+func HashSecret(secret string) []byte {
+	sum := sha256.Sum256([]byte(secret))
+	return sum[:]
+}
+
+// CreateUserAndStore signs a merchant up: the user, the first store, in one go.
+func (tx *Tx) CreateUserAndStore(ctx context.Context, u *User, s *Store) error {
+	u.ID = NewID()
+	s.ID = NewID()
+	s.OwnerUserID = u.ID
+	s.LifecycleState = "trial"
+	if u.Locale == "" {
+		u.Locale = s.DefaultLanguage
+	}
+	now := tx.now()
+	u.CreatedAt, s.CreatedAt = now, now
+	if _, err := tx.tx.Exec(ctx,
+		`INSERT INTO users (id, email, password_hash, name, locale, created_at, updated_at)
+		 VALUES ($1, $2, $3, $4, $5, $6, $6)`,
+		u.ID, u.Email, u.PasswordHash, u.Name, u.Locale, now); err != nil {
+		if isUniqueViolation(err, "users_email_key") {
+			return &ConflictError{Field: "email", Message: "email is already registered"}
+		}
+		return fmt.Errorf("create user: %w", err)
+	}
+	if _, err := tx.tx.Exec(ctx,
+		`INSERT INTO stores (id, owner_user_id, name, subdomain, currency, default_language, lifecycle_state, created_at, updated_at)
+		 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)`,
+		s.ID, s.OwnerUserID, s.Name, s.Subdomain, s.Currency, s.DefaultLanguage, s.LifecycleState, now); err != nil {
+		if isUniqueViolation(err, "stores_subdomain_key") {
+			return &ConflictError{Field: "store.subdomain", Message: "subdomain is taken"}
+		}
+		return fmt.Errorf("create store: %w", err)
+	}
+	return nil
+}
+
+// FindUserByEmail returns the user with that email (case-insensitive).
+func (r reader) FindUserByEmail(ctx context.Context, email string) (User, error) {
+	var u User
+	err := r.q.QueryRow(ctx,
+		`SELECT id, email, password_hash, name, locale, created_at FROM users WHERE email = $1`, email).
+		Scan(&u.ID, &u.Email, &u.PasswordHash, &u.Name, &u.Locale, &u.CreatedAt)
+	if err != nil {
+		return User{}, notFoundIfNoRows(err, "find user by email")
+	}
+	return u, nil
+}
+
+// FindUserByID returns one user.
+func (r reader) FindUserByID(ctx context.Context, id uuid.UUID) (User, error) {
+	var u User
+	err := r.q.QueryRow(ctx,
+		`SELECT id, email, password_hash, name, locale, created_at FROM users WHERE id = $1`, id).
+		Scan(&u.ID, &u.Email, &u.PasswordHash, &u.Name, &u.Locale, &u.CreatedAt)
+	if err != nil {
+		return User{}, notFoundIfNoRows(err, "find user")
+	}
+	return u, nil
+}
+
+const storeColumns = `id, owner_user_id, name, subdomain, currency, default_language, lifecycle_state, created_at`
+
+func scanStore(row pgx.Row) (Store, error) {
+	var s Store
+	err := row.Scan(&s.ID, &s.OwnerUserID, &s.Name, &s.Subdomain, &s.Currency, &s.DefaultLanguage, &s.LifecycleState, &s.CreatedAt)
+	return s, err
+}
+
+// FindStoreByID returns one store.
+func (r reader) FindStoreByID(ctx context.Context, storeID uuid.UUID) (Store, error) {
+	s, err := scanStore(r.q.QueryRow(ctx, `SELECT `+storeColumns+` FROM stores WHERE id = $1`, storeID))
+	if err != nil {
+		return Store{}, notFoundIfNoRows(err, "find store")
+	}
+	return s, nil
+}
+
+// FindStoresByOwner lists the stores a user owns, oldest first.
+func (r reader) FindStoresByOwner(ctx context.Context, userID uuid.UUID) ([]Store, error) {
+	rows, err := r.q.Query(ctx, `SELECT `+storeColumns+` FROM stores WHERE owner_user_id = $1 ORDER BY created_at, id`, userID)
+	if err != nil {
+		return nil, fmt.Errorf("find stores by owner: %w", err)
+	}
+	stores, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Store, error) { return scanStore(row) })
+	if err != nil {
+		return nil, fmt.Errorf("find stores by owner: %w", err)
+	}
+	return stores, nil
+}
+
+// Session is a signed-in browser.
+type Session struct {
+	UserID    uuid.UUID
+	ExpiresAt time.Time
+}
+
+// CreateSession stores a session under the hash of its secret.
+func (db *DB) CreateSession(ctx context.Context, secret string, userID uuid.UUID, ttl time.Duration) (Session, error) {
+	s := Session{UserID: userID, ExpiresAt: db.now().Add(ttl)}
+	_, err := db.Pool.Exec(ctx, `INSERT INTO sessions (id_hash, user_id, expires_at) VALUES ($1, $2, $3)`,
+		HashSecret(secret), userID, s.ExpiresAt)
+	if err != nil {
+		return Session{}, fmt.Errorf("create session: %w", err)
+	}
+	return s, nil
+}
+
+// FindSession returns the live session for a cookie secret.
+func (db *DB) FindSession(ctx context.Context, secret string) (Session, error) {
+	var s Session
+	err := db.Pool.QueryRow(ctx, `SELECT user_id, expires_at FROM sessions WHERE id_hash = $1 AND expires_at > $2`,
+		HashSecret(secret), db.now()).Scan(&s.UserID, &s.ExpiresAt)
+	if err != nil {
+		return Session{}, notFoundIfNoRows(err, "find session")
+	}
+	return s, nil
+}
+
+// DeleteSession signs a browser out.
+func (db *DB) DeleteSession(ctx context.Context, secret string) error {
+	if _, err := db.Pool.Exec(ctx, `DELETE FROM sessions WHERE id_hash = $1`, HashSecret(secret)); err != nil {
+		return fmt.Errorf("delete session: %w", err)
+	}
+	return nil
+}
+
+// Token is a bearer credential bound to one store.
+type Token struct {
+	ID         uuid.UUID
+	Kind       string // "pat" or "app"
+	StoreID    uuid.UUID
+	UserID     *uuid.UUID
+	Name       string
+	Hint       string
+	Scopes     []string
+	ExpiresAt  *time.Time
+	RevokedAt  *time.Time
+	LastUsedAt *time.Time
+	CreatedAt  time.Time
+}
+
+// Usable reports whether the token may authenticate a request at now.
+func (t Token) Usable(now time.Time) bool {
+	return t.RevokedAt == nil && (t.ExpiresAt == nil || now.Before(*t.ExpiresAt))
+}
+
+const tokenColumns = `id, kind, store_id, user_id, name, token_hint, scopes, expires_at, revoked_at, last_used_at, created_at`
+
+func scanToken(row pgx.Row) (Token, error) {
+	var t Token
+	err := row.Scan(&t.ID, &t.Kind, &t.StoreID, &t.UserID, &t.Name, &t.Hint, &t.Scopes, &t.ExpiresAt, &t.RevokedAt, &t.LastUsedAt, &t.CreatedAt)
+	return t, err
+}
+
+// CreateToken stores a new token under the hash of its secret.
+func (tx *Tx) CreateToken(ctx context.Context, t *Token, secret string) error {
+	t.ID = NewID()
+	t.CreatedAt = tx.now()
+	_, err := tx.tx.Exec(ctx,
+		`INSERT INTO api_tokens (id, kind, store_id, user_id, name, token_hash, token_hint, scopes, expires_at, created_at)
+		 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+		t.ID, t.Kind, t.StoreID, t.UserID, t.Name, HashSecret(secret), t.Hint, t.Scopes, t.ExpiresAt, t.CreatedAt)
+	if err != nil {
+		return fmt.Errorf("create token: %w", err)
+	}
+	return nil
+}
+
+// FindTokenBySecret returns the token whose secret this is, usable or not.
+func (r reader) FindTokenBySecret(ctx context.Context, secret string) (Token, error) {
+	t, err := scanToken(r.q.QueryRow(ctx, `SELECT `+tokenColumns+` FROM api_tokens WHERE token_hash = $1`, HashSecret(secret)))
+	if err != nil {
+		return Token{}, notFoundIfNoRows(err, "find token")
+	}
+	return t, nil
+}
+
+// FindTokens lists a store's tokens of one kind, newest first.
+func (r reader) FindTokens(ctx context.Context, storeID uuid.UUID, kind string) ([]Token, error) {
+	rows, err := r.q.Query(ctx, `SELECT `+tokenColumns+` FROM api_tokens WHERE store_id = $1 AND kind = $2 ORDER BY created_at DESC, id`, storeID, kind)
+	if err != nil {
+		return nil, fmt.Errorf("find tokens: %w", err)
+	}
+	tokens, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Token, error) { return scanToken(row) })
+	if err != nil {
+		return nil, fmt.Errorf("find tokens: %w", err)
+	}
+	return tokens, nil
+}
+
+// RevokeToken makes a store's token unusable from now on.
+func (tx *Tx) RevokeToken(ctx context.Context, storeID, id uuid.UUID, kind string) error {
+	tag, err := tx.tx.Exec(ctx, `UPDATE api_tokens SET revoked_at = COALESCE(revoked_at, $4)
+		WHERE store_id = $1 AND id = $2 AND kind = $3`, storeID, id, kind, tx.now())
+	if err != nil {
+		return fmt.Errorf("revoke token: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("revoke token: %w", ErrNotFound)
+	}
+	return nil
+}
+
+// TouchToken records use of a token. It writes at most once a minute per token,
+// so the hot path does not turn every read into a write.
+func (db *DB) TouchToken(ctx context.Context, t Token) error {
+	now := db.now()
+	if t.LastUsedAt != nil && now.Sub(*t.LastUsedAt) < time.Minute {
+		return nil
+	}
+	_, err := db.Pool.Exec(ctx, `UPDATE api_tokens SET last_used_at = $2
+		WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < $3)`, t.ID, now, now.Add(-time.Minute))
+	if err != nil && !errors.Is(err, context.Canceled) {
+		return fmt.Errorf("touch token: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,156 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+)
+
+// Category groups products; categories nest through ParentID.
+type Category struct {
+	ID        uuid.UUID
+	StoreID   uuid.UUID
+	Name      string
+	ParentID  *uuid.UUID
+	Position  int
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// CategoryUpdate is a partial update; a null parent makes it top-level.
+type CategoryUpdate struct {
+	Name     *string
+	ParentID Field[uuid.UUID]
+	Position *int
+}
+
+const categoryColumns = `id, store_id, name, parent_id, position, created_at, updated_at`
+
+func scanCategory(row pgx.Row) (Category, error) {
+	var c Category
+	err := row.Scan(&c.ID, &c.StoreID, &c.Name, &c.ParentID, &c.Position, &c.CreatedAt, &c.UpdatedAt)
+	return c, err
+}
+
+// FindCategoryByID returns one category of the store.
+func (r reader) FindCategoryByID(ctx context.Context, storeID, id uuid.UUID) (Category, error) {
+	c, err := scanCategory(r.q.QueryRow(ctx, `SELECT `+categoryColumns+` FROM categories WHERE store_id = $1 AND id = $2`, storeID, id))
+	if err != nil {
+		return Category{}, notFoundIfNoRows(err, "find category "+id.String())
+	}
+	return c, nil
+}
+
+// FindCategories returns a page of the store's categories by position and name.
+func (r reader) FindCategories(ctx context.Context, storeID uuid.UUID, page Page) ([]Category, int, error) {
+	rows, err := r.q.Query(ctx, `SELECT `+categoryColumns+`, count(*) OVER () FROM categories WHERE store_id = $1
+		ORDER BY position, name, id LIMIT $2 OFFSET $3`, storeID, page.Limit, page.Offset())
+	if err != nil {
+		return nil, 0, fmt.Errorf("find categories: %w", err)
+	}
+	defer rows.Close()
+	var (
+		categories []Category
+		total      int
+	)
+	for rows.Next() {
+		var c Category
+		if err := rows.Scan(&c.ID, &c.StoreID, &c.Name, &c.ParentID, &c.Position, &c.CreatedAt, &c.UpdatedAt, &total); err != nil {
+			return nil, 0, fmt.Errorf("find categories: %w", err)
+		}
+		categories = append(categories, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, fmt.Errorf("find categories: %w", err)
+	}
+	if len(categories) == 0 && page.Page > 1 {
+		if err := r.q.QueryRow(ctx, `SELECT count(*) FROM categories WHERE store_id = $1`, storeID).Scan(&total); err != nil {
+			return nil, 0, fmt.Errorf("count categories: %w", err)
+		}
+	}
+	return categories, total, nil
+}
+
+// checkParent refuses a parent outside the store or one that would make a cycle.
+func (tx *Tx) checkParent(ctx context.Context, storeID, id uuid.UUID, parentID *uuid.UUID) error {
+	if parentID == nil {
+		return nil
+	}
+	if *parentID == id {
+		return &InvalidError{Field: "parent_id", Code: "cycle", Message: "a category cannot be its own parent"}
+	}
+	var cycle bool
+	err := tx.tx.QueryRow(ctx, `WITH RECURSIVE ancestors(id, parent_id) AS (
+			SELECT id, parent_id FROM categories WHERE store_id = $1 AND id = $2
+			UNION
+			SELECT c.id, c.parent_id FROM categories c JOIN ancestors a ON c.id = a.parent_id WHERE c.store_id = $1
+		) SELECT EXISTS (SELECT 1 FROM ancestors WHERE id = $3)`, storeID, *parentID, id).Scan(&cycle)
+	if err != nil {
+		return fmt.Errorf("check category parent: %w", err)
+	}
+	if cycle {
+		return &InvalidError{Field: "parent_id", Code: "cycle", Message: "the parent is a descendant of this category"}
+	}
+	if _, err := tx.FindCategoryByID(ctx, storeID, *parentID); err != nil {
+		return &InvalidError{Field: "parent_id", Code: "not_found", Message: "parent category does not exist in this store"}
+	}
+	return nil
+}
+
+// CreateCategory adds a category.
+func (tx *Tx) CreateCategory(ctx context.Context, c *Category) error {
+	c.ID = NewID()
+	if err := tx.checkParent(ctx, c.StoreID, c.ID, c.ParentID); err != nil {
+		return err
+	}
+	now := tx.now()
+	c.CreatedAt, c.UpdatedAt = now, now
+	_, err := tx.tx.Exec(ctx, `INSERT INTO categories (`+categoryColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+		c.ID, c.StoreID, c.Name, c.ParentID, c.Position, c.CreatedAt, c.UpdatedAt)
+	if err != nil {
+		return fmt.Errorf("create category: %w", err)
+	}
+	return nil
+}
+
+// UpdateCategory applies a partial update.
+func (tx *Tx) UpdateCategory(ctx context.Context, storeID, id uuid.UUID, upd CategoryUpdate) (Category, error) {
+	c, err := scanCategory(tx.tx.QueryRow(ctx, `SELECT `+categoryColumns+` FROM categories WHERE store_id = $1 AND id = $2 FOR UPDATE`, storeID, id))
+	if err != nil {
+		return Category{}, notFoundIfNoRows(err, "update category "+id.String())
+	}
+	if upd.Name != nil {
+		c.Name = *upd.Name
+	}
+	if upd.Position != nil {
+		c.Position = *upd.Position
+	}
+	if upd.ParentID.Set {
+		c.ParentID = upd.ParentID.ptr()
+		if err := tx.checkParent(ctx, storeID, id, c.ParentID); err != nil {
+			return Category{}, err
+		}
+	}
+	c.UpdatedAt = tx.now()
+	_, err = tx.tx.Exec(ctx, `UPDATE categories SET name = $3, parent_id = $4, position = $5, updated_at = $6 WHERE store_id = $1 AND id = $2`,
+		storeID, id, c.Name, c.ParentID, c.Position, c.UpdatedAt)
+	if err != nil {
+		return Category{}, fmt.Errorf("update category: %w", err)
+	}
+	return c, nil
+}
+
+// DeleteCategory removes a category; its products and children lose the reference.
+func (tx *Tx) DeleteCategory(ctx context.Context, storeID, id uuid.UUID) error {
+	tag, err := tx.tx.Exec(ctx, `DELETE FROM categories WHERE store_id = $1 AND id = $2`, storeID, id)
+	if err != nil {
+		return fmt.Errorf("delete category: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("delete category %s: %w", id, ErrNotFound)
+	}
+	return nil
+}

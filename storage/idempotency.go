@@ -1,0 +1,141 @@
+package storage
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+)
+
+// IdempotencyKeyTTL is how long a completed key replays (decisions §1).
+const IdempotencyKeyTTL = 24 * time.Hour
+
+// idempotencyStaleAfter frees a key whose request never finished (a crashed
+// process), so the client can retry.
+const idempotencyStaleAfter = 2 * time.Minute
+
+// Idempotency outcomes of ClaimIdempotencyKey.
+var (
+	ErrIdempotencyInProgress = errors.New("idempotency key in progress")
+	ErrIdempotencyReused     = errors.New("idempotency key reused with a different request")
+)
+
+// IdempotencyScope identifies one key (decisions §1).
+type IdempotencyScope struct {
+	StoreID      uuid.UUID
+	CredentialID uuid.UUID
+	Method       string
+	Route        string
+	Key          string
+}
+
+// StoredResponse is what a completed key replays.
+type StoredResponse struct {
+	StatusCode  int
+	ContentType string
+	Body        []byte
+}
+
+// ClaimIdempotencyKey marks the key in flight for a new request. It returns the
+// stored response when the same request already completed,
+// ErrIdempotencyInProgress while it runs, and ErrIdempotencyReused when the key
+// was used for a different request.
+func (db *DB) ClaimIdempotencyKey(ctx context.Context, s IdempotencyScope, fingerprint []byte) (*StoredResponse, error) {
+	var stored *StoredResponse
+	err := db.InTx(ctx, func(tx *Tx) error {
+		now := tx.now()
+		var (
+			state       string
+			fp          []byte
+			status      *int
+			contentType *string
+			body        []byte
+			lockedAt    time.Time
+			expiresAt   time.Time
+		)
+		err := tx.tx.QueryRow(ctx, `SELECT state, fingerprint, status_code, content_type, body, locked_at, expires_at
+			FROM idempotency_keys
+			WHERE store_id = $1 AND credential_id = $2 AND method = $3 AND route = $4 AND key = $5
+			FOR UPDATE`, s.StoreID, s.CredentialID, s.Method, s.Route, s.Key).
+			Scan(&state, &fp, &status, &contentType, &body, &lockedAt, &expiresAt)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+			_, err := tx.tx.Exec(ctx, `INSERT INTO idempotency_keys
+				(store_id, credential_id, method, route, key, fingerprint, state, locked_at, created_at, expires_at)
+				VALUES ($1, $2, $3, $4, $5, $6, 'in_flight', $7, $7, $8)
+				ON CONFLICT DO NOTHING`,
+				s.StoreID, s.CredentialID, s.Method, s.Route, s.Key, fingerprint, now, now.Add(IdempotencyKeyTTL))
+			if err != nil {
+				return fmt.Errorf("claim idempotency key: %w", err)
+			}
+			return nil
+		case err != nil:
+			return fmt.Errorf("claim idempotency key: %w", err)
+		}
+		expired := !now.Before(expiresAt)
+		stale := state == "in_flight" && now.Sub(lockedAt) > idempotencyStaleAfter
+		if expired || stale {
+			_, err := tx.tx.Exec(ctx, `UPDATE idempotency_keys
+				SET fingerprint = $6, state = 'in_flight', status_code = NULL, content_type = NULL, body = NULL,
+				    locked_at = $7, created_at = $7, expires_at = $8
+				WHERE store_id = $1 AND credential_id = $2 AND method = $3 AND route = $4 AND key = $5`,
+				s.StoreID, s.CredentialID, s.Method, s.Route, s.Key, fingerprint, now, now.Add(IdempotencyKeyTTL))
+			if err != nil {
+				return fmt.Errorf("reclaim idempotency key: %w", err)
+			}
+			return nil
+		}
+		// While the first request runs nothing is known of its outcome, so any
+		// request under the key waits its turn (Stripe answers the same way).
+		if state == "in_flight" {
+			return ErrIdempotencyInProgress
+		}
+		if !bytes.Equal(fp, fingerprint) {
+			return ErrIdempotencyReused
+		}
+		stored = &StoredResponse{StatusCode: *status, Body: body}
+		if contentType != nil {
+			stored.ContentType = *contentType
+		}
+		return nil
+	})
+	return stored, err
+}
+
+// CompleteIdempotencyKey stores the response of a claimed key. Called inside
+// the transaction of the change the key guards, it commits with that change.
+func (tx *Tx) CompleteIdempotencyKey(ctx context.Context, s IdempotencyScope, resp StoredResponse) error {
+	return completeIdempotencyKey(ctx, tx.q, s, resp)
+}
+
+// CompleteIdempotencyKey stores the response of a claimed key for requests
+// that changed nothing (a refused request replays its refusal).
+func (db *DB) CompleteIdempotencyKey(ctx context.Context, s IdempotencyScope, resp StoredResponse) error {
+	return completeIdempotencyKey(ctx, db.Pool, s, resp)
+}
+
+func completeIdempotencyKey(ctx context.Context, q querier, s IdempotencyScope, resp StoredResponse) error {
+	_, err := q.Exec(ctx, `UPDATE idempotency_keys SET state = 'completed', status_code = $6, content_type = $7, body = $8
+		WHERE store_id = $1 AND credential_id = $2 AND method = $3 AND route = $4 AND key = $5`,
+		s.StoreID, s.CredentialID, s.Method, s.Route, s.Key, resp.StatusCode, resp.ContentType, resp.Body)
+	if err != nil {
+		return fmt.Errorf("complete idempotency key: %w", err)
+	}
+	return nil
+}
+
+// ReleaseIdempotencyKey frees a key whose request failed with a server error,
+// so the client may retry it.
+func (db *DB) ReleaseIdempotencyKey(ctx context.Context, s IdempotencyScope) error {
+	_, err := db.Pool.Exec(ctx, `DELETE FROM idempotency_keys
+		WHERE store_id = $1 AND credential_id = $2 AND method = $3 AND route = $4 AND key = $5 AND state = 'in_flight'`,
+		s.StoreID, s.CredentialID, s.Method, s.Route, s.Key)
+	if err != nil {
+		return fmt.Errorf("release idempotency key: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,69 @@
+package storage
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Event names of spec §6.1, the only ones a subscription may name.
+const (
+	EventOrderCreated       = "order.created"
+	EventOrderPaid          = "order.paid"
+	EventOrderStatusChanged = "order.status_changed"
+	EventProductCreated     = "product.created"
+	EventProductUpdated     = "product.updated"
+	EventProductDeleted     = "product.deleted"
+)
+
+// OutboxEvent is a fact written with the change it describes.
+type OutboxEvent struct {
+	ID        uuid.UUID
+	StoreID   uuid.UUID
+	Event     string
+	Body      []byte
+	CreatedAt time.Time
+}
+
+// eventBody is the delivery body of spec §2.8. It is serialised once, here, and
+// the same bytes are sent on every attempt.
+type eventBody struct {
+	Event     string `json:"event"`
+	Timestamp string `json:"timestamp"`
+	Data      any    `json:"data"`
+}
+
+// emit writes one outbox row in the caller's transaction.
+func (tx *Tx) emit(ctx context.Context, storeID uuid.UUID, event string, data any) error {
+	now := tx.now()
+	body, err := json.Marshal(eventBody{Event: event, Timestamp: now.Format(time.RFC3339), Data: data})
+	if err != nil {
+		return fmt.Errorf("encode %s event: %w", event, err)
+	}
+	if _, err := tx.tx.Exec(ctx, `INSERT INTO outbox (id, store_id, event, body, created_at) VALUES ($1, $2, $3, $4, $5)`,
+		NewID(), storeID, event, body, now); err != nil {
+		return fmt.Errorf("write %s event: %w", event, err)
+	}
+	return nil
+}
+
+// FindOutboxEvents lists a store's events, oldest first.
+func (r reader) FindOutboxEvents(ctx context.Context, storeID uuid.UUID) ([]OutboxEvent, error) {
+	rows, err := r.q.Query(ctx, `SELECT id, store_id, event, body, created_at FROM outbox WHERE store_id = $1 ORDER BY created_at, id`, storeID)
+	if err != nil {
+		return nil, fmt.Errorf("find outbox events: %w", err)
+	}
+	defer rows.Close()
+	var events []OutboxEvent
+	for rows.Next() {
+		var e OutboxEvent
+		if err := rows.Scan(&e.ID, &e.StoreID, &e.Event, &e.Body, &e.CreatedAt); err != nil {
+			return nil, fmt.Errorf("find outbox events: %w", err)
+		}
+		events = append(events, e)
+	}
+	return events, rows.Err()
+}

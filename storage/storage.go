@@ -1,0 +1,164 @@
+// Package storage is the domain: records, the rules that keep them consistent,
+// transactions, and Postgres access. Every query of tenant data takes the store
+// id as an explicit parameter and filters by it.
+//
+// Reads are methods on reader, available on both *DB and *Tx. Writes are methods
+// on *Tx only, so a change and the outbox rows that describe it always commit
+// together; DB.InTx owns the transaction.
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	sq "github.com/Masterminds/squirrel"
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Sentinel errors the API maps to statuses in one place.
+var (
+	ErrNotFound     = errors.New("not found")
+	ErrConflict     = errors.New("conflict")
+	ErrDuplicateSKU = errors.New("duplicate sku")
+	ErrInvalid      = errors.New("invalid")
+	ErrVariantInUse = errors.New("variant in use")
+)
+
+// InvalidError names the field a domain rule refused.
+type InvalidError struct {
+	Field   string
+	Code    string
+	Message string
+}
+
+func (e *InvalidError) Error() string { return fmt.Sprintf("%s: %s", e.Field, e.Message) }
+
+// Is lets errors.Is(err, ErrInvalid) match every InvalidError.
+func (e *InvalidError) Is(target error) bool { return target == ErrInvalid }
+
+// ConflictError names what already exists.
+type ConflictError struct {
+	Field   string
+	Message string
+}
+
+func (e *ConflictError) Error() string { return e.Field + ": " + e.Message }
+
+// Is lets errors.Is(err, ErrConflict) match every ConflictError.
+func (e *ConflictError) Is(target error) bool { return target == ErrConflict }
+
+var psql = sq.StatementBuilder.PlaceholderFormat(sq.Dollar)
+
+// querier is what both a pool and a transaction can do.
+type querier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+type reader struct {
+	q querier
+}
+
+// DB is the service's handle on Postgres.
+type DB struct {
+	reader
+	Pool *pgxpool.Pool
+	now  func() time.Time
+}
+
+// Tx is one transaction; every write goes through it.
+type Tx struct {
+	reader
+	tx  pgx.Tx
+	now func() time.Time
+}
+
+// Open connects to Postgres and checks the connection.
+func Open(ctx context.Context, url string) (*DB, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("parse database url: %w", err)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("connect database: %w", err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("ping database: %w", err)
+	}
+	return New(pool), nil
+}
+
+// New wraps an existing pool.
+func New(pool *pgxpool.Pool) *DB {
+	return &DB{reader: reader{q: pool}, Pool: pool, now: func() time.Time { return time.Now().UTC() }}
+}
+
+// Close releases the pool.
+func (db *DB) Close() { db.Pool.Close() }
+
+// Ping checks Postgres answers.
+func (db *DB) Ping(ctx context.Context) error { return db.Pool.Ping(ctx) }
+
+// SetClock replaces the clock, for tests of time rules.
+func (db *DB) SetClock(now func() time.Time) { db.now = now }
+
+// InTx runs fn in one transaction, committing when fn returns nil.
+func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) error {
+	return pgx.BeginFunc(ctx, db.Pool, func(ptx pgx.Tx) error {
+		return fn(&Tx{reader: reader{q: ptx}, tx: ptx, now: db.now})
+	})
+}
+
+// NewID returns a new time-ordered uuid (v7), so ids sort roughly by creation.
+func NewID() uuid.UUID {
+	return uuid.Must(uuid.NewV7())
+}
+
+// isUniqueViolation reports whether err is Postgres's unique_violation (23505),
+// optionally on the named constraint.
+func isUniqueViolation(err error, constraint string) bool {
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) || pgErr.Code != "23505" {
+		return false
+	}
+	return constraint == "" || pgErr.ConstraintName == constraint
+}
+
+// isForeignKeyViolation reports whether err is Postgres's foreign_key_violation (23503).
+func isForeignKeyViolation(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "23503"
+}
+
+func notFoundIfNoRows(err error, what string) error {
+	if errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("%s: %w", what, ErrNotFound)
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+// Page is a 1-based page request.
+type Page struct {
+	Page  int
+	Limit int
+}
+
+// Offset is the row offset of the page.
+func (p Page) Offset() uint64 { return uint64((p.Page - 1) * p.Limit) }
+
+// Now asks Postgres for its clock: the cheapest proof the database answers.
+func (db *DB) Now(ctx context.Context) (time.Time, error) {
+	var now time.Time
+	if err := db.Pool.QueryRow(ctx, `SELECT now()`).Scan(&now); err != nil {
+		return time.Time{}, fmt.Errorf("database clock: %w", err)
+	}
+	return now.UTC(), nil
+}
