@@ -1,0 +1,24 @@
+// Package activities holds the side effects workflows call: Postgres, the
+// object store, HTTP deliveries, mail. Permanent failures are returned as
+// non-retryable application errors.
+package activities
+
+import (
+	"context"
+	"time"
+
+	"github.com/merchantsvc/svc/storage"
+	"github.com/merchantsvc/svc/storage/blob"
+)
+
+// Activities holds the dependencies every activity shares.
+type Activities struct {
+	DB   *storage.DB
+	Blob *blob.Store
+}
+
+// CheckDatabase reads the database clock; the smoke workflow uses it to prove
+// a worker reaches Postgres.
+func (a *Activities) CheckDatabase(ctx context.Context) (time.Time, error) {
+	return a.DB.Now(ctx)
+}

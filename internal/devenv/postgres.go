@@ -1,0 +1,157 @@
+package devenv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Postgres is a local cluster run from the machine's PostgreSQL binaries.
+type Postgres struct {
+	// URL reaches the `postgres` database as the superuser `svc`.
+	URL  string
+	Port int
+	proc *child
+}
+
+// PostgresOptions says where the cluster lives and how it runs.
+type PostgresOptions struct {
+	Dir  string // data directory parent; the cluster is created on first use
+	Port int
+	// Throwaway turns off durability for speed (tests).
+	Throwaway bool
+	Log       io.Writer
+}
+
+// postgresBinDir finds the server binaries: Debian installs them outside PATH.
+func postgresBinDir() (string, error) {
+	matches, _ := filepath.Glob("/usr/lib/postgresql/*/bin/postgres")
+	sort.Strings(matches)
+	if len(matches) > 0 {
+		return filepath.Dir(matches[len(matches)-1]), nil
+	}
+	if p, err := exec.LookPath("postgres"); err == nil {
+		return filepath.Dir(p), nil
+	}
+	return "", errors.New("PostgreSQL server binaries not found: install the Debian package `postgresql` " +
+		"(apt-get install postgresql), or set SVC_DATABASE_URL to an existing server")
+}
+
+// StartPostgres creates the cluster if needed and starts it on loopback.
+func StartPostgres(ctx context.Context, opts PostgresOptions) (*Postgres, error) {
+	bin, err := postgresBinDir()
+	if err != nil {
+		return nil, err
+	}
+	cred, err := unprivilegedUser()
+	if err != nil {
+		return nil, err
+	}
+	if opts.Log == nil {
+		opts.Log = io.Discard
+	}
+	dataDir := filepath.Join(opts.Dir, "data")
+	socketDir := filepath.Join(opts.Dir, "run")
+	for _, d := range []string{opts.Dir, socketDir} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return nil, fmt.Errorf("create %s: %w", d, err)
+		}
+		if cred != nil {
+			if err := os.Chown(d, int(cred.Uid), int(cred.Gid)); err != nil {
+				return nil, fmt.Errorf("chown %s: %w", d, err)
+			}
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dataDir, "PG_VERSION")); errors.Is(err, os.ErrNotExist) {
+		initdb := exec.CommandContext(ctx, filepath.Join(bin, "initdb"), "-D", dataDir, "-U", "svc",
+			"--auth=trust", "--encoding=UTF8", "--locale=C.UTF-8", "--no-sync")
+		initdb.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+		initdb.Stdout, initdb.Stderr = opts.Log, opts.Log
+		if out, err := runCaptured(initdb); err != nil {
+			return nil, fmt.Errorf("initdb: %w: %s", err, out)
+		}
+	}
+	args := []string{"-D", dataDir, "-p", fmt.Sprint(opts.Port), "-k", socketDir,
+		"-c", "listen_addresses=127.0.0.1", "-c", "max_connections=300"}
+	if opts.Throwaway {
+		args = append(args, "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off")
+	}
+	cmd := exec.Command(filepath.Join(bin, "postgres"), args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	cmd.Stdout, cmd.Stderr = opts.Log, opts.Log
+	// SIGINT is Postgres's fast shutdown.
+	proc, err := startChild("postgres", cmd, syscall.SIGINT)
+	if err != nil {
+		return nil, err
+	}
+	pg := &Postgres{URL: fmt.Sprintf("postgres://svc@127.0.0.1:%d/postgres?sslmode=disable", opts.Port), Port: opts.Port, proc: proc}
+	err = waitFor(ctx, proc, 60*time.Second, func(ctx context.Context) error {
+		conn, err := pgx.Connect(ctx, pg.URL)
+		if err != nil {
+			return err
+		}
+		return conn.Close(ctx)
+	})
+	if err != nil {
+		_ = proc.Stop()
+		return nil, err
+	}
+	return pg, nil
+}
+
+// DatabaseURL is the URL of another database in the cluster.
+func (p *Postgres) DatabaseURL(name string) string {
+	return fmt.Sprintf("postgres://svc@127.0.0.1:%d/%s?sslmode=disable", p.Port, name)
+}
+
+// EnsureDatabase creates the database when missing.
+func (p *Postgres) EnsureDatabase(ctx context.Context, name string) error {
+	conn, err := pgx.Connect(ctx, p.URL)
+	if err != nil {
+		return fmt.Errorf("connect postgres: %w", err)
+	}
+	defer conn.Close(ctx)
+	var exists bool
+	if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)`, name).Scan(&exists); err != nil {
+		return fmt.Errorf("check database %s: %w", name, err)
+	}
+	if exists {
+		return nil
+	}
+	if _, err := conn.Exec(ctx, `CREATE DATABASE `+pgx.Identifier{name}.Sanitize()); err != nil {
+		return fmt.Errorf("create database %s: %w", name, err)
+	}
+	return nil
+}
+
+// Stop shuts the cluster down.
+func (p *Postgres) Stop() error { return p.proc.Stop() }
+
+func runCaptured(cmd *exec.Cmd) (string, error) {
+	var buf limitedBuffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	err := cmd.Run()
+	return buf.String(), err
+}
+
+// limitedBuffer keeps the last 8 KiB of a command's output for error messages.
+type limitedBuffer struct{ b []byte }
+
+func (l *limitedBuffer) Write(p []byte) (int, error) {
+	l.b = append(l.b, p...)
+	if len(l.b) > 8<<10 {
+		l.b = l.b[len(l.b)-8<<10:]
+	}
+	return len(p), nil
+}
+
+func (l *limitedBuffer) String() string { return string(l.b) }

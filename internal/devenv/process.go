@@ -1,0 +1,114 @@
+// Package devenv runs the service's backing parts on one machine for `svc dev`
+// and the test harness: a throwaway or persistent Postgres cluster started from
+// the machine's PostgreSQL binaries, a MinIO child process, and an in-process
+// Temporal server with its web UI. Nothing here is used in production.
+package devenv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// FreePort returns a loopback TCP port nobody listens on right now.
+func FreePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("find free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// child is a started child process and how to stop it politely.
+type child struct {
+	name string
+	cmd  *exec.Cmd
+	stop syscall.Signal
+	done chan error
+}
+
+func startChild(name string, cmd *exec.Cmd, stop syscall.Signal) (*child, error) {
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	// If this process dies without cleaning up, the child goes too.
+	cmd.SysProcAttr.Pdeathsig = stop
+	cmd.SysProcAttr.Setpgid = true
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	c := &child{name: name, cmd: cmd, stop: stop, done: make(chan error, 1)}
+	go func() { c.done <- cmd.Wait() }()
+	return c, nil
+}
+
+// exited reports a child that ended on its own.
+func (c *child) exited() error {
+	select {
+	case err := <-c.done:
+		c.done <- err
+		return fmt.Errorf("%s exited: %v", c.name, err)
+	default:
+		return nil
+	}
+}
+
+// Stop signals the child and waits up to 20 s before killing it.
+func (c *child) Stop() error {
+	if c == nil {
+		return nil
+	}
+	_ = c.cmd.Process.Signal(c.stop)
+	select {
+	case <-c.done:
+		return nil
+	case <-time.After(20 * time.Second):
+		_ = c.cmd.Process.Kill()
+		<-c.done
+		return fmt.Errorf("%s did not stop in time; killed", c.name)
+	}
+}
+
+// waitFor polls check until it succeeds, the child exits, or the time is up.
+func waitFor(ctx context.Context, c *child, timeout time.Duration, check func(context.Context) error) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var last error
+	for {
+		if err := c.exited(); err != nil {
+			return err
+		}
+		if last = check(ctx); last == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s not ready after %s: %w", c.name, timeout, errors.Join(ctx.Err(), last))
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// unprivilegedUser is who runs Postgres: the current user, or the `postgres`
+// user when this process is root (Postgres refuses to run as root).
+func unprivilegedUser() (*syscall.Credential, error) {
+	if os.Geteuid() != 0 {
+		return nil, nil
+	}
+	u, err := user.Lookup("postgres")
+	if err != nil {
+		return nil, errors.New("running as root and there is no `postgres` user to run PostgreSQL as; " +
+			"install the Debian package `postgresql` (it creates the user) or run as a normal user")
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
+}

@@ -1,0 +1,209 @@
+package devenv
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"time"
+
+	uiconfig "github.com/temporalio/ui-server/v2/server/config"
+	uiserveroptions "github.com/temporalio/ui-server/v2/server/server_options"
+
+	uiserver "github.com/temporalio/ui-server/v2/server"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/server/common/cluster"
+	"go.temporal.io/server/common/config"
+	"go.temporal.io/server/common/dynamicconfig"
+	"go.temporal.io/server/common/log"
+	"go.temporal.io/server/common/metrics"
+	sqliteplugin "go.temporal.io/server/common/persistence/sql/sqlplugin/sqlite"
+	"go.temporal.io/server/schema/sqlite"
+	"go.temporal.io/server/temporal"
+)
+
+// Temporal is an in-process Temporal server on SQLite, with an optional web UI.
+type Temporal struct {
+	HostPort  string
+	Namespace string
+	UIURL     string // empty when no UI runs
+	server    temporal.Server
+	ui        *uiserver.Server
+}
+
+// TemporalOptions says where Temporal keeps its state and where it listens.
+type TemporalOptions struct {
+	// DBFile persists state across runs; empty keeps everything in memory.
+	DBFile    string
+	Port      int // frontend gRPC port
+	UIPort    int // 0: no UI
+	Namespace string
+}
+
+// StartTemporal starts the server (all four services in this process).
+func StartTemporal(ctx context.Context, opts TemporalOptions) (*Temporal, error) {
+	if opts.Namespace == "" {
+		opts.Namespace = "default"
+	}
+	sqlCfg := &config.SQL{PluginName: sqliteplugin.PluginName, ConnectAttributes: map[string]string{}}
+	if opts.DBFile == "" {
+		sqlCfg.ConnectAttributes["mode"] = "memory"
+		sqlCfg.ConnectAttributes["cache"] = "shared"
+		sqlCfg.DatabaseName = fmt.Sprintf("svc-%d", rand.Int64())
+	} else {
+		sqlCfg.ConnectAttributes["mode"] = "rwc"
+		sqlCfg.ConnectAttributes["_journal_mode"] = "wal"
+		sqlCfg.ConnectAttributes["_synchronous"] = "normal"
+		sqlCfg.DatabaseName = opts.DBFile
+		if err := os.MkdirAll(filepath.Dir(opts.DBFile), 0o755); err != nil {
+			return nil, fmt.Errorf("create temporal dir: %w", err)
+		}
+		if _, err := os.Stat(opts.DBFile); os.IsNotExist(err) {
+			if err := sqlite.SetupSchema(sqlCfg); err != nil {
+				return nil, fmt.Errorf("set up temporal schema: %w", err)
+			}
+		}
+	}
+	cfg, err := serverConfig(sqlCfg, opts.Port)
+	if err != nil {
+		return nil, err
+	}
+	ns, err := sqlite.NewNamespaceConfig(cfg.ClusterMetadata.CurrentClusterName, opts.Namespace, false, nil)
+	if err != nil {
+		return nil, fmt.Errorf("temporal namespace config: %w", err)
+	}
+	if err := sqlite.CreateNamespaces(sqlCfg, ns); err != nil {
+		return nil, fmt.Errorf("create temporal namespace: %w", err)
+	}
+	srv, err := temporal.NewServer(
+		temporal.WithConfig(cfg),
+		temporal.ForServices(temporal.DefaultServices),
+		temporal.WithLogger(log.NewNoopLogger()),
+		temporal.WithDynamicConfigClient(dynamicconfig.StaticClient{
+			dynamicconfig.ForceSearchAttributesCacheRefreshOnRead.Key(): []dynamicconfig.ConstrainedValue{{Value: true}},
+		}),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("create temporal server: %w", err)
+	}
+	if err := srv.Start(); err != nil {
+		return nil, fmt.Errorf("start temporal server: %w", err)
+	}
+	t := &Temporal{HostPort: cfg.PublicClient.HostPort, Namespace: opts.Namespace, server: srv}
+	if err := t.waitReady(ctx); err != nil {
+		_ = srv.Stop()
+		return nil, err
+	}
+	if opts.UIPort != 0 {
+		t.ui = uiserver.NewServer(uiserveroptions.WithConfigProvider(&uiconfig.Config{
+			TemporalGRPCAddress: t.HostPort,
+			Host:                "127.0.0.1",
+			Port:                opts.UIPort,
+			EnableUI:            true,
+			DefaultNamespace:    opts.Namespace,
+			HideLogs:            true,
+			DisableNewsFetch:    true,
+			Distribution:        "svc-dev",
+			CORS:                uiconfig.CORS{CookieInsecure: true},
+		}))
+		go func() { _ = t.ui.Start() }()
+		t.UIURL = fmt.Sprintf("http://127.0.0.1:%d", opts.UIPort)
+	}
+	return t, nil
+}
+
+func (t *Temporal) waitReady(ctx context.Context) error {
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		c, err := client.Dial(client.Options{HostPort: t.HostPort, Namespace: t.Namespace, Logger: quietLogger{}})
+		if err == nil {
+			_, err = c.CheckHealth(ctx, &client.CheckHealthRequest{})
+			c.Close()
+			if err == nil {
+				return nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("temporal not ready: %w", err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// Stop shuts the UI and the server down.
+func (t *Temporal) Stop() error {
+	if t.ui != nil {
+		t.ui.Stop()
+	}
+	return t.server.Stop()
+}
+
+func serverConfig(sqlCfg *config.SQL, frontendPort int) (*config.Config, error) {
+	ports := make([]int, 0, 10)
+	for range 10 {
+		p, err := FreePort()
+		if err != nil {
+			return nil, err
+		}
+		ports = append(ports, p)
+	}
+	if frontendPort == 0 {
+		frontendPort = ports[9]
+	}
+	const host = "127.0.0.1"
+	service := func(grpcPort, membershipPort int) config.Service {
+		return config.Service{RPC: config.RPC{GRPCPort: grpcPort, MembershipPort: membershipPort, BindOnIP: host}}
+	}
+	cfg := &config.Config{}
+	cfg.Global.Membership = config.Membership{MaxJoinDuration: 30 * time.Second, BroadcastAddress: host}
+	cfg.Global.Metrics = &metrics.Config{Prometheus: &metrics.PrometheusConfig{
+		ListenAddress: fmt.Sprintf("%s:%d", host, ports[0]), HandlerPath: "/metrics",
+	}}
+	cfg.Global.PProf = config.PProf{Port: ports[1]}
+	cfg.Persistence = config.Persistence{
+		DefaultStore:     sqliteplugin.PluginName,
+		VisibilityStore:  sqliteplugin.PluginName,
+		NumHistoryShards: 1,
+		DataStores:       map[string]config.DataStore{sqliteplugin.PluginName: {SQL: sqlCfg}},
+	}
+	frontend := fmt.Sprintf("%s:%d", host, frontendPort)
+	cfg.ClusterMetadata = &cluster.Config{
+		EnableGlobalNamespace:    false,
+		FailoverVersionIncrement: 10,
+		MasterClusterName:        "active",
+		CurrentClusterName:       "active",
+		ClusterInformation: map[string]cluster.ClusterInformation{
+			"active": {Enabled: true, InitialFailoverVersion: 1, RPCAddress: frontend},
+		},
+	}
+	cfg.DCRedirectionPolicy = config.DCRedirectionPolicy{Policy: "noop"}
+	cfg.Services = map[string]config.Service{
+		"frontend": service(frontendPort, ports[2]),
+		"history":  service(ports[3], ports[4]),
+		"matching": service(ports[5], ports[6]),
+		"worker":   service(ports[7], ports[8]),
+	}
+	cfg.Archival = config.Archival{
+		History:    config.HistoryArchival{State: "disabled"},
+		Visibility: config.VisibilityArchival{State: "disabled"},
+	}
+	cfg.NamespaceDefaults = config.NamespaceDefaults{Archival: config.ArchivalNamespaceDefaults{
+		History:    config.HistoryArchivalNamespaceDefaults{State: "disabled"},
+		Visibility: config.VisibilityArchivalNamespaceDefaults{State: "disabled"},
+	}}
+	cfg.PublicClient = config.PublicClient{HostPort: frontend}
+	return cfg, nil
+}
+
+// quietLogger drops the SDK client's logs during readiness polling.
+type quietLogger struct{}
+
+func (quietLogger) Debug(string, ...any) {}
+func (quietLogger) Info(string, ...any)  {}
+func (quietLogger) Warn(string, ...any)  {}
+func (quietLogger) Error(string, ...any) {}

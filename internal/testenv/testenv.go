@@ -1,0 +1,132 @@
+// Package testenv gives tests real parts: a database cloned from the migrated
+// template (dropped at cleanup), a fresh MinIO bucket, and one in-process
+// Temporal server per test binary. The Postgres cluster and MinIO come from
+// `svc testenv` (make test), which sets the SVC_TEST_* variables.
+package testenv
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"sync"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/server/temporaltest"
+
+	"github.com/merchantsvc/svc/storage"
+	"github.com/merchantsvc/svc/storage/blob"
+)
+
+func env(t testing.TB, name string) string {
+	t.Helper()
+	v := os.Getenv(name)
+	if v == "" {
+		t.Fatalf("%s is not set: run the tests with `make test` (it starts Postgres and MinIO for them)", name)
+	}
+	return v
+}
+
+// AdminURL is the throwaway cluster's maintenance database.
+func AdminURL(t testing.TB) string { return env(t, "SVC_TEST_DATABASE_URL") }
+
+// DatabaseURL creates an empty database (or a clone of the migrated template)
+// and returns its URL; it is dropped when the test ends.
+func DatabaseURL(t testing.TB, fromTemplate bool) string {
+	t.Helper()
+	ctx := context.Background()
+	admin := AdminURL(t)
+	name := fmt.Sprintf("t_%d", rand.Uint64())
+	conn, err := pgx.Connect(ctx, admin)
+	if err != nil {
+		t.Fatalf("connect test cluster: %v", err)
+	}
+	defer conn.Close(ctx)
+	create := `CREATE DATABASE ` + name
+	if fromTemplate {
+		create += ` TEMPLATE ` + pgx.Identifier{env(t, "SVC_TEST_TEMPLATE_DATABASE")}.Sanitize()
+	}
+	if _, err := conn.Exec(ctx, create); err != nil {
+		t.Fatalf("create test database: %v", err)
+	}
+	t.Cleanup(func() {
+		conn, err := pgx.Connect(ctx, admin)
+		if err != nil {
+			t.Errorf("connect test cluster: %v", err)
+			return
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, `DROP DATABASE IF EXISTS `+name+` WITH (FORCE)`); err != nil {
+			t.Errorf("drop test database: %v", err)
+		}
+	})
+	cfg, err := pgx.ParseConfig(admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("postgres://%s@%s:%d/%s?sslmode=disable", cfg.User, cfg.Host, cfg.Port, name)
+}
+
+// DB opens a fresh migrated database for one test.
+func DB(t testing.TB) *storage.DB {
+	t.Helper()
+	db, err := storage.Open(context.Background(), DatabaseURL(t, true))
+	if err != nil {
+		t.Fatalf("open test database: %v", err)
+	}
+	t.Cleanup(db.Close)
+	return db
+}
+
+// Blob creates a fresh bucket for one test.
+func Blob(t testing.TB) *blob.Store {
+	t.Helper()
+	store, err := blob.Open(blob.Options{
+		Endpoint:  env(t, "SVC_TEST_S3_ENDPOINT"),
+		AccessKey: env(t, "SVC_TEST_S3_ACCESS_KEY"),
+		SecretKey: env(t, "SVC_TEST_S3_SECRET_KEY"),
+		Bucket:    fmt.Sprintf("t-%d", rand.Uint64()),
+	})
+	if err != nil {
+		t.Fatalf("open object store: %v", err)
+	}
+	if err := store.EnsureBucket(context.Background()); err != nil {
+		t.Fatalf("create test bucket: %v", err)
+	}
+	return store
+}
+
+var (
+	temporalOnce   sync.Once
+	temporalServer *temporaltest.TestServer
+)
+
+// Temporal returns a client of the binary's in-process Temporal server,
+// starting it on first use. Use a fresh task queue per test (TaskQueue).
+func Temporal(t testing.TB) client.Client {
+	t.Helper()
+	temporalOnce.Do(func() { temporalServer = temporaltest.NewServer() })
+	return temporalServer.GetDefaultClient()
+}
+
+// TaskQueue names a task queue no other test uses.
+func TaskQueue(t testing.TB) string {
+	return fmt.Sprintf("test-%s-%d", t.Name(), rand.Uint32())
+}
+
+// Main runs the tests of a package and stops the Temporal server afterwards.
+// Call it from TestMain.
+func Main(m *testing.M) {
+	code := m.Run()
+	if temporalServer != nil {
+		func() {
+			// Stop logs through a *testing.T it does not have here; a failed
+			// shutdown after the tests ran must not fail them.
+			defer func() { _ = recover() }()
+			temporalServer.Stop()
+		}()
+	}
+	os.Exit(code)
+}
