@@ -1,0 +1,380 @@
+package api
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"net/http"
+	"net/mail"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/merchantsvc/svc/storage"
+)
+
+const sessionTTL = 14 * 24 * time.Hour
+
+// currencies the service prices in (decisions §1 lists their exponents).
+var currencies = []string{"EGP", "SAR", "AED", "USD", "EUR", "KWD", "BHD", "OMR", "JOD", "QAR"}
+
+var subdomainPattern = regexp.MustCompile(`^[a-z0-9](?:[a-z0-9-]{1,61}[a-z0-9])$`)
+
+type userResponse struct {
+	ID        uuid.UUID `json:"id"`
+	Email     string    `json:"email"`
+	Name      string    `json:"name"`
+	Locale    string    `json:"locale"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+func newUserResponse(u storage.User) userResponse {
+	return userResponse{ID: u.ID, Email: u.Email, Name: u.Name, Locale: u.Locale, CreatedAt: u.CreatedAt.UTC()}
+}
+
+type storeResponse struct {
+	ID              uuid.UUID `json:"id"`
+	Name            string    `json:"name"`
+	Subdomain       string    `json:"subdomain"`
+	Currency        string    `json:"currency"`
+	DefaultLanguage string    `json:"default_language"`
+	LifecycleState  string    `json:"lifecycle_state"`
+	CreatedAt       time.Time `json:"created_at"`
+}
+
+func newStoreResponse(s storage.Store) storeResponse {
+	return storeResponse{ID: s.ID, Name: s.Name, Subdomain: s.Subdomain, Currency: s.Currency,
+		DefaultLanguage: s.DefaultLanguage, LifecycleState: s.LifecycleState, CreatedAt: s.CreatedAt.UTC()}
+}
+
+type signupRequest struct {
+	Email    string `json:"email"`
+	Password string `json:"password"`
+	Name     string `json:"name"`
+	Store    struct {
+		Name            string `json:"name"`
+		Subdomain       string `json:"subdomain"`
+		Currency        string `json:"currency"`
+		DefaultLanguage string `json:"default_language"`
+	} `json:"store"`
+}
+
+func (req signupRequest) Valid() []fieldError {
+	var c checker
+	if _, err := mail.ParseAddress(req.Email); err != nil || !strings.Contains(req.Email, "@") || strings.ContainsAny(req.Email, "<> ") {
+		c.add("email", "invalid", "must be an email address")
+	}
+	if n := len([]rune(req.Password)); n < 10 || n > 200 {
+		c.add("password", "too_short", "must be 10 to 200 characters")
+	}
+	c.text("name", req.Name, 1, 200)
+	c.text("store.name", req.Store.Name, 1, 200)
+	if !subdomainPattern.MatchString(req.Store.Subdomain) {
+		c.add("store.subdomain", "invalid", "must be 3-63 lowercase letters, digits or hyphens, not starting or ending with a hyphen")
+	}
+	c.oneOf("store.currency", req.Store.Currency, currencies)
+	c.oneOf("store.default_language", req.Store.DefaultLanguage, []string{"ar", "en"})
+	return c.result()
+}
+
+func (s *Server) handleSignup() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		req, err := decode[signupRequest](r)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		hash, err := bcrypt.GenerateFromPassword([]byte(req.Password), bcrypt.DefaultCost)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		user := storage.User{Email: strings.TrimSpace(req.Email), PasswordHash: string(hash), Name: strings.TrimSpace(req.Name)}
+		store := storage.Store{Name: strings.TrimSpace(req.Store.Name), Subdomain: req.Store.Subdomain,
+			Currency: req.Store.Currency, DefaultLanguage: req.Store.DefaultLanguage}
+		err = s.db.InTx(r.Context(), func(tx *storage.Tx) error { return tx.CreateUserAndStore(r.Context(), &user, &store) })
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		if err := s.startSession(w, r, user.ID); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		respond(w, http.StatusCreated, map[string]any{"user": newUserResponse(user), "store": newStoreResponse(store)})
+	}
+}
+
+type loginRequest struct {
+	Email    string `json:"email"`
+	Password string `json:"password"`
+}
+
+func (req loginRequest) Valid() []fieldError {
+	var c checker
+	c.required("email", req.Email != "")
+	c.required("password", req.Password != "")
+	return c.result()
+}
+
+// dummyHash keeps a login for an unknown email as slow as one for a known email.
+var dummyHash, _ = bcrypt.GenerateFromPassword([]byte("not a password of anyone"), bcrypt.DefaultCost)
+
+func (s *Server) handleLogin() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		req, err := decode[loginRequest](r)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		user, err := s.db.FindUserByEmail(r.Context(), strings.TrimSpace(req.Email))
+		if err != nil && !errors.Is(err, storage.ErrNotFound) {
+			s.writeError(w, r, err)
+			return
+		}
+		hash := []byte(user.PasswordHash)
+		if user.PasswordHash == "" {
+			hash = dummyHash
+		}
+		if bcrypt.CompareHashAndPassword(hash, []byte(req.Password)) != nil || user.PasswordHash == "" {
+			s.writeError(w, r, errBadLogin)
+			return
+		}
+		stores, err := s.db.FindStoresByOwner(r.Context(), user.ID)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		if err := s.startSession(w, r, user.ID); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		list := make([]storeResponse, 0, len(stores))
+		for _, st := range stores {
+			list = append(list, newStoreResponse(st))
+		}
+		respond(w, http.StatusOK, map[string]any{"user": newUserResponse(user), "stores": list})
+	}
+}
+
+func (s *Server) startSession(w http.ResponseWriter, r *http.Request, userID uuid.UUID) error {
+	secret := newSecret("")
+	session, err := s.db.CreateSession(r.Context(), secret, userID, sessionTTL)
+	if err != nil {
+		return err
+	}
+	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: secret, Path: "/", Expires: session.ExpiresAt,
+		HttpOnly: true, Secure: s.cfg.SecureCookies, SameSite: http.SameSiteLaxMode})
+	return nil
+}
+
+func (s *Server) handleLogout() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if cookie, err := r.Cookie(sessionCookie); err == nil {
+			if err := s.db.DeleteSession(r.Context(), cookie.Value); err != nil {
+				s.writeError(w, r, err)
+				return
+			}
+		}
+		http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: "", Path: "/", MaxAge: -1,
+			HttpOnly: true, Secure: s.cfg.SecureCookies, SameSite: http.SameSiteLaxMode})
+		w.WriteHeader(http.StatusNoContent)
+	}
+}
+
+type tenantResponse struct {
+	StoreID        uuid.UUID `json:"store_id"`
+	LifecycleState string    `json:"lifecycle_state"`
+}
+
+func (s *Server) handleMe() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		ctx := r.Context()
+		p := principalFrom(ctx)
+		var (
+			user   *userResponse
+			tenant *tenantResponse
+		)
+		if p.userID != uuid.Nil {
+			u, err := s.db.FindUserByID(ctx, p.userID)
+			if err != nil && !errors.Is(err, storage.ErrNotFound) {
+				s.writeError(w, r, err)
+				return
+			}
+			if err == nil {
+				resp := newUserResponse(u)
+				user = &resp
+			}
+		}
+		var store *storage.Store
+		if p.isToken() {
+			st, err := s.db.FindStoreByID(ctx, p.token.StoreID)
+			if err != nil {
+				s.writeError(w, r, err)
+				return
+			}
+			store = &st
+		} else {
+			stores, err := s.db.FindStoresByOwner(ctx, p.userID)
+			if err != nil {
+				s.writeError(w, r, err)
+				return
+			}
+			if len(stores) > 0 {
+				store = &stores[0]
+			}
+		}
+		if store != nil {
+			tenant = &tenantResponse{StoreID: store.ID, LifecycleState: store.LifecycleState}
+		}
+		respond(w, http.StatusOK, map[string]any{"user": user, "tenant": tenant})
+	}
+}
+
+type tokenInfoResponse struct {
+	TokenType       string     `json:"token_type"`
+	Name            string     `json:"name,omitempty"`
+	StoreID         uuid.UUID  `json:"store_id"`
+	StoreName       string     `json:"store_name"`
+	Subdomain       string     `json:"subdomain"`
+	Currency        string     `json:"currency"`
+	DefaultLanguage string     `json:"default_language"`
+	Scopes          []string   `json:"scopes"`
+	ExpiresAt       *time.Time `json:"expires_at"`
+}
+
+var errTokenRequired = newError(http.StatusForbidden, "TOKEN_REQUIRED",
+	"This endpoint describes the bearer token used; call it with a token", "هذه العملية تصف رمز الوصول المستخدم؛ استدعها باستخدام رمز")
+
+func (s *Server) handleTokenInfo() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		p := principalFrom(r.Context())
+		if !p.isToken() {
+			s.writeError(w, r, errTokenRequired)
+			return
+		}
+		store, err := s.db.FindStoreByID(r.Context(), p.token.StoreID)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		respond(w, http.StatusOK, tokenInfoResponse{TokenType: p.token.Kind, Name: p.token.Name, StoreID: store.ID,
+			StoreName: store.Name, Subdomain: store.Subdomain, Currency: store.Currency,
+			DefaultLanguage: store.DefaultLanguage, Scopes: p.token.Scopes, ExpiresAt: utcPtr(p.token.ExpiresAt)})
+	}
+}
+
+// newSecret returns prefix + 256 random bits, URL-safe.
+func newSecret(prefix string) string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	return prefix + base64.RawURLEncoding.EncodeToString(b)
+}
+
+func utcPtr(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}
+
+type createTokenRequest struct {
+	Name          string   `json:"name"`
+	Scopes        []string `json:"scopes"`
+	ExpiresInDays *int     `json:"expires_in_days"`
+}
+
+func (req createTokenRequest) Valid() []fieldError {
+	var c checker
+	c.text("name", req.Name, 1, 100)
+	if len(req.Scopes) == 0 {
+		c.add("scopes", "required", "must name at least one scope")
+	}
+	for i, scope := range req.Scopes {
+		if !slices.Contains(allScopes, scope) {
+			c.add("scopes["+itoa(i)+"]", "one_of", "must be one of "+strings.Join(allScopes, ", "))
+		}
+	}
+	if req.ExpiresInDays != nil && (*req.ExpiresInDays < 1 || *req.ExpiresInDays > 365) {
+		c.add("expires_in_days", "out_of_range", "must be between 1 and 365")
+	}
+	return c.result()
+}
+
+type tokenResponse struct {
+	ID         uuid.UUID  `json:"id"`
+	Name       string     `json:"name"`
+	Token      string     `json:"token,omitempty"`
+	TokenHint  string     `json:"token_hint"`
+	Scopes     []string   `json:"scopes"`
+	StoreID    uuid.UUID  `json:"store_id"`
+	ExpiresAt  *time.Time `json:"expires_at"`
+	RevokedAt  *time.Time `json:"revoked_at"`
+	LastUsedAt *time.Time `json:"last_used_at"`
+	CreatedAt  time.Time  `json:"created_at"`
+}
+
+func newTokenResponse(t storage.Token) tokenResponse {
+	return tokenResponse{ID: t.ID, Name: t.Name, TokenHint: t.Hint, Scopes: t.Scopes, StoreID: t.StoreID,
+		ExpiresAt: utcPtr(t.ExpiresAt), RevokedAt: utcPtr(t.RevokedAt), LastUsedAt: utcPtr(t.LastUsedAt), CreatedAt: t.CreatedAt.UTC()}
+}
+
+func (s *Server) handleCreateAccessToken() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		req, err := decode[createTokenRequest](r)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		p := principalFrom(r.Context())
+		scopes := slices.Compact(slices.Sorted(slices.Values(req.Scopes)))
+		secret := newSecret(patPrefix)
+		token := storage.Token{Kind: "pat", StoreID: storeIDFrom(r.Context()), UserID: &p.userID,
+			Name: strings.TrimSpace(req.Name), Scopes: scopes, Hint: secret[len(secret)-4:]}
+		if req.ExpiresInDays != nil {
+			expires := time.Now().UTC().Add(time.Duration(*req.ExpiresInDays) * 24 * time.Hour)
+			token.ExpiresAt = &expires
+		}
+		s.writeTx(w, r, http.StatusCreated, func(tx *storage.Tx) (any, error) {
+			if err := tx.CreateToken(r.Context(), &token, secret); err != nil {
+				return nil, err
+			}
+			resp := newTokenResponse(token)
+			resp.Token = secret
+			return ok(resp), nil
+		})
+	}
+}
+
+func (s *Server) handleListAccessTokens() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		tokens, err := s.db.FindTokens(r.Context(), storeIDFrom(r.Context()), "pat")
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		items := make([]tokenResponse, 0, len(tokens))
+		for _, t := range tokens {
+			items = append(items, newTokenResponse(t))
+		}
+		respond(w, http.StatusOK, newList(items, 1, max(len(items), 1), len(items)))
+	}
+}
+
+func (s *Server) handleRevokeAccessToken() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id, err := pathUUID(r, "token_id")
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		s.writeTx(w, r, http.StatusNoContent, func(tx *storage.Tx) (any, error) {
+			return nil, tx.RevokeToken(r.Context(), storeIDFrom(r.Context()), id, "pat")
+		})
+	}
+}

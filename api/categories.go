@@ -1,0 +1,170 @@
+package api
+
+import (
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/merchantsvc/svc/storage"
+)
+
+type categoryResponse struct {
+	ID        uuid.UUID  `json:"id"`
+	Name      string     `json:"name"`
+	ParentID  *uuid.UUID `json:"parent_id"`
+	Position  int        `json:"position"`
+	CreatedAt time.Time  `json:"created_at"`
+	UpdatedAt time.Time  `json:"updated_at"`
+}
+
+func newCategoryResponse(c storage.Category) categoryResponse {
+	return categoryResponse{ID: c.ID, Name: c.Name, ParentID: c.ParentID, Position: c.Position,
+		CreatedAt: c.CreatedAt.UTC(), UpdatedAt: c.UpdatedAt.UTC()}
+}
+
+type createCategoryRequest struct {
+	Name     string  `json:"name"`
+	ParentID *string `json:"parent_id"`
+	Position int     `json:"position"`
+}
+
+func (req createCategoryRequest) Valid() []fieldError {
+	var c checker
+	c.text("name", req.Name, 1, maxNameLength)
+	if req.ParentID != nil {
+		if _, err := parseUUID(*req.ParentID); err != nil {
+			c.add("parent_id", "invalid_uuid", "must be a uuid")
+		}
+	}
+	c.minInt("position", int64(req.Position), 0)
+	return c.result()
+}
+
+func (s *Server) handleCreateCategory() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		req, err := decode[createCategoryRequest](r)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		c := storage.Category{StoreID: storeIDFrom(r.Context()), Name: strings.TrimSpace(req.Name), Position: req.Position}
+		if req.ParentID != nil {
+			id, _ := parseUUID(*req.ParentID)
+			c.ParentID = &id
+		}
+		s.writeTx(w, r, http.StatusCreated, func(tx *storage.Tx) (any, error) {
+			if err := tx.CreateCategory(r.Context(), &c); err != nil {
+				return nil, err
+			}
+			return ok(newCategoryResponse(c)), nil
+		})
+	}
+}
+
+func (s *Server) handleListCategories() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		q := newQueryParser(r)
+		page, limit := q.page(20)
+		if err := q.err(); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		categories, total, err := s.db.FindCategories(r.Context(), storeIDFrom(r.Context()), storage.Page{Page: page, Limit: limit})
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		items := make([]categoryResponse, 0, len(categories))
+		for _, c := range categories {
+			items = append(items, newCategoryResponse(c))
+		}
+		respond(w, http.StatusOK, newList(items, page, limit, total))
+	}
+}
+
+func (s *Server) handleGetCategory() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id, err := pathUUID(r, "category_id")
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		c, err := s.db.FindCategoryByID(r.Context(), storeIDFrom(r.Context()), id)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		respond(w, http.StatusOK, newCategoryResponse(c))
+	}
+}
+
+type updateCategoryRequest struct {
+	Name     optional[string] `json:"name"`
+	ParentID optional[string] `json:"parent_id"`
+	Position optional[int]    `json:"position"`
+}
+
+func (req updateCategoryRequest) Valid() []fieldError {
+	var c checker
+	if notNull(&c, "name", req.Name) {
+		c.text("name", req.Name.Value, 1, maxNameLength)
+	}
+	if req.ParentID.Set && !req.ParentID.Null {
+		if _, err := parseUUID(req.ParentID.Value); err != nil {
+			c.add("parent_id", "invalid_uuid", "must be a uuid")
+		}
+	}
+	if notNull(&c, "position", req.Position) {
+		c.minInt("position", int64(req.Position.Value), 0)
+	}
+	return c.result()
+}
+
+func (s *Server) handleUpdateCategory() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id, err := pathUUID(r, "category_id")
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		req, err := decode[updateCategoryRequest](r)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		var upd storage.CategoryUpdate
+		if req.Name.Set {
+			name := strings.TrimSpace(req.Name.Value)
+			upd.Name = &name
+		}
+		if req.ParentID.Set {
+			upd.ParentID.Set, upd.ParentID.Null = true, req.ParentID.Null
+			upd.ParentID.Value, _ = parseUUID(req.ParentID.Value)
+		}
+		if req.Position.Set {
+			upd.Position = &req.Position.Value
+		}
+		s.writeTx(w, r, http.StatusOK, func(tx *storage.Tx) (any, error) {
+			c, err := tx.UpdateCategory(r.Context(), storeIDFrom(r.Context()), id, upd)
+			if err != nil {
+				return nil, err
+			}
+			return ok(newCategoryResponse(c)), nil
+		})
+	}
+}
+
+func (s *Server) handleDeleteCategory() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id, err := pathUUID(r, "category_id")
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		s.writeTx(w, r, http.StatusNoContent, func(tx *storage.Tx) (any, error) {
+			return nil, tx.DeleteCategory(r.Context(), storeIDFrom(r.Context()), id)
+		})
+	}
+}

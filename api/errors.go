@@ -1,0 +1,142 @@
+package api
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+
+	"github.com/merchantsvc/svc/storage"
+)
+
+// apiError is an error answer: the status and the body of decisions §1.
+type apiError struct {
+	Status      int
+	Code        string
+	Message     string
+	MessageAr   string
+	Fields      []fieldError
+	AllowedNext []string
+}
+
+func (e *apiError) Error() string { return e.Code + ": " + e.Message }
+
+// fieldError names one invalid field of a 422.
+type fieldError struct {
+	Field     string `json:"field"`
+	Code      string `json:"code"`
+	Message   string `json:"message"`
+	MessageAr string `json:"message_ar"`
+}
+
+type errorBody struct {
+	Code        string       `json:"code"`
+	Message     string       `json:"message"`
+	MessageAr   string       `json:"message_ar"`
+	RequestID   string       `json:"request_id"`
+	Fields      []fieldError `json:"fields,omitempty"`
+	AllowedNext []string     `json:"allowed_next,omitempty"`
+}
+
+type errorEnvelope struct {
+	Success bool      `json:"success"`
+	Error   errorBody `json:"error"`
+}
+
+func newError(status int, code, message, messageAr string) *apiError {
+	return &apiError{Status: status, Code: code, Message: message, MessageAr: messageAr}
+}
+
+// The errors every endpoint may answer, English and Arabic.
+var (
+	errUnauthenticated = newError(http.StatusUnauthorized, "UNAUTHENTICATED",
+		"Authentication required: send a valid bearer token or sign in", "المصادقة مطلوبة: أرسل رمز وصول صالحًا أو سجّل الدخول")
+	errInvalidAppToken = newError(http.StatusUnauthorized, "INVALID_TOKEN",
+		"Invalid or revoked app token", "رمز التطبيق غير صالح أو تم إلغاؤه")
+	errBadLogin = newError(http.StatusUnauthorized, "UNAUTHENTICATED",
+		"Invalid email or password", "البريد الإلكتروني أو كلمة المرور غير صحيحة")
+	errStoreMismatch = newError(http.StatusForbidden, "STORE_MISMATCH",
+		"This credential is not allowed to access this store", "لا يُسمح لبيانات الاعتماد هذه بالوصول إلى هذا المتجر")
+	errTokenNotAllowed = newError(http.StatusForbidden, "TOKEN_NOT_ALLOWED",
+		"This endpoint is only available to a signed-in merchant, not to access tokens", "هذه العملية متاحة للتاجر المسجّل دخوله فقط وليس لرموز الوصول")
+	errNotFound = newError(http.StatusNotFound, "NOT_FOUND",
+		"Resource not found", "المورد غير موجود")
+	errRouteNotFound = newError(http.StatusNotFound, "NOT_FOUND",
+		"No such endpoint", "لا توجد نقطة نهاية بهذا المسار")
+	errMethodNotAllowed = newError(http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED",
+		"Method not allowed on this endpoint", "الطريقة غير مسموح بها على نقطة النهاية هذه")
+	errDuplicateSKU = newError(http.StatusConflict, "DUPLICATE_SKU",
+		"A product or variant with this SKU already exists in the store", "يوجد منتج أو متغير بنفس رمز SKU في هذا المتجر")
+	errVariantInUse = newError(http.StatusConflict, "VARIANT_IN_USE",
+		"The variant is in an active cart and cannot be deleted", "المتغير موجود في سلة نشطة ولا يمكن حذفه")
+	errIdempotencyInProgress = newError(http.StatusConflict, "IDEMPOTENCY_IN_PROGRESS",
+		"A request with this Idempotency-Key is still being processed", "طلب بنفس مفتاح عدم التكرار ما زال قيد المعالجة")
+	errIdempotencyReused = newError(http.StatusUnprocessableEntity, "IDEMPOTENCY_KEY_REUSED",
+		"This Idempotency-Key was used with a different request", "تم استخدام مفتاح عدم التكرار هذا مع طلب مختلف")
+	errMalformedJSON = newError(http.StatusBadRequest, "MALFORMED_JSON",
+		"The request body is not valid JSON", "جسم الطلب ليس JSON صالحًا")
+	errPayloadTooLarge = newError(http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE",
+		"The request body is too large", "جسم الطلب كبير جدًا")
+	errUnsupportedMediaType = newError(http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE",
+		"Send the body as application/json", "أرسل جسم الطلب بصيغة application/json")
+	errRateLimited = newError(http.StatusTooManyRequests, "RATE_LIMITED",
+		"Rate limit exceeded: at most 300 requests per minute per token", "تم تجاوز حد الطلبات: 300 طلب في الدقيقة لكل رمز كحد أقصى")
+	errInternal = newError(http.StatusInternalServerError, "INTERNAL",
+		"Internal error", "خطأ داخلي")
+	errNotReady = newError(http.StatusServiceUnavailable, "NOT_READY",
+		"A dependency is not reachable", "إحدى الخدمات المعتمد عليها غير متاحة")
+)
+
+// validationError is the 422 for a list of invalid fields.
+func validationError(fields []fieldError) *apiError {
+	return &apiError{Status: http.StatusUnprocessableEntity, Code: "VALIDATION_FAILED",
+		Message: "The request is invalid", MessageAr: "الطلب غير صالح", Fields: fields}
+}
+
+func conflictError(field, message string) *apiError {
+	return &apiError{Status: http.StatusConflict, Code: "CONFLICT",
+		Message: "Already exists: " + message, MessageAr: "موجود مسبقًا: " + field,
+		Fields: []fieldError{{Field: field, Code: "taken", Message: message, MessageAr: "القيمة مستخدمة مسبقًا"}}}
+}
+
+// toAPIError is the one place where errors become statuses.
+func toAPIError(err error) *apiError {
+	var (
+		apiErr   *apiError
+		invalid  *storage.InvalidError
+		conflict *storage.ConflictError
+	)
+	switch {
+	case errors.As(err, &apiErr):
+		return apiErr
+	case errors.As(err, &invalid):
+		return validationError([]fieldError{{Field: invalid.Field, Code: invalid.Code, Message: invalid.Message, MessageAr: arabicFieldMessage(invalid.Code)}})
+	case errors.As(err, &conflict):
+		return conflictError(conflict.Field, conflict.Message)
+	case errors.Is(err, storage.ErrNotFound):
+		return errNotFound
+	case errors.Is(err, storage.ErrDuplicateSKU):
+		return errDuplicateSKU
+	case errors.Is(err, storage.ErrVariantInUse):
+		return errVariantInUse
+	case errors.Is(err, storage.ErrIdempotencyInProgress):
+		return errIdempotencyInProgress
+	case errors.Is(err, storage.ErrIdempotencyReused):
+		return errIdempotencyReused
+	default:
+		return errInternal
+	}
+}
+
+// writeError answers with the error envelope. A 500 says only "internal
+// error"; the cause goes to the log with the request id.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	e := toAPIError(err)
+	if e.Status >= 500 {
+		s.log.ErrorContext(r.Context(), "request failed", slog.String("request_id", requestID(r.Context())),
+			slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Any("error", err))
+	}
+	encode(w, e.Status, errorEnvelope{Error: errorBody{
+		Code: e.Code, Message: e.Message, MessageAr: e.MessageAr, RequestID: requestID(r.Context()),
+		Fields: e.Fields, AllowedNext: e.AllowedNext,
+	}})
+}

@@ -1,0 +1,276 @@
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/merchantsvc/svc/api"
+	"github.com/merchantsvc/svc/internal/testenv"
+	"github.com/merchantsvc/svc/storage"
+	"github.com/merchantsvc/svc/storage/blob"
+)
+
+var allScopes = []string{"catalog:write", "media:write", "orders:write", "customers:write", "analytics:write",
+	"marketing:write", "themes:write", "risk:write", "settings:write"}
+
+// Store B's token and B's merchant session are refused on every one of store
+// A's routes with 403, and nothing of store A changes.
+func TestCrossStoreAccessIsRefusedOnEveryRoute(t *testing.T) {
+	h := newHarness(t, api.Config{})
+	a, b := h.signup("storea"), h.signup("storeb")
+	tokenA, tokenB := h.pat(a, allScopes...), h.pat(b, allScopes...)
+	product := h.createProduct(tokenA, a.storeID, map[string]any{"name": "A's", "price": 100, "sku": "A-1"})
+
+	routes, err := h.server.Routes()
+	require.NoError(t, err)
+	param := regexp.MustCompile(`\{[a-z_]+\}`)
+	checked := 0
+	for _, rt := range routes {
+		method, pattern := rt[0], rt[1]
+		if !strings.HasPrefix(pattern, "/api/v1/stores/{store_id}") {
+			continue
+		}
+		path := strings.Replace(pattern, "{store_id}", a.storeID, 1)
+		path = param.ReplaceAllString(path, product["id"].(string))
+		for name, cred := range map[string]auth{"token": bearer(tokenB), "session": b.auth()} {
+			resp := h.do(request{method: method, path: path, auth: cred, body: map[string]any{}})
+			require.Equal(t, http.StatusForbidden, resp.Status, "%s %s with B's %s: %s", method, path, name, resp.Raw)
+			require.Contains(t, []string{"STORE_MISMATCH", "TOKEN_NOT_ALLOWED"}, resp.errorCode())
+		}
+		checked++
+	}
+	require.GreaterOrEqual(t, checked, 15)
+
+	got := h.do(request{method: "GET", path: storePath(a.storeID, "/products/"+product["id"].(string)), auth: bearer(tokenA)})
+	require.Equal(t, http.StatusOK, got.Status)
+	require.Equal(t, "A's", got.data()["name"])
+}
+
+func TestRateLimit(t *testing.T) {
+	h := newHarness(t, api.Config{RateLimitPerMinute: 300})
+	m := h.signup("ratelimit")
+	token, other := h.pat(m, "catalog:read"), h.pat(m, "catalog:read")
+	path := storePath(m.storeID, "/categories")
+
+	start := time.Now()
+	for i := 1; i <= 300; i++ {
+		resp := h.do(request{method: "GET", path: path, auth: bearer(token)})
+		require.Equal(t, http.StatusOK, resp.Status, "request %d", i)
+		require.Equal(t, "300", resp.Header.Get("X-RateLimit-Limit"))
+		require.Equal(t, strconv.Itoa(300-i), resp.Header.Get("X-RateLimit-Remaining"), "request %d", i)
+		require.NotEmpty(t, resp.Header.Get("X-RateLimit-Reset"))
+	}
+	require.Less(t, time.Since(start), 50*time.Second, "the 300 requests must fall inside one window for this test to mean anything")
+
+	limited := h.do(request{method: "GET", path: path, auth: bearer(token)})
+	require.Equal(t, http.StatusTooManyRequests, limited.Status)
+	require.Equal(t, "RATE_LIMITED", limited.errorCode())
+	require.NotEmpty(t, limited.errorField("message_ar"))
+	retry, err := strconv.Atoi(limited.Header.Get("Retry-After"))
+	require.NoError(t, err)
+	require.True(t, retry >= 1 && retry <= 60, retry)
+	require.Equal(t, "0", limited.Header.Get("X-RateLimit-Remaining"))
+	reset, err := strconv.ParseInt(limited.Header.Get("X-RateLimit-Reset"), 10, 64)
+	require.NoError(t, err)
+	require.InDelta(t, time.Now().Unix()+int64(retry), reset, 1)
+
+	// The limit is per token.
+	require.Equal(t, http.StatusOK, h.do(request{method: "GET", path: path, auth: bearer(other)}).Status)
+}
+
+func TestIdempotencyKey(t *testing.T) {
+	h := newHarness(t, api.Config{})
+	m := h.signup("idem")
+	token := h.pat(m, "catalog:write")
+	path := storePath(m.storeID, "/products")
+	body := map[string]any{"name": "Kettle", "price": 2500, "sku": "K-1"}
+	key := map[string]string{"Idempotency-Key": "order-7781"}
+
+	first := h.do(request{method: "POST", path: path, auth: bearer(token), body: body, headers: key})
+	require.Equal(t, http.StatusCreated, first.Status)
+	require.Empty(t, first.Header.Get("Idempotent-Replayed"))
+
+	replay := h.do(request{method: "POST", path: path, auth: bearer(token), body: body, headers: key})
+	require.Equal(t, http.StatusCreated, replay.Status)
+	require.Equal(t, "true", replay.Header.Get("Idempotent-Replayed"))
+	require.JSONEq(t, string(first.Raw), string(replay.Raw))
+
+	list := h.do(request{method: "GET", path: path, auth: bearer(token)})
+	require.EqualValues(t, 1, list.data()["pagination"].(map[string]any)["total"], "the replay created nothing")
+
+	reused := h.do(request{method: "POST", path: path, auth: bearer(token), body: map[string]any{"name": "Other", "price": 1}, headers: key})
+	require.Equal(t, http.StatusUnprocessableEntity, reused.Status)
+	require.Equal(t, "IDEMPOTENCY_KEY_REUSED", reused.errorCode())
+
+	// A refused request replays its refusal too.
+	dupKey := map[string]string{"Idempotency-Key": "dup-sku"}
+	dup := h.do(request{method: "POST", path: path, auth: bearer(token), body: body, headers: dupKey})
+	require.Equal(t, http.StatusConflict, dup.Status)
+	dupAgain := h.do(request{method: "POST", path: path, auth: bearer(token), body: body, headers: dupKey})
+	require.Equal(t, http.StatusConflict, dupAgain.Status)
+	require.Equal(t, "true", dupAgain.Header.Get("Idempotent-Replayed"))
+
+	// A key whose first request is still running answers 409.
+	tokenRow, err := h.db.FindTokens(context.Background(), uuid.MustParse(m.storeID), "pat")
+	require.NoError(t, err)
+	scope := storage.IdempotencyScope{StoreID: uuid.MustParse(m.storeID), CredentialID: tokenRow[0].ID,
+		Method: "POST", Route: "/api/v1/stores/{store_id}/products", Key: "in-flight"}
+	_, err = h.db.ClaimIdempotencyKey(context.Background(), scope, []byte("fingerprint"))
+	require.NoError(t, err)
+	busy := h.do(request{method: "POST", path: path, auth: bearer(token), body: map[string]any{"name": "Busy", "price": 1},
+		headers: map[string]string{"Idempotency-Key": "in-flight"}})
+	require.Equal(t, http.StatusConflict, busy.Status)
+	require.Equal(t, "IDEMPOTENCY_IN_PROGRESS", busy.errorCode())
+	require.EqualValues(t, 1, h.do(request{method: "GET", path: path, auth: bearer(token)}).data()["pagination"].(map[string]any)["total"])
+
+	invalid := h.do(request{method: "POST", path: path, auth: bearer(token), body: body,
+		headers: map[string]string{"Idempotency-Key": strings.Repeat("k", 256)}})
+	require.Equal(t, http.StatusUnprocessableEntity, invalid.Status)
+	require.Equal(t, []string{"Idempotency-Key"}, invalid.fieldNames())
+}
+
+// Two identical requests racing with one key: one runs, the other is told it
+// is in progress or gets the replay; exactly one product exists.
+func TestIdempotencyKeyConcurrentRequests(t *testing.T) {
+	h := newHarness(t, api.Config{})
+	m := h.signup("race")
+	token := h.pat(m, "catalog:write")
+	path := storePath(m.storeID, "/products")
+	var wg sync.WaitGroup
+	statuses := make([]int, 8)
+	for i := range statuses {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			statuses[i] = h.do(request{method: "POST", path: path, auth: bearer(token),
+				body: map[string]any{"name": "Racer", "price": 1}, headers: map[string]string{"Idempotency-Key": "race-1"}}).Status
+		}()
+	}
+	wg.Wait()
+	for _, s := range statuses {
+		require.Contains(t, []int{http.StatusCreated, http.StatusConflict}, s)
+	}
+	list := h.do(request{method: "GET", path: path, auth: bearer(token)})
+	require.EqualValues(t, 1, list.data()["pagination"].(map[string]any)["total"])
+}
+
+func TestEnvelopeAndBodyErrors(t *testing.T) {
+	h := newHarness(t, api.Config{})
+	m := h.signup("envelope")
+	token := h.pat(m, "catalog:write")
+	path := storePath(m.storeID, "/products")
+
+	cases := []struct {
+		name    string
+		req     request
+		status  int
+		code    string
+		headers map[string]string
+	}{
+		{"malformed json", request{method: "POST", path: path, body: `{"name": "x",`}, 400, "MALFORMED_JSON", nil},
+		{"unknown field", request{method: "POST", path: path, body: `{"name": "x", "price": 1, "colour": "red"}`}, 422, "VALIDATION_FAILED", nil},
+		{"wrong type", request{method: "POST", path: path, body: `{"name": "x", "price": "ten"}`}, 422, "VALIDATION_FAILED", nil},
+		{"fractional money", request{method: "POST", path: path, body: `{"name": "x", "price": 10.5}`}, 422, "VALIDATION_FAILED", nil},
+		{"too large", request{method: "POST", path: path, body: `{"name": "` + strings.Repeat("x", 1<<20) + `", "price": 1}`}, 413, "PAYLOAD_TOO_LARGE", nil},
+		{"not json", request{method: "POST", path: path, body: `name=x`, headers: map[string]string{"Content-Type": "application/x-www-form-urlencoded"}}, 415, "UNSUPPORTED_MEDIA_TYPE", nil},
+		{"malformed id", request{method: "GET", path: path + "/not-a-uuid"}, 422, "VALIDATION_FAILED", nil},
+		{"malformed store id", request{method: "GET", path: "/api/v1/stores/123/products"}, 422, "VALIDATION_FAILED", nil},
+		{"unknown route", request{method: "GET", path: "/api/v1/nothing-here"}, 404, "NOT_FOUND", nil},
+		{"missing product", request{method: "GET", path: path + "/" + uuid.NewString()}, 404, "NOT_FOUND", nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.req.auth = bearer(token)
+			resp := h.do(tc.req)
+			require.Equal(t, tc.status, resp.Status, string(resp.Raw))
+			require.Equal(t, false, resp.Body["success"])
+			require.Equal(t, tc.code, resp.errorCode())
+			require.NotEmpty(t, resp.errorField("message"))
+			require.NotEmpty(t, resp.errorField("message_ar"))
+			require.Equal(t, resp.Header.Get("X-Request-Id"), resp.errorField("request_id"))
+		})
+	}
+	unknown := h.do(request{method: "POST", path: path, auth: bearer(token), body: `{"name": "x", "price": 1, "colour": "red"}`})
+	require.Equal(t, []string{"colour"}, unknown.fieldNames())
+	list := h.do(request{method: "GET", path: path, auth: bearer(token)})
+	require.EqualValues(t, 0, list.data()["pagination"].(map[string]any)["total"], "refused requests changed nothing")
+
+	echoed := h.do(request{method: "GET", path: path, auth: bearer(token), headers: map[string]string{"X-Request-Id": "client-req-42"}})
+	require.Equal(t, "client-req-42", echoed.Header.Get("X-Request-Id"))
+	require.Equal(t, true, echoed.Body["success"])
+}
+
+func TestHealthAndReadiness(t *testing.T) {
+	h := newHarness(t, api.Config{})
+	require.Equal(t, http.StatusOK, h.do(request{method: "GET", path: "/healthz"}).Status)
+	ready := h.do(request{method: "GET", path: "/readyz"})
+	require.Equal(t, http.StatusOK, ready.Status, string(ready.Raw))
+	require.Equal(t, map[string]any{"postgres": "ok", "temporal": "ok", "object_store": "ok"}, ready.data())
+
+	// An object store nobody listens on makes the service unready, by name.
+	deadBlob, err := blob.Open(blob.Options{Endpoint: "127.0.0.1:1", AccessKey: "x", SecretKey: "xxxxxxxx", Bucket: "b"})
+	require.NoError(t, err)
+	srv := httptest.NewServer(api.NewServer(api.Config{}, testenv.DB(t), testenv.Temporal(t), deadBlob, slog.New(slog.NewTextHandler(io.Discard, nil))))
+	t.Cleanup(srv.Close)
+	resp, err := http.Get(srv.URL + "/readyz")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+	var body map[string]any
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&body))
+	require.Contains(t, body["error"].(map[string]any)["message"], "object_store")
+	require.NotContains(t, body["error"].(map[string]any)["message"], "postgres")
+}
+
+// The OpenAPI document names exactly the routes the server serves.
+func TestOpenAPIMatchesRoutes(t *testing.T) {
+	h := newHarness(t, api.Config{})
+	resp := h.do(request{method: "GET", path: "/api/v1/openapi.json"})
+	require.Equal(t, http.StatusOK, resp.Status)
+	require.Equal(t, "3.1.0", resp.Body["openapi"])
+
+	documented := map[string]bool{}
+	for path, item := range resp.Body["paths"].(map[string]any) {
+		for method := range item.(map[string]any) {
+			switch method {
+			case "get", "post", "put", "patch", "delete":
+				documented[strings.ToUpper(method)+" "+path] = true
+			}
+		}
+	}
+	routes, err := h.server.Routes()
+	require.NoError(t, err)
+	served := map[string]bool{}
+	for _, rt := range routes {
+		served[rt[0]+" "+strings.TrimSuffix(rt[1], "/")] = true
+	}
+	var missing, extra []string
+	for r := range served {
+		if !documented[r] {
+			missing = append(missing, r)
+		}
+	}
+	for r := range documented {
+		if !served[r] {
+			extra = append(extra, r)
+		}
+	}
+	sort.Strings(missing)
+	sort.Strings(extra)
+	require.Empty(t, missing, "served but not documented")
+	require.Empty(t, extra, "documented but not served")
+}

@@ -1,0 +1,180 @@
+package api_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/merchantsvc/svc/api"
+	"github.com/merchantsvc/svc/internal/testenv"
+	"github.com/merchantsvc/svc/storage"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+// harness is the real API over a fresh database, the in-process Temporal
+// server and a fresh bucket, reached over loopback HTTP.
+type harness struct {
+	t      *testing.T
+	db     *storage.DB
+	server *api.Server
+	url    string
+}
+
+func newHarness(t *testing.T, cfg api.Config) *harness {
+	t.Helper()
+	db := testenv.DB(t)
+	server := api.NewServer(cfg, db, testenv.Temporal(t), testenv.Blob(t), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	srv := httptest.NewServer(server)
+	t.Cleanup(srv.Close)
+	return &harness{t: t, db: db, server: server, url: srv.URL}
+}
+
+// response is a decoded answer.
+type response struct {
+	Status int
+	Header http.Header
+	Raw    []byte
+	Body   map[string]any
+}
+
+// data is the success envelope's data object.
+func (r response) data() map[string]any {
+	d, _ := r.Body["data"].(map[string]any)
+	return d
+}
+
+func (r response) errorCode() string {
+	e, _ := r.Body["error"].(map[string]any)
+	code, _ := e["code"].(string)
+	return code
+}
+
+func (r response) errorField(name string) any {
+	e, _ := r.Body["error"].(map[string]any)
+	return e[name]
+}
+
+// fieldNames lists the fields of a 422.
+func (r response) fieldNames() []string {
+	e, _ := r.Body["error"].(map[string]any)
+	fields, _ := e["fields"].([]any)
+	var names []string
+	for _, f := range fields {
+		names = append(names, f.(map[string]any)["field"].(string))
+	}
+	return names
+}
+
+// auth is how a request authenticates: a bearer token or a session cookie.
+type auth struct {
+	token   string
+	session string
+}
+
+type request struct {
+	method  string
+	path    string
+	body    any // marshalled to JSON unless []byte or string
+	auth    auth
+	headers map[string]string
+}
+
+func (h *harness) do(req request) response {
+	h.t.Helper()
+	var body io.Reader
+	switch b := req.body.(type) {
+	case nil:
+	case []byte:
+		body = bytes.NewReader(b)
+	case string:
+		body = strings.NewReader(b)
+	default:
+		raw, err := json.Marshal(b)
+		require.NoError(h.t, err)
+		body = bytes.NewReader(raw)
+	}
+	httpReq, err := http.NewRequest(req.method, h.url+req.path, body)
+	require.NoError(h.t, err)
+	if body != nil {
+		httpReq.Header.Set("Content-Type", "application/json")
+	}
+	if req.auth.token != "" {
+		httpReq.Header.Set("Authorization", "Bearer "+req.auth.token)
+	}
+	if req.auth.session != "" {
+		httpReq.AddCookie(&http.Cookie{Name: "svc_session", Value: req.auth.session})
+	}
+	for k, v := range req.headers {
+		httpReq.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(httpReq)
+	require.NoError(h.t, err)
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	require.NoError(h.t, err)
+	out := response{Status: resp.StatusCode, Header: resp.Header, Raw: raw}
+	if len(raw) > 0 && strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+		_ = json.Unmarshal(raw, &out.Body)
+	}
+	return out
+}
+
+// merchant is a signed-up merchant with one store.
+type merchant struct {
+	email   string
+	session string
+	storeID string
+}
+
+func (h *harness) signup(name string) merchant {
+	h.t.Helper()
+	sub := fmt.Sprintf("%s-%d", name, rand.Uint32())
+	email := sub + "@example.com"
+	resp := h.do(request{method: "POST", path: "/api/v1/auth/signup", body: map[string]any{
+		"email": email, "password": "correct horse battery", "name": "Merchant " + name,
+		"store": map[string]any{"name": "Store " + name, "subdomain": sub, "currency": "EGP", "default_language": "ar"},
+	}})
+	require.Equal(h.t, http.StatusCreated, resp.Status, string(resp.Raw))
+	var session string
+	for _, c := range (&http.Response{Header: resp.Header}).Cookies() {
+		if c.Name == "svc_session" {
+			session = c.Value
+		}
+	}
+	require.NotEmpty(h.t, session)
+	store := resp.data()["store"].(map[string]any)
+	return merchant{email: email, session: session, storeID: store["id"].(string)}
+}
+
+func (m merchant) auth() auth { return auth{session: m.session} }
+
+// pat mints a personal access token with the scopes.
+func (h *harness) pat(m merchant, scopes ...string) string {
+	h.t.Helper()
+	resp := h.do(request{method: "POST", path: "/api/v1/stores/" + m.storeID + "/access-tokens", auth: m.auth(),
+		body: map[string]any{"name": "test", "scopes": scopes}})
+	require.Equal(h.t, http.StatusCreated, resp.Status, string(resp.Raw))
+	return resp.data()["token"].(string)
+}
+
+func bearer(token string) auth { return auth{token: token} }
+
+func storePath(storeID, rest string) string { return "/api/v1/stores/" + storeID + rest }
+
+// createProduct makes a product through the API and returns its data.
+func (h *harness) createProduct(token, storeID string, body map[string]any) map[string]any {
+	h.t.Helper()
+	resp := h.do(request{method: "POST", path: storePath(storeID, "/products"), auth: bearer(token), body: body})
+	require.Equal(h.t, http.StatusCreated, resp.Status, string(resp.Raw))
+	return resp.data()
+}

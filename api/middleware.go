@@ -1,0 +1,361 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/google/uuid"
+
+	"github.com/merchantsvc/svc/storage"
+)
+
+type contextKey int
+
+const (
+	requestIDKey contextKey = iota
+	principalKey
+	storeIDKey
+	idempotencyKey
+)
+
+// principal is who is calling: a signed-in merchant or a bearer token.
+type principal struct {
+	kind   string // "session", "pat" or "app"
+	userID uuid.UUID
+	token  *storage.Token // nil for sessions
+}
+
+func (p *principal) isToken() bool { return p.token != nil }
+
+// credentialID identifies the credential for idempotency and rate limits.
+func (p *principal) credentialID() uuid.UUID {
+	if p.token != nil {
+		return p.token.ID
+	}
+	return p.userID
+}
+
+// allows reports whether the principal holds scope; `:write` implies `:read`.
+// A signed-in owner holds every scope on their stores.
+func (p *principal) allows(scope string) bool {
+	if p.token == nil {
+		return true
+	}
+	if slices.Contains(p.token.Scopes, scope) {
+		return true
+	}
+	domain, access, _ := strings.Cut(scope, ":")
+	return access == "read" && slices.Contains(p.token.Scopes, domain+":write")
+}
+
+func principalFrom(ctx context.Context) *principal {
+	p, _ := ctx.Value(principalKey).(*principal)
+	return p
+}
+
+func storeIDFrom(ctx context.Context) uuid.UUID {
+	id, _ := ctx.Value(storeIDKey).(uuid.UUID)
+	return id
+}
+
+func requestID(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey).(string)
+	return id
+}
+
+// withRequestID accepts a client's X-Request-Id (at most 128 printable
+// characters) or makes one, and echoes it on the response.
+func withRequestID(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.Header.Get("X-Request-Id")
+		if !printableASCII(id, 128) {
+			id = uuid.NewString()
+		}
+		w.Header().Set("X-Request-Id", id)
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestIDKey, id)))
+	})
+}
+
+func printableASCII(s string, maxLen int) bool {
+	if s == "" || len(s) > maxLen {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// recoverer turns a panic into a logged 500.
+func (s *Server) recoverer(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				s.writeError(w, r, fmt.Errorf("panic: %v\n%s", v, debug.Stack()))
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+const (
+	patPrefix     = "svc_pat_"
+	appPrefix     = "svc_app_"
+	sessionCookie = "svc_session"
+)
+
+// authenticate requires a bearer token or a session cookie.
+func (s *Server) authenticate(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p, err := s.identify(r)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey, p)))
+	})
+}
+
+func (s *Server) identify(r *http.Request) (*principal, error) {
+	ctx := r.Context()
+	if header := r.Header.Get("Authorization"); header != "" {
+		scheme, secret, _ := strings.Cut(header, " ")
+		if !strings.EqualFold(scheme, "Bearer") || secret == "" {
+			return nil, errUnauthenticated
+		}
+		rejected := errUnauthenticated
+		if strings.HasPrefix(secret, appPrefix) {
+			rejected = errInvalidAppToken
+		}
+		if !strings.HasPrefix(secret, patPrefix) && !strings.HasPrefix(secret, appPrefix) {
+			return nil, rejected
+		}
+		token, err := s.db.FindTokenBySecret(ctx, secret)
+		if errors.Is(err, storage.ErrNotFound) {
+			return nil, rejected
+		}
+		if err != nil {
+			return nil, err
+		}
+		if !token.Usable(time.Now()) {
+			return nil, rejected
+		}
+		if err := s.db.TouchToken(ctx, token); err != nil {
+			s.log.WarnContext(ctx, "record token use", slog.Any("error", err))
+		}
+		p := &principal{kind: token.Kind, token: &token}
+		if token.UserID != nil {
+			p.userID = *token.UserID
+		}
+		return p, nil
+	}
+	cookie, err := r.Cookie(sessionCookie)
+	if err != nil || cookie.Value == "" {
+		return nil, errUnauthenticated
+	}
+	session, err := s.db.FindSession(ctx, cookie.Value)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, errUnauthenticated
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &principal{kind: "session", userID: session.UserID}, nil
+}
+
+// sessionOnly refuses bearer tokens (decisions §2).
+func (s *Server) sessionOnly(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if principalFrom(r.Context()).isToken() {
+			s.writeError(w, r, errTokenNotAllowed)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// rateLimit allows each token RateLimitPerMinute requests in any 60 s and
+// sets the X-RateLimit-* headers on every token-authenticated response.
+func (s *Server) rateLimit(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p := principalFrom(r.Context())
+		if !p.isToken() {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if s.limiter.OnLimit(w, r, p.token.ID.String()) {
+			reset, _ := strconv.ParseInt(w.Header().Get("X-RateLimit-Reset"), 10, 64)
+			wait := max(reset-time.Now().Unix(), 1)
+			w.Header().Set("Retry-After", strconv.FormatInt(wait, 10))
+			s.writeError(w, r, s.errRateLimited)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// bindStore checks the {store_id} path parameter against the credential:
+// a token works only on its own store, a merchant only on stores they own.
+// Nothing of another store is read.
+func (s *Server) bindStore(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		storeID, err := pathUUID(r, "store_id")
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		p := principalFrom(r.Context())
+		if p.isToken() {
+			if p.token.StoreID != storeID {
+				s.writeError(w, r, errStoreMismatch)
+				return
+			}
+		} else {
+			store, err := s.db.FindStoreByID(r.Context(), storeID)
+			if errors.Is(err, storage.ErrNotFound) || (err == nil && store.OwnerUserID != p.userID) {
+				s.writeError(w, r, errStoreMismatch)
+				return
+			}
+			if err != nil {
+				s.writeError(w, r, err)
+				return
+			}
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), storeIDKey, storeID)))
+	})
+}
+
+// requireScope refuses a token without scope with 403 SCOPE_MISSING.
+func (s *Server) requireScope(scope string) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if !principalFrom(r.Context()).allows(scope) {
+				s.writeError(w, r, &apiError{Status: http.StatusForbidden, Code: "SCOPE_MISSING",
+					Message:   "This token lacks the scope " + scope,
+					MessageAr: "هذا الرمز لا يملك الصلاحية " + scope})
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// pendingKey is a claimed idempotency key on its way through a request.
+type pendingKey struct {
+	scope     storage.IdempotencyScope
+	completed bool // stored inside the change's own transaction
+}
+
+var writeMethods = []string{http.MethodPost, http.MethodPatch, http.MethodPut, http.MethodDelete}
+
+// maxIdempotentBody bounds what is read to fingerprint a request; uploads are 5 MB.
+const maxIdempotentBody = 6 << 20
+
+// idempotency implements the Idempotency-Key of decisions §1.
+func (s *Server) idempotency(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		key, has := r.Header.Get("Idempotency-Key"), r.Header.Values("Idempotency-Key") != nil
+		if !has || !slices.Contains(writeMethods, r.Method) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if !printableASCII(key, 255) {
+			s.writeError(w, r, validationError([]fieldError{{Field: "Idempotency-Key", Code: "invalid",
+				Message: "must be 1 to 255 printable ASCII characters", MessageAr: "يجب أن يكون من 1 إلى 255 حرفًا مطبوعًا"}}))
+			return
+		}
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxIdempotentBody))
+		if err != nil {
+			s.writeError(w, r, errPayloadTooLarge)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		route := s.router.Find(chi.NewRouteContext(), r.Method, r.URL.Path)
+		p := principalFrom(r.Context())
+		scope := storage.IdempotencyScope{StoreID: storeIDFrom(r.Context()), CredentialID: p.credentialID(),
+			Method: r.Method, Route: route, Key: key}
+		fingerprint := sha256.New()
+		fmt.Fprintf(fingerprint, "%s\n%s\n%s\n%s\n", r.Method, r.URL.Path, r.URL.RawQuery, r.Header.Get("Content-Type"))
+		fingerprint.Write(body)
+
+		stored, err := s.db.ClaimIdempotencyKey(r.Context(), scope, fingerprint.Sum(nil))
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		if stored != nil {
+			if stored.ContentType != "" {
+				w.Header().Set("Content-Type", stored.ContentType)
+			}
+			w.Header().Set("Idempotent-Replayed", "true")
+			w.WriteHeader(stored.StatusCode)
+			_, _ = w.Write(stored.Body)
+			return
+		}
+		pending := &pendingKey{scope: scope}
+		rec := &recorder{ResponseWriter: w, status: http.StatusOK}
+		// The key must be settled even if the request's context is cancelled.
+		settle := context.WithoutCancel(r.Context())
+		release := func() {
+			if err := s.db.ReleaseIdempotencyKey(settle, scope); err != nil {
+				s.log.ErrorContext(settle, "release idempotency key", slog.Any("error", err))
+			}
+		}
+		defer func() {
+			if v := recover(); v != nil {
+				release()
+				panic(v)
+			}
+			if rec.status >= 500 {
+				release()
+				return
+			}
+			if !pending.completed {
+				err := s.db.CompleteIdempotencyKey(settle, scope, storage.StoredResponse{
+					StatusCode: rec.status, ContentType: rec.Header().Get("Content-Type"), Body: rec.body.Bytes()})
+				if err != nil {
+					s.log.ErrorContext(settle, "store idempotent response", slog.Any("error", err))
+				}
+			}
+		}()
+		next.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), idempotencyKey, pending)))
+	})
+}
+
+// recorder keeps the status and body written through it.
+type recorder struct {
+	http.ResponseWriter
+	status int
+	body   bytes.Buffer
+	wrote  bool
+}
+
+func (rec *recorder) WriteHeader(status int) {
+	if !rec.wrote {
+		rec.status, rec.wrote = status, true
+	}
+	rec.ResponseWriter.WriteHeader(status)
+}
+
+func (rec *recorder) Write(b []byte) (int, error) {
+	rec.wrote = true
+	rec.body.Write(b)
+	return rec.ResponseWriter.Write(b)
+}

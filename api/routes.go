@@ -1,0 +1,62 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
+)
+
+// routes is the whole API surface in one place.
+func (s *Server) routes() *chi.Mux {
+	r := chi.NewRouter()
+	r.Use(withRequestID, s.recoverer, middleware.StripSlashes)
+	r.NotFound(func(w http.ResponseWriter, r *http.Request) { s.writeError(w, r, errRouteNotFound) })
+	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) { s.writeError(w, r, errMethodNotAllowed) })
+
+	r.Get("/healthz", s.handleHealthz())
+	r.Get("/readyz", s.handleReadyz())
+
+	r.Route("/api/v1", func(r chi.Router) {
+		r.Get("/openapi.json", s.handleOpenAPI())
+
+		r.Post("/auth/signup", s.handleSignup())
+		r.Post("/auth/login", s.handleLogin())
+		r.With(s.authenticate, s.sessionOnly).Post("/auth/logout", s.handleLogout())
+		r.With(s.authenticate, s.rateLimit).Get("/auth/me", s.handleMe())
+		r.With(s.authenticate, s.rateLimit).Get("/auth/api-key/me", s.handleTokenInfo())
+
+		r.Route("/stores/{store_id}", func(r chi.Router) {
+			r.Use(s.authenticate, s.rateLimit, s.bindStore, s.idempotency)
+
+			r.Route("/access-tokens", func(r chi.Router) {
+				r.Use(s.sessionOnly)
+				r.Post("/", s.handleCreateAccessToken())
+				r.Get("/", s.handleListAccessTokens())
+				r.Delete("/{token_id}", s.handleRevokeAccessToken())
+			})
+
+			read, write := s.requireScope("catalog:read"), s.requireScope("catalog:write")
+			r.Route("/products", func(r chi.Router) {
+				r.With(write).Post("/", s.handleCreateProduct())
+				r.With(read).Get("/", s.handleListProducts())
+				r.With(read).Get("/{product_id}", s.handleGetProduct())
+				r.With(write).Patch("/{product_id}", s.handleUpdateProduct())
+				r.With(write).Delete("/{product_id}", s.handleDeleteProduct())
+
+				r.With(read).Get("/{product_id}/variants", s.handleListVariants())
+				r.With(write).Post("/{product_id}/variants", s.handleCreateVariant())
+				r.With(write).Patch("/{product_id}/variants/{variant_id}", s.handleUpdateVariant())
+				r.With(write).Delete("/{product_id}/variants/{variant_id}", s.handleDeleteVariant())
+			})
+			r.Route("/categories", func(r chi.Router) {
+				r.With(write).Post("/", s.handleCreateCategory())
+				r.With(read).Get("/", s.handleListCategories())
+				r.With(read).Get("/{category_id}", s.handleGetCategory())
+				r.With(write).Patch("/{category_id}", s.handleUpdateCategory())
+				r.With(write).Delete("/{category_id}", s.handleDeleteCategory())
+			})
+		})
+	})
+	return r
+}

@@ -1,0 +1,148 @@
+// Package api is the HTTP surface: routes, middleware, the error map, and one
+// file per resource with its request and response shapes. Storage records are
+// never serialised directly; the wire format is the specification's.
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/httprate"
+	"go.temporal.io/sdk/client"
+
+	"github.com/merchantsvc/svc/storage"
+	"github.com/merchantsvc/svc/storage/blob"
+)
+
+// Config is what the API needs to know beyond its dependencies.
+type Config struct {
+	// RateLimitPerMinute is the per-token limit in any 60 s window.
+	RateLimitPerMinute int
+	// SecureCookies marks the session cookie Secure (everywhere but local dev).
+	SecureCookies bool
+	BaseURL       string
+	MerchantURL   string
+	TaskQueue     string
+}
+
+// Server is the HTTP API.
+type Server struct {
+	cfg            Config
+	db             *storage.DB
+	temporal       client.Client
+	blob           *blob.Store
+	log            *slog.Logger
+	limiter        *httprate.RateLimiter
+	errRateLimited *apiError
+	router         *chi.Mux
+}
+
+// NewServer wires the API over its dependencies.
+func NewServer(cfg Config, db *storage.DB, temporal client.Client, blobStore *blob.Store, log *slog.Logger) *Server {
+	if cfg.RateLimitPerMinute <= 0 {
+		cfg.RateLimitPerMinute = 300
+	}
+	s := &Server{
+		cfg:      cfg,
+		db:       db,
+		temporal: temporal,
+		blob:     blobStore,
+		log:      log,
+		// The in-memory counter is per process; see README "Several API instances".
+		limiter: httprate.NewRateLimiter(cfg.RateLimitPerMinute, time.Minute),
+		errRateLimited: newError(http.StatusTooManyRequests, "RATE_LIMITED",
+			fmt.Sprintf("Rate limit exceeded: at most %d requests per minute per token", cfg.RateLimitPerMinute),
+			fmt.Sprintf("تم تجاوز حد الطلبات: %d طلب في الدقيقة لكل رمز كحد أقصى", cfg.RateLimitPerMinute)),
+	}
+	s.router = s.routes()
+	return s
+}
+
+// ServeHTTP makes the server an http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.router.ServeHTTP(w, r)
+}
+
+// Routes lists every method and route pattern served, for the OpenAPI check.
+func (s *Server) Routes() ([][2]string, error) {
+	var routes [][2]string
+	err := chi.Walk(s.router, func(method, route string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
+		routes = append(routes, [2]string{method, route})
+		return nil
+	})
+	return routes, err
+}
+
+// writeTx runs fn in one transaction and answers with what it returns. When
+// the request carries an Idempotency-Key the response is stored in that same
+// transaction, so the key commits with the change it guards.
+// fn returns the whole response body (nil for none).
+func (s *Server) writeTx(w http.ResponseWriter, r *http.Request, status int, fn func(tx *storage.Tx) (any, error)) {
+	var body []byte
+	pending, _ := r.Context().Value(idempotencyKey).(*pendingKey)
+	err := s.db.InTx(r.Context(), func(tx *storage.Tx) error {
+		result, err := fn(tx)
+		if err != nil {
+			return err
+		}
+		if result != nil {
+			var buf bytes.Buffer
+			if err := json.NewEncoder(&buf).Encode(result); err != nil {
+				return fmt.Errorf("encode response: %w", err)
+			}
+			body = buf.Bytes()
+		}
+		if pending != nil {
+			resp := storage.StoredResponse{StatusCode: status, Body: body}
+			if body != nil {
+				resp.ContentType = "application/json; charset=utf-8"
+			}
+			if err := tx.CompleteIdempotencyKey(r.Context(), pending.scope, resp); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if pending != nil {
+		pending.completed = true
+	}
+	if body != nil {
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	}
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+// ok wraps data in the success envelope.
+func ok(data any) envelope { return envelope{Success: true, Data: data} }
+
+// readiness checks every dependency and names those that do not answer.
+func (s *Server) readiness(ctx context.Context) map[string]string {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	status := map[string]string{"postgres": "ok", "temporal": "ok", "object_store": "ok"}
+	if err := s.db.Ping(ctx); err != nil {
+		status["postgres"] = "unreachable"
+	}
+	if s.temporal == nil {
+		status["temporal"] = "not configured"
+	} else if _, err := s.temporal.CheckHealth(ctx, &client.CheckHealthRequest{}); err != nil {
+		status["temporal"] = "unreachable"
+	}
+	if s.blob == nil {
+		status["object_store"] = "not configured"
+	} else if err := s.blob.Ping(ctx); err != nil {
+		status["object_store"] = "unreachable"
+	}
+	return status
+}

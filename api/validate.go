@@ -1,0 +1,203 @@
+package api
+
+import (
+	"fmt"
+	"math"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/google/uuid"
+)
+
+// arabicFieldMessage is the Arabic text of a field error code.
+func arabicFieldMessage(code string) string {
+	switch code {
+	case "required":
+		return "هذا الحقل مطلوب"
+	case "too_long":
+		return "القيمة أطول من المسموح"
+	case "too_short":
+		return "القيمة أقصر من المسموح"
+	case "out_of_range":
+		return "القيمة خارج النطاق المسموح"
+	case "one_of":
+		return "القيمة ليست من القيم المسموح بها"
+	case "invalid_uuid":
+		return "المعرّف ليس UUID صالحًا"
+	case "invalid_type":
+		return "نوع القيمة غير صحيح"
+	case "not_found":
+		return "العنصر المشار إليه غير موجود في هذا المتجر"
+	case "cycle":
+		return "لا يمكن أن يكون التصنيف أبًا لنفسه أو لأحد أسلافه"
+	default:
+		return "القيمة غير صالحة"
+	}
+}
+
+// checker collects field errors so a 422 lists every problem at once.
+type checker struct {
+	fields []fieldError
+}
+
+func (c *checker) add(field, code, message string) {
+	c.fields = append(c.fields, fieldError{Field: field, Code: code, Message: message, MessageAr: arabicFieldMessage(code)})
+}
+
+func (c *checker) required(field string, present bool) {
+	if !present {
+		c.add(field, "required", "is required")
+	}
+}
+
+// text checks a string's length in characters.
+func (c *checker) text(field, value string, minLen, maxLen int) {
+	n := utf8.RuneCountInString(strings.TrimSpace(value))
+	switch {
+	case n < minLen && minLen == 1:
+		c.add(field, "required", "is required")
+	case n < minLen:
+		c.add(field, "too_short", fmt.Sprintf("must be at least %d characters", minLen))
+	case utf8.RuneCountInString(value) > maxLen:
+		c.add(field, "too_long", fmt.Sprintf("must be at most %d characters", maxLen))
+	}
+}
+
+func (c *checker) minInt(field string, value, minValue int64) {
+	if value < minValue {
+		c.add(field, "out_of_range", fmt.Sprintf("must be at least %d", minValue))
+	}
+}
+
+func (c *checker) oneOf(field, value string, allowed []string) {
+	if !slices.Contains(allowed, value) {
+		c.add(field, "one_of", "must be one of "+strings.Join(allowed, ", "))
+	}
+}
+
+func (c *checker) result() []fieldError { return c.fields }
+
+// queryParser reads and checks query parameters, collecting errors.
+type queryParser struct {
+	checker
+	values url.Values
+}
+
+func newQueryParser(r *http.Request) *queryParser {
+	return &queryParser{values: r.URL.Query()}
+}
+
+func (q *queryParser) str(name string) *string {
+	if !q.values.Has(name) {
+		return nil
+	}
+	v := q.values.Get(name)
+	return &v
+}
+
+// intIn reads an integer in [minValue, maxValue], def when absent.
+func (q *queryParser) intIn(name string, minValue, maxValue, def int) int {
+	raw := q.values.Get(name)
+	if !q.values.Has(name) || raw == "" {
+		return def
+	}
+	n, err := strconv.Atoi(raw)
+	if err != nil {
+		q.add(name, "invalid_type", "must be an integer")
+		return def
+	}
+	if n < minValue || n > maxValue {
+		q.add(name, "out_of_range", fmt.Sprintf("must be between %d and %d", minValue, maxValue))
+		return def
+	}
+	return n
+}
+
+func (q *queryParser) int64Min(name string, minValue int64) *int64 {
+	raw := q.values.Get(name)
+	if raw == "" {
+		return nil
+	}
+	n, err := strconv.ParseInt(raw, 10, 64)
+	if err != nil {
+		q.add(name, "invalid_type", "must be an integer")
+		return nil
+	}
+	if n < minValue {
+		q.add(name, "out_of_range", fmt.Sprintf("must be at least %d", minValue))
+		return nil
+	}
+	return &n
+}
+
+func (q *queryParser) boolean(name string) *bool {
+	raw := q.values.Get(name)
+	if raw == "" {
+		return nil
+	}
+	b, err := strconv.ParseBool(raw)
+	if err != nil {
+		q.add(name, "invalid_type", "must be true or false")
+		return nil
+	}
+	return &b
+}
+
+func (q *queryParser) uuid(name string) *uuid.UUID {
+	raw := q.values.Get(name)
+	if raw == "" {
+		return nil
+	}
+	id, err := parseUUID(raw)
+	if err != nil {
+		q.add(name, "invalid_uuid", "must be a uuid")
+		return nil
+	}
+	return &id
+}
+
+func (q *queryParser) enum(name string, allowed []string, def string) string {
+	raw := q.values.Get(name)
+	if raw == "" {
+		return def
+	}
+	q.oneOf(name, raw, allowed)
+	return raw
+}
+
+// page reads page and limit (1-100, default limit given).
+func (q *queryParser) page(defaultLimit int) (page, limit int) {
+	return q.intIn("page", 1, math.MaxInt32/100, 1), q.intIn("limit", 1, 100, defaultLimit)
+}
+
+func (q *queryParser) err() error {
+	if len(q.fields) > 0 {
+		return validationError(q.fields)
+	}
+	return nil
+}
+
+// parseUUID accepts only the canonical 36-character form.
+func parseUUID(s string) (uuid.UUID, error) {
+	if len(s) != 36 {
+		return uuid.Nil, fmt.Errorf("not a canonical uuid")
+	}
+	return uuid.Parse(s)
+}
+
+// pathUUID reads a *_id path parameter; malformed answers 422 naming it.
+func pathUUID(r *http.Request, name string) (uuid.UUID, error) {
+	id, err := parseUUID(chi.URLParam(r, name))
+	if err != nil {
+		return uuid.Nil, validationError([]fieldError{{Field: name, Code: "invalid_uuid",
+			Message: "must be a uuid in canonical form", MessageAr: arabicFieldMessage("invalid_uuid")}})
+	}
+	return id, nil
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }

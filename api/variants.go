@@ -1,0 +1,218 @@
+package api
+
+import (
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/merchantsvc/svc/storage"
+)
+
+// Variant operations answer the variant itself, or a bare array (spec §2.1).
+type variantResponse struct {
+	ID        uuid.UUID       `json:"id"`
+	ProductID uuid.UUID       `json:"product_id"`
+	SKU       *string         `json:"sku"`
+	Barcode   *string         `json:"barcode"`
+	Price     int64           `json:"price"`
+	CostPrice *int64          `json:"cost_price"`
+	Quantity  int             `json:"quantity"`
+	Options   json.RawMessage `json:"options"`
+	Position  int             `json:"position"`
+	CreatedAt time.Time       `json:"created_at"`
+	UpdatedAt time.Time       `json:"updated_at"`
+}
+
+func newVariantResponse(v storage.Variant) variantResponse {
+	return variantResponse{ID: v.ID, ProductID: v.ProductID, SKU: v.SKU, Barcode: v.Barcode, Price: v.Price,
+		CostPrice: v.CostPrice, Quantity: v.Quantity, Options: v.Options, Position: v.Position,
+		CreatedAt: v.CreatedAt.UTC(), UpdatedAt: v.UpdatedAt.UTC()}
+}
+
+const maxBarcodeLength = 64
+
+type createVariantRequest struct {
+	SKU       *string         `json:"sku"`
+	Barcode   *string         `json:"barcode"`
+	Price     *int64          `json:"price"`
+	CostPrice *int64          `json:"cost_price"`
+	Quantity  int             `json:"quantity"`
+	Options   json.RawMessage `json:"options"`
+}
+
+func (req createVariantRequest) Valid() []fieldError {
+	var c checker
+	if req.SKU != nil {
+		checkSKU(&c, "sku", *req.SKU)
+	}
+	if req.Barcode != nil {
+		c.text("barcode", *req.Barcode, 1, maxBarcodeLength)
+	}
+	if req.Price != nil {
+		c.minInt("price", *req.Price, 0)
+	}
+	if req.CostPrice != nil {
+		c.minInt("cost_price", *req.CostPrice, 0)
+	}
+	c.minInt("quantity", int64(req.Quantity), 0)
+	if req.Options != nil && string(req.Options) != "null" && !isJSONObject(req.Options) {
+		c.add("options", "invalid_type", "must be an object")
+	}
+	return c.result()
+}
+
+func (s *Server) handleListVariants() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		productID, err := pathUUID(r, "product_id")
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		variants, err := s.db.FindVariants(r.Context(), storeIDFrom(r.Context()), productID)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		list := make([]variantResponse, 0, len(variants))
+		for _, v := range variants {
+			list = append(list, newVariantResponse(v))
+		}
+		encode(w, http.StatusOK, list)
+	}
+}
+
+func (s *Server) handleCreateVariant() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		productID, err := pathUUID(r, "product_id")
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		req, err := decode[createVariantRequest](r)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		v := storage.Variant{StoreID: storeIDFrom(r.Context()), ProductID: productID, SKU: req.SKU, Barcode: req.Barcode,
+			CostPrice: req.CostPrice, Quantity: req.Quantity}
+		if req.Price != nil {
+			v.Price = *req.Price
+		}
+		if isJSONObject(req.Options) {
+			v.Options = req.Options
+		}
+		s.writeTx(w, r, http.StatusCreated, func(tx *storage.Tx) (any, error) {
+			if err := tx.CreateVariant(r.Context(), &v, req.Price != nil); err != nil {
+				return nil, err
+			}
+			return newVariantResponse(v), nil
+		})
+	}
+}
+
+type updateVariantRequest struct {
+	SKU       optional[string]          `json:"sku"`
+	Barcode   optional[string]          `json:"barcode"`
+	Price     optional[int64]           `json:"price"`
+	CostPrice optional[int64]           `json:"cost_price"`
+	Quantity  optional[int]             `json:"quantity"`
+	Options   optional[json.RawMessage] `json:"options"`
+	Position  optional[int]             `json:"position"`
+}
+
+func (req updateVariantRequest) Valid() []fieldError {
+	var c checker
+	if req.SKU.Set && !req.SKU.Null {
+		checkSKU(&c, "sku", req.SKU.Value)
+	}
+	if req.Barcode.Set && !req.Barcode.Null {
+		c.text("barcode", req.Barcode.Value, 1, maxBarcodeLength)
+	}
+	if notNull(&c, "price", req.Price) {
+		c.minInt("price", req.Price.Value, 0)
+	}
+	if req.CostPrice.Set && !req.CostPrice.Null {
+		c.minInt("cost_price", req.CostPrice.Value, 0)
+	}
+	if notNull(&c, "quantity", req.Quantity) {
+		c.minInt("quantity", int64(req.Quantity.Value), 0)
+	}
+	if req.Options.Set && !req.Options.Null && !isJSONObject(req.Options.Value) {
+		c.add("options", "invalid_type", "must be an object")
+	}
+	if notNull(&c, "position", req.Position) {
+		c.minInt("position", int64(req.Position.Value), 1)
+	}
+	return c.result()
+}
+
+func (req updateVariantRequest) update() storage.VariantUpdate {
+	upd := storage.VariantUpdate{
+		SKU:       storage.Field[string](req.SKU),
+		Barcode:   storage.Field[string](req.Barcode),
+		CostPrice: storage.Field[int64](req.CostPrice),
+	}
+	if req.Price.Set {
+		upd.Price = &req.Price.Value
+	}
+	if req.Quantity.Set {
+		upd.Quantity = &req.Quantity.Value
+	}
+	if req.Options.Set {
+		upd.Options = json.RawMessage(`{}`)
+		if !req.Options.Null {
+			upd.Options = req.Options.Value
+		}
+	}
+	if req.Position.Set {
+		upd.Position = &req.Position.Value
+	}
+	return upd
+}
+
+func (s *Server) handleUpdateVariant() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		productID, err := pathUUID(r, "product_id")
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		id, err := pathUUID(r, "variant_id")
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		req, err := decode[updateVariantRequest](r)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		s.writeTx(w, r, http.StatusOK, func(tx *storage.Tx) (any, error) {
+			v, err := tx.UpdateVariant(r.Context(), storeIDFrom(r.Context()), productID, id, req.update())
+			if err != nil {
+				return nil, err
+			}
+			return newVariantResponse(v), nil
+		})
+	}
+}
+
+func (s *Server) handleDeleteVariant() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		productID, err := pathUUID(r, "product_id")
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		id, err := pathUUID(r, "variant_id")
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		s.writeTx(w, r, http.StatusNoContent, func(tx *storage.Tx) (any, error) {
+			return nil, tx.DeleteVariant(r.Context(), storeIDFrom(r.Context()), productID, id)
+		})
+	}
+}
