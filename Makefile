@@ -1,0 +1,50 @@
+# The two commands a newcomer needs: `make dev` and `make test`.
+SHELL := /bin/bash
+
+MINIO_VERSION := v0.0.0-20260212201848-7aac2a2c5b7c
+BIN_DIR       := $(CURDIR)/.bin
+MINIO_BIN     := $(BIN_DIR)/minio-$(MINIO_VERSION)/minio
+# Tests take a while to compile the in-process Temporal server; keep the
+# shared Go build cache (GOCACHE) warm and never rebuild what has not changed.
+GO_TEST_FLAGS ?= -count=1 -timeout 15m
+export SVC_MINIO_BIN := $(MINIO_BIN)
+
+.PHONY: dev test test-go build vet fmt bench minio postgres-check clean-dev
+
+## dev: run everything locally (Postgres, Temporal + UI, MinIO, API, worker).
+dev: minio postgres-check
+	go run ./cmd/svc dev
+
+## test: the whole suite on throwaway Postgres, Temporal and MinIO.
+test: minio postgres-check
+	go build ./...
+	go vet ./...
+	go run ./cmd/svc testenv -- go test $(GO_TEST_FLAGS) ./...
+
+## bench: the catalog list benchmark (docs/benchmarks.md).
+bench: minio postgres-check
+	go run ./cmd/svc testenv -- go run ./cmd/bench -out docs/benchmarks.md
+
+build:
+	go build -o $(BIN_DIR)/svc ./cmd/svc
+
+## minio: the pinned MinIO server, built once into .bin (about 10 minutes cold).
+minio: $(MINIO_BIN)
+
+$(MINIO_BIN):
+	@echo "building MinIO $(MINIO_VERSION) into $(dir $@) (first time only; several minutes)"
+	GOBIN=$(dir $@) GOFLAGS=-buildvcs=false go install github.com/minio/minio@$(MINIO_VERSION)
+
+## postgres-check: the machine's PostgreSQL server binaries, installed when missing.
+postgres-check:
+	@if ! ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 && ! command -v postgres >/dev/null; then \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+			echo "installing the Debian package postgresql"; \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; \
+		else \
+			echo "PostgreSQL server binaries not found: install the package 'postgresql' (or set SVC_DATABASE_URL)"; exit 1; \
+		fi; \
+	fi
+
+clean-dev:
+	rm -rf .dev

@@ -1,0 +1,47 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/kelseyhightower/envconfig"
+)
+
+// Config is every SVC_ setting. Only this package reads the environment.
+type Config struct {
+	HTTPAddr           string `envconfig:"HTTP_ADDR" default:"127.0.0.1:8080"`
+	DatabaseURL        string `envconfig:"DATABASE_URL"`
+	TemporalAddress    string `envconfig:"TEMPORAL_ADDRESS" default:"127.0.0.1:7233"`
+	TemporalNamespace  string `envconfig:"TEMPORAL_NAMESPACE" default:"default"`
+	TaskQueue          string `envconfig:"TASK_QUEUE" default:"svc"`
+	S3Endpoint         string `envconfig:"S3_ENDPOINT"`
+	S3AccessKey        string `envconfig:"S3_ACCESS_KEY"`
+	S3SecretKey        string `envconfig:"S3_SECRET_KEY"`
+	S3Bucket           string `envconfig:"S3_BUCKET" default:"svc"`
+	S3UseTLS           bool   `envconfig:"S3_USE_TLS" default:"false"`
+	BaseURL            string `envconfig:"BASE_URL"`
+	MerchantURL        string `envconfig:"MERCHANT_URL"`
+	RateLimitPerMinute int    `envconfig:"RATE_LIMIT_PER_MINUTE" default:"300"`
+	SecureCookies      bool   `envconfig:"SECURE_COOKIES" default:"true"`
+	LogLevel           string `envconfig:"LOG_LEVEL" default:"info"`
+
+	// Local development (`svc dev`, `svc testenv`) only.
+	DevDir          string `envconfig:"DEV_DIR" default:".dev"`
+	DevPostgresPort int    `envconfig:"DEV_POSTGRES_PORT" default:"54329"`
+	DevMinIOPort    int    `envconfig:"DEV_MINIO_PORT" default:"9100"`
+	DevTemporalUI   string `envconfig:"DEV_TEMPORAL_UI_ADDR" default:"127.0.0.1:8233"`
+	MinIOBin        string `envconfig:"MINIO_BIN" default:".bin/minio-v0.0.0-20260212201848-7aac2a2c5b7c/minio"` // keep in step with the Makefile
+}
+
+func loadConfig() (Config, error) {
+	var cfg Config
+	if err := envconfig.Process("svc", &cfg); err != nil {
+		return Config{}, fmt.Errorf("read SVC_ settings: %w", err)
+	}
+	if cfg.BaseURL == "" {
+		cfg.BaseURL = "http://" + cfg.HTTPAddr
+	}
+	if cfg.MerchantURL == "" {
+		cfg.MerchantURL = cfg.BaseURL
+	}
+	return cfg, nil
+}

@@ -1,0 +1,193 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+
+	"github.com/merchantsvc/svc/activities"
+	"github.com/merchantsvc/svc/api"
+	"github.com/merchantsvc/svc/internal/devenv"
+	"github.com/merchantsvc/svc/worker"
+)
+
+// Credentials of the local MinIO; they never leave the machine.
+const (
+	devS3AccessKey = "svcdev"
+	devS3SecretKey = "svcdev-secret"
+)
+
+// runDev starts every part on this machine under cfg.DevDir, reusing its data
+// on the next run, and stops them all when ctx ends.
+func runDev(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer) (err error) {
+	dir, err := filepath.Abs(cfg.DevDir)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", dir, err)
+	}
+	logFile, err := os.OpenFile(filepath.Join(dir, "services.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	defer logFile.Close()
+
+	var stops []func() error
+	defer func() {
+		for i := len(stops) - 1; i >= 0; i-- {
+			if stopErr := stops[i](); stopErr != nil {
+				err = errors.Join(err, stopErr)
+			}
+		}
+		fmt.Fprintln(stdout, "stopped")
+	}()
+
+	if cfg.DatabaseURL == "" {
+		fmt.Fprintf(stdout, "starting Postgres (data in %s)\n", filepath.Join(dir, "postgres"))
+		pg, err := devenv.StartPostgres(ctx, devenv.PostgresOptions{Dir: filepath.Join(dir, "postgres"), Port: cfg.DevPostgresPort, Log: logFile})
+		if err != nil {
+			return err
+		}
+		stops = append(stops, pg.Stop)
+		if err := pg.EnsureDatabase(ctx, "svc"); err != nil {
+			return err
+		}
+		cfg.DatabaseURL = pg.DatabaseURL("svc")
+	}
+
+	_, temporalPort, err := net.SplitHostPort(cfg.TemporalAddress)
+	if err != nil {
+		return fmt.Errorf("SVC_TEMPORAL_ADDRESS: %w", err)
+	}
+	port, _ := strconv.Atoi(temporalPort)
+	_, uiPort, err := net.SplitHostPort(cfg.DevTemporalUI)
+	if err != nil {
+		return fmt.Errorf("SVC_DEV_TEMPORAL_UI_ADDR: %w", err)
+	}
+	ui, _ := strconv.Atoi(uiPort)
+	fmt.Fprintln(stdout, "starting Temporal (SQLite)")
+	tmp, err := devenv.StartTemporal(ctx, devenv.TemporalOptions{DBFile: filepath.Join(dir, "temporal", "temporal.db"),
+		Port: port, UIPort: ui, Namespace: cfg.TemporalNamespace})
+	if err != nil {
+		return err
+	}
+	stops = append(stops, tmp.Stop)
+
+	if cfg.S3Endpoint == "" {
+		fmt.Fprintln(stdout, "starting MinIO")
+		bin, _ := filepath.Abs(cfg.MinIOBin)
+		m, err := devenv.StartMinIO(ctx, devenv.MinIOOptions{Bin: bin, Dir: filepath.Join(dir, "minio"),
+			Port: cfg.DevMinIOPort, AccessKey: devS3AccessKey, SecretKey: devS3SecretKey, Log: logFile})
+		if err != nil {
+			return err
+		}
+		stops = append(stops, m.Stop)
+		cfg.S3Endpoint, cfg.S3AccessKey, cfg.S3SecretKey = m.Endpoint, m.AccessKey, m.SecretKey
+	}
+
+	if err := migrate(ctx, cfg.DatabaseURL, stdout); err != nil {
+		return err
+	}
+	d, err := connect(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.blob.EnsureBucket(ctx); err != nil {
+		return err
+	}
+	w := worker.New(d.temporal, cfg.TaskQueue, &activities.Activities{DB: d.db, Blob: d.blob})
+	if err := w.Start(); err != nil {
+		return fmt.Errorf("start worker: %w", err)
+	}
+	defer w.Stop()
+
+	fmt.Fprintf(stdout, "\nAPI          %s/api/v1  (OpenAPI: %s/api/v1/openapi.json)\n", cfg.BaseURL, cfg.BaseURL)
+	fmt.Fprintf(stdout, "Merchant     %s\n", cfg.MerchantURL)
+	fmt.Fprintf(stdout, "Temporal UI  %s\n", tmp.UIURL)
+	fmt.Fprintf(stdout, "Postgres     %s\n", cfg.DatabaseURL)
+	fmt.Fprintf(stdout, "Logs         %s (services), stderr (API and worker)\n\nCtrl-C stops everything.\n", logFile.Name())
+	cfg.SecureCookies = false // plain http on loopback
+	return serveHTTP(ctx, cfg.HTTPAddr, api.NewServer(apiConfig(cfg), d.db, d.temporal, d.blob, log), log, stdout)
+}
+
+// runTestEnv starts a throwaway Postgres cluster with a migrated template
+// database and a MinIO server, runs the command with their coordinates in
+// SVC_TEST_* variables, and tears everything down. Each test clones the
+// template; see internal/testenv.
+func runTestEnv(ctx context.Context, cfg Config, args []string, stdout, stderr io.Writer) (err error) {
+	if len(args) > 0 && args[0] == "--" {
+		args = args[1:]
+	}
+	if len(args) == 0 {
+		return errors.New(usage)
+	}
+	dir, err := os.MkdirTemp("", "svc-test-")
+	if err != nil {
+		return err
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	logFile, err := os.Create(filepath.Join(dir, "services.log"))
+	if err != nil {
+		return err
+	}
+	defer logFile.Close()
+
+	pgPort, err := devenv.FreePort()
+	if err != nil {
+		return err
+	}
+	pg, err := devenv.StartPostgres(ctx, devenv.PostgresOptions{Dir: filepath.Join(dir, "postgres"), Port: pgPort, Throwaway: true, Log: logFile})
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, pg.Stop()) }()
+	const template = "svc_template"
+	if err := pg.EnsureDatabase(ctx, template); err != nil {
+		return err
+	}
+	if err := migrate(ctx, pg.DatabaseURL(template), io.Discard); err != nil {
+		return err
+	}
+
+	minioPort, err := devenv.FreePort()
+	if err != nil {
+		return err
+	}
+	bin, _ := filepath.Abs(cfg.MinIOBin)
+	m, err := devenv.StartMinIO(ctx, devenv.MinIOOptions{Bin: bin, Dir: filepath.Join(dir, "minio"), Port: minioPort,
+		AccessKey: devS3AccessKey, SecretKey: devS3SecretKey, Log: logFile})
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, m.Stop()) }()
+
+	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+	cmd.Stdout, cmd.Stderr, cmd.Stdin = stdout, stderr, nil
+	cmd.Env = append(os.Environ(),
+		"SVC_TEST_DATABASE_URL="+pg.URL,
+		"SVC_TEST_TEMPLATE_DATABASE="+template,
+		"SVC_TEST_S3_ENDPOINT="+m.Endpoint,
+		"SVC_TEST_S3_ACCESS_KEY="+m.AccessKey,
+		"SVC_TEST_S3_SECRET_KEY="+m.SecretKey,
+	)
+	if runErr := cmd.Run(); runErr != nil {
+		var exit *exec.ExitError
+		if errors.As(runErr, &exit) {
+			return exitCode(exit.ExitCode())
+		}
+		return runErr
+	}
+	return nil
+}

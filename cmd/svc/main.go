@@ -1,0 +1,214 @@
+// Command svc runs the merchant commerce API and its worker.
+//
+//	svc api       HTTP API
+//	svc worker    Temporal worker
+//	svc migrate   apply database migrations
+//	svc dev       everything on one machine: Postgres, Temporal + UI, MinIO, API, worker
+//	svc testenv -- CMD...   run CMD with a throwaway Postgres and MinIO (make test)
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5/stdlib"
+	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
+
+	"github.com/merchantsvc/svc/activities"
+	"github.com/merchantsvc/svc/api"
+	"github.com/merchantsvc/svc/migrations"
+	"github.com/merchantsvc/svc/storage"
+	"github.com/merchantsvc/svc/storage/blob"
+	"github.com/merchantsvc/svc/worker"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	cfg, err := loadConfig()
+	if err == nil {
+		err = run(ctx, cfg, os.Args[1:], os.Stdout, os.Stderr)
+	}
+	var exit exitCode
+	if errors.As(err, &exit) {
+		os.Exit(int(exit))
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "svc:", err)
+		os.Exit(1)
+	}
+}
+
+// exitCode passes a child command's exit status through `svc testenv`.
+type exitCode int
+
+func (e exitCode) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
+const usage = "usage: svc api|worker|migrate|dev|testenv -- CMD..."
+
+func run(ctx context.Context, cfg Config, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		return errors.New(usage)
+	}
+	log := newLogger(stderr, cfg.LogLevel)
+	switch args[0] {
+	case "api":
+		return runAPI(ctx, cfg, log, stdout)
+	case "worker":
+		return runWorker(ctx, cfg, log)
+	case "migrate":
+		return runMigrate(ctx, cfg, stdout)
+	case "dev":
+		return runDev(ctx, cfg, log, stdout)
+	case "testenv":
+		return runTestEnv(ctx, cfg, args[1:], stdout, stderr)
+	default:
+		return errors.New(usage)
+	}
+}
+
+func newLogger(w io.Writer, level string) *slog.Logger {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		l = slog.LevelInfo
+	}
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))
+}
+
+// deps are the connections the API and the worker share.
+type deps struct {
+	db       *storage.DB
+	temporal client.Client
+	blob     *blob.Store
+}
+
+func (d deps) Close() {
+	if d.temporal != nil {
+		d.temporal.Close()
+	}
+	if d.db != nil {
+		d.db.Close()
+	}
+}
+
+func connect(ctx context.Context, cfg Config, log *slog.Logger) (deps, error) {
+	if cfg.DatabaseURL == "" {
+		return deps{}, errors.New("SVC_DATABASE_URL is not set")
+	}
+	db, err := storage.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return deps{}, err
+	}
+	d := deps{db: db}
+	d.temporal, err = client.DialContext(ctx, client.Options{
+		HostPort:  cfg.TemporalAddress,
+		Namespace: cfg.TemporalNamespace,
+		Logger:    sdklog.NewStructuredLogger(log.With("component", "temporal")),
+	})
+	if err != nil {
+		d.Close()
+		return deps{}, fmt.Errorf("connect temporal at %s: %w", cfg.TemporalAddress, err)
+	}
+	if cfg.S3Endpoint == "" {
+		d.Close()
+		return deps{}, errors.New("SVC_S3_ENDPOINT is not set")
+	}
+	d.blob, err = blob.Open(blob.Options{Endpoint: cfg.S3Endpoint, AccessKey: cfg.S3AccessKey,
+		SecretKey: cfg.S3SecretKey, Bucket: cfg.S3Bucket, UseTLS: cfg.S3UseTLS})
+	if err != nil {
+		d.Close()
+		return deps{}, err
+	}
+	if err := d.blob.EnsureBucket(ctx); err != nil {
+		log.Warn("object store not ready", slog.Any("error", err))
+	}
+	return d, nil
+}
+
+func apiConfig(cfg Config) api.Config {
+	return api.Config{RateLimitPerMinute: cfg.RateLimitPerMinute, SecureCookies: cfg.SecureCookies,
+		BaseURL: cfg.BaseURL, MerchantURL: cfg.MerchantURL, TaskQueue: cfg.TaskQueue}
+}
+
+func runAPI(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer) error {
+	d, err := connect(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return serveHTTP(ctx, cfg.HTTPAddr, api.NewServer(apiConfig(cfg), d.db, d.temporal, d.blob, log), log, stdout)
+}
+
+// serveHTTP serves until ctx ends, then lets in-flight requests finish.
+func serveHTTP(ctx context.Context, addr string, h http.Handler, log *slog.Logger, stdout io.Writer) error {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
+	fmt.Fprintf(stdout, "API listening on http://%s\n", l.Addr())
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(l) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 20*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		log.Warn("http shutdown", slog.Any("error", err))
+	}
+	return nil
+}
+
+func runWorker(ctx context.Context, cfg Config, log *slog.Logger) error {
+	d, err := connect(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	w := worker.New(d.temporal, cfg.TaskQueue, &activities.Activities{DB: d.db, Blob: d.blob})
+	if err := w.Start(); err != nil {
+		return fmt.Errorf("start worker: %w", err)
+	}
+	<-ctx.Done()
+	w.Stop()
+	return nil
+}
+
+func runMigrate(ctx context.Context, cfg Config, stdout io.Writer) error {
+	if cfg.DatabaseURL == "" {
+		return errors.New("SVC_DATABASE_URL is not set")
+	}
+	return migrate(ctx, cfg.DatabaseURL, stdout)
+}
+
+func migrate(ctx context.Context, url string, stdout io.Writer) error {
+	db, err := storage.Open(ctx, url)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	sqlDB := stdlib.OpenDBFromPool(db.Pool)
+	defer sqlDB.Close()
+	if err := migrations.Up(ctx, sqlDB); err != nil {
+		return err
+	}
+	version, err := migrations.Version(ctx, sqlDB)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "database at migration %d\n", version)
+	return nil
+}
