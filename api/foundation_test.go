@@ -274,3 +274,29 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 	require.Empty(t, missing, "served but not documented")
 	require.Empty(t, extra, "documented but not served")
 }
+
+// A 500 says only "internal error", and its idempotency key is freed so the
+// retry runs for real once the fault is gone.
+func TestServerErrorIsOpaqueAndNotStored(t *testing.T) {
+	h := newHarness(t, api.Config{})
+	m := h.signup("fault")
+	token := h.pat(m, "catalog:write")
+	ctx := context.Background()
+	_, err := h.db.Pool.Exec(ctx, `ALTER TABLE products RENAME TO products_away`)
+	require.NoError(t, err)
+
+	req := request{method: "POST", path: storePath(m.storeID, "/products"), auth: bearer(token),
+		body: map[string]any{"name": "Vase", "price": 100}, headers: map[string]string{"Idempotency-Key": "retry-me"}}
+	failed := h.do(req)
+	require.Equal(t, http.StatusInternalServerError, failed.Status)
+	require.Equal(t, "INTERNAL", failed.errorCode())
+	require.Equal(t, "Internal error", failed.errorField("message"))
+	require.NotContains(t, string(failed.Raw), "products")
+	require.NotContains(t, string(failed.Raw), "SQLSTATE")
+
+	_, err = h.db.Pool.Exec(ctx, `ALTER TABLE products_away RENAME TO products`)
+	require.NoError(t, err)
+	retried := h.do(req)
+	require.Equal(t, http.StatusCreated, retried.Status, string(retried.Raw))
+	require.Empty(t, retried.Header.Get("Idempotent-Replayed"))
+}

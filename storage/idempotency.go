@@ -64,13 +64,17 @@ func (db *DB) ClaimIdempotencyKey(ctx context.Context, s IdempotencyScope, finge
 			Scan(&state, &fp, &status, &contentType, &body, &lockedAt, &expiresAt)
 		switch {
 		case errors.Is(err, pgx.ErrNoRows):
-			_, err := tx.tx.Exec(ctx, `INSERT INTO idempotency_keys
+			tag, err := tx.tx.Exec(ctx, `INSERT INTO idempotency_keys
 				(store_id, credential_id, method, route, key, fingerprint, state, locked_at, created_at, expires_at)
 				VALUES ($1, $2, $3, $4, $5, $6, 'in_flight', $7, $7, $8)
 				ON CONFLICT DO NOTHING`,
 				s.StoreID, s.CredentialID, s.Method, s.Route, s.Key, fingerprint, now, now.Add(IdempotencyKeyTTL))
 			if err != nil {
 				return fmt.Errorf("claim idempotency key: %w", err)
+			}
+			if tag.RowsAffected() == 0 {
+				// A concurrent request inserted the key between our read and write.
+				return ErrIdempotencyInProgress
 			}
 			return nil
 		case err != nil:
