@@ -12,8 +12,8 @@ export SVC_MINIO_BIN := $(MINIO_BIN)
 .PHONY: dev test test-go build vet fmt bench minio postgres-check clean-dev
 
 ## dev: run everything locally (Postgres, Temporal + UI, MinIO, API, worker).
-dev: minio postgres-check
-	go run ./cmd/svc dev
+dev: minio postgres-check build
+	$(BIN_DIR)/svc dev
 
 ## test: the whole suite on throwaway Postgres, Temporal and MinIO.
 test: minio postgres-check

@@ -1,0 +1,397 @@
+// Command bench measures GET /products (a page of 20 from a store of 10 000
+// products) through the real API — auth, store binding, scope check, rate
+// limiter, storage, envelope — against a bare Go handler that runs the same
+// SQL and JSON-encodes the rows, in the same run on the same database.
+// Run it with `make bench`; it needs the SVC_TEST_* variables of `svc testenv`.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/merchantsvc/svc/api"
+	"github.com/merchantsvc/svc/storage"
+)
+
+func main() {
+	var (
+		out         = flag.String("out", "", "markdown file whose benchmark section is replaced with the results")
+		duration    = flag.Duration("duration", 10*time.Second, "length of each measured run")
+		concurrency = flag.Int("concurrency", 32, "concurrent clients in the throughput runs")
+		tokens      = flag.Int("tokens", 1000, "tokens the load is spread over (300 requests/min each)")
+		products    = flag.Int("products", 10000, "products in the store")
+		rate        = flag.Int("rate", 300, "requests per second in the latency run")
+	)
+	flag.Parse()
+	if err := run(context.Background(), *out, *duration, *concurrency, *tokens, *products, *rate); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, out string, duration time.Duration, concurrency, tokenCount, productCount, rate int) error {
+	admin := os.Getenv("SVC_TEST_DATABASE_URL")
+	template := os.Getenv("SVC_TEST_TEMPLATE_DATABASE")
+	if admin == "" || template == "" {
+		return errors.New("run through `make bench` (it provides SVC_TEST_DATABASE_URL)")
+	}
+	dbURL, err := createDatabase(ctx, admin, template)
+	if err != nil {
+		return err
+	}
+	db, err := storage.Open(ctx, dbURL)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	storeID, secrets, err := seed(ctx, db, productCount, tokenCount)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("seeded %d products and %d tokens\n", productCount, tokenCount)
+
+	realURL, stopReal, err := serve(api.NewServer(api.Config{RateLimitPerMinute: 300}, db, nil, nil,
+		slog.New(slog.NewTextHandler(io.Discard, nil))))
+	if err != nil {
+		return err
+	}
+	defer stopReal()
+	bareURL, stopBare, err := serve(bareHandler(db, storeID))
+	if err != nil {
+		return err
+	}
+	defer stopBare()
+
+	path := "/api/v1/stores/" + storeID.String() + "/products?limit=20&page=1"
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: concurrency * 2, MaxIdleConns: concurrency * 4}}
+	var next atomic.Uint64
+	realReq := func() (*http.Request, error) {
+		req, err := http.NewRequest(http.MethodGet, realURL+path, nil)
+		if err == nil {
+			req.Header.Set("Authorization", "Bearer "+secrets[next.Add(1)%uint64(len(secrets))])
+		}
+		return req, err
+	}
+	bareReq := func() (*http.Request, error) { return http.NewRequest(http.MethodGet, bareURL+path, nil) }
+
+	// Warm both paths (connections, plans, caches) before measuring.
+	for _, mk := range []func() (*http.Request, error){realReq, bareReq} {
+		if _, err := closedLoop(client, mk, concurrency, 2*time.Second); err != nil {
+			return err
+		}
+	}
+	// Alternate the two in rounds so neither gains from running later
+	// (autovacuum after seeding, warmer caches).
+	var bare, real result
+	for range 2 {
+		b, err := closedLoop(client, bareReq, concurrency, duration/2)
+		if err != nil {
+			return err
+		}
+		r, err := closedLoop(client, realReq, concurrency, duration/2)
+		if err != nil {
+			return err
+		}
+		bare, real = bare.merge(b), real.merge(r)
+	}
+	paced, err := openLoop(client, realReq, rate, duration)
+	if err != nil {
+		return err
+	}
+	report := formatReport(productCount, tokenCount, concurrency, duration, rate, bare, real, paced)
+	fmt.Print(report)
+	if out != "" {
+		return replaceSection(out, "catalog-list", report)
+	}
+	return nil
+}
+
+func createDatabase(ctx context.Context, admin, template string) (string, error) {
+	conn, err := pgx.Connect(ctx, admin)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `DROP DATABASE IF EXISTS bench WITH (FORCE)`); err != nil {
+		return "", err
+	}
+	if _, err := conn.Exec(ctx, `CREATE DATABASE bench TEMPLATE `+pgx.Identifier{template}.Sanitize()); err != nil {
+		return "", err
+	}
+	cfg, err := pgx.ParseConfig(admin)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("postgres://%s@%s:%d/bench?sslmode=disable", cfg.User, cfg.Host, cfg.Port), nil
+}
+
+// seed makes one store with productCount products and tokenCount catalog:read tokens.
+func seed(ctx context.Context, db *storage.DB, productCount, tokenCount int) (uuid.UUID, []string, error) {
+	user := storage.User{Email: "bench@example.com", PasswordHash: "x", Name: "Bench"}
+	store := storage.Store{Name: "Bench", Subdomain: "bench", Currency: "EGP", DefaultLanguage: "ar"}
+	secrets := make([]string, tokenCount)
+	err := db.InTx(ctx, func(tx *storage.Tx) error {
+		if err := tx.CreateUserAndStore(ctx, &user, &store); err != nil {
+			return err
+		}
+		for i := range secrets {
+			secrets[i] = fmt.Sprintf("svc_pat_bench%040d", i)
+			t := storage.Token{Kind: "pat", StoreID: store.ID, UserID: &user.ID, Name: "bench", Hint: "xxxx", Scopes: []string{"catalog:read"}}
+			if err := tx.CreateToken(ctx, &t, secrets[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return uuid.Nil, nil, err
+	}
+	_, err = db.Pool.Exec(ctx, `INSERT INTO products (id, store_id, name, description, sku, price, cost_price, status, quantity, attributes, created_at, updated_at)
+		SELECT gen_random_uuid(), $1, 'Product ' || i, 'A product used by the benchmark', 'SKU-' || i, 1000 + i, NULLIF(i % 3, 0) * 500,
+		       'active', i % 50, jsonb_build_object('colour', 'red', 'size', 'M'),
+		       now() - (i || ' seconds')::interval, now()
+		FROM generate_series(1, $2) AS i`, store.ID, productCount)
+	if err != nil {
+		return uuid.Nil, nil, fmt.Errorf("seed products: %w", err)
+	}
+	_, err = db.Pool.Exec(ctx, `ANALYZE products`)
+	return store.ID, secrets, err
+}
+
+// bareHandler runs the API's product-list SQL and encodes the rows: the
+// floor under what the real path can do.
+func bareHandler(db *storage.DB, storeID uuid.UUID) http.Handler {
+	type row struct {
+		ID          uuid.UUID       `json:"id"`
+		StoreID     uuid.UUID       `json:"store_id"`
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		SKU         *string         `json:"sku"`
+		Price       int64           `json:"price"`
+		CostPrice   *int64          `json:"cost_price"`
+		Status      string          `json:"status"`
+		Quantity    int             `json:"quantity"`
+		CategoryID  *uuid.UUID      `json:"category_id"`
+		Attributes  json.RawMessage `json:"attributes"`
+		Images      json.RawMessage `json:"images"`
+		MediaURLs   json.RawMessage `json:"media_urls"`
+		CreatedAt   time.Time       `json:"created_at"`
+		UpdatedAt   time.Time       `json:"updated_at"`
+	}
+	pageQuery, countQuery := storage.ProductListQuery(storeID, storage.ProductFilter{Page: storage.Page{Page: 1, Limit: 20}})
+	pageSQL, pageArgs, _ := pageQuery.ToSql()
+	countSQL, countArgs, _ := countQuery.ToSql()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rows, err := db.Pool.Query(r.Context(), pageSQL, pageArgs...)
+		if err != nil {
+			http.Error(w, err.Error(), 500)
+			return
+		}
+		items, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (row, error) {
+			var p row
+			err := r.Scan(&p.ID, &p.StoreID, &p.Name, &p.Description, &p.SKU, &p.Price, &p.CostPrice, &p.Status,
+				&p.Quantity, &p.CategoryID, &p.Attributes, &p.Images, &p.MediaURLs, &p.CreatedAt, &p.UpdatedAt)
+			return p, err
+		})
+		if err != nil {
+			http.Error(w, err.Error(), 500)
+			return
+		}
+		var total int
+		if err := db.Pool.QueryRow(r.Context(), countSQL, countArgs...).Scan(&total); err != nil {
+			http.Error(w, err.Error(), 500)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"items": items, "total": total})
+	})
+}
+
+func serve(h http.Handler) (string, func(), error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	srv := &http.Server{Handler: h}
+	go func() { _ = srv.Serve(l) }()
+	return "http://" + l.Addr().String(), func() { _ = srv.Close() }, nil
+}
+
+// result is one measured run.
+type result struct {
+	requests  int
+	errors    int
+	statuses  map[int]int
+	elapsed   time.Duration
+	latencies []time.Duration
+}
+
+func (r result) merge(o result) result {
+	r.requests += o.requests
+	r.errors += o.errors
+	r.elapsed += o.elapsed
+	r.latencies = append(r.latencies, o.latencies...)
+	return r
+}
+
+func (r result) rps() float64 { return float64(r.requests) / r.elapsed.Seconds() }
+
+func (r result) percentile(p float64) time.Duration {
+	if len(r.latencies) == 0 {
+		return 0
+	}
+	s := slices.Clone(r.latencies)
+	slices.Sort(s)
+	return s[min(len(s)-1, int(float64(len(s))*p))]
+}
+
+type recorder struct {
+	mu sync.Mutex
+	result
+}
+
+func (rec *recorder) add(d time.Duration, status int, err error) {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	rec.requests++
+	rec.latencies = append(rec.latencies, d)
+	if err != nil || status != http.StatusOK {
+		rec.errors++
+	}
+	rec.statuses[status]++
+}
+
+func once(client *http.Client, mk func() (*http.Request, error), rec *recorder) {
+	req, err := mk()
+	if err != nil {
+		rec.add(0, 0, err)
+		return
+	}
+	start := time.Now()
+	resp, err := client.Do(req)
+	status := 0
+	if err == nil {
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		status = resp.StatusCode
+	}
+	rec.add(time.Since(start), status, err)
+}
+
+// closedLoop keeps concurrency requests in flight for d.
+func closedLoop(client *http.Client, mk func() (*http.Request, error), concurrency int, d time.Duration) (result, error) {
+	rec := &recorder{result: result{statuses: map[int]int{}}}
+	deadline := time.Now().Add(d)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for range concurrency {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Now().Before(deadline) {
+				once(client, mk, rec)
+			}
+		}()
+	}
+	wg.Wait()
+	rec.elapsed = time.Since(start)
+	if rec.errors > rec.requests/100 {
+		return rec.result, fmt.Errorf("%d of %d requests failed: %v", rec.errors, rec.requests, rec.statuses)
+	}
+	return rec.result, nil
+}
+
+// openLoop sends rate requests per second for d regardless of answers.
+func openLoop(client *http.Client, mk func() (*http.Request, error), rate int, d time.Duration) (result, error) {
+	rec := &recorder{result: result{statuses: map[int]int{}}}
+	interval := time.Second / time.Duration(rate)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for i := 0; time.Since(start) < d; i++ {
+		time.Sleep(time.Until(start.Add(time.Duration(i) * interval)))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			once(client, mk, rec)
+		}()
+	}
+	wg.Wait()
+	rec.elapsed = time.Since(start)
+	if rec.errors > 0 {
+		return rec.result, fmt.Errorf("%d of %d requests failed: %v", rec.errors, rec.requests, rec.statuses)
+	}
+	return rec.result, nil
+}
+
+func cpuModel() string {
+	raw, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return runtime.GOARCH
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if name, ok := strings.CutPrefix(line, "model name"); ok {
+			return strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(name), ":"))
+		}
+	}
+	return runtime.GOARCH
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000) }
+
+func formatReport(products, tokens, concurrency int, d time.Duration, rate int, bare, real, paced result) string {
+	pgVersion, _ := exec.Command("sh", "-c", "ls /usr/lib/postgresql 2>/dev/null | tail -1").Output()
+	var b strings.Builder
+	fmt.Fprintf(&b, "Measured %s on %d CPUs (%s), Go %s, PostgreSQL %s (local cluster, fsync off); load generator,\n",
+		time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), cpuModel(), runtime.Version(), strings.TrimSpace(string(pgVersion)))
+	fmt.Fprintf(&b, "both servers and Postgres share the machine. %d products, page of 20 (`GET /products?limit=20&page=1`),\n", products)
+	fmt.Fprintf(&b, "real path spread over %d tokens (300/min each), %d concurrent clients; bare and real alternate in two rounds of %s each.\n\n", tokens, concurrency, d/2)
+	fmt.Fprintf(&b, "| run | requests/s | p50 | p99 | non-200 |\n|---|---:|---:|---:|---:|\n")
+	fmt.Fprintf(&b, "| bare: same SQL + JSON encode | %.0f | %s | %s | %d |\n", bare.rps(), ms(bare.percentile(0.5)), ms(bare.percentile(0.99)), bare.errors)
+	fmt.Fprintf(&b, "| real API (auth, binding, scope, limiter, envelope) | %.0f | %s | %s | %d |\n", real.rps(), ms(real.percentile(0.5)), ms(real.percentile(0.99)), real.errors)
+	fmt.Fprintf(&b, "| real API paced at %d req/s | %.0f | %s | %s | %d |\n\n", rate, paced.rps(), ms(paced.percentile(0.5)), ms(paced.percentile(0.99)), paced.errors)
+	ratio := real.rps() / bare.rps()
+	fmt.Fprintf(&b, "**Ratio real / bare: %.2f** (goal ≥ 0.5: %s). **p99 at %d req/s: %s** (goal < 20 ms: %s).\n",
+		ratio, verdict(ratio >= 0.5), rate, ms(paced.percentile(0.99)), verdict(paced.percentile(0.99) < 20*time.Millisecond))
+	return b.String()
+}
+
+func verdict(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "NOT met"
+}
+
+// replaceSection rewrites the text between the section's markers.
+func replaceSection(path, name, body string) error {
+	begin, end := "<!-- bench:"+name+":begin -->", "<!-- bench:"+name+":end -->"
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	text := string(raw)
+	i, j := strings.Index(text, begin), strings.Index(text, end)
+	if i < 0 || j < i {
+		return fmt.Errorf("%s has no %s … %s markers", path, begin, end)
+	}
+	text = text[:i+len(begin)] + "\n" + body + text[j:]
+	return os.WriteFile(path, []byte(text), 0o644)
+}
