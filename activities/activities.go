@@ -5,6 +5,7 @@ package activities
 
 import (
 	"context"
+	"net/http"
 	"time"
 
 	"github.com/merchantsvc/svc/storage"
@@ -15,6 +16,8 @@ import (
 type Activities struct {
 	DB   *storage.DB
 	Blob *blob.Store
+	// HTTPClient sends webhook deliveries (webhook.Guard.NewClient).
+	HTTPClient *http.Client
 }
 
 // CheckDatabase reads the database clock; the smoke workflow uses it to prove

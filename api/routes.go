@@ -36,6 +36,22 @@ func (s *Server) routes() *chi.Mux {
 				r.Delete("/{token_id}", s.handleRevokeAccessToken())
 			})
 
+			r.With(s.sessionOnly).Get("/notifications", s.handleListNotifications())
+
+			settingsRead, settingsWrite := s.requireScope("settings:read"), s.requireScope("settings:write")
+			r.Route("/webhooks", func(r chi.Router) {
+				r.With(settingsWrite).Post("/", s.handleCreateWebhook())
+				r.With(settingsRead).Get("/", s.handleListWebhooks())
+				r.With(settingsRead).Get("/{webhook_id}", s.handleGetWebhook())
+				r.With(settingsWrite).Patch("/{webhook_id}", s.handleUpdateWebhook())
+				r.With(settingsWrite).Delete("/{webhook_id}", s.handleDeleteWebhook())
+				r.With(settingsWrite).Post("/{webhook_id}/test", s.handleTestWebhook())
+				r.With(settingsWrite).Post("/{webhook_id}/rotate-secret", s.handleRotateWebhookSecret())
+				r.With(settingsRead).Get("/{webhook_id}/logs", s.handleWebhookLogs())
+				r.With(settingsWrite).Post("/{webhook_id}/deliveries/{delivery_id}/redeliver", s.handleRedeliver())
+				r.With(settingsWrite).Post("/{webhook_id}/recover", s.handleRecover())
+			})
+
 			read, write := s.requireScope("catalog:read"), s.requireScope("catalog:write")
 			r.Route("/products", func(r chi.Router) {
 				r.With(write).Post("/", s.handleCreateProduct())

@@ -18,6 +18,8 @@ import (
 
 	"github.com/merchantsvc/svc/storage"
 	"github.com/merchantsvc/svc/storage/blob"
+	"github.com/merchantsvc/svc/storage/webhook"
+	"github.com/merchantsvc/svc/workflows"
 )
 
 // Config is what the API needs to know beyond its dependencies.
@@ -29,6 +31,10 @@ type Config struct {
 	BaseURL       string
 	MerchantURL   string
 	TaskQueue     string
+	// WebhookGuard validates subscription URLs (decisions §7).
+	WebhookGuard webhook.Guard
+	// WebhookRetrySchedule is the ladder redeliveries follow after their immediate attempt.
+	WebhookRetrySchedule []time.Duration
 }
 
 // Server is the HTTP API.
@@ -47,6 +53,12 @@ type Server struct {
 func NewServer(cfg Config, db *storage.DB, temporal client.Client, blobStore *blob.Store, log *slog.Logger) *Server {
 	if cfg.RateLimitPerMinute <= 0 {
 		cfg.RateLimitPerMinute = 300
+	}
+	if cfg.TaskQueue == "" {
+		cfg.TaskQueue = "svc"
+	}
+	if cfg.WebhookRetrySchedule == nil {
+		cfg.WebhookRetrySchedule = workflows.DefaultRetrySchedule
 	}
 	s := &Server{
 		cfg:      cfg,

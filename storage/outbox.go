@@ -19,6 +19,9 @@ const (
 	EventProductDeleted     = "product.deleted"
 )
 
+// OutboxChannel is the Postgres notification channel signalled on every event.
+const OutboxChannel = "svc_outbox"
+
 // OutboxEvent is a fact written with the change it describes.
 type OutboxEvent struct {
 	ID        uuid.UUID
@@ -43,7 +46,10 @@ func (tx *Tx) emit(ctx context.Context, storeID uuid.UUID, event string, data an
 	if err != nil {
 		return fmt.Errorf("encode %s event: %w", event, err)
 	}
-	if _, err := tx.tx.Exec(ctx, `INSERT INTO outbox (id, store_id, event, body, created_at) VALUES ($1, $2, $3, $4, $5)`,
+	// pg_notify is delivered at commit and wakes the dispatcher at once; the
+	// dispatcher also polls, so a lost notification only delays delivery.
+	if _, err := tx.tx.Exec(ctx, `WITH row AS (INSERT INTO outbox (id, store_id, event, body, created_at) VALUES ($1, $2, $3, $4, $5))
+		SELECT pg_notify('`+OutboxChannel+`', '')`,
 		NewID(), storeID, event, body, now); err != nil {
 		return fmt.Errorf("write %s event: %w", event, err)
 	}

@@ -15,6 +15,9 @@ const DefaultTaskQueue = "svc"
 // Register puts every workflow and activity on r.
 func Register(r sdkworker.Registry, acts *activities.Activities) {
 	r.RegisterWorkflow(workflows.Ping)
+	r.RegisterWorkflow(workflows.Dispatch)
+	r.RegisterWorkflow(workflows.Delivery)
+	r.RegisterWorkflow(workflows.WebhookTest)
 	r.RegisterActivity(acts)
 }
 

@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"strings"
+	"time"
 
 	"github.com/kelseyhightower/envconfig"
 )
@@ -24,12 +26,33 @@ type Config struct {
 	SecureCookies      bool   `envconfig:"SECURE_COOKIES" default:"true"`
 	LogLevel           string `envconfig:"LOG_LEVEL" default:"info"`
 
+	// Webhooks (decisions §7). The first two are for dev and tests only.
+	WebhookAllowPrivate  bool   `envconfig:"WEBHOOK_ALLOW_PRIVATE" default:"false"`
+	WebhookCAFile        string `envconfig:"WEBHOOK_CA_FILE"`
+	WebhookRetrySchedule string `envconfig:"WEBHOOK_RETRY_SCHEDULE" default:"10s,30s,2m,10m,30m"`
+
 	// Local development (`svc dev`, `svc testenv`) only.
 	DevDir          string `envconfig:"DEV_DIR" default:".dev"`
 	DevPostgresPort int    `envconfig:"DEV_POSTGRES_PORT" default:"54329"`
 	DevMinIOPort    int    `envconfig:"DEV_MINIO_PORT" default:"9100"`
 	DevTemporalUI   string `envconfig:"DEV_TEMPORAL_UI_ADDR" default:"127.0.0.1:8233"`
 	MinIOBin        string `envconfig:"MINIO_BIN" default:".bin/minio-v0.0.0-20260212201848-7aac2a2c5b7c/minio"` // keep in step with the Makefile
+}
+
+// retrySchedule parses SVC_WEBHOOK_RETRY_SCHEDULE ("10s,30s,2m"; empty: no retries).
+func (c Config) retrySchedule() ([]time.Duration, error) {
+	schedule := []time.Duration{}
+	for _, part := range strings.Split(c.WebhookRetrySchedule, ",") {
+		if part = strings.TrimSpace(part); part == "" {
+			continue
+		}
+		d, err := time.ParseDuration(part)
+		if err != nil || d < 0 {
+			return nil, fmt.Errorf("SVC_WEBHOOK_RETRY_SCHEDULE: %q is not a duration", part)
+		}
+		schedule = append(schedule, d)
+	}
+	return schedule, nil
 }
 
 func loadConfig() (Config, error) {
@@ -42,6 +65,9 @@ func loadConfig() (Config, error) {
 	}
 	if cfg.MerchantURL == "" {
 		cfg.MerchantURL = cfg.BaseURL
+	}
+	if _, err := cfg.retrySchedule(); err != nil {
+		return Config{}, err
 	}
 	return cfg, nil
 }

@@ -12,10 +12,8 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"github.com/merchantsvc/svc/activities"
 	"github.com/merchantsvc/svc/api"
 	"github.com/merchantsvc/svc/internal/devenv"
-	"github.com/merchantsvc/svc/worker"
 )
 
 // Credentials of the local MinIO; they never leave the machine.
@@ -104,11 +102,13 @@ func runDev(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer)
 	if err := d.blob.EnsureBucket(ctx); err != nil {
 		return err
 	}
-	w := worker.New(d.temporal, cfg.TaskQueue, &activities.Activities{DB: d.db, Blob: d.blob})
-	if err := w.Start(); err != nil {
-		return fmt.Errorf("start worker: %w", err)
+	workerCtx, stopWorker := context.WithCancel(ctx)
+	wait, err := startWorker(workerCtx, cfg, d, log)
+	if err != nil {
+		stopWorker()
+		return err
 	}
-	defer w.Stop()
+	defer func() { stopWorker(); wait() }()
 
 	fmt.Fprintf(stdout, "\nAPI          %s/api/v1  (OpenAPI: %s/api/v1/openapi.json)\n", cfg.BaseURL, cfg.BaseURL)
 	fmt.Fprintf(stdout, "Merchant     %s\n", cfg.MerchantURL)

@@ -29,6 +29,7 @@ import (
 	"github.com/merchantsvc/svc/migrations"
 	"github.com/merchantsvc/svc/storage"
 	"github.com/merchantsvc/svc/storage/blob"
+	"github.com/merchantsvc/svc/storage/webhook"
 	"github.com/merchantsvc/svc/worker"
 )
 
@@ -136,8 +137,36 @@ func connect(ctx context.Context, cfg Config, log *slog.Logger) (deps, error) {
 }
 
 func apiConfig(cfg Config) api.Config {
+	schedule, _ := cfg.retrySchedule() // checked by loadConfig
 	return api.Config{RateLimitPerMinute: cfg.RateLimitPerMinute, SecureCookies: cfg.SecureCookies,
-		BaseURL: cfg.BaseURL, MerchantURL: cfg.MerchantURL, TaskQueue: cfg.TaskQueue}
+		BaseURL: cfg.BaseURL, MerchantURL: cfg.MerchantURL, TaskQueue: cfg.TaskQueue,
+		WebhookGuard: webhook.Guard{AllowPrivate: cfg.WebhookAllowPrivate}, WebhookRetrySchedule: schedule}
+}
+
+// startWorker runs the Temporal worker and the outbox dispatcher until ctx
+// ends; the returned function waits for both to stop.
+func startWorker(ctx context.Context, cfg Config, d deps, log *slog.Logger) (func(), error) {
+	guard := webhook.Guard{AllowPrivate: cfg.WebhookAllowPrivate}
+	httpClient, err := guard.NewClient(cfg.WebhookCAFile)
+	if err != nil {
+		return nil, err
+	}
+	w := worker.New(d.temporal, cfg.TaskQueue, &activities.Activities{DB: d.db, Blob: d.blob, HTTPClient: httpClient})
+	if err := w.Start(); err != nil {
+		return nil, fmt.Errorf("start worker: %w", err)
+	}
+	schedule, _ := cfg.retrySchedule()
+	dispatcher := &worker.Dispatcher{DB: d.db, Temporal: d.temporal, TaskQueue: cfg.TaskQueue, Schedule: schedule,
+		Log: log.With("component", "dispatcher")}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = dispatcher.Run(ctx)
+	}()
+	return func() {
+		<-done
+		w.Stop()
+	}, nil
 }
 
 func runAPI(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer) error {
@@ -178,12 +207,12 @@ func runWorker(ctx context.Context, cfg Config, log *slog.Logger) error {
 		return err
 	}
 	defer d.Close()
-	w := worker.New(d.temporal, cfg.TaskQueue, &activities.Activities{DB: d.db, Blob: d.blob})
-	if err := w.Start(); err != nil {
-		return fmt.Errorf("start worker: %w", err)
+	wait, err := startWorker(ctx, cfg, d, log)
+	if err != nil {
+		return err
 	}
 	<-ctx.Done()
-	w.Stop()
+	wait()
 	return nil
 }
 

@@ -1,0 +1,476 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+
+	"github.com/merchantsvc/svc/storage"
+	"github.com/merchantsvc/svc/storage/webhook"
+	"github.com/merchantsvc/svc/workflows"
+)
+
+const webhookSecretPrefix = "svc_whsec_"
+
+type subscriptionResponse struct {
+	ID             uuid.UUID  `json:"id"`
+	URL            string     `json:"url"`
+	Events         []string   `json:"events"`
+	Description    string     `json:"description"`
+	IsActive       bool       `json:"is_active"`
+	DisabledAt     *time.Time `json:"disabled_at"`
+	DisabledReason *string    `json:"disabled_reason"`
+	Secret         string     `json:"secret,omitempty"`
+	CreatedAt      time.Time  `json:"created_at"`
+	UpdatedAt      time.Time  `json:"updated_at"`
+}
+
+func newSubscriptionResponse(s storage.Subscription) subscriptionResponse {
+	return subscriptionResponse{ID: s.ID, URL: s.URL, Events: s.Events, Description: s.Description, IsActive: s.IsActive,
+		DisabledAt: utcPtr(s.DisabledAt), DisabledReason: s.DisabledReason, CreatedAt: s.CreatedAt.UTC(), UpdatedAt: s.UpdatedAt.UTC()}
+}
+
+func checkEvents(c *checker, events []string) {
+	if len(events) == 0 {
+		c.add("events", "required", "must name at least one event")
+	}
+	for i, e := range events {
+		if !slices.Contains(storage.WebhookEvents, e) {
+			c.add(fmt.Sprintf("events[%d]", i), "one_of", "must be one of "+strings.Join(storage.WebhookEvents, ", "))
+		}
+	}
+}
+
+// checkWebhookURL applies the https and public-address rule (422 when broken).
+func (s *Server) checkWebhookURL(ctx context.Context, c *checker, raw string) {
+	if len(raw) > 2048 {
+		c.add("url", "too_long", "must be at most 2048 characters")
+		return
+	}
+	var urlErr *webhook.URLError
+	if err := s.cfg.WebhookGuard.CheckURL(ctx, raw); errors.As(err, &urlErr) {
+		c.fields = append(c.fields, fieldError{Field: "url", Code: "invalid_url", Message: urlErr.Reason,
+			MessageAr: "يجب أن يكون الرابط HTTPS عامًا ولا يشير إلى عنوان داخلي أو خاص"})
+	}
+}
+
+type createSubscriptionRequest struct {
+	URL         string   `json:"url"`
+	Events      []string `json:"events"`
+	Description string   `json:"description"`
+	IsActive    *bool    `json:"is_active"`
+}
+
+func (req createSubscriptionRequest) Valid() []fieldError {
+	var c checker
+	c.required("url", req.URL != "")
+	checkEvents(&c, req.Events)
+	c.text("description", req.Description, 0, 500)
+	return c.result()
+}
+
+func (s *Server) handleCreateWebhook() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		req, err := decode[createSubscriptionRequest](r)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		var c checker
+		s.checkWebhookURL(r.Context(), &c, req.URL)
+		if len(c.fields) > 0 {
+			s.writeError(w, r, validationError(c.fields))
+			return
+		}
+		sub := storage.Subscription{StoreID: storeIDFrom(r.Context()), URL: req.URL, Events: dedupe(req.Events),
+			Description: req.Description, IsActive: req.IsActive == nil || *req.IsActive, Secret: newSecret(webhookSecretPrefix)}
+		s.writeTx(w, r, http.StatusCreated, func(tx *storage.Tx) (any, error) {
+			if err := tx.CreateSubscription(r.Context(), &sub); err != nil {
+				return nil, err
+			}
+			resp := newSubscriptionResponse(sub)
+			resp.Secret = sub.Secret
+			return ok(resp), nil
+		})
+	}
+}
+
+func dedupe(events []string) []string {
+	var out []string
+	for _, e := range events {
+		if !slices.Contains(out, e) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func (s *Server) handleListWebhooks() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		subs, err := s.db.FindSubscriptions(r.Context(), storeIDFrom(r.Context()))
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		list := make([]subscriptionResponse, 0, len(subs))
+		for _, sub := range subs {
+			list = append(list, newSubscriptionResponse(sub))
+		}
+		respond(w, http.StatusOK, list)
+	}
+}
+
+func (s *Server) handleGetWebhook() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id, err := pathUUID(r, "webhook_id")
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		sub, err := s.db.FindSubscriptionByID(r.Context(), storeIDFrom(r.Context()), id)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		respond(w, http.StatusOK, newSubscriptionResponse(sub))
+	}
+}
+
+type updateSubscriptionRequest struct {
+	URL         optional[string]   `json:"url"`
+	Events      optional[[]string] `json:"events"`
+	Description optional[string]   `json:"description"`
+	IsActive    optional[bool]     `json:"is_active"`
+}
+
+func (req updateSubscriptionRequest) Valid() []fieldError {
+	var c checker
+	notNull(&c, "url", req.URL)
+	if notNull(&c, "events", req.Events) {
+		checkEvents(&c, req.Events.Value)
+	}
+	if notNull(&c, "description", req.Description) {
+		c.text("description", req.Description.Value, 0, 500)
+	}
+	notNull(&c, "is_active", req.IsActive)
+	return c.result()
+}
+
+func (s *Server) handleUpdateWebhook() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id, err := pathUUID(r, "webhook_id")
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		req, err := decode[updateSubscriptionRequest](r)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		var upd storage.SubscriptionUpdate
+		if req.URL.Set {
+			var c checker
+			s.checkWebhookURL(r.Context(), &c, req.URL.Value)
+			if len(c.fields) > 0 {
+				s.writeError(w, r, validationError(c.fields))
+				return
+			}
+			upd.URL = &req.URL.Value
+		}
+		if req.Events.Set {
+			upd.Events = dedupe(req.Events.Value)
+		}
+		if req.Description.Set {
+			upd.Description = &req.Description.Value
+		}
+		if req.IsActive.Set {
+			upd.IsActive = &req.IsActive.Value
+		}
+		s.writeTx(w, r, http.StatusOK, func(tx *storage.Tx) (any, error) {
+			sub, err := tx.UpdateSubscription(r.Context(), storeIDFrom(r.Context()), id, upd)
+			if err != nil {
+				return nil, err
+			}
+			return ok(newSubscriptionResponse(sub)), nil
+		})
+	}
+}
+
+func (s *Server) handleDeleteWebhook() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id, err := pathUUID(r, "webhook_id")
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		s.writeTx(w, r, http.StatusNoContent, func(tx *storage.Tx) (any, error) {
+			return nil, tx.DeleteSubscription(r.Context(), storeIDFrom(r.Context()), id)
+		})
+	}
+}
+
+func (s *Server) handleRotateWebhookSecret() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id, err := pathUUID(r, "webhook_id")
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		secret := newSecret(webhookSecretPrefix)
+		s.writeTx(w, r, http.StatusOK, func(tx *storage.Tx) (any, error) {
+			sub, err := tx.RotateSubscriptionSecret(r.Context(), storeIDFrom(r.Context()), id, secret)
+			if err != nil {
+				return nil, err
+			}
+			resp := newSubscriptionResponse(sub)
+			resp.Secret = secret
+			return ok(resp), nil
+		})
+	}
+}
+
+type testResult struct {
+	DeliveryID   uuid.UUID `json:"delivery_id"`
+	StatusCode   *int      `json:"status_code"`
+	ResponseBody string    `json:"response_body"`
+	DurationMS   int64     `json:"duration_ms"`
+	Error        *string   `json:"error"`
+}
+
+// handleTestWebhook delivers a signed webhook.ping at once (through a
+// short workflow on the worker) and answers what the endpoint answered.
+func (s *Server) handleTestWebhook() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id, err := pathUUID(r, "webhook_id")
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		storeID := storeIDFrom(r.Context())
+		var delivery storage.Delivery
+		err = s.db.InTx(r.Context(), func(tx *storage.Tx) error {
+			if _, err := tx.FindSubscriptionByID(r.Context(), storeID, id); err != nil {
+				return err
+			}
+			delivery, err = tx.CreatePingDelivery(r.Context(), storeID, id)
+			return err
+		})
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		ctx, cancel := context.WithTimeout(r.Context(), 40*time.Second)
+		defer cancel()
+		run, err := s.temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+			ID: workflows.WebhookTestWorkflowID(delivery.ID), TaskQueue: s.cfg.TaskQueue,
+		}, workflows.WebhookTest, workflows.WebhookTestInput{StoreID: storeID, DeliveryID: delivery.ID})
+		if err != nil {
+			s.writeError(w, r, fmt.Errorf("start webhook test: %w", err))
+			return
+		}
+		var out workflows.WebhookTestResult
+		if err := run.Get(ctx, &out); err != nil {
+			s.writeError(w, r, fmt.Errorf("webhook test: %w", err))
+			return
+		}
+		res := testResult{DeliveryID: delivery.ID, ResponseBody: out.ResponseBody, DurationMS: out.DurationMS}
+		if out.StatusCode != 0 {
+			res.StatusCode = &out.StatusCode
+		}
+		if out.Error != "" {
+			res.Error = &out.Error
+		}
+		respond(w, http.StatusOK, res)
+	}
+}
+
+type attemptResponse struct {
+	DeliveryID   uuid.UUID `json:"delivery_id"`
+	Event        string    `json:"event"`
+	Attempt      int       `json:"attempt"`
+	Status       string    `json:"status"`
+	ResponseCode *int      `json:"response_code"`
+	ResponseBody string    `json:"response_body"`
+	Error        *string   `json:"error"`
+	DurationMS   int64     `json:"duration_ms"`
+	AttemptedAt  time.Time `json:"attempted_at"`
+}
+
+func (s *Server) handleWebhookLogs() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id, err := pathUUID(r, "webhook_id")
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		q := newQueryParser(r)
+		page, limit := q.page(20)
+		if err := q.err(); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		storeID := storeIDFrom(r.Context())
+		if _, err := s.db.FindSubscriptionByID(r.Context(), storeID, id); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		attempts, total, err := s.db.FindAttempts(r.Context(), storeID, id, storage.Page{Page: page, Limit: limit})
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		items := make([]attemptResponse, 0, len(attempts))
+		for _, a := range attempts {
+			item := attemptResponse{DeliveryID: a.DeliveryID, Event: a.Event, Attempt: a.Attempt, Status: a.Status,
+				ResponseCode: a.ResponseCode, ResponseBody: a.ResponseBody, DurationMS: a.Duration.Milliseconds(),
+				AttemptedAt: a.AttemptedAt.UTC()}
+			if a.Error != "" {
+				item.Error = &a.Error
+			}
+			items = append(items, item)
+		}
+		respond(w, http.StatusOK, newList(items, page, limit, total))
+	}
+}
+
+// startLadders queues deliveries for an immediate attempt followed by the
+// usual retry ladder.
+func (s *Server) startLadders(ctx context.Context, deliveries []storage.Delivery) error {
+	schedule := append([]time.Duration{0}, s.cfg.WebhookRetrySchedule...)
+	for _, d := range deliveries {
+		next := d.Attempts + 1
+		_, err := s.temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+			ID:                    fmt.Sprintf("%s:from-%d", workflows.DeliveryWorkflowID(d.ID), next),
+			TaskQueue:             s.cfg.TaskQueue,
+			WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		}, workflows.Delivery, workflows.DeliveryInput{StoreID: d.StoreID, DeliveryID: d.ID, Schedule: schedule, NextAttempt: next})
+		if err != nil {
+			return fmt.Errorf("start redelivery: %w", err)
+		}
+	}
+	return nil
+}
+
+func (s *Server) handleRedeliver() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id, err := pathUUID(r, "webhook_id")
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		deliveryID, err := pathUUID(r, "delivery_id")
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		s.requeue(w, r, id, &deliveryID, time.Time{})
+	}
+}
+
+type recoverRequest struct {
+	Since *time.Time `json:"since"`
+}
+
+func (req recoverRequest) Valid() []fieldError {
+	var c checker
+	c.required("since", req.Since != nil)
+	return c.result()
+}
+
+func (s *Server) handleRecover() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id, err := pathUUID(r, "webhook_id")
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		req, err := decode[recoverRequest](r)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		s.requeue(w, r, id, nil, *req.Since)
+	}
+}
+
+var errSubscriptionInactive = newError(http.StatusConflict, "WEBHOOK_INACTIVE",
+	"The subscription is switched off; re-enable it with PATCH is_active=true first",
+	"الاشتراك متوقف؛ أعد تفعيله أولًا عبر PATCH بقيمة is_active=true")
+
+func (s *Server) requeue(w http.ResponseWriter, r *http.Request, subID uuid.UUID, deliveryID *uuid.UUID, since time.Time) {
+	storeID := storeIDFrom(r.Context())
+	var deliveries []storage.Delivery
+	err := s.db.InTx(r.Context(), func(tx *storage.Tx) error {
+		sub, err := tx.FindSubscriptionByID(r.Context(), storeID, subID)
+		if err != nil {
+			return err
+		}
+		if !sub.IsActive {
+			return errSubscriptionInactive
+		}
+		deliveries, err = tx.RequeueDeliveries(r.Context(), storeID, subID, deliveryID, since)
+		if err != nil {
+			return err
+		}
+		if deliveryID != nil && len(deliveries) == 0 {
+			return fmt.Errorf("delivery %s: %w", deliveryID, storage.ErrNotFound)
+		}
+		return nil
+	})
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if err := s.startLadders(r.Context(), deliveries); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	ids := make([]uuid.UUID, 0, len(deliveries))
+	for _, d := range deliveries {
+		ids = append(ids, d.ID)
+	}
+	respond(w, http.StatusAccepted, map[string]any{"queued": len(ids), "delivery_ids": ids})
+}
+
+type notificationResponse struct {
+	ID        uuid.UUID  `json:"id"`
+	Kind      string     `json:"kind"`
+	Title     string     `json:"title"`
+	TitleAr   string     `json:"title_ar"`
+	Body      string     `json:"body"`
+	BodyAr    string     `json:"body_ar"`
+	Data      any        `json:"data"`
+	CreatedAt time.Time  `json:"created_at"`
+	ReadAt    *time.Time `json:"read_at"`
+}
+
+func (s *Server) handleListNotifications() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		q := newQueryParser(r)
+		page, limit := q.page(20)
+		if err := q.err(); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		list, total, err := s.db.FindNotifications(r.Context(), storeIDFrom(r.Context()), storage.Page{Page: page, Limit: limit})
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		items := make([]notificationResponse, 0, len(list))
+		for _, n := range list {
+			items = append(items, notificationResponse{ID: n.ID, Kind: n.Kind, Title: n.Title, TitleAr: n.TitleAr, Body: n.Body,
+				BodyAr: n.BodyAr, Data: n.Data, CreatedAt: n.CreatedAt.UTC(), ReadAt: utcPtr(n.ReadAt)})
+		}
+		respond(w, http.StatusOK, newList(items, page, limit, total))
+	}
+}

@@ -1,0 +1,492 @@
+package storage
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+)
+
+// WebhookEvents are the events a subscription may name (spec §6.1).
+var WebhookEvents = []string{EventOrderCreated, EventOrderPaid, EventOrderStatusChanged,
+	EventProductCreated, EventProductUpdated, EventProductDeleted}
+
+// EventWebhookPing is sent only by the test operation.
+const EventWebhookPing = "webhook.ping"
+
+// MaxSubscriptionsPerStore caps a store's webhook subscriptions.
+const MaxSubscriptionsPerStore = 20
+
+// Subscription is a merchant's webhook endpoint.
+type Subscription struct {
+	ID             uuid.UUID
+	StoreID        uuid.UUID
+	URL            string
+	Events         []string
+	Description    string
+	IsActive       bool
+	Secret         string
+	DisabledAt     *time.Time
+	DisabledReason *string
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+}
+
+// SubscriptionUpdate is a partial update.
+type SubscriptionUpdate struct {
+	URL         *string
+	Events      []string // nil leaves them
+	Description *string
+	IsActive    *bool
+}
+
+const subscriptionColumns = `id, store_id, url, events, description, is_active, secret, disabled_at, disabled_reason, created_at, updated_at`
+
+func scanSubscription(row pgx.Row) (Subscription, error) {
+	var s Subscription
+	err := row.Scan(&s.ID, &s.StoreID, &s.URL, &s.Events, &s.Description, &s.IsActive, &s.Secret, &s.DisabledAt,
+		&s.DisabledReason, &s.CreatedAt, &s.UpdatedAt)
+	return s, err
+}
+
+// CreateSubscription adds an endpoint, at most MaxSubscriptionsPerStore per store.
+func (tx *Tx) CreateSubscription(ctx context.Context, s *Subscription) error {
+	// Lock the store row so two concurrent creates cannot both pass the cap.
+	if _, err := tx.tx.Exec(ctx, `SELECT 1 FROM stores WHERE id = $1 FOR UPDATE`, s.StoreID); err != nil {
+		return fmt.Errorf("lock store: %w", err)
+	}
+	var count int
+	if err := tx.tx.QueryRow(ctx, `SELECT count(*) FROM webhook_subscriptions WHERE store_id = $1`, s.StoreID).Scan(&count); err != nil {
+		return fmt.Errorf("count subscriptions: %w", err)
+	}
+	if count >= MaxSubscriptionsPerStore {
+		return &InvalidError{Field: "url", Code: "limit_reached",
+			Message: fmt.Sprintf("a store may have at most %d webhook subscriptions", MaxSubscriptionsPerStore)}
+	}
+	s.ID = NewID()
+	now := tx.now()
+	s.CreatedAt, s.UpdatedAt = now, now
+	_, err := tx.tx.Exec(ctx, `INSERT INTO webhook_subscriptions (`+subscriptionColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, NULL, NULL, $8, $8)`,
+		s.ID, s.StoreID, s.URL, s.Events, s.Description, s.IsActive, s.Secret, now)
+	if err != nil {
+		return fmt.Errorf("create subscription: %w", err)
+	}
+	return nil
+}
+
+// FindSubscriptions lists a store's subscriptions, oldest first.
+func (r reader) FindSubscriptions(ctx context.Context, storeID uuid.UUID) ([]Subscription, error) {
+	rows, err := r.q.Query(ctx, `SELECT `+subscriptionColumns+` FROM webhook_subscriptions WHERE store_id = $1 ORDER BY created_at, id`, storeID)
+	if err != nil {
+		return nil, fmt.Errorf("find subscriptions: %w", err)
+	}
+	subs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Subscription, error) { return scanSubscription(row) })
+	if err != nil {
+		return nil, fmt.Errorf("find subscriptions: %w", err)
+	}
+	return subs, nil
+}
+
+// FindSubscriptionByID returns one subscription of the store.
+func (r reader) FindSubscriptionByID(ctx context.Context, storeID, id uuid.UUID) (Subscription, error) {
+	s, err := scanSubscription(r.q.QueryRow(ctx, `SELECT `+subscriptionColumns+` FROM webhook_subscriptions WHERE store_id = $1 AND id = $2`, storeID, id))
+	if err != nil {
+		return Subscription{}, notFoundIfNoRows(err, "find subscription "+id.String())
+	}
+	return s, nil
+}
+
+// UpdateSubscription applies a partial update; setting is_active true
+// re-enables a subscription switched off by exhaustion.
+func (tx *Tx) UpdateSubscription(ctx context.Context, storeID, id uuid.UUID, upd SubscriptionUpdate) (Subscription, error) {
+	s, err := scanSubscription(tx.tx.QueryRow(ctx, `SELECT `+subscriptionColumns+` FROM webhook_subscriptions WHERE store_id = $1 AND id = $2 FOR UPDATE`, storeID, id))
+	if err != nil {
+		return Subscription{}, notFoundIfNoRows(err, "update subscription "+id.String())
+	}
+	if upd.URL != nil {
+		s.URL = *upd.URL
+	}
+	if upd.Events != nil {
+		s.Events = upd.Events
+	}
+	if upd.Description != nil {
+		s.Description = *upd.Description
+	}
+	if upd.IsActive != nil {
+		s.IsActive = *upd.IsActive
+		if s.IsActive {
+			s.DisabledAt, s.DisabledReason = nil, nil
+		}
+	}
+	s.UpdatedAt = tx.now()
+	_, err = tx.tx.Exec(ctx, `UPDATE webhook_subscriptions SET url = $3, events = $4, description = $5, is_active = $6,
+		disabled_at = $7, disabled_reason = $8, updated_at = $9 WHERE store_id = $1 AND id = $2`,
+		storeID, id, s.URL, s.Events, s.Description, s.IsActive, s.DisabledAt, s.DisabledReason, s.UpdatedAt)
+	if err != nil {
+		return Subscription{}, fmt.Errorf("update subscription: %w", err)
+	}
+	return s, nil
+}
+
+// RotateSubscriptionSecret replaces the signing secret; every attempt from
+// the commit on, retries included, signs with the new one.
+func (tx *Tx) RotateSubscriptionSecret(ctx context.Context, storeID, id uuid.UUID, secret string) (Subscription, error) {
+	s, err := scanSubscription(tx.tx.QueryRow(ctx, `UPDATE webhook_subscriptions SET secret = $3, updated_at = $4
+		WHERE store_id = $1 AND id = $2 RETURNING `+subscriptionColumns, storeID, id, secret, tx.now()))
+	if err != nil {
+		return Subscription{}, notFoundIfNoRows(err, "rotate subscription secret")
+	}
+	return s, nil
+}
+
+// DeleteSubscription removes a subscription with its deliveries and logs.
+func (tx *Tx) DeleteSubscription(ctx context.Context, storeID, id uuid.UUID) error {
+	tag, err := tx.tx.Exec(ctx, `DELETE FROM webhook_subscriptions WHERE store_id = $1 AND id = $2`, storeID, id)
+	if err != nil {
+		return fmt.Errorf("delete subscription: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("delete subscription %s: %w", id, ErrNotFound)
+	}
+	return nil
+}
+
+// Delivery is one event for one subscription; X-SVC-Delivery is its id.
+type Delivery struct {
+	ID             uuid.UUID
+	StoreID        uuid.UUID
+	SubscriptionID uuid.UUID
+	Event          string
+	Body           []byte
+	Status         string
+	Attempts       int
+	CreatedAt      time.Time
+}
+
+// Delivery statuses.
+const (
+	DeliveryPending   = "pending"
+	DeliveryRetrying  = "retrying"
+	DeliverySucceeded = "succeeded"
+	DeliveryExhausted = "exhausted"
+	DeliveryGone      = "gone"
+	DeliverySkipped   = "skipped"
+	// DeliveryFailed ends a test ping that did not get a 2xx; pings never switch a subscription off.
+	DeliveryFailed = "failed"
+)
+
+// Batch is a set of first attempts dispatched together; one workflow each.
+type Batch struct {
+	ID uuid.UUID
+	// Deliveries counts the pending deliveries in it.
+	Deliveries int
+}
+
+// DispatchOutbox turns up to limit undispatched outbox rows into deliveries,
+// one per matching subscription: pending for active ones (grouped into a new
+// batch), skipped for switched-off ones. SKIP LOCKED lets several
+// dispatchers run without taking the same rows; the unique (outbox,
+// subscription) pair means a row can never yield two deliveries.
+func (db *DB) DispatchOutbox(ctx context.Context, limit int) (Batch, int, error) {
+	var (
+		batch  = Batch{ID: NewID()}
+		events int
+	)
+	err := db.InTx(ctx, func(tx *Tx) error {
+		rows, err := tx.tx.Query(ctx, `SELECT id FROM outbox WHERE dispatched_at IS NULL ORDER BY created_at
+			LIMIT $1 FOR UPDATE SKIP LOCKED`, limit)
+		if err != nil {
+			return fmt.Errorf("claim outbox: %w", err)
+		}
+		ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+		if err != nil {
+			return fmt.Errorf("claim outbox: %w", err)
+		}
+		events = len(ids)
+		if events == 0 {
+			return nil
+		}
+		now := tx.now()
+		if _, err := tx.tx.Exec(ctx, `INSERT INTO webhook_batches (id, created_at) VALUES ($1, $2)`, batch.ID, now); err != nil {
+			return fmt.Errorf("create batch: %w", err)
+		}
+		err = tx.tx.QueryRow(ctx, `WITH inserted AS (
+				INSERT INTO webhook_deliveries (id, store_id, subscription_id, outbox_id, batch_id, event, body, status, created_at)
+				SELECT gen_random_uuid(), o.store_id, s.id, o.id,
+				       CASE WHEN s.is_active THEN $2::uuid END, o.event, o.body,
+				       CASE WHEN s.is_active THEN 'pending' ELSE 'skipped' END, o.created_at
+				FROM outbox o JOIN webhook_subscriptions s ON s.store_id = o.store_id AND o.event = ANY (s.events)
+				WHERE o.id = ANY ($1)
+				ON CONFLICT (outbox_id, subscription_id) DO NOTHING
+				RETURNING status)
+			SELECT count(*) FILTER (WHERE status = 'pending') FROM inserted`, ids, batch.ID).Scan(&batch.Deliveries)
+		if err != nil {
+			return fmt.Errorf("create deliveries: %w", err)
+		}
+		if _, err := tx.tx.Exec(ctx, `UPDATE outbox SET dispatched_at = $2 WHERE id = ANY ($1)`, ids, now); err != nil {
+			return fmt.Errorf("mark outbox dispatched: %w", err)
+		}
+		if batch.Deliveries == 0 {
+			_, err = tx.tx.Exec(ctx, `DELETE FROM webhook_batches WHERE id = $1`, batch.ID)
+		}
+		return err
+	})
+	if err != nil || batch.Deliveries == 0 {
+		return Batch{}, events, err
+	}
+	return batch, events, nil
+}
+
+// MarkBatchStarted records that the batch's workflow exists.
+func (db *DB) MarkBatchStarted(ctx context.Context, batchID uuid.UUID) error {
+	if _, err := db.Pool.Exec(ctx, `UPDATE webhook_batches SET started_at = $2 WHERE id = $1 AND started_at IS NULL`, batchID, db.now()); err != nil {
+		return fmt.Errorf("mark batch started: %w", err)
+	}
+	return nil
+}
+
+// FindUnstartedBatches lists batches whose workflow start has not been
+// recorded for at least olderThan (the start failed or the process died).
+func (db *DB) FindUnstartedBatches(ctx context.Context, olderThan time.Duration) ([]uuid.UUID, error) {
+	rows, err := db.Pool.Query(ctx, `SELECT id FROM webhook_batches WHERE started_at IS NULL AND created_at <= $1 ORDER BY created_at LIMIT 100`,
+		db.now().Add(-olderThan))
+	if err != nil {
+		return nil, fmt.Errorf("find unstarted batches: %w", err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	if err != nil {
+		return nil, fmt.Errorf("find unstarted batches: %w", err)
+	}
+	return ids, nil
+}
+
+// DeliveryRef names a delivery with its store.
+type DeliveryRef struct {
+	StoreID    uuid.UUID
+	DeliveryID uuid.UUID
+}
+
+// FindBatchDeliveries lists the batch's deliveries that still await their first attempt.
+func (db *DB) FindBatchDeliveries(ctx context.Context, batchID uuid.UUID) ([]DeliveryRef, error) {
+	rows, err := db.Pool.Query(ctx, `SELECT store_id, id FROM webhook_deliveries WHERE batch_id = $1 AND status = 'pending' ORDER BY created_at, id`, batchID)
+	if err != nil {
+		return nil, fmt.Errorf("find batch deliveries: %w", err)
+	}
+	refs, err := pgx.CollectRows(rows, pgx.RowToStructByPos[DeliveryRef])
+	if err != nil {
+		return nil, fmt.Errorf("find batch deliveries: %w", err)
+	}
+	return refs, nil
+}
+
+// DeliveryTarget is what one attempt needs: the delivery and its
+// subscription's current URL, secret and state.
+type DeliveryTarget struct {
+	Delivery
+	URL      string
+	Secret   string
+	IsActive bool
+}
+
+// FindDeliveryTarget reads a delivery with its subscription's current settings.
+func (r reader) FindDeliveryTarget(ctx context.Context, storeID, deliveryID uuid.UUID) (DeliveryTarget, error) {
+	var t DeliveryTarget
+	err := r.q.QueryRow(ctx, `SELECT d.id, d.store_id, d.subscription_id, d.event, d.body, d.status, d.attempts, d.created_at,
+			s.url, s.secret, s.is_active
+		FROM webhook_deliveries d JOIN webhook_subscriptions s ON s.store_id = d.store_id AND s.id = d.subscription_id
+		WHERE d.store_id = $1 AND d.id = $2`, storeID, deliveryID).
+		Scan(&t.ID, &t.StoreID, &t.SubscriptionID, &t.Event, &t.Body, &t.Status, &t.Attempts, &t.CreatedAt, &t.URL, &t.Secret, &t.IsActive)
+	if err != nil {
+		return DeliveryTarget{}, notFoundIfNoRows(err, "find delivery "+deliveryID.String())
+	}
+	return t, nil
+}
+
+// Attempt is one logged try of a delivery.
+type Attempt struct {
+	DeliveryID   uuid.UUID
+	Event        string
+	Attempt      int
+	Status       string // succeeded, failed, exhausted, gone, skipped
+	ResponseCode *int
+	ResponseBody string
+	Error        string
+	Duration     time.Duration
+	AttemptedAt  time.Time
+}
+
+// RecordAttempt logs an attempt and moves the delivery to status. When the
+// delivery is exhausted, the subscription is switched off and the merchant
+// gets a dashboard notification, in the same transaction.
+func (db *DB) RecordAttempt(ctx context.Context, storeID uuid.UUID, a Attempt, status string) error {
+	return db.InTx(ctx, func(tx *Tx) error {
+		var subID uuid.UUID
+		completed := status != DeliveryRetrying && status != DeliveryPending
+		err := tx.tx.QueryRow(ctx, `UPDATE webhook_deliveries SET status = $3, attempts = GREATEST(attempts, $4),
+				last_response_code = COALESCE($5, last_response_code),
+				completed_at = CASE WHEN $6 THEN $7::timestamptz END
+			WHERE store_id = $1 AND id = $2 RETURNING subscription_id`,
+			storeID, a.DeliveryID, status, a.Attempt, a.ResponseCode, completed, a.AttemptedAt).Scan(&subID)
+		if err != nil {
+			return notFoundIfNoRows(err, "record attempt")
+		}
+		_, err = tx.tx.Exec(ctx, `INSERT INTO webhook_attempts (id, store_id, subscription_id, delivery_id, attempt, status,
+				response_code, response_body, error, duration_ms, attempted_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+			NewID(), storeID, subID, a.DeliveryID, a.Attempt, a.Status, a.ResponseCode, a.ResponseBody, a.Error,
+			a.Duration.Milliseconds(), a.AttemptedAt)
+		if err != nil {
+			return fmt.Errorf("log attempt: %w", err)
+		}
+		if status != DeliveryExhausted {
+			return nil
+		}
+		return tx.switchOffSubscription(ctx, storeID, subID, a.DeliveryID)
+	})
+}
+
+func (tx *Tx) switchOffSubscription(ctx context.Context, storeID, subID, deliveryID uuid.UUID) error {
+	var url string
+	err := tx.tx.QueryRow(ctx, `UPDATE webhook_subscriptions SET is_active = false, disabled_at = $3,
+			disabled_reason = 'delivery exhausted', updated_at = $3
+		WHERE store_id = $1 AND id = $2 AND is_active RETURNING url`, storeID, subID, tx.now()).Scan(&url)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil // already off: one notification is enough
+	}
+	if err != nil {
+		return fmt.Errorf("switch off subscription: %w", err)
+	}
+	data, _ := json.Marshal(map[string]any{"subscription_id": subID, "delivery_id": deliveryID, "url": url})
+	return tx.CreateNotification(ctx, Notification{StoreID: storeID, Kind: "webhook.disabled",
+		Title:   "Webhook switched off",
+		TitleAr: "تم إيقاف الويب هوك",
+		Body:    fmt.Sprintf("Deliveries to %s failed after every retry. Fix the endpoint, then re-enable the subscription.", url),
+		BodyAr:  fmt.Sprintf("فشل إرسال الأحداث إلى %s بعد كل المحاولات. أصلح نقطة الاستقبال ثم أعد تفعيل الاشتراك.", url),
+		Data:    data})
+}
+
+// FindAttempts lists a subscription's attempts, newest first.
+func (r reader) FindAttempts(ctx context.Context, storeID, subscriptionID uuid.UUID, page Page) ([]Attempt, int, error) {
+	rows, err := r.q.Query(ctx, `SELECT a.delivery_id, d.event, a.attempt, a.status, a.response_code, a.response_body, a.error,
+			a.duration_ms, a.attempted_at, count(*) OVER ()
+		FROM webhook_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id
+		WHERE a.store_id = $1 AND a.subscription_id = $2
+		ORDER BY a.attempted_at DESC, a.attempt DESC LIMIT $3 OFFSET $4`, storeID, subscriptionID, page.Limit, page.Offset())
+	if err != nil {
+		return nil, 0, fmt.Errorf("find attempts: %w", err)
+	}
+	defer rows.Close()
+	var (
+		attempts []Attempt
+		total    int
+	)
+	for rows.Next() {
+		var (
+			a  Attempt
+			ms int64
+		)
+		if err := rows.Scan(&a.DeliveryID, &a.Event, &a.Attempt, &a.Status, &a.ResponseCode, &a.ResponseBody, &a.Error, &ms, &a.AttemptedAt, &total); err != nil {
+			return nil, 0, fmt.Errorf("find attempts: %w", err)
+		}
+		a.Duration = time.Duration(ms) * time.Millisecond
+		attempts = append(attempts, a)
+	}
+	return attempts, total, rows.Err()
+}
+
+// CreatePingDelivery records a webhook.ping delivery for the test operation.
+func (tx *Tx) CreatePingDelivery(ctx context.Context, storeID, subscriptionID uuid.UUID) (Delivery, error) {
+	now := tx.now()
+	d := Delivery{ID: NewID(), StoreID: storeID, SubscriptionID: subscriptionID, Event: EventWebhookPing,
+		Status: DeliveryPending, CreatedAt: now}
+	body, err := json.Marshal(eventBody{Event: EventWebhookPing, Timestamp: now.Format(time.RFC3339),
+		Data: map[string]any{"store_id": storeID, "subscription_id": subscriptionID}})
+	if err != nil {
+		return Delivery{}, err
+	}
+	d.Body = body
+	_, err = tx.tx.Exec(ctx, `INSERT INTO webhook_deliveries (id, store_id, subscription_id, event, body, status, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`, d.ID, storeID, subscriptionID, d.Event, d.Body, d.Status, now)
+	if err != nil {
+		return Delivery{}, fmt.Errorf("create ping delivery: %w", err)
+	}
+	return d, nil
+}
+
+// RequeueDeliveries marks a subscription's deliveries for another round of
+// attempts: one delivery (redeliver) or every exhausted or skipped one since
+// a time (recover). It returns them with their attempt counts so far.
+func (tx *Tx) RequeueDeliveries(ctx context.Context, storeID, subscriptionID uuid.UUID, deliveryID *uuid.UUID, since time.Time) ([]Delivery, error) {
+	query := `UPDATE webhook_deliveries SET status = 'retrying', completed_at = NULL
+		WHERE store_id = $1 AND subscription_id = $2 AND event <> 'webhook.ping' AND `
+	args := []any{storeID, subscriptionID}
+	if deliveryID != nil {
+		query += `id = $3 AND status <> 'retrying'`
+		args = append(args, *deliveryID)
+	} else {
+		query += `status IN ('exhausted', 'skipped') AND created_at >= $3`
+		args = append(args, since)
+	}
+	rows, err := tx.tx.Query(ctx, query+` RETURNING id, store_id, subscription_id, event, body, status, attempts, created_at`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("requeue deliveries: %w", err)
+	}
+	deliveries, err := pgx.CollectRows(rows, pgx.RowToStructByPos[Delivery])
+	if err != nil {
+		return nil, fmt.Errorf("requeue deliveries: %w", err)
+	}
+	return deliveries, nil
+}
+
+// Notification is a dashboard message for the merchant.
+type Notification struct {
+	ID        uuid.UUID
+	StoreID   uuid.UUID
+	Kind      string
+	Title     string
+	TitleAr   string
+	Body      string
+	BodyAr    string
+	Data      json.RawMessage
+	CreatedAt time.Time
+	ReadAt    *time.Time
+}
+
+// CreateNotification adds a dashboard notification.
+func (tx *Tx) CreateNotification(ctx context.Context, n Notification) error {
+	if n.Data == nil {
+		n.Data = json.RawMessage(`{}`)
+	}
+	_, err := tx.tx.Exec(ctx, `INSERT INTO notifications (id, store_id, kind, title, title_ar, body, body_ar, data, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, NewID(), n.StoreID, n.Kind, n.Title, n.TitleAr, n.Body, n.BodyAr, n.Data, tx.now())
+	if err != nil {
+		return fmt.Errorf("create notification: %w", err)
+	}
+	return nil
+}
+
+// FindNotifications lists a store's notifications, newest first.
+func (r reader) FindNotifications(ctx context.Context, storeID uuid.UUID, page Page) ([]Notification, int, error) {
+	rows, err := r.q.Query(ctx, `SELECT id, store_id, kind, title, title_ar, body, body_ar, data, created_at, read_at, count(*) OVER ()
+		FROM notifications WHERE store_id = $1 ORDER BY created_at DESC, id LIMIT $2 OFFSET $3`, storeID, page.Limit, page.Offset())
+	if err != nil {
+		return nil, 0, fmt.Errorf("find notifications: %w", err)
+	}
+	defer rows.Close()
+	var (
+		list  []Notification
+		total int
+	)
+	for rows.Next() {
+		var n Notification
+		if err := rows.Scan(&n.ID, &n.StoreID, &n.Kind, &n.Title, &n.TitleAr, &n.Body, &n.BodyAr, &n.Data, &n.CreatedAt, &n.ReadAt, &total); err != nil {
+			return nil, 0, fmt.Errorf("find notifications: %w", err)
+		}
+		list = append(list, n)
+	}
+	return list, total, rows.Err()
+}

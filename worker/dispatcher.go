@@ -1,0 +1,158 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/google/uuid"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+
+	"github.com/merchantsvc/svc/storage"
+	"github.com/merchantsvc/svc/workflows"
+)
+
+// Dispatcher turns outbox rows into deliveries and starts one dispatch
+// workflow per batch. It wakes on the outbox notification, polls every
+// PollInterval in case one was missed, and every SweepInterval starts the
+// batches whose workflow start failed (Temporal unreachable, a crash between
+// commit and start). Several dispatchers may run: SKIP LOCKED keeps them off
+// each other's rows and workflow ids derive from batch ids.
+type Dispatcher struct {
+	DB            *storage.DB
+	Temporal      client.Client
+	TaskQueue     string
+	Schedule      []time.Duration
+	Log           *slog.Logger
+	BatchSize     int
+	PollInterval  time.Duration
+	SweepInterval time.Duration
+}
+
+func (d *Dispatcher) defaults() {
+	if d.BatchSize == 0 {
+		d.BatchSize = 500
+	}
+	if d.PollInterval == 0 {
+		d.PollInterval = time.Second
+	}
+	if d.SweepInterval == 0 {
+		d.SweepInterval = 60 * time.Second
+	}
+	if d.Log == nil {
+		d.Log = slog.New(slog.DiscardHandler)
+	}
+}
+
+// Run dispatches until ctx ends.
+func (d *Dispatcher) Run(ctx context.Context) error {
+	d.defaults()
+	wake := make(chan struct{}, 1)
+	go d.listen(ctx, wake)
+	poll := time.NewTicker(d.PollInterval)
+	defer poll.Stop()
+	sweep := time.NewTicker(d.SweepInterval)
+	defer sweep.Stop()
+	d.Sweep(ctx, 0)
+	for {
+		d.DispatchPending(ctx)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-wake:
+		case <-poll.C:
+		case <-sweep.C:
+			d.Sweep(ctx, d.SweepInterval/2)
+		}
+	}
+}
+
+// listen signals wake on every outbox notification, reconnecting on failure.
+func (d *Dispatcher) listen(ctx context.Context, wake chan<- struct{}) {
+	for ctx.Err() == nil {
+		err := func() error {
+			conn, err := d.DB.Pool.Acquire(ctx)
+			if err != nil {
+				return err
+			}
+			defer conn.Release()
+			if _, err := conn.Exec(ctx, `LISTEN `+storage.OutboxChannel); err != nil {
+				return err
+			}
+			defer func() { _, _ = conn.Exec(context.WithoutCancel(ctx), `UNLISTEN *`) }()
+			for {
+				if _, err := conn.Conn().WaitForNotification(ctx); err != nil {
+					return err
+				}
+				select {
+				case wake <- struct{}{}:
+				default:
+				}
+			}
+		}()
+		if ctx.Err() == nil {
+			d.Log.Warn("outbox listener", slog.Any("error", err))
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Second):
+			}
+		}
+	}
+}
+
+// DispatchPending drains the outbox in batches.
+func (d *Dispatcher) DispatchPending(ctx context.Context) {
+	d.defaults()
+	for ctx.Err() == nil {
+		batch, events, err := d.DB.DispatchOutbox(ctx, d.BatchSize)
+		if err != nil {
+			if ctx.Err() == nil {
+				d.Log.Error("dispatch outbox", slog.Any("error", err))
+			}
+			return
+		}
+		if batch.Deliveries > 0 {
+			d.start(ctx, batch.ID)
+		}
+		if events < d.BatchSize {
+			return
+		}
+	}
+}
+
+// Sweep starts the batches whose workflow has not been recorded as started
+// for at least olderThan.
+func (d *Dispatcher) Sweep(ctx context.Context, olderThan time.Duration) {
+	d.defaults()
+	ids, err := d.DB.FindUnstartedBatches(ctx, olderThan)
+	if err != nil {
+		if ctx.Err() == nil {
+			d.Log.Error("find unstarted batches", slog.Any("error", err))
+		}
+		return
+	}
+	for _, id := range ids {
+		d.start(ctx, id)
+	}
+}
+
+func (d *Dispatcher) start(ctx context.Context, batchID uuid.UUID) {
+	_, err := d.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID:                                       workflows.DispatchWorkflowID(batchID),
+		TaskQueue:                                d.TaskQueue,
+		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		WorkflowExecutionErrorWhenAlreadyStarted: true,
+	}, workflows.Dispatch, workflows.DispatchInput{BatchID: batchID, Schedule: d.Schedule})
+	var already *serviceerror.WorkflowExecutionAlreadyStarted
+	if err != nil && !errors.As(err, &already) {
+		// Left unstarted: the next sweep tries again.
+		d.Log.Warn("start dispatch workflow", slog.String("batch_id", batchID.String()), slog.Any("error", err))
+		return
+	}
+	if err := d.DB.MarkBatchStarted(ctx, batchID); err != nil {
+		d.Log.Error("mark batch started", slog.Any("error", err))
+	}
+}
