@@ -67,17 +67,7 @@ func (a *Activities) attempt(ctx context.Context, in AttemptInput) (AttemptOutco
 	}
 	res := webhook.Send(ctx, a.HTTPClient, webhook.Request{URL: target.URL, Secret: target.Secret,
 		DeliveryID: target.ID.String(), Event: target.Event, Body: target.Body}, now)
-	logStatus, status := "failed", storage.DeliveryRetrying
-	switch {
-	case res.OK():
-		logStatus, status = storage.DeliverySucceeded, storage.DeliverySucceeded
-	case res.Gone():
-		logStatus, status = storage.DeliveryGone, storage.DeliveryGone
-	case in.Ping:
-		status = storage.DeliveryFailed
-	case in.Final:
-		logStatus, status = storage.DeliveryExhausted, storage.DeliveryExhausted
-	}
+	logStatus, status := outcomeStatus(res, in.Final, in.Ping)
 	var code *int
 	if res.StatusCode != 0 {
 		code = &res.StatusCode
@@ -106,46 +96,99 @@ type FirstAttemptsInput struct {
 	Final bool
 }
 
+// recordChunk is how many first attempts are recorded per transaction.
+const recordChunk = 200
+
 // SendFirstAttempts makes the first attempt of every pending delivery of a
 // batch concurrently and returns the ones that failed and need the ladder.
-// Deliveries already attempted (a retried activity) are not sent again.
+// Targets are read in one query and attempts recorded in chunks, so the
+// database work per delivery stays small. Deliveries already recorded (a
+// retried activity) are not sent again; ones sent but not yet recorded when
+// a worker died are sent again, which at-least-once delivery allows.
 func (a *Activities) SendFirstAttempts(ctx context.Context, in FirstAttemptsInput) ([]storage.DeliveryRef, error) {
-	refs, err := a.DB.FindBatchDeliveries(ctx, in.BatchID)
+	targets, err := a.DB.FindBatchTargets(ctx, in.BatchID)
 	if err != nil {
 		return nil, err
 	}
+	results := make(chan storage.AttemptRecord)
+	sem := make(chan struct{}, firstAttemptConcurrency)
+	go func() {
+		var wg sync.WaitGroup
+		for _, t := range targets {
+			sem <- struct{}{}
+			wg.Add(1)
+			go func() {
+				defer func() { <-sem; wg.Done() }()
+				results <- a.firstAttempt(ctx, t, in.Final)
+			}()
+		}
+		wg.Wait()
+		close(results)
+	}()
 	var (
-		mu       sync.Mutex
-		failed   []storage.DeliveryRef
-		firstErr error
-		wg       sync.WaitGroup
-		sem      = make(chan struct{}, firstAttemptConcurrency)
-		done     int
+		failed  []storage.DeliveryRef
+		pending []storage.AttemptRecord
+		done    int
+		saveErr error
 	)
-	for _, ref := range refs {
-		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			out, err := a.attempt(ctx, AttemptInput{StoreID: ref.StoreID, DeliveryID: ref.DeliveryID, Attempt: 1, Final: in.Final})
-			mu.Lock()
-			defer mu.Unlock()
-			done++
-			if activity.IsActivity(ctx) && done%50 == 0 {
-				activity.RecordHeartbeat(ctx, done)
-			}
-			switch {
-			case err != nil && firstErr == nil:
-				firstErr = err
-			case err == nil && out.Status == storage.DeliveryRetrying:
-				failed = append(failed, ref)
-			}
-		}()
+	flush := func() {
+		if saveErr == nil {
+			saveErr = a.DB.RecordAttempts(ctx, pending)
+		}
+		done += len(pending)
+		pending = pending[:0]
+		if activity.IsActivity(ctx) {
+			activity.RecordHeartbeat(ctx, done)
+		}
 	}
-	wg.Wait()
-	// Recording failed for some: retry the activity; what was recorded is skipped next time.
-	if firstErr != nil {
-		return nil, firstErr
+	for rec := range results {
+		if rec.Status == storage.DeliveryRetrying {
+			failed = append(failed, storage.DeliveryRef{StoreID: rec.StoreID, DeliveryID: rec.Attempt.DeliveryID})
+		}
+		if pending = append(pending, rec); len(pending) >= recordChunk {
+			flush()
+		}
+	}
+	flush()
+	if saveErr != nil {
+		// Retry the activity: recorded deliveries are skipped next time.
+		return nil, fmt.Errorf("record first attempts: %w", saveErr)
 	}
 	return failed, nil
+}
+
+func (a *Activities) firstAttempt(ctx context.Context, t storage.DeliveryTarget, final bool) storage.AttemptRecord {
+	now := time.Now().UTC()
+	rec := storage.AttemptRecord{StoreID: t.StoreID, SubscriptionID: t.SubscriptionID,
+		Attempt: storage.Attempt{DeliveryID: t.ID, Attempt: 1, AttemptedAt: now}}
+	if !t.IsActive {
+		rec.Attempt.Status, rec.Attempt.Error, rec.Status = storage.DeliverySkipped, "subscription is switched off", storage.DeliverySkipped
+		return rec
+	}
+	res := webhook.Send(ctx, a.HTTPClient, webhook.Request{URL: t.URL, Secret: t.Secret, DeliveryID: t.ID.String(),
+		Event: t.Event, Body: t.Body}, now)
+	rec.Attempt.Status, rec.Status = outcomeStatus(res, final, false)
+	if res.StatusCode != 0 {
+		code := res.StatusCode
+		rec.Attempt.ResponseCode = &code
+	}
+	rec.Attempt.ResponseBody, rec.Attempt.Error, rec.Attempt.Duration = res.Body, res.Err, res.Duration
+	return rec
+}
+
+// outcomeStatus maps an answer to the logged attempt status and the
+// delivery's new status.
+func outcomeStatus(res webhook.Result, final, ping bool) (logStatus, status string) {
+	switch {
+	case res.OK():
+		return storage.DeliverySucceeded, storage.DeliverySucceeded
+	case res.Gone():
+		return storage.DeliveryGone, storage.DeliveryGone
+	case ping:
+		return "failed", storage.DeliveryFailed
+	case final:
+		return storage.DeliveryExhausted, storage.DeliveryExhausted
+	default:
+		return "failed", storage.DeliveryRetrying
+	}
 }

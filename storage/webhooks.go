@@ -270,19 +270,6 @@ type DeliveryRef struct {
 	DeliveryID uuid.UUID
 }
 
-// FindBatchDeliveries lists the batch's deliveries that still await their first attempt.
-func (db *DB) FindBatchDeliveries(ctx context.Context, batchID uuid.UUID) ([]DeliveryRef, error) {
-	rows, err := db.Pool.Query(ctx, `SELECT store_id, id FROM webhook_deliveries WHERE batch_id = $1 AND status = 'pending' ORDER BY created_at, id`, batchID)
-	if err != nil {
-		return nil, fmt.Errorf("find batch deliveries: %w", err)
-	}
-	refs, err := pgx.CollectRows(rows, pgx.RowToStructByPos[DeliveryRef])
-	if err != nil {
-		return nil, fmt.Errorf("find batch deliveries: %w", err)
-	}
-	return refs, nil
-}
-
 // DeliveryTarget is what one attempt needs: the delivery and its
 // subscription's current URL, secret and state.
 type DeliveryTarget struct {
@@ -489,4 +476,95 @@ func (r reader) FindNotifications(ctx context.Context, storeID uuid.UUID, page P
 		list = append(list, n)
 	}
 	return list, total, rows.Err()
+}
+
+// FindBatchTargets loads every delivery of a batch still awaiting its first
+// attempt, with its subscription's current URL, secret and state, in one query.
+func (db *DB) FindBatchTargets(ctx context.Context, batchID uuid.UUID) ([]DeliveryTarget, error) {
+	rows, err := db.Pool.Query(ctx, `SELECT d.id, d.store_id, d.subscription_id, d.event, d.body, d.status, d.attempts, d.created_at,
+			s.url, s.secret, s.is_active
+		FROM webhook_deliveries d JOIN webhook_subscriptions s ON s.store_id = d.store_id AND s.id = d.subscription_id
+		WHERE d.batch_id = $1 AND d.status = 'pending' AND d.attempts = 0
+		ORDER BY d.created_at, d.id`, batchID)
+	if err != nil {
+		return nil, fmt.Errorf("find batch targets: %w", err)
+	}
+	defer rows.Close()
+	var targets []DeliveryTarget
+	for rows.Next() {
+		var t DeliveryTarget
+		if err := rows.Scan(&t.ID, &t.StoreID, &t.SubscriptionID, &t.Event, &t.Body, &t.Status, &t.Attempts, &t.CreatedAt,
+			&t.URL, &t.Secret, &t.IsActive); err != nil {
+			return nil, fmt.Errorf("find batch targets: %w", err)
+		}
+		targets = append(targets, t)
+	}
+	return targets, rows.Err()
+}
+
+// AttemptRecord is one attempt and the delivery status it leads to.
+type AttemptRecord struct {
+	StoreID        uuid.UUID
+	SubscriptionID uuid.UUID
+	Attempt        Attempt
+	Status         string
+}
+
+// RecordAttempts logs many attempts and moves their deliveries in one
+// transaction (the first attempts of a batch). Exhausted deliveries switch
+// their subscription off as RecordAttempt does.
+func (db *DB) RecordAttempts(ctx context.Context, records []AttemptRecord) error {
+	if len(records) == 0 {
+		return nil
+	}
+	n := len(records)
+	var (
+		ids, stores, subs, attemptIDs = make([]uuid.UUID, n), make([]uuid.UUID, n), make([]uuid.UUID, n), make([]uuid.UUID, n)
+		statuses, logStatuses         = make([]string, n), make([]string, n)
+		attempts                      = make([]int32, n)
+		codes                         = make([]*int32, n)
+		bodies, errs                  = make([]string, n), make([]string, n)
+		durations                     = make([]int64, n)
+		times                         = make([]time.Time, n)
+		completed                     = make([]bool, n)
+	)
+	for i, r := range records {
+		ids[i], stores[i], subs[i], attemptIDs[i] = r.Attempt.DeliveryID, r.StoreID, r.SubscriptionID, NewID()
+		statuses[i], logStatuses[i] = r.Status, r.Attempt.Status
+		attempts[i] = int32(r.Attempt.Attempt)
+		if r.Attempt.ResponseCode != nil {
+			c := int32(*r.Attempt.ResponseCode)
+			codes[i] = &c
+		}
+		bodies[i], errs[i] = r.Attempt.ResponseBody, r.Attempt.Error
+		durations[i], times[i] = r.Attempt.Duration.Milliseconds(), r.Attempt.AttemptedAt
+		completed[i] = r.Status != DeliveryRetrying && r.Status != DeliveryPending
+	}
+	return db.InTx(ctx, func(tx *Tx) error {
+		_, err := tx.tx.Exec(ctx, `UPDATE webhook_deliveries d SET status = u.status, attempts = GREATEST(d.attempts, u.attempt),
+				last_response_code = COALESCE(u.code, d.last_response_code),
+				completed_at = CASE WHEN u.completed THEN u.at END
+			FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::int[], $5::int[], $6::bool[], $7::timestamptz[])
+				AS u(id, store_id, status, attempt, code, completed, at)
+			WHERE d.store_id = u.store_id AND d.id = u.id`, ids, stores, statuses, attempts, codes, completed, times)
+		if err != nil {
+			return fmt.Errorf("record attempts: %w", err)
+		}
+		_, err = tx.tx.Exec(ctx, `INSERT INTO webhook_attempts (id, store_id, subscription_id, delivery_id, attempt, status,
+				response_code, response_body, error, duration_ms, attempted_at)
+			SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::uuid[], $5::int[], $6::text[], $7::int[], $8::text[],
+				$9::text[], $10::bigint[], $11::timestamptz[])`,
+			attemptIDs, stores, subs, ids, attempts, logStatuses, codes, bodies, errs, durations, times)
+		if err != nil {
+			return fmt.Errorf("log attempts: %w", err)
+		}
+		for _, r := range records {
+			if r.Status == DeliveryExhausted {
+				if err := tx.switchOffSubscription(ctx, r.StoreID, r.SubscriptionID, r.Attempt.DeliveryID); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
 }

@@ -30,6 +30,10 @@ type Dispatcher struct {
 	BatchSize     int
 	PollInterval  time.Duration
 	SweepInterval time.Duration
+	// MinBatchInterval spaces batches so events arriving one by one coalesce:
+	// each batch costs one workflow, and the workflow rate is what Temporal
+	// bounds (docs/benchmarks.md). It adds at most this much latency.
+	MinBatchInterval time.Duration
 }
 
 func (d *Dispatcher) defaults() {
@@ -41,6 +45,9 @@ func (d *Dispatcher) defaults() {
 	}
 	if d.SweepInterval == 0 {
 		d.SweepInterval = 60 * time.Second
+	}
+	if d.MinBatchInterval == 0 {
+		d.MinBatchInterval = 100 * time.Millisecond
 	}
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
@@ -58,7 +65,14 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	defer sweep.Stop()
 	d.Sweep(ctx, 0)
 	for {
+		started := time.Now()
 		d.DispatchPending(ctx)
+		// Let the next events gather into one batch.
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(time.Until(started.Add(d.MinBatchInterval))):
+		}
 		select {
 		case <-ctx.Done():
 			return nil

@@ -39,24 +39,45 @@ func main() {
 		tokens      = flag.Int("tokens", 1000, "tokens the load is spread over (300 requests/min each)")
 		products    = flag.Int("products", 10000, "products in the store")
 		rate        = flag.Int("rate", 300, "requests per second in the latency run")
+		suite       = flag.String("suite", "all", "catalog, webhooks or all")
+		events      = flag.Int("events", 1000, "webhook events per run")
+		subs        = flag.Int("subscriptions", 3, "webhook subscriptions receiving every event")
+		eventRate   = flag.Int("event-rate", 120, "events per second in the paced webhook run")
 	)
 	flag.Parse()
-	if err := run(context.Background(), *out, *duration, *concurrency, *tokens, *products, *rate); err != nil {
+	ctx := context.Background()
+	admin := os.Getenv("SVC_TEST_DATABASE_URL")
+	template := os.Getenv("SVC_TEST_TEMPLATE_DATABASE")
+	if admin == "" || template == "" {
+		fail(errors.New("run through `make bench` (it provides SVC_TEST_DATABASE_URL)"))
+	}
+	if *suite == "catalog" || *suite == "all" {
+		dbURL, err := createDatabase(ctx, admin, template, "bench_catalog")
+		if err == nil {
+			err = run(ctx, dbURL, *out, *duration, *concurrency, *tokens, *products, *rate)
+		}
+		fail(err)
+	}
+	if *suite == "webhooks" || *suite == "all" {
+		dbURL, err := createDatabase(ctx, admin, template, "bench_webhooks")
+		fail(err)
+		report, err := runWebhookBench(ctx, dbURL, *events, *subs, *eventRate)
+		fail(err)
+		fmt.Print(report)
+		if *out != "" {
+			fail(replaceSection(*out, "webhooks", report))
+		}
+	}
+}
+
+func fail(err error) {
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, out string, duration time.Duration, concurrency, tokenCount, productCount, rate int) error {
-	admin := os.Getenv("SVC_TEST_DATABASE_URL")
-	template := os.Getenv("SVC_TEST_TEMPLATE_DATABASE")
-	if admin == "" || template == "" {
-		return errors.New("run through `make bench` (it provides SVC_TEST_DATABASE_URL)")
-	}
-	dbURL, err := createDatabase(ctx, admin, template)
-	if err != nil {
-		return err
-	}
+func run(ctx context.Context, dbURL, out string, duration time.Duration, concurrency, tokenCount, productCount, rate int) error {
 	db, err := storage.Open(ctx, dbURL)
 	if err != nil {
 		return err
@@ -124,23 +145,23 @@ func run(ctx context.Context, out string, duration time.Duration, concurrency, t
 	return nil
 }
 
-func createDatabase(ctx context.Context, admin, template string) (string, error) {
+func createDatabase(ctx context.Context, admin, template, name string) (string, error) {
 	conn, err := pgx.Connect(ctx, admin)
 	if err != nil {
 		return "", err
 	}
 	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, `DROP DATABASE IF EXISTS bench WITH (FORCE)`); err != nil {
+	if _, err := conn.Exec(ctx, `DROP DATABASE IF EXISTS `+name+` WITH (FORCE)`); err != nil {
 		return "", err
 	}
-	if _, err := conn.Exec(ctx, `CREATE DATABASE bench TEMPLATE `+pgx.Identifier{template}.Sanitize()); err != nil {
+	if _, err := conn.Exec(ctx, `CREATE DATABASE `+name+` TEMPLATE `+pgx.Identifier{template}.Sanitize()); err != nil {
 		return "", err
 	}
 	cfg, err := pgx.ParseConfig(admin)
 	if err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("postgres://%s@%s:%d/bench?sslmode=disable", cfg.User, cfg.Host, cfg.Port), nil
+	return fmt.Sprintf("postgres://%s@%s:%d/%s?sslmode=disable", cfg.User, cfg.Host, cfg.Port, name), nil
 }
 
 // seed makes one store with productCount products and tokenCount catalog:read tokens.

@@ -135,6 +135,11 @@ func (t *Temporal) waitReady(ctx context.Context) error {
 	}
 }
 
+// Client dials the server's frontend.
+func (t *Temporal) Client(ctx context.Context) (client.Client, error) {
+	return client.DialContext(ctx, client.Options{HostPort: t.HostPort, Namespace: t.Namespace, Logger: quietLogger{}})
+}
+
 // Stop shuts the UI and the server down.
 func (t *Temporal) Stop() error {
 	if t.ui != nil {
