@@ -9,24 +9,39 @@ MINIO_BIN     := $(BIN_DIR)/minio-$(MINIO_VERSION)/minio
 GO_TEST_FLAGS ?= -count=1 -timeout 15m
 export SVC_MINIO_BIN := $(MINIO_BIN)
 
-.PHONY: dev test test-go build vet fmt bench minio postgres-check clean-dev
+.PHONY: dev test build bench minio deps postgres-check system-libs clean-dev
 
 ## dev: run everything locally (Postgres, Temporal + UI, MinIO, API, worker).
-dev: minio postgres-check build
+dev: deps build
 	$(BIN_DIR)/svc dev
 
 ## test: the whole suite on throwaway Postgres, Temporal and MinIO.
-test: minio postgres-check
+test: deps
 	go build ./...
 	go vet ./...
 	go run ./cmd/svc testenv -- go test $(GO_TEST_FLAGS) ./...
 
 ## bench: the catalog list benchmark (docs/benchmarks.md).
-bench: minio postgres-check
+bench: deps
 	go run ./cmd/svc testenv -- go run ./cmd/bench -out docs/benchmarks.md
 
-build:
+build: system-libs
 	go build -o $(BIN_DIR)/svc ./cmd/svc
+
+## deps: everything the build and the tests need that Go modules do not bring.
+deps: minio postgres-check system-libs
+
+## system-libs: libvips (the image pipeline, through cgo) and cwebp (the image
+## benchmark's baseline), from Debian's packages when missing.
+system-libs:
+	@if ! pkg-config --exists vips 2>/dev/null || ! command -v cwebp >/dev/null; then \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+			echo "installing libvips-dev, webp and pkg-config"; \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libvips-dev webp pkg-config >/dev/null; \
+		else \
+			echo "missing libvips: install the packages libvips-dev, webp and pkg-config"; exit 1; \
+		fi; \
+	fi
 
 ## minio: the pinned MinIO server, built once into .bin (about 10 minutes cold).
 minio: $(MINIO_BIN)

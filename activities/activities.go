@@ -18,6 +18,8 @@ type Activities struct {
 	Blob *blob.Store
 	// HTTPClient sends webhook deliveries (webhook.Guard.NewClient).
 	HTTPClient *http.Client
+	// BaseURL is the API's public address, for the media URLs of images.
+	BaseURL string
 }
 
 // CheckDatabase reads the database clock; the smoke workflow uses it to prove

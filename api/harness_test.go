@@ -14,9 +14,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/merchantsvc/svc/activities"
 	"github.com/merchantsvc/svc/api"
 	"github.com/merchantsvc/svc/internal/testenv"
 	"github.com/merchantsvc/svc/storage"
+	"github.com/merchantsvc/svc/storage/blob"
+	"github.com/merchantsvc/svc/worker"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -26,17 +29,35 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 type harness struct {
 	t      *testing.T
 	db     *storage.DB
+	blob   *blob.Store
 	server *api.Server
 	url    string
+	queue  string
 }
 
 func newHarness(t *testing.T, cfg api.Config) *harness {
 	t.Helper()
 	db := testenv.DB(t)
-	server := api.NewServer(cfg, db, testenv.Temporal(t), testenv.Blob(t), slog.New(slog.NewTextHandler(io.Discard, nil)))
-	srv := httptest.NewServer(server)
+	store := testenv.Blob(t)
+	if cfg.TaskQueue == "" {
+		cfg.TaskQueue = testenv.TaskQueue(t)
+	}
+	// The server learns its own URL only once it listens.
+	var handler http.Handler
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.ServeHTTP(w, r) }))
 	t.Cleanup(srv.Close)
-	return &harness{t: t, db: db, server: server, url: srv.URL}
+	cfg.BaseURL = srv.URL
+	server := api.NewServer(cfg, db, testenv.Temporal(t), store, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	handler = server
+	return &harness{t: t, db: db, blob: store, server: server, url: srv.URL, queue: cfg.TaskQueue}
+}
+
+// startWorker runs a worker with every activity on the harness's task queue.
+func (h *harness) startWorker(httpClient *http.Client) {
+	h.t.Helper()
+	w := worker.New(testenv.Temporal(h.t), h.queue, &activities.Activities{DB: h.db, Blob: h.blob, HTTPClient: httpClient, BaseURL: h.url})
+	require.NoError(h.t, w.Start())
+	h.t.Cleanup(w.Stop)
 }
 
 // response is a decoded answer.

@@ -300,9 +300,12 @@ func (s *Server) handleDeleteProduct() http.HandlerFunc {
 			s.writeError(w, r, err)
 			return
 		}
-		s.writeTx(w, r, http.StatusNoContent, func(tx *storage.Tx) (any, error) {
-			_, err := tx.DeleteProduct(r.Context(), storeIDFrom(r.Context()), id)
+		storeID := storeIDFrom(r.Context())
+		if s.writeTx(w, r, http.StatusNoContent, func(tx *storage.Tx) (any, error) {
+			_, err := tx.DeleteProduct(r.Context(), storeID, id)
 			return nil, err
-		})
+		}) {
+			s.removeObjects(r.Context(), storage.ProductPrefix(storeID, id))
+		}
 	}
 }

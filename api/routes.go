@@ -14,6 +14,7 @@ func (s *Server) routes() *chi.Mux {
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) { s.writeError(w, r, errRouteNotFound) })
 	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) { s.writeError(w, r, errMethodNotAllowed) })
 
+	r.Get("/media/{store_id}/{image_id}/{file}", s.handleMedia())
 	r.Get("/healthz", s.handleHealthz())
 	r.Get("/readyz", s.handleReadyz())
 
@@ -59,6 +60,11 @@ func (s *Server) routes() *chi.Mux {
 				r.With(read).Get("/{product_id}", s.handleGetProduct())
 				r.With(write).Patch("/{product_id}", s.handleUpdateProduct())
 				r.With(write).Delete("/{product_id}", s.handleDeleteProduct())
+
+				r.With(write).Post("/{product_id}/images", s.handleUploadImage())
+				r.With(write).Delete("/{product_id}/images", s.handleDeleteImage())
+				r.With(write).Patch("/{product_id}/images/alt", s.handleSetImageAlt())
+				r.With(read).Get("/{product_id}/images/{image_id}", s.handleGetImage())
 
 				r.With(read).Get("/{product_id}/variants", s.handleListVariants())
 				r.With(write).Post("/{product_id}/variants", s.handleCreateVariant())

@@ -35,6 +35,10 @@ type Config struct {
 	WebhookGuard webhook.Guard
 	// WebhookRetrySchedule is the ladder redeliveries follow after their immediate attempt.
 	WebhookRetrySchedule []time.Duration
+	// ImageWait and ImportWait bound how long an upload waits for its
+	// workflow before answering 202 (decisions §3: 20 s).
+	ImageWait  time.Duration
+	ImportWait time.Duration
 }
 
 // Server is the HTTP API.
@@ -56,6 +60,12 @@ func NewServer(cfg Config, db *storage.DB, temporal client.Client, blobStore *bl
 	}
 	if cfg.TaskQueue == "" {
 		cfg.TaskQueue = "svc"
+	}
+	if cfg.ImageWait == 0 {
+		cfg.ImageWait = 20 * time.Second
+	}
+	if cfg.ImportWait == 0 {
+		cfg.ImportWait = 20 * time.Second
 	}
 	if cfg.WebhookRetrySchedule == nil {
 		cfg.WebhookRetrySchedule = workflows.DefaultRetrySchedule
@@ -94,8 +104,9 @@ func (s *Server) Routes() ([][2]string, error) {
 // writeTx runs fn in one transaction and answers with what it returns. When
 // the request carries an Idempotency-Key the response is stored in that same
 // transaction, so the key commits with the change it guards.
-// fn returns the whole response body (nil for none).
-func (s *Server) writeTx(w http.ResponseWriter, r *http.Request, status int, fn func(tx *storage.Tx) (any, error)) {
+// fn returns the whole response body (nil for none). It reports whether the
+// change committed.
+func (s *Server) writeTx(w http.ResponseWriter, r *http.Request, status int, fn func(tx *storage.Tx) (any, error)) bool {
 	var body []byte
 	pending, _ := r.Context().Value(idempotencyKey).(*pendingKey)
 	err := s.db.InTx(r.Context(), func(tx *storage.Tx) error {
@@ -123,7 +134,7 @@ func (s *Server) writeTx(w http.ResponseWriter, r *http.Request, status int, fn 
 	})
 	if err != nil {
 		s.writeError(w, r, err)
-		return
+		return false
 	}
 	if pending != nil {
 		pending.completed = true
@@ -133,7 +144,10 @@ func (s *Server) writeTx(w http.ResponseWriter, r *http.Request, status int, fn 
 	}
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
+	return true
 }
+
+func jsonUnmarshal(raw []byte, v any) error { return json.Unmarshal(raw, v) }
 
 // ok wraps data in the success envelope.
 func ok(data any) envelope { return envelope{Success: true, Data: data} }

@@ -88,14 +88,11 @@ type webhookHarness struct {
 }
 
 func newWebhookHarness(t *testing.T, rec *receiver, schedule []time.Duration) *webhookHarness {
-	queue := testenv.TaskQueue(t)
-	h := newHarness(t, api.Config{TaskQueue: queue, WebhookGuard: webhook.Guard{AllowPrivate: true}, WebhookRetrySchedule: schedule})
+	h := newHarness(t, api.Config{WebhookGuard: webhook.Guard{AllowPrivate: true}, WebhookRetrySchedule: schedule})
 	httpClient, err := webhook.Guard{AllowPrivate: true}.NewClient(rec.caFile)
 	require.NoError(t, err)
-	w := worker.New(testenv.Temporal(t), queue, &activities.Activities{DB: h.db, HTTPClient: httpClient})
-	require.NoError(t, w.Start())
-	t.Cleanup(w.Stop)
-	d := &worker.Dispatcher{DB: h.db, Temporal: testenv.Temporal(t), TaskQueue: queue, Schedule: schedule, PollInterval: 50 * time.Millisecond}
+	h.startWorker(httpClient)
+	d := &worker.Dispatcher{DB: h.db, Temporal: testenv.Temporal(t), TaskQueue: h.queue, Schedule: schedule, PollInterval: 50 * time.Millisecond}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); _ = d.Run(ctx) }()

@@ -18,6 +18,7 @@ func Register(r sdkworker.Registry, acts *activities.Activities) {
 	r.RegisterWorkflow(workflows.Dispatch)
 	r.RegisterWorkflow(workflows.Delivery)
 	r.RegisterWorkflow(workflows.WebhookTest)
+	r.RegisterWorkflow(workflows.ProductImage)
 	r.RegisterActivity(acts)
 }
 

@@ -151,7 +151,7 @@ func startWorker(ctx context.Context, cfg Config, d deps, log *slog.Logger) (fun
 	if err != nil {
 		return nil, err
 	}
-	w := worker.New(d.temporal, cfg.TaskQueue, &activities.Activities{DB: d.db, Blob: d.blob, HTTPClient: httpClient})
+	w := worker.New(d.temporal, cfg.TaskQueue, &activities.Activities{DB: d.db, Blob: d.blob, HTTPClient: httpClient, BaseURL: cfg.BaseURL})
 	if err := w.Start(); err != nil {
 		return nil, fmt.Errorf("start worker: %w", err)
 	}

@@ -2,8 +2,11 @@
 package blob
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
@@ -62,3 +65,73 @@ func (s *Store) Ping(ctx context.Context) error {
 	}
 	return nil
 }
+
+// Put stores an object.
+func (s *Store) Put(ctx context.Context, key string, data []byte, contentType string) error {
+	_, err := s.client.PutObject(ctx, s.bucket, key, bytes.NewReader(data), int64(len(data)),
+		minio.PutObjectOptions{ContentType: contentType})
+	if err != nil {
+		return fmt.Errorf("put %s: %w", key, err)
+	}
+	return nil
+}
+
+// Get reads a whole object.
+func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
+	obj, err := s.client.GetObject(ctx, s.bucket, key, minio.GetObjectOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("get %s: %w", key, err)
+	}
+	defer obj.Close()
+	data, err := io.ReadAll(obj)
+	if err != nil {
+		if minio.ToErrorResponse(err).Code == "NoSuchKey" {
+			return nil, fmt.Errorf("get %s: %w", key, ErrNotFound)
+		}
+		return nil, fmt.Errorf("get %s: %w", key, err)
+	}
+	return data, nil
+}
+
+// Open streams an object; the caller closes it.
+func (s *Store) Open(ctx context.Context, key string) (io.ReadCloser, int64, error) {
+	obj, err := s.client.GetObject(ctx, s.bucket, key, minio.GetObjectOptions{})
+	if err != nil {
+		return nil, 0, fmt.Errorf("open %s: %w", key, err)
+	}
+	info, err := obj.Stat()
+	if err != nil {
+		obj.Close()
+		if minio.ToErrorResponse(err).Code == "NoSuchKey" {
+			return nil, 0, fmt.Errorf("open %s: %w", key, ErrNotFound)
+		}
+		return nil, 0, fmt.Errorf("open %s: %w", key, err)
+	}
+	return obj, info.Size, nil
+}
+
+// Exists reports whether an object is there.
+func (s *Store) Exists(ctx context.Context, key string) (bool, error) {
+	_, err := s.client.StatObject(ctx, s.bucket, key, minio.StatObjectOptions{})
+	if err == nil {
+		return true, nil
+	}
+	if minio.ToErrorResponse(err).Code == "NoSuchKey" {
+		return false, nil
+	}
+	return false, fmt.Errorf("stat %s: %w", key, err)
+}
+
+// RemovePrefix deletes every object under prefix.
+func (s *Store) RemovePrefix(ctx context.Context, prefix string) error {
+	objects := s.client.ListObjects(ctx, s.bucket, minio.ListObjectsOptions{Prefix: prefix, Recursive: true})
+	for res := range s.client.RemoveObjects(ctx, s.bucket, objects, minio.RemoveObjectsOptions{}) {
+		if res.Err != nil {
+			return fmt.Errorf("remove %s: %w", res.ObjectName, res.Err)
+		}
+	}
+	return nil
+}
+
+// ErrNotFound is a missing object.
+var ErrNotFound = errors.New("object not found")

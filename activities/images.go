@@ -1,0 +1,63 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/google/uuid"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/merchantsvc/svc/activities/imaging"
+	"github.com/merchantsvc/svc/storage"
+)
+
+// ImageInput names an uploaded image.
+type ImageInput struct {
+	StoreID   uuid.UUID
+	ProductID uuid.UUID
+	ImageID   uuid.UUID
+}
+
+// ProcessProductImage reads the original, writes the three WebP sizes to the
+// object store and attaches the image to its product. An image libvips
+// cannot read fails for good (no retry).
+func (a *Activities) ProcessProductImage(ctx context.Context, in ImageInput) (storage.ImageEntry, error) {
+	original, err := a.Blob.Get(ctx, storage.ImageKey(in.StoreID, in.ProductID, in.ImageID, "original"))
+	if err != nil {
+		return storage.ImageEntry{}, err
+	}
+	variants, err := imaging.Process(original, imaging.Sizes)
+	if errors.Is(err, imaging.ErrUnreadable) {
+		return storage.ImageEntry{}, temporal.NewNonRetryableApplicationError("the image cannot be decoded", "UNREADABLE_IMAGE", err)
+	}
+	if err != nil {
+		return storage.ImageEntry{}, err
+	}
+	entry := storage.ImageEntry{ID: in.ImageID}
+	for _, v := range variants {
+		if err := a.Blob.Put(ctx, storage.ImageKey(in.StoreID, in.ProductID, in.ImageID, v.Name+".webp"), v.WebP, "image/webp"); err != nil {
+			return storage.ImageEntry{}, err
+		}
+		url := a.mediaURL(in.StoreID, in.ImageID, v.Name)
+		switch v.Name {
+		case "large":
+			entry.URL, entry.LargeURL, entry.Width, entry.Height = url, url, v.Width, v.Height
+		case "medium":
+			entry.MediumURL = url
+		case "thumbnail":
+			entry.ThumbnailURL = url
+		}
+	}
+	return a.DB.AttachProductImage(ctx, in.StoreID, in.ImageID, entry)
+}
+
+// mediaURL is the public address of one image size (served by the API from the object store).
+func (a *Activities) mediaURL(storeID, imageID uuid.UUID, size string) string {
+	return fmt.Sprintf("%s/media/%s/%s/%s.webp", a.BaseURL, storeID, imageID, size)
+}
+
+// FailProductImage records that an image could not be processed.
+func (a *Activities) FailProductImage(ctx context.Context, in ImageInput, reason string) error {
+	return a.DB.FailProductImage(ctx, in.StoreID, in.ImageID, reason)
+}

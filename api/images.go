@@ -1,0 +1,280 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"image"
+	_ "image/gif"  // DecodeConfig for GIF uploads
+	_ "image/jpeg" // DecodeConfig for JPEG uploads
+	_ "image/png"  // DecodeConfig for PNG uploads
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/google/uuid"
+	"go.temporal.io/sdk/client"
+	_ "golang.org/x/image/webp" // DecodeConfig for WebP uploads
+
+	"github.com/merchantsvc/svc/storage"
+	"github.com/merchantsvc/svc/storage/blob"
+	"github.com/merchantsvc/svc/workflows"
+)
+
+// maxImagePixels refuses decompression bombs before any pixel is decoded.
+const maxImagePixels = 40_000_000
+
+var acceptedImageTypes = []string{"image/jpeg", "image/png", "image/webp", "image/gif"}
+
+var errUnsupportedImage = newError(http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE",
+	"The file is not a JPEG, PNG, WebP or GIF image", "الملف ليس صورة بصيغة JPEG أو PNG أو WebP أو GIF")
+
+type imageResponse struct {
+	ID           uuid.UUID `json:"id"`
+	Status       string    `json:"status"`
+	URL          string    `json:"url,omitempty"`
+	ThumbnailURL string    `json:"thumbnail_url,omitempty"`
+	MediumURL    string    `json:"medium_url,omitempty"`
+	LargeURL     string    `json:"large_url,omitempty"`
+	Width        int       `json:"width,omitempty"`
+	Height       int       `json:"height,omitempty"`
+	Position     int       `json:"position"`
+	StatusURL    string    `json:"status_url,omitempty"`
+}
+
+func newImageResponse(e storage.ImageEntry) imageResponse {
+	return imageResponse{ID: e.ID, Status: storage.ImageReady, URL: e.URL, ThumbnailURL: e.ThumbnailURL, MediumURL: e.MediumURL,
+		LargeURL: e.LargeURL, Width: e.Width, Height: e.Height, Position: e.Position}
+}
+
+// checkImage sniffs the content (never the name or the client's type) and
+// reads only the header's dimensions.
+func checkImage(data []byte) (string, error) {
+	contentType := http.DetectContentType(data)
+	if !slices.Contains(acceptedImageTypes, contentType) {
+		return "", errUnsupportedImage
+	}
+	cfg, _, err := image.DecodeConfig(bytes.NewReader(data))
+	if err != nil {
+		return "", validationError([]fieldError{{Field: "file", Code: "unreadable", Message: "the image header cannot be read",
+			MessageAr: "تعذّرت قراءة ترويسة الصورة"}})
+	}
+	if int64(cfg.Width)*int64(cfg.Height) > maxImagePixels {
+		return "", validationError([]fieldError{{Field: "file", Code: "too_many_pixels",
+			Message:   fmt.Sprintf("the image is %d×%d; at most 40 megapixels are accepted", cfg.Width, cfg.Height),
+			MessageAr: "الصورة أكبر من 40 ميجابكسل"}})
+	}
+	return contentType, nil
+}
+
+func (s *Server) handleUploadImage() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		productID, err := pathUUID(r, "product_id")
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		up, err := readUpload(r)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		contentType, err := checkImage(up.file)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		storeID := storeIDFrom(r.Context())
+		img := storage.ProductImage{StoreID: storeID, ProductID: productID, ContentType: contentType}
+		if err := s.db.InTx(r.Context(), func(tx *storage.Tx) error { return tx.CreateProductImage(r.Context(), &img) }); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		if err := s.blob.Put(r.Context(), img.OriginalKey, up.file, contentType); err != nil {
+			_ = s.db.FailProductImage(context.WithoutCancel(r.Context()), storeID, img.ID, "upload to the object store failed")
+			s.writeError(w, r, err)
+			return
+		}
+		in := workflows.ProductImageInput{StoreID: storeID, ProductID: productID, ImageID: img.ID}
+		run, err := s.temporal.ExecuteWorkflow(r.Context(), client.StartWorkflowOptions{
+			ID: workflows.ProductImageWorkflowID(in), TaskQueue: s.cfg.TaskQueue,
+		}, workflows.ProductImage, in)
+		if err != nil {
+			s.writeError(w, r, fmt.Errorf("start image workflow: %w", err))
+			return
+		}
+		ctx, cancel := context.WithTimeout(r.Context(), s.cfg.ImageWait)
+		defer cancel()
+		var entry workflows.ProductImageResult
+		err = run.Get(ctx, &entry)
+		switch {
+		case err == nil:
+			respond(w, http.StatusCreated, newImageResponse(entry))
+		case ctx.Err() != nil && r.Context().Err() == nil:
+			respond(w, http.StatusAccepted, imageResponse{ID: img.ID, Status: storage.ImageProcessing, Position: img.Position,
+				StatusURL: fmt.Sprintf("%s/api/v1/stores/%s/products/%s/images/%s", s.cfg.BaseURL, storeID, productID, img.ID)})
+		default:
+			s.writeError(w, r, validationError([]fieldError{{Field: "file", Code: "unprocessable",
+				Message: "the image could not be processed", MessageAr: "تعذّرت معالجة الصورة"}}))
+		}
+	}
+}
+
+func (s *Server) handleGetImage() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		productID, err := pathUUID(r, "product_id")
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		imageID, err := pathUUID(r, "image_id")
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		storeID := storeIDFrom(r.Context())
+		img, err := s.db.FindProductImage(r.Context(), storeID, imageID)
+		if err == nil && img.ProductID != productID {
+			err = storage.ErrNotFound
+		}
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		resp := imageResponse{ID: img.ID, Status: img.Status, Position: img.Position}
+		if img.Status == storage.ImageReady {
+			p, err := s.db.FindProductByID(r.Context(), storeID, productID)
+			if err != nil {
+				s.writeError(w, r, err)
+				return
+			}
+			for _, e := range productImages(p) {
+				if e.ID == img.ID {
+					resp = newImageResponse(e)
+				}
+			}
+		}
+		respond(w, http.StatusOK, resp)
+	}
+}
+
+func productImages(p storage.Product) []storage.ImageEntry {
+	var entries []storage.ImageEntry
+	_ = jsonUnmarshal(p.Images, &entries)
+	return entries
+}
+
+type deleteImageRequest struct {
+	URL string `json:"url"`
+}
+
+func (req deleteImageRequest) Valid() []fieldError {
+	var c checker
+	c.required("url", req.URL != "")
+	return c.result()
+}
+
+func (s *Server) handleDeleteImage() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		productID, err := pathUUID(r, "product_id")
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		req, err := decode[deleteImageRequest](r)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		storeID := storeIDFrom(r.Context())
+		var img storage.ProductImage
+		if s.writeTx(w, r, http.StatusNoContent, func(tx *storage.Tx) (any, error) {
+			img, err = tx.DeleteProductImage(r.Context(), storeID, productID, req.URL)
+			return nil, err
+		}) {
+			s.removeObjects(r.Context(), strings.TrimSuffix(img.OriginalKey, "original"))
+		}
+	}
+}
+
+// removeObjects deletes objects after the rows that named them are gone.
+// A failure leaves orphans, never a product pointing at missing files.
+func (s *Server) removeObjects(ctx context.Context, prefix string) {
+	if err := s.blob.RemovePrefix(context.WithoutCancel(ctx), prefix); err != nil {
+		s.log.ErrorContext(ctx, "remove objects", "prefix", prefix, "error", err)
+	}
+}
+
+type setAltRequest struct {
+	URL string `json:"url"`
+	Alt string `json:"alt"`
+}
+
+func (req setAltRequest) Valid() []fieldError {
+	var c checker
+	c.required("url", req.URL != "")
+	c.text("alt", req.Alt, 0, 512)
+	return c.result()
+}
+
+func (s *Server) handleSetImageAlt() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		productID, err := pathUUID(r, "product_id")
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		req, err := decode[setAltRequest](r)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		s.writeTx(w, r, http.StatusOK, func(tx *storage.Tx) (any, error) {
+			if err := tx.SetImageAlt(r.Context(), storeIDFrom(r.Context()), productID, req.URL, req.Alt); err != nil {
+				return nil, err
+			}
+			return ok(map[string]string{"url": req.URL, "alt": req.Alt}), nil
+		})
+	}
+}
+
+var mediaFiles = []string{"large.webp", "medium.webp", "thumbnail.webp"}
+
+// handleMedia serves image bytes from the object store. The URLs are public
+// (storefronts embed them) and unguessable (image ids are random); the bytes
+// never change, so they are cached for a year.
+func (s *Server) handleMedia() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		storeID, err1 := parseUUID(chi.URLParam(r, "store_id"))
+		imageID, err2 := parseUUID(chi.URLParam(r, "image_id"))
+		file := chi.URLParam(r, "file")
+		if err1 != nil || err2 != nil || !slices.Contains(mediaFiles, file) {
+			s.writeError(w, r, errNotFound)
+			return
+		}
+		img, err := s.db.FindProductImage(r.Context(), storeID, imageID)
+		if err != nil || img.Status != storage.ImageReady {
+			s.writeError(w, r, errNotFound)
+			return
+		}
+		body, size, err := s.blob.Open(r.Context(), storage.ImageKey(storeID, img.ProductID, imageID, file))
+		if errors.Is(err, blob.ErrNotFound) {
+			s.writeError(w, r, errNotFound)
+			return
+		}
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		defer body.Close()
+		w.Header().Set("Content-Type", "image/webp")
+		w.Header().Set("Content-Length", strconv.FormatInt(size, 10))
+		w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		_, _ = io.Copy(w, body)
+	}
+}

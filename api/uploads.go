@@ -1,0 +1,77 @@
+package api
+
+import (
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+)
+
+// maxUploadBytes is the limit of an image or CSV file (spec §8: 5 MB).
+const maxUploadBytes = 5 << 20
+
+// upload is a multipart request's file and its small form fields.
+type upload struct {
+	file   []byte
+	fields map[string]string
+}
+
+var errNotMultipart = newError(http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE",
+	"Send multipart/form-data with the file in the `file` field", "أرسل الطلب بصيغة multipart/form-data والملف في الحقل file")
+
+var errFileTooLarge = newError(http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE",
+	"The file is larger than 5 MB", "حجم الملف أكبر من 5 ميجابايت")
+
+// readUpload reads the multipart field `file` (at most 5 MB) and any other
+// small fields, refusing anything else with a clear status.
+func readUpload(r *http.Request) (upload, error) {
+	mediaType, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mediaType != "multipart/form-data" {
+		return upload{}, errNotMultipart
+	}
+	r.Body = http.MaxBytesReader(nil, r.Body, maxUploadBytes+1<<20)
+	mr, err := r.MultipartReader()
+	if err != nil {
+		return upload{}, errNotMultipart
+	}
+	out := upload{fields: map[string]string{}}
+	found := false
+	for {
+		part, err := mr.NextPart()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return upload{}, tooLargeOr(err, errNotMultipart)
+		}
+		if part.FormName() == "file" {
+			data, err := io.ReadAll(io.LimitReader(part, maxUploadBytes+1))
+			if err != nil {
+				return upload{}, tooLargeOr(err, errNotMultipart)
+			}
+			if len(data) > maxUploadBytes {
+				return upload{}, errFileTooLarge
+			}
+			out.file, found = data, true
+			continue
+		}
+		value, err := io.ReadAll(io.LimitReader(part, 1024))
+		if err != nil {
+			return upload{}, tooLargeOr(err, errNotMultipart)
+		}
+		out.fields[part.FormName()] = string(value)
+	}
+	if !found || len(out.file) == 0 {
+		return upload{}, validationError([]fieldError{{Field: "file", Code: "required", Message: "a non-empty file is required",
+			MessageAr: arabicFieldMessage("required")}})
+	}
+	return out, nil
+}
+
+func tooLargeOr(err error, otherwise error) error {
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		return errFileTooLarge
+	}
+	return otherwise
+}
