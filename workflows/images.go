@@ -11,7 +11,9 @@ import (
 )
 
 // ProductImageWorkflowID is the id of one image's pipeline.
-func ProductImageWorkflowID(in activities.ImageInput) string { return "product-image:" + in.ImageID.String() }
+func ProductImageWorkflowID(in activities.ImageInput) string {
+	return "product-image:" + in.ImageID.String()
+}
 
 // ProductImageInput names the uploaded image.
 type ProductImageInput = activities.ImageInput
