@@ -20,6 +20,11 @@ type Activities struct {
 	HTTPClient *http.Client
 	// BaseURL is the API's public address, for the media URLs of images.
 	BaseURL string
+	// ImportBatchSize is how many CSV rows one transaction applies (default 1000).
+	ImportBatchSize int
+	// ImportBatchDelay pauses between import batches; tests use it to stop a
+	// worker in the middle of an import.
+	ImportBatchDelay time.Duration
 }
 
 // CheckDatabase reads the database clock; the smoke workflow uses it to prove

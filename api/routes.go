@@ -57,6 +57,10 @@ func (s *Server) routes() *chi.Mux {
 			r.Route("/products", func(r chi.Router) {
 				r.With(write).Post("/", s.handleCreateProduct())
 				r.With(read).Get("/", s.handleListProducts())
+				r.With(read).Get("/template", s.handleCSVTemplate())
+				r.With(read).Get("/export", s.handleExport())
+				r.With(write).Post("/import", s.handleImport())
+				r.With(read).Get("/imports/{import_id}", s.handleGetImport())
 				r.With(read).Get("/{product_id}", s.handleGetProduct())
 				r.With(write).Patch("/{product_id}", s.handleUpdateProduct())
 				r.With(write).Delete("/{product_id}", s.handleDeleteProduct())

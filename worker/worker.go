@@ -19,6 +19,7 @@ func Register(r sdkworker.Registry, acts *activities.Activities) {
 	r.RegisterWorkflow(workflows.Delivery)
 	r.RegisterWorkflow(workflows.WebhookTest)
 	r.RegisterWorkflow(workflows.ProductImage)
+	r.RegisterWorkflow(workflows.ProductImport)
 	r.RegisterActivity(acts)
 }
 

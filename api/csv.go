@@ -1,0 +1,205 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+	"go.temporal.io/sdk/client"
+
+	"github.com/merchantsvc/svc/storage"
+	"github.com/merchantsvc/svc/workflows"
+)
+
+var utf8BOM = []byte("\ufeff")
+
+var errNotCSV = newError(http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE",
+	"The file is not a CSV: send UTF-8 text with the columns of GET /products/template",
+	"الملف ليس CSV: أرسل نصًا بترميز UTF-8 بأعمدة القالب GET /products/template")
+
+func (s *Server) handleCSVTemplate() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+		w.Header().Set("Content-Disposition", `attachment; filename="products-template.csv"`)
+		_, _ = w.Write(utf8BOM)
+		cw := csv.NewWriter(w)
+		_ = cw.Write(storage.CSVColumns)
+		cw.Flush()
+	}
+}
+
+// handleExport streams every product as CSV, flushing as it goes, so memory
+// stays flat for any catalog size.
+func (s *Server) handleExport() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		storeID := storeIDFrom(r.Context())
+		store, err := s.db.FindStoreByID(r.Context(), storeID)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		exponent := storage.CurrencyExponent(store.Currency)
+		w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+		w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="products-%s.csv"`, time.Now().UTC().Format("20060102")))
+		_, _ = w.Write(utf8BOM)
+		cw := csv.NewWriter(w)
+		_ = cw.Write(storage.CSVColumns)
+		n := 0
+		err = s.db.ExportProducts(r.Context(), storeID, func(p storage.Product) error {
+			record := []string{"", storage.NeutralizeCSVCell(p.Name), storage.NeutralizeCSVCell(p.Description), p.Status,
+				storage.FormatPrice(p.Price, exponent), "", strconv.Itoa(p.Quantity), ""}
+			if p.SKU != nil {
+				record[0] = storage.NeutralizeCSVCell(*p.SKU)
+			}
+			if p.CostPrice != nil {
+				record[5] = storage.FormatPrice(*p.CostPrice, exponent)
+			}
+			if p.CategoryID != nil {
+				record[7] = p.CategoryID.String()
+			}
+			if err := cw.Write(record); err != nil {
+				return err
+			}
+			if n++; n%500 == 0 {
+				cw.Flush()
+				return cw.Error()
+			}
+			return nil
+		})
+		cw.Flush()
+		if err != nil {
+			// Headers are gone; cut the stream short so the client sees a failure.
+			s.log.ErrorContext(r.Context(), "export products", "request_id", requestID(r.Context()), "error", err)
+			panic(http.ErrAbortHandler)
+		}
+	}
+}
+
+type importResponse struct {
+	ImportID      uuid.UUID          `json:"import_id"`
+	Status        string             `json:"status"`
+	DryRun        bool               `json:"dry_run"`
+	TotalRows     int                `json:"total_rows"`
+	ProcessedRows int                `json:"processed_rows"`
+	Created       int                `json:"created"`
+	Updated       int                `json:"updated"`
+	Unchanged     int                `json:"unchanged"`
+	Failed        int                `json:"failed"`
+	Errors        []storage.RowError `json:"errors"`
+	Error         *string            `json:"error,omitempty"`
+}
+
+func newImportResponse(imp storage.ProductImport) importResponse {
+	errs := imp.Errors
+	if errs == nil {
+		errs = []storage.RowError{}
+	}
+	return importResponse{ImportID: imp.ID, Status: imp.Status, DryRun: imp.DryRun, TotalRows: imp.TotalRows,
+		ProcessedRows: imp.ProcessedRows, Created: imp.Created, Updated: imp.Updated, Unchanged: imp.Unchanged,
+		Failed: imp.Failed, Errors: errs, Error: imp.Error}
+}
+
+// checkCSV refuses what is not CSV text (415) and a wrong header (422)
+// before anything is stored; it returns the number of data rows.
+func checkCSV(data []byte) (int, error) {
+	body := bytes.TrimPrefix(data, utf8BOM)
+	if !utf8.Valid(body) || bytes.IndexByte(body, 0) >= 0 || !strings.HasPrefix(http.DetectContentType(body), "text/") {
+		return 0, errNotCSV
+	}
+	records, err := storage.ReadCSV(data)
+	if err != nil {
+		var parseErr *csv.ParseError
+		message := err.Error()
+		if errors.As(err, &parseErr) {
+			message = fmt.Sprintf("line %d: %v", parseErr.Line, parseErr.Err)
+		}
+		return 0, validationError([]fieldError{{Field: "file", Code: "malformed_csv", Message: message, MessageAr: "ملف CSV غير سليم"}})
+	}
+	if _, err := storage.ParseCSVHeader(records[0]); err != nil {
+		return 0, validationError([]fieldError{{Field: "file", Code: "csv_header", Message: err.Error() +
+			" (expected " + strings.Join(storage.CSVColumns, ",") + ")", MessageAr: "صف العناوين لا يطابق أعمدة القالب"}})
+	}
+	return len(records) - 1, nil
+}
+
+func (s *Server) handleImport() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		up, err := readUpload(r)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		dryRun := r.URL.Query().Get("dry_run")
+		if v, ok := up.fields["dry_run"]; ok {
+			dryRun = v
+		}
+		isDryRun, err := strconv.ParseBool(dryRun)
+		if dryRun != "" && err != nil {
+			s.writeError(w, r, validationError([]fieldError{{Field: "dry_run", Code: "invalid_type", Message: "must be true or false",
+				MessageAr: arabicFieldMessage("invalid_type")}}))
+			return
+		}
+		total, err := checkCSV(up.file)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		storeID := storeIDFrom(r.Context())
+		imp := storage.ProductImport{StoreID: storeID, DryRun: isDryRun, TotalRows: total}
+		if err := s.db.InTx(r.Context(), func(tx *storage.Tx) error { return tx.CreateImport(r.Context(), &imp) }); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		if err := s.blob.Put(r.Context(), imp.ObjectKey, up.file, "text/csv"); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		in := workflows.ProductImportInput{}
+		in.StoreID, in.ImportID = storeID, imp.ID
+		run, err := s.temporal.ExecuteWorkflow(r.Context(), client.StartWorkflowOptions{
+			ID: workflows.ProductImportWorkflowID(in), TaskQueue: s.cfg.TaskQueue,
+		}, workflows.ProductImport, in)
+		if err != nil {
+			s.writeError(w, r, fmt.Errorf("start import workflow: %w", err))
+			return
+		}
+		ctx, cancel := context.WithTimeout(r.Context(), s.cfg.ImportWait)
+		defer cancel()
+		_ = run.Get(ctx, nil) // the outcome is read from the import row below
+		current, err := s.db.FindImport(context.WithoutCancel(r.Context()), storeID, imp.ID)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		if current.Status == storage.ImportRunning {
+			w.Header().Set("Location", fmt.Sprintf("/api/v1/stores/%s/products/imports/%s", storeID, imp.ID))
+			respond(w, http.StatusAccepted, newImportResponse(current))
+			return
+		}
+		respond(w, http.StatusOK, newImportResponse(current))
+	}
+}
+
+func (s *Server) handleGetImport() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id, err := pathUUID(r, "import_id")
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		imp, err := s.db.FindImport(r.Context(), storeIDFrom(r.Context()), id)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		respond(w, http.StatusOK, newImportResponse(imp))
+	}
+}

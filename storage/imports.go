@@ -1,0 +1,430 @@
+package storage
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+)
+
+// Import statuses.
+const (
+	ImportRunning   = "running"
+	ImportSucceeded = "succeeded"
+	ImportFailed    = "failed"
+)
+
+// maxStoredRowErrors caps the errors kept for one import; counts stay exact.
+const maxStoredRowErrors = 1000
+
+// ProductImport is one CSV import and its progress.
+type ProductImport struct {
+	ID            uuid.UUID
+	StoreID       uuid.UUID
+	Status        string
+	DryRun        bool
+	ObjectKey     string
+	TotalRows     int
+	ProcessedRows int
+	Created       int
+	Updated       int
+	Unchanged     int
+	Failed        int
+	Errors        []RowError
+	Error         *string
+	CreatedAt     time.Time
+	FinishedAt    *time.Time
+}
+
+// ImportKey is where an import's file is kept.
+func ImportKey(storeID, importID uuid.UUID) string {
+	return fmt.Sprintf("stores/%s/imports/%s.csv", storeID, importID)
+}
+
+// CreateImport records a new import.
+func (tx *Tx) CreateImport(ctx context.Context, imp *ProductImport) error {
+	imp.ID = NewID()
+	imp.Status = ImportRunning
+	imp.ObjectKey = ImportKey(imp.StoreID, imp.ID)
+	imp.CreatedAt = tx.now()
+	imp.Errors = []RowError{}
+	_, err := tx.tx.Exec(ctx, `INSERT INTO product_imports (id, store_id, status, dry_run, object_key, total_rows, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`, imp.ID, imp.StoreID, imp.Status, imp.DryRun, imp.ObjectKey, imp.TotalRows, imp.CreatedAt)
+	if err != nil {
+		return fmt.Errorf("create import: %w", err)
+	}
+	return nil
+}
+
+// FindImport returns one import of the store.
+func (r reader) FindImport(ctx context.Context, storeID, id uuid.UUID) (ProductImport, error) {
+	var (
+		imp    ProductImport
+		errors []byte
+	)
+	err := r.q.QueryRow(ctx, `SELECT id, store_id, status, dry_run, object_key, total_rows, processed_rows, created, updated,
+			unchanged, failed, errors, error, created_at, finished_at
+		FROM product_imports WHERE store_id = $1 AND id = $2`, storeID, id).
+		Scan(&imp.ID, &imp.StoreID, &imp.Status, &imp.DryRun, &imp.ObjectKey, &imp.TotalRows, &imp.ProcessedRows, &imp.Created,
+			&imp.Updated, &imp.Unchanged, &imp.Failed, &errors, &imp.Error, &imp.CreatedAt, &imp.FinishedAt)
+	if err != nil {
+		return ProductImport{}, notFoundIfNoRows(err, "find import "+id.String())
+	}
+	if err := json.Unmarshal(errors, &imp.Errors); err != nil {
+		return ProductImport{}, fmt.Errorf("read import errors: %w", err)
+	}
+	return imp, nil
+}
+
+// ImportBatch is one batch of an import: rows that parsed, and the errors
+// of rows that did not (already numbered).
+type ImportBatch struct {
+	Start  int // index of the first data row of the batch
+	Count  int // data rows the batch covers
+	Rows   []ImportRow
+	Errors []RowError
+}
+
+// ApplyImportBatch creates products for unknown SKUs and updates matching
+// ones, in one transaction with the import's progress. A batch whose start
+// no longer matches processed_rows was already applied (a retried or resumed
+// activity) and is skipped: every row is applied exactly once.
+func (db *DB) ApplyImportBatch(ctx context.Context, storeID, importID uuid.UUID, b ImportBatch) error {
+	return db.InTx(ctx, func(tx *Tx) error {
+		var (
+			processed int
+			dryRun    bool
+		)
+		err := tx.tx.QueryRow(ctx, `SELECT processed_rows, dry_run FROM product_imports WHERE store_id = $1 AND id = $2 FOR UPDATE`,
+			storeID, importID).Scan(&processed, &dryRun)
+		if err != nil {
+			return notFoundIfNoRows(err, "lock import")
+		}
+		if processed != b.Start {
+			return nil
+		}
+		rowErrs := b.Errors
+		rows, errs, err := tx.checkImportRefs(ctx, storeID, b.Rows)
+		if err != nil {
+			return err
+		}
+		rowErrs = append(rowErrs, errs...)
+		creates, updates, unchanged, errs, err := tx.planImport(ctx, storeID, rows)
+		if err != nil {
+			return err
+		}
+		rowErrs = append(rowErrs, errs...)
+		if !dryRun {
+			if err := tx.insertProducts(ctx, creates); err != nil {
+				return err
+			}
+			if err := tx.updateProducts(ctx, updates); err != nil {
+				return err
+			}
+			if err := tx.emitProducts(ctx, EventProductCreated, creates); err != nil {
+				return err
+			}
+			if err := tx.emitProducts(ctx, EventProductUpdated, updates); err != nil {
+				return err
+			}
+		}
+		if rowErrs == nil {
+			rowErrs = []RowError{} // not JSON null, which || would append as an element
+		}
+		failedRows := map[int]bool{}
+		for _, e := range rowErrs {
+			failedRows[e.Row] = true
+		}
+		errJSON, err := json.Marshal(rowErrs)
+		if err != nil {
+			return err
+		}
+		_, err = tx.tx.Exec(ctx, `UPDATE product_imports SET processed_rows = $3, created = created + $4, updated = updated + $5,
+				unchanged = unchanged + $6, failed = failed + $7,
+				errors = CASE WHEN jsonb_array_length(errors) >= $9 THEN errors
+				              ELSE (SELECT COALESCE(jsonb_agg(e), '[]') FROM (SELECT e FROM jsonb_array_elements(errors || $8::jsonb) e LIMIT $9) x) END
+			WHERE store_id = $1 AND id = $2`,
+			storeID, importID, b.Start+b.Count, len(creates), len(updates), unchanged, len(failedRows), errJSON, maxStoredRowErrors)
+		if err != nil {
+			return fmt.Errorf("record import progress: %w", err)
+		}
+		return nil
+	})
+}
+
+// checkImportRefs refuses rows whose category is not one of the store's.
+func (tx *Tx) checkImportRefs(ctx context.Context, storeID uuid.UUID, rows []ImportRow) ([]ImportRow, []RowError, error) {
+	var ids []uuid.UUID
+	for _, r := range rows {
+		if r.CategoryID != nil {
+			ids = append(ids, *r.CategoryID)
+		}
+	}
+	if len(ids) == 0 {
+		return rows, nil, nil
+	}
+	catRows, err := tx.tx.Query(ctx, `SELECT id FROM categories WHERE store_id = $1 AND id = ANY ($2)`, storeID, ids)
+	if err != nil {
+		return nil, nil, fmt.Errorf("check import categories: %w", err)
+	}
+	found, err := pgx.CollectRows(catRows, pgx.RowTo[uuid.UUID])
+	if err != nil {
+		return nil, nil, fmt.Errorf("check import categories: %w", err)
+	}
+	known := map[uuid.UUID]bool{}
+	for _, id := range found {
+		known[id] = true
+	}
+	var (
+		keep []ImportRow
+		errs []RowError
+	)
+	for _, r := range rows {
+		if r.CategoryID != nil && !known[*r.CategoryID] {
+			errs = append(errs, RowError{Row: r.Row, Column: "category_id", Code: "not_found", Message: "no such category in this store"})
+			continue
+		}
+		keep = append(keep, r)
+	}
+	return keep, errs, nil
+}
+
+// planImport sorts rows into products to create and to update, counting
+// rows that would change nothing.
+func (tx *Tx) planImport(ctx context.Context, storeID uuid.UUID, rows []ImportRow) (creates, updates []Product, unchanged int, errs []RowError, err error) {
+	skus := make([]string, len(rows))
+	for i, r := range rows {
+		skus[i] = r.SKU
+	}
+	owners := map[string]struct {
+		kind string
+		id   uuid.UUID
+	}{}
+	ownerRows, err := tx.tx.Query(ctx, `SELECT sku, owner_kind, owner_id FROM skus WHERE store_id = $1 AND sku = ANY ($2)`, storeID, skus)
+	if err != nil {
+		return nil, nil, 0, nil, fmt.Errorf("find import skus: %w", err)
+	}
+	var productIDs []uuid.UUID
+	for ownerRows.Next() {
+		var (
+			sku, kind string
+			id        uuid.UUID
+		)
+		if err := ownerRows.Scan(&sku, &kind, &id); err != nil {
+			ownerRows.Close()
+			return nil, nil, 0, nil, fmt.Errorf("find import skus: %w", err)
+		}
+		owners[sku] = struct {
+			kind string
+			id   uuid.UUID
+		}{kind, id}
+		if kind == "product" {
+			productIDs = append(productIDs, id)
+		}
+	}
+	ownerRows.Close()
+	existing := map[uuid.UUID]Product{}
+	if len(productIDs) > 0 {
+		prodRows, err := tx.tx.Query(ctx, `SELECT `+productColumns+` FROM products WHERE store_id = $1 AND id = ANY ($2) FOR UPDATE`, storeID, productIDs)
+		if err != nil {
+			return nil, nil, 0, nil, fmt.Errorf("load import products: %w", err)
+		}
+		list, err := pgx.CollectRows(prodRows, func(row pgx.CollectableRow) (Product, error) { return scanProduct(row) })
+		if err != nil {
+			return nil, nil, 0, nil, fmt.Errorf("load import products: %w", err)
+		}
+		for _, p := range list {
+			existing[p.ID] = p
+		}
+	}
+	now := tx.now()
+	for _, r := range rows {
+		owner, ok := owners[r.SKU]
+		switch {
+		case ok && owner.kind == "variant":
+			errs = append(errs, RowError{Row: r.Row, Column: "sku", Code: "sku_in_use", Message: "the SKU belongs to a variant in this store"})
+		case ok:
+			p := existing[owner.id]
+			next := r.apply(p)
+			if next.sameAs(p) {
+				unchanged++
+				continue
+			}
+			next.UpdatedAt = now
+			updates = append(updates, next)
+		default:
+			sku := r.SKU
+			p := r.apply(Product{ID: NewID(), StoreID: storeID, SKU: &sku, Status: "active",
+				Attributes: json.RawMessage(`{}`), Images: json.RawMessage(`[]`), MediaURLs: json.RawMessage(`{}`), CreatedAt: now})
+			p.UpdatedAt = now
+			creates = append(creates, p)
+		}
+	}
+	return creates, updates, unchanged, errs, nil
+}
+
+// apply writes the row's columns onto p; columns the file lacks stay as they are.
+func (r ImportRow) apply(p Product) Product {
+	p.Name, p.Price = r.Name, r.Price
+	if r.Has["description"] {
+		p.Description = r.Description
+	}
+	if r.Has["status"] {
+		p.Status = r.Status
+	}
+	if r.Has["cost_price"] {
+		p.CostPrice = r.CostPrice
+	}
+	if r.Has["quantity"] {
+		p.Quantity = r.Quantity
+	}
+	if r.Has["category_id"] {
+		p.CategoryID = r.CategoryID
+	}
+	return p
+}
+
+func (p Product) sameAs(o Product) bool {
+	eqInt := func(a, b *int64) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
+	eqID := func(a, b *uuid.UUID) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
+	return p.Name == o.Name && p.Description == o.Description && p.Status == o.Status && p.Price == o.Price &&
+		eqInt(p.CostPrice, o.CostPrice) && p.Quantity == o.Quantity && eqID(p.CategoryID, o.CategoryID)
+}
+
+func (tx *Tx) insertProducts(ctx context.Context, ps []Product) error {
+	if len(ps) == 0 {
+		return nil
+	}
+	n := len(ps)
+	ids, stores, names, descs, skus, statuses := make([]uuid.UUID, n), make([]uuid.UUID, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	prices, costs, quantities, cats := make([]int64, n), make([]*int64, n), make([]int32, n), make([]*uuid.UUID, n)
+	for i, p := range ps {
+		ids[i], stores[i], names[i], descs[i], skus[i], statuses[i] = p.ID, p.StoreID, p.Name, p.Description, *p.SKU, p.Status
+		prices[i], costs[i], quantities[i], cats[i] = p.Price, p.CostPrice, int32(p.Quantity), p.CategoryID
+	}
+	now := ps[0].CreatedAt
+	_, err := tx.tx.Exec(ctx, `INSERT INTO products (id, store_id, name, description, sku, price, cost_price, status, quantity, category_id, created_at, updated_at)
+		SELECT id, store_id, name, description, sku, price, cost_price, status, quantity, category_id, $11, $11
+		FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::bigint[], $8::text[], $9::int[], $10::uuid[])
+			AS u(id, store_id, name, description, sku, price, cost_price, status, quantity, category_id)`,
+		ids, stores, names, descs, skus, prices, costs, statuses, quantities, cats, now)
+	if err != nil {
+		return fmt.Errorf("insert imported products: %w", err)
+	}
+	_, err = tx.tx.Exec(ctx, `INSERT INTO skus (store_id, sku, owner_kind, owner_id)
+		SELECT store_id, sku, 'product', id FROM unnest($1::uuid[], $2::text[], $3::uuid[]) AS u(store_id, sku, id)`, stores, skus, ids)
+	if isUniqueViolation(err, "skus_pkey") {
+		return fmt.Errorf("claim imported skus: %w", ErrDuplicateSKU)
+	}
+	if err != nil {
+		return fmt.Errorf("claim imported skus: %w", err)
+	}
+	return nil
+}
+
+func (tx *Tx) updateProducts(ctx context.Context, ps []Product) error {
+	if len(ps) == 0 {
+		return nil
+	}
+	n := len(ps)
+	ids, names, descs, statuses := make([]uuid.UUID, n), make([]string, n), make([]string, n), make([]string, n)
+	prices, costs, quantities, cats := make([]int64, n), make([]*int64, n), make([]int32, n), make([]*uuid.UUID, n)
+	for i, p := range ps {
+		ids[i], names[i], descs[i], statuses[i] = p.ID, p.Name, p.Description, p.Status
+		prices[i], costs[i], quantities[i], cats[i] = p.Price, p.CostPrice, int32(p.Quantity), p.CategoryID
+	}
+	_, err := tx.tx.Exec(ctx, `UPDATE products p SET name = u.name, description = u.description, price = u.price, cost_price = u.cost_price,
+			status = u.status, quantity = u.quantity, category_id = u.category_id, updated_at = $10
+		FROM unnest($2::uuid[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::text[], $8::int[], $9::uuid[])
+			AS u(id, name, description, price, cost_price, status, quantity, category_id)
+		WHERE p.store_id = $1 AND p.id = u.id`,
+		ps[0].StoreID, ids, names, descs, prices, costs, statuses, quantities, cats, ps[0].UpdatedAt)
+	if err != nil {
+		return fmt.Errorf("update imported products: %w", err)
+	}
+	return nil
+}
+
+// emitProducts writes one outbox row per product in a single statement.
+func (tx *Tx) emitProducts(ctx context.Context, event string, ps []Product) error {
+	if len(ps) == 0 {
+		return nil
+	}
+	now := tx.now()
+	ids, stores, bodies := make([]uuid.UUID, len(ps)), make([]uuid.UUID, len(ps)), make([][]byte, len(ps))
+	for i, p := range ps {
+		body, err := json.Marshal(eventBody{Event: event, Timestamp: now.Format(time.RFC3339), Data: productEvent{
+			StoreID: p.StoreID, ProductID: p.ID, SKU: p.SKU, UpdatedAt: p.UpdatedAt.Format(time.RFC3339Nano)}})
+		if err != nil {
+			return err
+		}
+		ids[i], stores[i], bodies[i] = NewID(), p.StoreID, body
+	}
+	_, err := tx.tx.Exec(ctx, `WITH rows AS (INSERT INTO outbox (id, store_id, event, body, created_at)
+			SELECT id, store_id, $4, body, $5 FROM unnest($1::uuid[], $2::uuid[], $3::bytea[]) AS u(id, store_id, body))
+		SELECT pg_notify('`+OutboxChannel+`', '')`, ids, stores, bodies, event, now)
+	if err != nil {
+		return fmt.Errorf("write %s events: %w", event, err)
+	}
+	return nil
+}
+
+// SetImportTotal records how many data rows the file has.
+func (db *DB) SetImportTotal(ctx context.Context, storeID, importID uuid.UUID, total int) error {
+	_, err := db.Pool.Exec(ctx, `UPDATE product_imports SET total_rows = $3 WHERE store_id = $1 AND id = $2`, storeID, importID, total)
+	if err != nil {
+		return fmt.Errorf("set import total: %w", err)
+	}
+	return nil
+}
+
+// FinishImport ends an import; a long one leaves a dashboard notification.
+func (db *DB) FinishImport(ctx context.Context, storeID, importID uuid.UUID, status, reason string, notifyAfter time.Duration) (ProductImport, error) {
+	var imp ProductImport
+	err := db.InTx(ctx, func(tx *Tx) error {
+		var errPtr *string
+		if reason != "" {
+			errPtr = &reason
+		}
+		tag, err := tx.tx.Exec(ctx, `UPDATE product_imports SET status = $3, error = $4, finished_at = $5
+			WHERE store_id = $1 AND id = $2 AND status = 'running'`, storeID, importID, status, errPtr, tx.now())
+		if err != nil {
+			return fmt.Errorf("finish import: %w", err)
+		}
+		imp, err = tx.FindImport(ctx, storeID, importID)
+		if err != nil || tag.RowsAffected() == 0 || imp.FinishedAt.Sub(imp.CreatedAt) < notifyAfter {
+			return err
+		}
+		data, _ := json.Marshal(map[string]any{"import_id": importID, "status": status, "created": imp.Created,
+			"updated": imp.Updated, "failed": imp.Failed})
+		return tx.CreateNotification(ctx, Notification{StoreID: storeID, Kind: "import.finished",
+			Title: "Product import finished", TitleAr: "اكتمل استيراد المنتجات",
+			Body:   fmt.Sprintf("%d created, %d updated, %d unchanged, %d rows with errors.", imp.Created, imp.Updated, imp.Unchanged, imp.Failed),
+			BodyAr: fmt.Sprintf("تم إنشاء %d وتحديث %d، ولم يتغير %d، و%d صفوف بها أخطاء.", imp.Created, imp.Updated, imp.Unchanged, imp.Failed),
+			Data:   data})
+	})
+	return imp, err
+}
+
+// ExportProducts streams a store's products in creation order to fn, one
+// at a time, so memory stays flat however many there are.
+func (db *DB) ExportProducts(ctx context.Context, storeID uuid.UUID, fn func(Product) error) error {
+	rows, err := db.Pool.Query(ctx, `SELECT `+productColumns+` FROM products WHERE store_id = $1 ORDER BY created_at, id`, storeID)
+	if err != nil {
+		return fmt.Errorf("export products: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		p, err := scanProduct(rows)
+		if err != nil {
+			return fmt.Errorf("export products: %w", err)
+		}
+		if err := fn(p); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
