@@ -13,7 +13,7 @@ import (
 )
 
 // defaultImportBatch is how many rows one transaction applies.
-const defaultImportBatch = 1000
+const defaultImportBatch = 5000
 
 // importNotifyAfter: imports that ran longer leave a dashboard notification
 // (the merchant got a 202 and is not watching).

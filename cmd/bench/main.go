@@ -39,12 +39,18 @@ func main() {
 		tokens      = flag.Int("tokens", 1000, "tokens the load is spread over (300 requests/min each)")
 		products    = flag.Int("products", 10000, "products in the store")
 		rate        = flag.Int("rate", 300, "requests per second in the latency run")
-		suite       = flag.String("suite", "all", "catalog, webhooks or all")
+		suite       = flag.String("suite", "all", "catalog, webhooks, images, import or all")
+		imageChildF = flag.String("image-child", "", "internal: process one image file and exit")
+		importRows  = flag.Int("import-rows", 40000, "rows in the import benchmark's CSV")
 		events      = flag.Int("events", 1000, "webhook events per run")
 		subs        = flag.Int("subscriptions", 3, "webhook subscriptions receiving every event")
 		eventRate   = flag.Int("event-rate", 120, "events per second in the paced webhook run")
 	)
 	flag.Parse()
+	if *imageChildF != "" {
+		fail(imageChild(*imageChildF))
+		return
+	}
 	ctx := context.Background()
 	admin := os.Getenv("SVC_TEST_DATABASE_URL")
 	template := os.Getenv("SVC_TEST_TEMPLATE_DATABASE")
@@ -57,6 +63,24 @@ func main() {
 			err = run(ctx, dbURL, *out, *duration, *concurrency, *tokens, *products, *rate)
 		}
 		fail(err)
+	}
+	if *suite == "images" || *suite == "all" {
+		report, err := runImageBench()
+		fail(err)
+		fmt.Print(report)
+		if *out != "" {
+			fail(replaceSection(*out, "images", report))
+		}
+	}
+	if *suite == "import" || *suite == "all" {
+		dbURL, err := createDatabase(ctx, admin, template, "bench_import")
+		fail(err)
+		report, err := runImportBench(ctx, dbURL, *importRows)
+		fail(err)
+		fmt.Print(report)
+		if *out != "" {
+			fail(replaceSection(*out, "import", report))
+		}
 	}
 	if *suite == "webhooks" || *suite == "all" {
 		dbURL, err := createDatabase(ctx, admin, template, "bench_webhooks")
