@@ -2,6 +2,7 @@ package api
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 
@@ -34,7 +35,7 @@ type errorBody struct {
 	MessageAr   string       `json:"message_ar"`
 	RequestID   string       `json:"request_id"`
 	Fields      []fieldError `json:"fields,omitempty"`
-	AllowedNext []string     `json:"allowed_next,omitempty"`
+	AllowedNext *[]string    `json:"allowed_next,omitempty"`
 }
 
 type errorEnvelope struct {
@@ -101,13 +102,26 @@ func conflictError(field, message string) *apiError {
 // toAPIError is the one place where errors become statuses.
 func toAPIError(err error) *apiError {
 	var (
-		apiErr   *apiError
-		invalid  *storage.InvalidError
-		conflict *storage.ConflictError
+		apiErr     *apiError
+		invalid    *storage.InvalidError
+		conflict   *storage.ConflictError
+		stock      *storage.StockError
+		transition *storage.TransitionError
 	)
 	switch {
 	case errors.As(err, &apiErr):
 		return apiErr
+	case errors.As(err, &stock):
+		return &apiError{Status: http.StatusConflict, Code: "INSUFFICIENT_STOCK",
+			Message:   fmt.Sprintf("Not enough stock for variant %s: %d available, %d requested", stock.VariantID, stock.Available, stock.Requested),
+			MessageAr: fmt.Sprintf("المخزون غير كافٍ للمتغير %s: المتاح %d والمطلوب %d", stock.VariantID, stock.Available, stock.Requested),
+			Fields: []fieldError{{Field: fmt.Sprintf("lines[%d].variant_id", stock.Line), Code: "insufficient_stock",
+				Message: stock.Error(), MessageAr: "المخزون غير كافٍ"}}}
+	case errors.As(err, &transition):
+		return &apiError{Status: http.StatusConflict, Code: "INVALID_STATUS_TRANSITION",
+			Message:     fmt.Sprintf("An order cannot move from %s to %s", transition.From, transition.To),
+			MessageAr:   fmt.Sprintf("لا يمكن نقل الطلب من %s إلى %s", transition.From, transition.To),
+			AllowedNext: transition.AllowedNext}
 	case errors.As(err, &invalid):
 		return validationError([]fieldError{{Field: invalid.Field, Code: invalid.Code, Message: invalid.Message, MessageAr: arabicFieldMessage(invalid.Code)}})
 	case errors.As(err, &conflict):
@@ -137,6 +151,19 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	encode(w, e.Status, errorEnvelope{Error: errorBody{
 		Code: e.Code, Message: e.Message, MessageAr: e.MessageAr, RequestID: requestID(r.Context()),
-		Fields: e.Fields, AllowedNext: e.AllowedNext,
+		Fields: e.Fields, AllowedNext: allowedNext(e),
 	}})
+}
+
+// allowedNext keeps an empty list visible ("allowed_next": []) on a transition
+// error, and leaves the field out of every other error.
+func allowedNext(e *apiError) *[]string {
+	if e.Code != "INVALID_STATUS_TRANSITION" {
+		return nil
+	}
+	next := e.AllowedNext
+	if next == nil {
+		next = []string{}
+	}
+	return &next
 }

@@ -53,6 +53,29 @@ func (s *Server) routes() *chi.Mux {
 				r.With(settingsWrite).Post("/{webhook_id}/recover", s.handleRecover())
 			})
 
+			customersRead, customersWrite := s.requireScope("customers:read"), s.requireScope("customers:write")
+			r.Route("/customers", func(r chi.Router) {
+				r.With(customersWrite).Post("/", s.handleCreateCustomer())
+				r.With(customersRead).Get("/", s.handleListCustomers())
+				r.With(customersRead).Get("/{customer_id}", s.handleGetCustomer())
+				r.With(customersWrite).Patch("/{customer_id}", s.handleUpdateCustomer())
+				r.With(customersWrite).Delete("/{customer_id}", s.handleDeleteCustomer())
+			})
+
+			ordersRead, ordersWrite := s.requireScope("orders:read"), s.requireScope("orders:write")
+			r.Route("/orders", func(r chi.Router) {
+				r.With(ordersWrite).Post("/", s.handleCreateOrder(false))
+				r.With(ordersWrite).Post("/drafts", s.handleCreateOrder(true))
+				r.With(ordersRead).Get("/", s.handleListOrders())
+				r.With(ordersRead).Get("/counts", s.handleOrderCounts())
+				r.With(ordersRead).Get("/{order_ref}", s.handleGetOrder())
+				r.With(ordersWrite).Delete("/{order_id}", s.handleCancelOrder())
+				r.With(ordersWrite).Patch("/{order_id}/status", s.handleUpdateOrderStatus())
+				r.With(ordersRead).Get("/{order_id}/timeline", s.handleActivities(true))
+				r.With(ordersRead).Get("/{order_id}/activities", s.handleActivities(false))
+				r.With(ordersWrite).Post("/{order_id}/comments", s.handleAddComment())
+			})
+
 			read, write := s.requireScope("catalog:read"), s.requireScope("catalog:write")
 			r.Route("/products", func(r chi.Router) {
 				r.With(write).Post("/", s.handleCreateProduct())

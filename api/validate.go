@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/go-chi/chi/v5"
@@ -201,3 +202,17 @@ func pathUUID(r *http.Request, name string) (uuid.UUID, error) {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// dateTime reads an RFC 3339 date-time.
+func (q *queryParser) dateTime(name string) *time.Time {
+	raw := q.values.Get(name)
+	if raw == "" {
+		return nil
+	}
+	t, err := time.Parse(time.RFC3339, raw)
+	if err != nil {
+		q.add(name, "invalid_type", "must be an ISO 8601 date-time such as 2026-11-01T00:00:00Z")
+		return nil
+	}
+	return &t
+}

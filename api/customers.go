@@ -1,0 +1,234 @@
+package api
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/mail"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/merchantsvc/svc/storage"
+)
+
+// phonePattern accepts E.164-like numbers: an optional +, then 6-15 digits.
+var phonePattern = regexp.MustCompile(`^\+?[0-9]{6,15}$`)
+
+type customerResponse struct {
+	ID        uuid.UUID       `json:"id"`
+	Name      string          `json:"name"`
+	Email     *string         `json:"email"`
+	Phone     *string         `json:"phone"`
+	Addresses json.RawMessage `json:"addresses"`
+	CreatedAt time.Time       `json:"created_at"`
+	UpdatedAt time.Time       `json:"updated_at"`
+}
+
+func newCustomerResponse(c storage.Customer) customerResponse {
+	return customerResponse{ID: c.ID, Name: c.Name, Email: c.Email, Phone: c.Phone, Addresses: c.Addresses,
+		CreatedAt: c.CreatedAt.UTC(), UpdatedAt: c.UpdatedAt.UTC()}
+}
+
+// address is a shipping address (decisions §4).
+type address struct {
+	Name       string  `json:"name"`
+	Phone      string  `json:"phone"`
+	Line1      string  `json:"line1"`
+	Line2      *string `json:"line2,omitempty"`
+	City       string  `json:"city"`
+	Region     *string `json:"region,omitempty"`
+	Country    string  `json:"country"`
+	PostalCode *string `json:"postal_code,omitempty"`
+}
+
+func (a address) check(c *checker, prefix string) {
+	c.text(prefix+".name", a.Name, 1, 200)
+	if !phonePattern.MatchString(normalizePhone(a.Phone)) {
+		c.add(prefix+".phone", "invalid", "must be a phone number such as +201001234567")
+	}
+	c.text(prefix+".line1", a.Line1, 1, 300)
+	c.text(prefix+".city", a.City, 1, 100)
+	if len(a.Country) != 2 || strings.ToUpper(a.Country) != a.Country {
+		c.add(prefix+".country", "invalid", "must be an ISO 3166-1 alpha-2 code such as EG")
+	}
+}
+
+// normalizePhone drops spaces and dashes people type into phone numbers.
+func normalizePhone(s string) string {
+	return strings.NewReplacer(" ", "", "-", "", "(", "", ")", "").Replace(strings.TrimSpace(s))
+}
+
+func checkEmail(c *checker, field, email string) {
+	if _, err := mail.ParseAddress(email); err != nil || strings.ContainsAny(email, "<> ") {
+		c.add(field, "invalid", "must be an email address")
+	}
+}
+
+func checkPhone(c *checker, field, phone string) {
+	if !phonePattern.MatchString(normalizePhone(phone)) {
+		c.add(field, "invalid", "must be a phone number such as +201001234567")
+	}
+}
+
+type createCustomerRequest struct {
+	Name      string    `json:"name"`
+	Email     *string   `json:"email"`
+	Phone     *string   `json:"phone"`
+	Addresses []address `json:"addresses"`
+}
+
+func (req createCustomerRequest) Valid() []fieldError {
+	var c checker
+	c.text("name", req.Name, 1, 200)
+	if req.Email != nil {
+		checkEmail(&c, "email", *req.Email)
+	}
+	if req.Phone != nil {
+		checkPhone(&c, "phone", *req.Phone)
+	}
+	for i, a := range req.Addresses {
+		a.check(&c, "addresses["+itoa(i)+"]")
+	}
+	return c.result()
+}
+
+func (s *Server) handleCreateCustomer() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		req, err := decode[createCustomerRequest](r)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		addresses, _ := json.Marshal(orEmpty(req.Addresses))
+		cust := storage.Customer{StoreID: storeIDFrom(r.Context()), Name: strings.TrimSpace(req.Name), Email: req.Email,
+			Phone: normalizedPtr(req.Phone), Addresses: addresses}
+		s.writeTx(w, r, http.StatusCreated, func(tx *storage.Tx) (any, error) {
+			if err := tx.CreateCustomer(r.Context(), &cust); err != nil {
+				return nil, err
+			}
+			return ok(newCustomerResponse(cust)), nil
+		})
+	}
+}
+
+func orEmpty[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+func normalizedPtr(phone *string) *string {
+	if phone == nil {
+		return nil
+	}
+	p := normalizePhone(*phone)
+	return &p
+}
+
+func (s *Server) handleListCustomers() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		q := newQueryParser(r)
+		page, limit := q.page(20)
+		if err := q.err(); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		list, total, err := s.db.FindCustomers(r.Context(), storeIDFrom(r.Context()), q.str("search"), storage.Page{Page: page, Limit: limit})
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		items := make([]customerResponse, 0, len(list))
+		for _, c := range list {
+			items = append(items, newCustomerResponse(c))
+		}
+		respond(w, http.StatusOK, newList(items, page, limit, total))
+	}
+}
+
+func (s *Server) handleGetCustomer() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id, err := pathUUID(r, "customer_id")
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		c, err := s.db.FindCustomerByID(r.Context(), storeIDFrom(r.Context()), id)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		respond(w, http.StatusOK, newCustomerResponse(c))
+	}
+}
+
+type updateCustomerRequest struct {
+	Name      optional[string]    `json:"name"`
+	Email     optional[string]    `json:"email"`
+	Phone     optional[string]    `json:"phone"`
+	Addresses optional[[]address] `json:"addresses"`
+}
+
+func (req updateCustomerRequest) Valid() []fieldError {
+	var c checker
+	if notNull(&c, "name", req.Name) {
+		c.text("name", req.Name.Value, 1, 200)
+	}
+	if req.Email.Set && !req.Email.Null {
+		checkEmail(&c, "email", req.Email.Value)
+	}
+	if req.Phone.Set && !req.Phone.Null {
+		checkPhone(&c, "phone", req.Phone.Value)
+	}
+	for i, a := range req.Addresses.Value {
+		a.check(&c, "addresses["+itoa(i)+"]")
+	}
+	return c.result()
+}
+
+func (s *Server) handleUpdateCustomer() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id, err := pathUUID(r, "customer_id")
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		req, err := decode[updateCustomerRequest](r)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		upd := storage.CustomerUpdate{Email: storage.Field[string](req.Email), Phone: storage.Field[string](req.Phone)}
+		upd.Phone.Value = normalizePhone(upd.Phone.Value)
+		if req.Name.Set {
+			name := strings.TrimSpace(req.Name.Value)
+			upd.Name = &name
+		}
+		if req.Addresses.Set {
+			upd.Addresses, _ = json.Marshal(orEmpty(req.Addresses.Value))
+		}
+		s.writeTx(w, r, http.StatusOK, func(tx *storage.Tx) (any, error) {
+			c, err := tx.UpdateCustomer(r.Context(), storeIDFrom(r.Context()), id, upd)
+			if err != nil {
+				return nil, err
+			}
+			return ok(newCustomerResponse(c)), nil
+		})
+	}
+}
+
+func (s *Server) handleDeleteCustomer() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id, err := pathUUID(r, "customer_id")
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		s.writeTx(w, r, http.StatusNoContent, func(tx *storage.Tx) (any, error) {
+			return nil, tx.DeleteCustomer(r.Context(), storeIDFrom(r.Context()), id)
+		})
+	}
+}

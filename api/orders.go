@@ -1,0 +1,428 @@
+package api
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/google/uuid"
+
+	"github.com/merchantsvc/svc/storage"
+)
+
+type orderLineResponse struct {
+	ID               uuid.UUID  `json:"id"`
+	VariantID        *uuid.UUID `json:"variant_id"`
+	ProductID        *uuid.UUID `json:"product_id"`
+	Name             string     `json:"name"`
+	SKU              *string    `json:"sku"`
+	Quantity         int        `json:"quantity"`
+	UnitPrice        int64      `json:"unit_price"`
+	Total            int64      `json:"total"`
+	ReturnedQuantity int        `json:"returned_quantity"`
+}
+
+type orderResponse struct {
+	ID                uuid.UUID           `json:"id"`
+	OrderNumber       string              `json:"order_number"`
+	Status            string              `json:"status"`
+	PaymentStatus     string              `json:"payment_status"`
+	FulfillmentStatus string              `json:"fulfillment_status"`
+	PaymentMethod     string              `json:"payment_method"`
+	Currency          string              `json:"currency"`
+	Subtotal          int64               `json:"subtotal"`
+	ShippingFee       int64               `json:"shipping_fee"`
+	Discount          int64               `json:"discount"`
+	Total             int64               `json:"total"`
+	PaidTotal         int64               `json:"paid_total"`
+	BalanceDue        int64               `json:"balance_due"`
+	CollectibleTotal  int64               `json:"collectible_total"`
+	CollectedTotal    int64               `json:"collected_total"`
+	RefundDue         int64               `json:"refund_due"`
+	CustomerID        *uuid.UUID          `json:"customer_id"`
+	Customer          json.RawMessage     `json:"customer"`
+	ShippingAddress   json.RawMessage     `json:"shipping_address"`
+	TrackingNumber    *string             `json:"tracking_number"`
+	Notes             string              `json:"notes"`
+	CancelReason      *string             `json:"cancel_reason"`
+	Lines             []orderLineResponse `json:"lines,omitempty"`
+	CreatedAt         time.Time           `json:"created_at"`
+	UpdatedAt         time.Time           `json:"updated_at"`
+}
+
+func newOrderResponse(o storage.Order) orderResponse {
+	resp := orderResponse{ID: o.ID, OrderNumber: o.OrderNumber, Status: o.Status, PaymentStatus: o.PaymentStatus,
+		FulfillmentStatus: o.FulfillmentStatus, PaymentMethod: o.PaymentMethod, Currency: o.Currency, Subtotal: o.Subtotal,
+		ShippingFee: o.ShippingFee, Discount: o.Discount, Total: o.Total, PaidTotal: o.PaidTotal, BalanceDue: o.BalanceDue(),
+		CollectibleTotal: o.CollectibleTotal, CollectedTotal: o.CollectedTotal, RefundDue: o.RefundDue, CustomerID: o.CustomerID,
+		Customer: o.Customer, ShippingAddress: o.ShippingAddress, TrackingNumber: o.TrackingNumber, Notes: o.Notes,
+		CancelReason: o.CancelReason, CreatedAt: o.CreatedAt.UTC(), UpdatedAt: o.UpdatedAt.UTC()}
+	for _, l := range o.Lines {
+		resp.Lines = append(resp.Lines, orderLineResponse{ID: l.ID, VariantID: l.VariantID, ProductID: l.ProductID, Name: l.Name,
+			SKU: l.SKU, Quantity: l.Quantity, UnitPrice: l.UnitPrice, Total: l.Total, ReturnedQuantity: l.ReturnedQuantity})
+	}
+	return resp
+}
+
+type inlineCustomer struct {
+	Name  string  `json:"name"`
+	Email *string `json:"email"`
+	Phone *string `json:"phone"`
+}
+
+type orderLineRequest struct {
+	VariantID string `json:"variant_id"`
+	Quantity  int    `json:"quantity"`
+}
+
+type createOrderRequest struct {
+	CustomerID      *string            `json:"customer_id"`
+	Customer        *inlineCustomer    `json:"customer"`
+	Lines           []orderLineRequest `json:"lines"`
+	ShippingAddress *address           `json:"shipping_address"`
+	PaymentMethod   string             `json:"payment_method"`
+	ShippingFee     int64              `json:"shipping_fee"`
+	Discount        int64              `json:"discount"`
+	Notes           string             `json:"notes"`
+}
+
+const maxOrderLines = 100
+
+func (req createOrderRequest) Valid() []fieldError {
+	var c checker
+	switch {
+	case req.CustomerID == nil && req.Customer == nil:
+		c.add("customer", "required", "send customer_id or an inline customer")
+	case req.CustomerID != nil && req.Customer != nil:
+		c.add("customer", "invalid", "send customer_id or an inline customer, not both")
+	case req.CustomerID != nil:
+		if _, err := parseUUID(*req.CustomerID); err != nil {
+			c.add("customer_id", "invalid_uuid", "must be a uuid")
+		}
+	default:
+		c.text("customer.name", req.Customer.Name, 1, 200)
+		if req.Customer.Email == nil && req.Customer.Phone == nil {
+			c.add("customer.phone", "required", "an inline customer needs a phone or an email")
+		}
+		if req.Customer.Email != nil {
+			checkEmail(&c, "customer.email", *req.Customer.Email)
+		}
+		if req.Customer.Phone != nil {
+			checkPhone(&c, "customer.phone", *req.Customer.Phone)
+		}
+	}
+	if len(req.Lines) == 0 || len(req.Lines) > maxOrderLines {
+		c.add("lines", "out_of_range", fmt.Sprintf("must have 1 to %d lines", maxOrderLines))
+	}
+	seen := map[string]bool{}
+	for i, l := range req.Lines {
+		field := fmt.Sprintf("lines[%d]", i)
+		if _, err := parseUUID(l.VariantID); err != nil {
+			c.add(field+".variant_id", "invalid_uuid", "must be a uuid")
+		} else if seen[l.VariantID] {
+			c.add(field+".variant_id", "duplicate", "each variant may appear on one line only")
+		}
+		seen[l.VariantID] = true
+		if l.Quantity < 1 || l.Quantity > 10000 {
+			c.add(field+".quantity", "out_of_range", "must be between 1 and 10000")
+		}
+	}
+	if req.ShippingAddress == nil {
+		c.add("shipping_address", "required", "is required")
+	} else {
+		req.ShippingAddress.check(&c, "shipping_address")
+	}
+	c.oneOf("payment_method", req.PaymentMethod, storage.PaymentMethods)
+	c.minInt("shipping_fee", req.ShippingFee, 0)
+	c.minInt("discount", req.Discount, 0)
+	c.text("notes", req.Notes, 0, 2000)
+	return c.result()
+}
+
+func (req createOrderRequest) newOrder(storeID uuid.UUID, draft bool, actor *uuid.UUID) storage.NewOrder {
+	shipping := *req.ShippingAddress
+	shipping.Phone = normalizePhone(shipping.Phone)
+	addr, _ := json.Marshal(shipping)
+	in := storage.NewOrder{StoreID: storeID, Draft: draft, ShippingAddress: addr, PaymentMethod: req.PaymentMethod,
+		ShippingFee: req.ShippingFee, Discount: req.Discount, Notes: req.Notes, ActorUserID: actor}
+	if req.CustomerID != nil {
+		id, _ := parseUUID(*req.CustomerID)
+		in.CustomerID = &id
+	} else {
+		in.Customer = &storage.OrderCustomer{Name: strings.TrimSpace(req.Customer.Name), Email: req.Customer.Email,
+			Phone: normalizedPtr(req.Customer.Phone)}
+	}
+	for _, l := range req.Lines {
+		id, _ := parseUUID(l.VariantID)
+		in.Lines = append(in.Lines, storage.NewOrderLine{VariantID: id, Quantity: l.Quantity})
+	}
+	return in
+}
+
+// actor is the merchant behind the request, for activity rows.
+func actor(p *principal) *uuid.UUID {
+	if p.userID == uuid.Nil {
+		return nil
+	}
+	id := p.userID
+	return &id
+}
+
+func (s *Server) handleCreateOrder(draft bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		req, err := decode[createOrderRequest](r)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		in := req.newOrder(storeIDFrom(r.Context()), draft, actor(principalFrom(r.Context())))
+		s.writeTx(w, r, http.StatusCreated, func(tx *storage.Tx) (any, error) {
+			o, err := tx.CreateOrder(r.Context(), in)
+			if err != nil {
+				return nil, err
+			}
+			return ok(newOrderResponse(o)), nil
+		})
+	}
+}
+
+// orderFilter reads the list and count filters of spec §4.3.
+func orderFilter(q *queryParser) storage.OrderFilter {
+	f := storage.OrderFilter{Search: q.str("search"), CustomerID: q.uuid("customer_id")}
+	f.DateFrom, f.DateTo = q.dateTime("date_from"), q.dateTime("date_to")
+	if f.DateFrom != nil && f.DateTo != nil && f.DateFrom.After(*f.DateTo) {
+		q.add("date_from", "out_of_range", "must not be after date_to")
+	}
+	return f
+}
+
+func (s *Server) handleListOrders() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		q := newQueryParser(r)
+		page, limit := q.page(20)
+		f := orderFilter(q)
+		f.Page = storage.Page{Page: page, Limit: limit}
+		listed := slices.DeleteFunc(slices.Clone(storage.OrderStatuses), func(s string) bool { return s == storage.OrderDraft })
+		if v := q.str("status"); v != nil {
+			q.oneOf("status", *v, listed)
+			f.Status = v
+		}
+		if v := q.str("payment_status"); v != nil {
+			q.oneOf("payment_status", *v, storage.PaymentStatuses)
+			f.PaymentStatus = v
+		}
+		if v := q.str("fulfillment_status"); v != nil {
+			q.oneOf("fulfillment_status", *v, storage.FulfillmentStatuses)
+			f.FulfillmentStatus = v
+		}
+		if err := q.err(); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		orders, total, err := s.db.FindOrders(r.Context(), storeIDFrom(r.Context()), f)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		items := make([]orderResponse, 0, len(orders))
+		for _, o := range orders {
+			items = append(items, newOrderResponse(o))
+		}
+		respond(w, http.StatusOK, newList(items, page, limit, total))
+	}
+}
+
+func (s *Server) handleOrderCounts() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		q := newQueryParser(r)
+		f := orderFilter(q)
+		if err := q.err(); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		counts, total, err := s.db.CountOrders(r.Context(), storeIDFrom(r.Context()), f)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		respond(w, http.StatusOK, map[string]any{"counts": counts, "total": total})
+	}
+}
+
+const maxOrderRef = 64
+
+func (s *Server) handleGetOrder() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		ref := chi.URLParam(r, "order_ref")
+		if utf8.RuneCountInString(ref) > maxOrderRef || ref == "" {
+			s.writeError(w, r, validationError([]fieldError{{Field: "order_ref", Code: "too_long",
+				Message: "must be an order id or an order number of at most 64 characters", MessageAr: arabicFieldMessage("too_long")}}))
+			return
+		}
+		o, err := s.db.FindOrderByRef(r.Context(), storeIDFrom(r.Context()), ref)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		respond(w, http.StatusOK, newOrderResponse(o))
+	}
+}
+
+type updateStatusRequest struct {
+	Status         string  `json:"status"`
+	TrackingNumber *string `json:"tracking_number"`
+	Note           string  `json:"note"`
+}
+
+func (req updateStatusRequest) Valid() []fieldError {
+	var c checker
+	c.oneOf("status", req.Status, storage.OrderStatuses)
+	if req.TrackingNumber != nil {
+		c.text("tracking_number", *req.TrackingNumber, 1, 100)
+	}
+	c.text("note", req.Note, 0, 1000)
+	return c.result()
+}
+
+func (s *Server) handleUpdateOrderStatus() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id, err := pathUUID(r, "order_id")
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		req, err := decode[updateStatusRequest](r)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		s.writeTx(w, r, http.StatusOK, func(tx *storage.Tx) (any, error) {
+			o, err := tx.TransitionOrder(r.Context(), storeIDFrom(r.Context()), id, req.Status, req.TrackingNumber, req.Note,
+				actor(principalFrom(r.Context())))
+			if err != nil {
+				return nil, err
+			}
+			return ok(newOrderResponse(o)), nil
+		})
+	}
+}
+
+func (s *Server) handleCancelOrder() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id, err := pathUUID(r, "order_id")
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		reason := r.URL.Query().Get("reason")
+		if utf8.RuneCountInString(reason) > 1000 {
+			s.writeError(w, r, validationError([]fieldError{{Field: "reason", Code: "too_long", Message: "must be at most 1000 characters",
+				MessageAr: arabicFieldMessage("too_long")}}))
+			return
+		}
+		s.writeTx(w, r, http.StatusNoContent, func(tx *storage.Tx) (any, error) {
+			_, err := tx.CancelOrder(r.Context(), storeIDFrom(r.Context()), id, reason, actor(principalFrom(r.Context())))
+			return nil, err
+		})
+	}
+}
+
+type activityResponse struct {
+	ID           uuid.UUID       `json:"id"`
+	Kind         string          `json:"kind"`
+	Body         string          `json:"body"`
+	Data         json.RawMessage `json:"data"`
+	AuthorUserID *uuid.UUID      `json:"author_user_id"`
+	CreatedAt    time.Time       `json:"created_at"`
+}
+
+func newActivityResponse(a storage.OrderActivity) activityResponse {
+	return activityResponse{ID: a.ID, Kind: a.Kind, Body: a.Body, Data: a.Data, AuthorUserID: a.AuthorUserID, CreatedAt: a.CreatedAt.UTC()}
+}
+
+type commentRequest struct {
+	Body string `json:"body"`
+}
+
+func (req commentRequest) Valid() []fieldError {
+	var c checker
+	c.text("body", req.Body, 1, 5000)
+	return c.result()
+}
+
+func (s *Server) handleAddComment() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id, err := pathUUID(r, "order_id")
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		req, err := decode[commentRequest](r)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		s.writeTx(w, r, http.StatusCreated, func(tx *storage.Tx) (any, error) {
+			a, err := tx.AddOrderComment(r.Context(), storeIDFrom(r.Context()), id, req.Body, actor(principalFrom(r.Context())))
+			if err != nil {
+				return nil, err
+			}
+			return ok(newActivityResponse(a)), nil
+		})
+	}
+}
+
+// handleActivities lists staff comments and system events, newest first
+// (spec: page ≥ 1, limit 1-100 default 50); timeline lists status changes
+// oldest first.
+func (s *Server) handleActivities(timeline bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id, err := pathUUID(r, "order_id")
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		q := newQueryParser(r)
+		page, limit := q.page(50)
+		if timeline {
+			page, limit = 1, 1000
+		}
+		if err := q.err(); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		storeID := storeIDFrom(r.Context())
+		if _, err := s.db.FindOrderByRef(r.Context(), storeID, id.String()); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		var kinds []string
+		if timeline {
+			kinds = []string{"order_created", "draft_created", "status_changed"}
+		}
+		list, err := s.db.FindOrderActivities(r.Context(), storeID, id, kinds, storage.Page{Page: page, Limit: limit}, timeline)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		items := make([]activityResponse, 0, len(list))
+		for _, a := range list {
+			items = append(items, newActivityResponse(a))
+		}
+		if timeline {
+			respond(w, http.StatusOK, items)
+			return
+		}
+		total, err := s.db.CountOrderActivities(r.Context(), storeID, id)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		respond(w, http.StatusOK, newList(items, page, limit, total))
+	}
+}

@@ -1,0 +1,165 @@
+package storage
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+)
+
+// Customer is a store's buyer.
+type Customer struct {
+	ID        uuid.UUID
+	StoreID   uuid.UUID
+	Name      string
+	Email     *string
+	Phone     *string
+	Addresses json.RawMessage
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// CustomerUpdate is a partial update; null clears email or phone.
+type CustomerUpdate struct {
+	Name      *string
+	Email     Field[string]
+	Phone     Field[string]
+	Addresses json.RawMessage
+}
+
+const customerColumns = `id, store_id, name, email, phone, addresses, created_at, updated_at`
+
+func scanCustomer(row pgx.Row) (Customer, error) {
+	var c Customer
+	err := row.Scan(&c.ID, &c.StoreID, &c.Name, &c.Email, &c.Phone, &c.Addresses, &c.CreatedAt, &c.UpdatedAt)
+	return c, err
+}
+
+func customerConflict(err error) error {
+	switch {
+	case isUniqueViolation(err, "customers_store_email_idx"):
+		return &ConflictError{Field: "email", Message: "a customer with this email exists in the store"}
+	case isUniqueViolation(err, "customers_store_phone_idx"):
+		return &ConflictError{Field: "phone", Message: "a customer with this phone exists in the store"}
+	}
+	return err
+}
+
+// CreateCustomer adds a customer; email and phone are unique per store.
+func (tx *Tx) CreateCustomer(ctx context.Context, c *Customer) error {
+	c.ID = NewID()
+	now := tx.now()
+	c.CreatedAt, c.UpdatedAt = now, now
+	if len(c.Addresses) == 0 {
+		c.Addresses = json.RawMessage(`[]`)
+	}
+	_, err := tx.tx.Exec(ctx, `INSERT INTO customers (`+customerColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $7)`,
+		c.ID, c.StoreID, c.Name, c.Email, c.Phone, c.Addresses, now)
+	if err != nil {
+		return fmt.Errorf("create customer: %w", customerConflict(err))
+	}
+	return nil
+}
+
+// FindCustomerByID returns one customer of the store.
+func (r reader) FindCustomerByID(ctx context.Context, storeID, id uuid.UUID) (Customer, error) {
+	c, err := scanCustomer(r.q.QueryRow(ctx, `SELECT `+customerColumns+` FROM customers WHERE store_id = $1 AND id = $2`, storeID, id))
+	if err != nil {
+		return Customer{}, notFoundIfNoRows(err, "find customer "+id.String())
+	}
+	return c, nil
+}
+
+// FindCustomers returns a page of the store's customers, newest first,
+// optionally matching a search on name, email or phone.
+func (r reader) FindCustomers(ctx context.Context, storeID uuid.UUID, search *string, page Page) ([]Customer, int, error) {
+	pattern := "%"
+	if search != nil {
+		pattern = "%" + escapeLike(*search) + "%"
+	}
+	rows, err := r.q.Query(ctx, `SELECT `+customerColumns+`, count(*) OVER () FROM customers
+		WHERE store_id = $1 AND (name ILIKE $2 OR email ILIKE $2 OR phone ILIKE $2)
+		ORDER BY created_at DESC, id DESC LIMIT $3 OFFSET $4`, storeID, pattern, page.Limit, page.Offset())
+	if err != nil {
+		return nil, 0, fmt.Errorf("find customers: %w", err)
+	}
+	defer rows.Close()
+	var (
+		list  []Customer
+		total int
+	)
+	for rows.Next() {
+		var c Customer
+		if err := rows.Scan(&c.ID, &c.StoreID, &c.Name, &c.Email, &c.Phone, &c.Addresses, &c.CreatedAt, &c.UpdatedAt, &total); err != nil {
+			return nil, 0, fmt.Errorf("find customers: %w", err)
+		}
+		list = append(list, c)
+	}
+	return list, total, rows.Err()
+}
+
+// UpdateCustomer applies a partial update.
+func (tx *Tx) UpdateCustomer(ctx context.Context, storeID, id uuid.UUID, upd CustomerUpdate) (Customer, error) {
+	c, err := scanCustomer(tx.tx.QueryRow(ctx, `SELECT `+customerColumns+` FROM customers WHERE store_id = $1 AND id = $2 FOR UPDATE`, storeID, id))
+	if err != nil {
+		return Customer{}, notFoundIfNoRows(err, "update customer "+id.String())
+	}
+	if upd.Name != nil {
+		c.Name = *upd.Name
+	}
+	if upd.Email.Set {
+		c.Email = upd.Email.ptr()
+	}
+	if upd.Phone.Set {
+		c.Phone = upd.Phone.ptr()
+	}
+	if upd.Addresses != nil {
+		c.Addresses = upd.Addresses
+	}
+	c.UpdatedAt = tx.now()
+	_, err = tx.tx.Exec(ctx, `UPDATE customers SET name = $3, email = $4, phone = $5, addresses = $6, updated_at = $7
+		WHERE store_id = $1 AND id = $2`, storeID, id, c.Name, c.Email, c.Phone, c.Addresses, c.UpdatedAt)
+	if err != nil {
+		return Customer{}, fmt.Errorf("update customer: %w", customerConflict(err))
+	}
+	return c, nil
+}
+
+// DeleteCustomer removes a customer; their orders keep the snapshot.
+func (tx *Tx) DeleteCustomer(ctx context.Context, storeID, id uuid.UUID) error {
+	tag, err := tx.tx.Exec(ctx, `DELETE FROM customers WHERE store_id = $1 AND id = $2`, storeID, id)
+	if err != nil {
+		return fmt.Errorf("delete customer: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("delete customer %s: %w", id, ErrNotFound)
+	}
+	return nil
+}
+
+// FindOrCreateCustomer returns the store's customer with this phone, else
+// this email, else a new one (an order's inline customer).
+func (tx *Tx) FindOrCreateCustomer(ctx context.Context, storeID uuid.UUID, name string, email, phone *string) (Customer, error) {
+	for _, key := range []struct {
+		column string
+		value  *string
+	}{{"phone", phone}, {"email", email}} {
+		if key.value == nil {
+			continue
+		}
+		c, err := scanCustomer(tx.tx.QueryRow(ctx, `SELECT `+customerColumns+` FROM customers WHERE store_id = $1 AND `+key.column+` = $2`,
+			storeID, *key.value))
+		if err == nil {
+			return c, nil
+		}
+		if !errors.Is(err, pgx.ErrNoRows) {
+			return Customer{}, fmt.Errorf("find customer by %s: %w", key.column, err)
+		}
+	}
+	c := Customer{StoreID: storeID, Name: name, Email: email, Phone: phone}
+	return c, tx.CreateCustomer(ctx, &c)
+}

@@ -1,0 +1,608 @@
+package storage
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	sq "github.com/Masterminds/squirrel"
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+)
+
+// PaymentMethods are the accepted payment_method values (decisions §4).
+var PaymentMethods = []string{"cod", "card", "instapay", "mobile_wallet", "bank_transfer"}
+
+// PaymentStatuses and FulfillmentStatuses are the list filters' values.
+var (
+	PaymentStatuses     = []string{"pending", "awaiting_review", "partially_paid", "paid", "partially_refunded", "refunded"}
+	FulfillmentStatuses = []string{"unfulfilled", "in_transit", "delivered", "partially_delivered", "returned"}
+)
+
+// firstOrderNumber is where every store's numbering starts.
+const firstOrderNumber = 1001
+
+// Order is a placed (or draft) order with its lines.
+type Order struct {
+	ID                uuid.UUID
+	StoreID           uuid.UUID
+	OrderNumber       string
+	Status            string
+	PaymentStatus     string
+	FulfillmentStatus string
+	PaymentMethod     string
+	Currency          string
+	CustomerID        *uuid.UUID
+	Customer          json.RawMessage
+	ShippingAddress   json.RawMessage
+	Subtotal          int64
+	ShippingFee       int64
+	Discount          int64
+	Total             int64
+	PaidTotal         int64
+	CollectibleTotal  int64
+	CollectedTotal    int64
+	RefundDue         int64
+	TrackingNumber    *string
+	Notes             string
+	CancelReason      *string
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
+	Lines             []OrderLine
+}
+
+// BalanceDue is what is still to be paid.
+func (o Order) BalanceDue() int64 { return max(o.Total-o.PaidTotal, 0) }
+
+// OrderLine is a snapshot of what was bought.
+type OrderLine struct {
+	ID               uuid.UUID
+	VariantID        *uuid.UUID
+	ProductID        *uuid.UUID
+	Name             string
+	SKU              *string
+	Quantity         int
+	UnitPrice        int64
+	Total            int64
+	ReturnedQuantity int
+}
+
+// OrderCustomer is the customer snapshot kept on an order.
+type OrderCustomer struct {
+	ID    uuid.UUID `json:"id"`
+	Name  string    `json:"name"`
+	Email *string   `json:"email"`
+	Phone *string   `json:"phone"`
+}
+
+// NewOrderLine asks for a quantity of a variant.
+type NewOrderLine struct {
+	VariantID uuid.UUID
+	Quantity  int
+}
+
+// NewOrder is an order to place (or a draft to save).
+type NewOrder struct {
+	StoreID         uuid.UUID
+	Draft           bool
+	CustomerID      *uuid.UUID
+	Customer        *OrderCustomer // inline: found or created by phone, then email
+	Lines           []NewOrderLine
+	ShippingAddress json.RawMessage
+	PaymentMethod   string
+	ShippingFee     int64
+	Discount        int64
+	Notes           string
+	ActorUserID     *uuid.UUID
+}
+
+// StockError names a variant without enough stock.
+type StockError struct {
+	Line      int
+	VariantID uuid.UUID
+	Available int
+	Requested int
+}
+
+func (e *StockError) Error() string {
+	return fmt.Sprintf("variant %s has %d in stock, %d requested", e.VariantID, e.Available, e.Requested)
+}
+
+// TransitionError refuses a status move and says which moves are allowed.
+type TransitionError struct {
+	From, To    string
+	AllowedNext []string
+}
+
+func (e *TransitionError) Error() string {
+	return fmt.Sprintf("cannot move an order from %s to %s", e.From, e.To)
+}
+
+const orderColumns = `id, store_id, order_number, status, payment_status, fulfillment_status, payment_method, currency,
+	customer_id, customer, shipping_address, subtotal, shipping_fee, discount, total, paid_total, collectible_total,
+	collected_total, refund_due, tracking_number, notes, cancel_reason, created_at, updated_at`
+
+func scanOrder(row pgx.Row) (Order, error) {
+	var o Order
+	err := row.Scan(&o.ID, &o.StoreID, &o.OrderNumber, &o.Status, &o.PaymentStatus, &o.FulfillmentStatus, &o.PaymentMethod,
+		&o.Currency, &o.CustomerID, &o.Customer, &o.ShippingAddress, &o.Subtotal, &o.ShippingFee, &o.Discount, &o.Total,
+		&o.PaidTotal, &o.CollectibleTotal, &o.CollectedTotal, &o.RefundDue, &o.TrackingNumber, &o.Notes, &o.CancelReason,
+		&o.CreatedAt, &o.UpdatedAt)
+	return o, err
+}
+
+// CreateOrder places an order: it snapshots each variant's name, SKU and
+// price, reserves stock (refusing with a StockError), takes the store's next
+// number, and writes order.created. A draft reserves nothing, writes no
+// event, and is not counted until it is converted.
+func (tx *Tx) CreateOrder(ctx context.Context, in NewOrder) (Order, error) {
+	store, err := tx.FindStoreByID(ctx, in.StoreID)
+	if err != nil {
+		return Order{}, err
+	}
+	customer, err := tx.orderCustomer(ctx, in)
+	if err != nil {
+		return Order{}, err
+	}
+	custJSON, _ := json.Marshal(customer)
+	o := Order{ID: NewID(), StoreID: in.StoreID, Status: OrderPending, PaymentStatus: "pending", FulfillmentStatus: "unfulfilled",
+		PaymentMethod: in.PaymentMethod, Currency: store.Currency, CustomerID: &customer.ID, Customer: custJSON,
+		ShippingAddress: in.ShippingAddress, ShippingFee: in.ShippingFee, Discount: in.Discount, Notes: in.Notes}
+	if in.Draft {
+		o.Status = OrderDraft
+	}
+	o.Lines, err = tx.orderLines(ctx, in.StoreID, in.Lines, !in.Draft)
+	if err != nil {
+		return Order{}, err
+	}
+	for _, l := range o.Lines {
+		o.Subtotal += l.Total
+	}
+	o.Total = o.Subtotal + o.ShippingFee - o.Discount
+	if o.Total < 0 {
+		return Order{}, &InvalidError{Field: "discount", Code: "out_of_range", Message: "must not exceed the subtotal plus shipping"}
+	}
+	o.CollectibleTotal = o.Total
+	var number int64
+	err = tx.tx.QueryRow(ctx, `INSERT INTO order_counters (store_id, last_number) VALUES ($1, $2)
+		ON CONFLICT (store_id) DO UPDATE SET last_number = order_counters.last_number + 1 RETURNING last_number`,
+		in.StoreID, firstOrderNumber).Scan(&number)
+	if err != nil {
+		return Order{}, fmt.Errorf("take order number: %w", err)
+	}
+	o.OrderNumber = fmt.Sprintf("ORD-%d", number)
+	now := tx.now()
+	o.CreatedAt, o.UpdatedAt = now, now
+	search := strings.ToLower(strings.Join([]string{o.OrderNumber, customer.Name, deref(customer.Email), deref(customer.Phone)}, " "))
+	_, err = tx.tx.Exec(ctx, `INSERT INTO orders (`+orderColumns+`, search_text) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11,
+		$12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $23, $24)`,
+		o.ID, o.StoreID, o.OrderNumber, o.Status, o.PaymentStatus, o.FulfillmentStatus, o.PaymentMethod, o.Currency, o.CustomerID,
+		o.Customer, o.ShippingAddress, o.Subtotal, o.ShippingFee, o.Discount, o.Total, o.PaidTotal, o.CollectibleTotal,
+		o.CollectedTotal, o.RefundDue, o.TrackingNumber, o.Notes, o.CancelReason, now, search)
+	if err != nil {
+		return Order{}, fmt.Errorf("create order: %w", err)
+	}
+	for i := range o.Lines {
+		l := &o.Lines[i]
+		l.ID = NewID()
+		if _, err := tx.tx.Exec(ctx, `INSERT INTO order_lines (id, store_id, order_id, variant_id, product_id, name, sku, quantity,
+				unit_price, total, position) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+			l.ID, o.StoreID, o.ID, l.VariantID, l.ProductID, l.Name, l.SKU, l.Quantity, l.UnitPrice, l.Total, i+1); err != nil {
+			return Order{}, fmt.Errorf("create order line: %w", err)
+		}
+	}
+	kind := "order_created"
+	if in.Draft {
+		kind = "draft_created"
+	}
+	if err := tx.addActivity(ctx, o, kind, "", map[string]any{"status": o.Status}, in.ActorUserID); err != nil {
+		return Order{}, err
+	}
+	if in.Draft {
+		return o, nil
+	}
+	return o, tx.emitOrder(ctx, EventOrderCreated, o, nil)
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func (tx *Tx) orderCustomer(ctx context.Context, in NewOrder) (OrderCustomer, error) {
+	if in.CustomerID != nil {
+		c, err := tx.FindCustomerByID(ctx, in.StoreID, *in.CustomerID)
+		if errors.Is(err, ErrNotFound) {
+			return OrderCustomer{}, &InvalidError{Field: "customer_id", Code: "not_found", Message: "no such customer in this store"}
+		}
+		if err != nil {
+			return OrderCustomer{}, err
+		}
+		return OrderCustomer{ID: c.ID, Name: c.Name, Email: c.Email, Phone: c.Phone}, nil
+	}
+	c, err := tx.FindOrCreateCustomer(ctx, in.StoreID, in.Customer.Name, in.Customer.Email, in.Customer.Phone)
+	if err != nil {
+		return OrderCustomer{}, err
+	}
+	return OrderCustomer{ID: c.ID, Name: c.Name, Email: c.Email, Phone: c.Phone}, nil
+}
+
+// orderLines snapshots the variants and, when reserve is set, takes the
+// stock. Variants are locked in id order so concurrent orders sharing
+// variants cannot deadlock; a conditional decrement keeps stock from going
+// below zero.
+func (tx *Tx) orderLines(ctx context.Context, storeID uuid.UUID, requested []NewOrderLine, reserve bool) ([]OrderLine, error) {
+	order := make([]int, len(requested))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		return strings.Compare(requested[a].VariantID.String(), requested[b].VariantID.String())
+	})
+	lines := make([]OrderLine, len(requested))
+	for _, i := range order {
+		req := requested[i]
+		var (
+			l         = OrderLine{Quantity: req.Quantity}
+			variantID = req.VariantID
+			productID uuid.UUID
+			options   json.RawMessage
+			available int
+		)
+		err := tx.tx.QueryRow(ctx, `SELECT v.product_id, p.name, v.sku, v.price, v.quantity, v.options
+			FROM variants v JOIN products p ON p.store_id = v.store_id AND p.id = v.product_id
+			WHERE v.store_id = $1 AND v.id = $2 FOR UPDATE OF v`, storeID, variantID).
+			Scan(&productID, &l.Name, &l.SKU, &l.UnitPrice, &available, &options)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil, &InvalidError{Field: fmt.Sprintf("lines[%d].variant_id", i), Code: "not_found", Message: "no such variant in this store"}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read variant: %w", err)
+		}
+		if reserve {
+			if available < req.Quantity {
+				return nil, &StockError{Line: i, VariantID: variantID, Available: available, Requested: req.Quantity}
+			}
+			if _, err := tx.tx.Exec(ctx, `UPDATE variants SET quantity = quantity - $3, updated_at = $4 WHERE store_id = $1 AND id = $2`,
+				storeID, variantID, req.Quantity, tx.now()); err != nil {
+				return nil, fmt.Errorf("reserve stock: %w", err)
+			}
+		}
+		l.VariantID, l.ProductID = &variantID, &productID
+		l.Total = l.UnitPrice * int64(l.Quantity)
+		lines[i] = l
+	}
+	return lines, nil
+}
+
+// orderEvent is the data of order.created and order.status_changed.
+type orderEvent struct {
+	StoreID        uuid.UUID `json:"store_id"`
+	OrderID        uuid.UUID `json:"order_id"`
+	OrderNumber    string    `json:"order_number"`
+	Status         string    `json:"status,omitempty"`
+	OldStatus      string    `json:"old_status,omitempty"`
+	NewStatus      string    `json:"new_status,omitempty"`
+	TrackingNumber *string   `json:"tracking_number,omitempty"`
+	PaymentMethod  string    `json:"payment_method,omitempty"`
+	Total          string    `json:"total,omitempty"`
+}
+
+func (tx *Tx) emitOrder(ctx context.Context, event string, o Order, from *string) error {
+	data := orderEvent{StoreID: o.StoreID, OrderID: o.ID, OrderNumber: o.OrderNumber}
+	switch event {
+	case EventOrderCreated:
+		data.Status, data.PaymentMethod = o.Status, o.PaymentMethod
+		data.Total = FormatPrice(o.Total, CurrencyExponent(o.Currency))
+	case EventOrderStatusChanged:
+		data.OldStatus, data.NewStatus, data.TrackingNumber = deref(from), o.Status, o.TrackingNumber
+	}
+	return tx.emit(ctx, o.StoreID, event, data)
+}
+
+func (tx *Tx) addActivity(ctx context.Context, o Order, kind, body string, data any, actor *uuid.UUID) error {
+	raw, err := json.Marshal(data)
+	if err != nil {
+		return err
+	}
+	_, err = tx.tx.Exec(ctx, `INSERT INTO order_activities (id, store_id, order_id, kind, body, data, author_user_id, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, NewID(), o.StoreID, o.ID, kind, body, raw, actor, tx.now())
+	if err != nil {
+		return fmt.Errorf("record order activity: %w", err)
+	}
+	return nil
+}
+
+func (r reader) orderLinesOf(ctx context.Context, storeID, orderID uuid.UUID) ([]OrderLine, error) {
+	rows, err := r.q.Query(ctx, `SELECT id, variant_id, product_id, name, sku, quantity, unit_price, total, returned_quantity
+		FROM order_lines WHERE store_id = $1 AND order_id = $2 ORDER BY position`, storeID, orderID)
+	if err != nil {
+		return nil, fmt.Errorf("find order lines: %w", err)
+	}
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (OrderLine, error) {
+		var l OrderLine
+		err := row.Scan(&l.ID, &l.VariantID, &l.ProductID, &l.Name, &l.SKU, &l.Quantity, &l.UnitPrice, &l.Total, &l.ReturnedQuantity)
+		return l, err
+	})
+}
+
+// FindOrderByRef returns an order of the store by id or by order number.
+func (r reader) FindOrderByRef(ctx context.Context, storeID uuid.UUID, ref string) (Order, error) {
+	query := `SELECT ` + orderColumns + ` FROM orders WHERE store_id = $1 AND order_number = $2`
+	var arg any = ref
+	if id, err := uuid.Parse(ref); err == nil && len(ref) == 36 {
+		query, arg = `SELECT `+orderColumns+` FROM orders WHERE store_id = $1 AND id = $2`, id
+	}
+	o, err := scanOrder(r.q.QueryRow(ctx, query, storeID, arg))
+	if err != nil {
+		return Order{}, notFoundIfNoRows(err, "find order "+ref)
+	}
+	if o.Lines, err = r.orderLinesOf(ctx, storeID, o.ID); err != nil {
+		return Order{}, err
+	}
+	return o, nil
+}
+
+// OrderFilter narrows the order list and the counts.
+type OrderFilter struct {
+	Status            *string
+	PaymentStatus     *string
+	FulfillmentStatus *string
+	Search            *string
+	DateFrom          *time.Time
+	DateTo            *time.Time
+	CustomerID        *uuid.UUID
+	Page              Page
+}
+
+// where is the filter as SQL; drafts are never listed or counted.
+func (f OrderFilter) where(storeID uuid.UUID, withStatus bool) sq.And {
+	w := sq.And{sq.Eq{"store_id": storeID}, sq.NotEq{"status": OrderDraft}}
+	if f.Search != nil {
+		w = append(w, sq.ILike{"search_text": "%" + escapeLike(strings.ToLower(*f.Search)) + "%"})
+	}
+	if f.DateFrom != nil {
+		w = append(w, sq.GtOrEq{"created_at": *f.DateFrom})
+	}
+	if f.DateTo != nil {
+		w = append(w, sq.LtOrEq{"created_at": *f.DateTo})
+	}
+	if f.CustomerID != nil {
+		w = append(w, sq.Eq{"customer_id": *f.CustomerID})
+	}
+	if !withStatus {
+		return w
+	}
+	if f.Status != nil {
+		w = append(w, sq.Eq{"status": *f.Status})
+	}
+	if f.PaymentStatus != nil {
+		w = append(w, sq.Eq{"payment_status": *f.PaymentStatus})
+	}
+	if f.FulfillmentStatus != nil {
+		w = append(w, sq.Eq{"fulfillment_status": *f.FulfillmentStatus})
+	}
+	return w
+}
+
+// FindOrders returns a page of the store's orders, newest first, without lines.
+func (r reader) FindOrders(ctx context.Context, storeID uuid.UUID, f OrderFilter) ([]Order, int, error) {
+	where := f.where(storeID, true)
+	query, args, err := psql.Select(orderColumns).From("orders").Where(where).
+		OrderBy("created_at DESC", "id DESC").Limit(uint64(f.Page.Limit)).Offset(f.Page.Offset()).ToSql()
+	if err != nil {
+		return nil, 0, err
+	}
+	rows, err := r.q.Query(ctx, query, args...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("find orders: %w", err)
+	}
+	orders, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Order, error) { return scanOrder(row) })
+	if err != nil {
+		return nil, 0, fmt.Errorf("find orders: %w", err)
+	}
+	var total int
+	if len(orders) < f.Page.Limit && (len(orders) > 0 || f.Page.Page == 1) {
+		total = int(f.Page.Offset()) + len(orders)
+	} else {
+		countSQL, countArgs, _ := psql.Select("count(*)").From("orders").Where(where).ToSql()
+		if err := r.q.QueryRow(ctx, countSQL, countArgs...).Scan(&total); err != nil {
+			return nil, 0, fmt.Errorf("count orders: %w", err)
+		}
+	}
+	return orders, total, nil
+}
+
+// CountOrders counts the store's orders per status (drafts excluded) under
+// the filter's date, search and customer conditions.
+func (r reader) CountOrders(ctx context.Context, storeID uuid.UUID, f OrderFilter) (map[string]int, int, error) {
+	query, args, err := psql.Select("status", "count(*)").From("orders").Where(f.where(storeID, false)).GroupBy("status").ToSql()
+	if err != nil {
+		return nil, 0, err
+	}
+	rows, err := r.q.Query(ctx, query, args...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("count orders: %w", err)
+	}
+	defer rows.Close()
+	counts := map[string]int{}
+	for _, s := range OrderStatuses {
+		if s != OrderDraft {
+			counts[s] = 0
+		}
+	}
+	total := 0
+	for rows.Next() {
+		var (
+			status string
+			n      int
+		)
+		if err := rows.Scan(&status, &n); err != nil {
+			return nil, 0, fmt.Errorf("count orders: %w", err)
+		}
+		counts[status] = n
+		total += n
+	}
+	return counts, total, rows.Err()
+}
+
+func (tx *Tx) lockOrder(ctx context.Context, storeID, id uuid.UUID) (Order, error) {
+	o, err := scanOrder(tx.tx.QueryRow(ctx, `SELECT `+orderColumns+` FROM orders WHERE store_id = $1 AND id = $2 FOR UPDATE`, storeID, id))
+	if err != nil {
+		return Order{}, notFoundIfNoRows(err, "find order "+id.String())
+	}
+	if o.Lines, err = tx.orderLinesOf(ctx, storeID, id); err != nil {
+		return Order{}, err
+	}
+	return o, nil
+}
+
+// fulfillmentFor maps a status onto fulfillment_status where it implies one.
+func fulfillmentFor(status, current string) string {
+	switch status {
+	case OrderShipped:
+		return "in_transit"
+	case OrderDelivered:
+		return "delivered"
+	case OrderReturned:
+		return "returned"
+	}
+	return current
+}
+
+// TransitionOrder moves an order along the status machine, writing an
+// activity and order.status_changed (which carries the tracking number).
+// CANCELLED goes through CancelOrder's rules.
+func (tx *Tx) TransitionOrder(ctx context.Context, storeID, id uuid.UUID, to string, tracking *string, note string, actor *uuid.UUID) (Order, error) {
+	o, err := tx.lockOrder(ctx, storeID, id)
+	if err != nil {
+		return Order{}, err
+	}
+	if !CanMove(o.Status, to) {
+		return Order{}, &TransitionError{From: o.Status, To: to, AllowedNext: AllowedNext(o.Status)}
+	}
+	if to == OrderCancelled {
+		return tx.cancel(ctx, o, note, actor)
+	}
+	from := o.Status
+	o.Status, o.FulfillmentStatus = to, fulfillmentFor(to, o.FulfillmentStatus)
+	if tracking != nil {
+		o.TrackingNumber = tracking
+	}
+	o.UpdatedAt = tx.now()
+	if _, err := tx.tx.Exec(ctx, `UPDATE orders SET status = $3, fulfillment_status = $4, tracking_number = $5, updated_at = $6
+		WHERE store_id = $1 AND id = $2`, storeID, id, o.Status, o.FulfillmentStatus, o.TrackingNumber, o.UpdatedAt); err != nil {
+		return Order{}, fmt.Errorf("update order status: %w", err)
+	}
+	if err := tx.addActivity(ctx, o, "status_changed", note, map[string]any{"from": from, "to": to, "tracking_number": o.TrackingNumber}, actor); err != nil {
+		return Order{}, err
+	}
+	return o, tx.emitOrder(ctx, EventOrderStatusChanged, o, &from)
+}
+
+// CancelOrder cancels an order and restocks what was reserved. A draft is
+// cancelled silently; shipped, delivered, returned or cancelled orders refuse.
+func (tx *Tx) CancelOrder(ctx context.Context, storeID, id uuid.UUID, reason string, actor *uuid.UUID) (Order, error) {
+	o, err := tx.lockOrder(ctx, storeID, id)
+	if err != nil {
+		return Order{}, err
+	}
+	if !Cancellable(o.Status) {
+		return Order{}, &TransitionError{From: o.Status, To: OrderCancelled, AllowedNext: AllowedNext(o.Status)}
+	}
+	return tx.cancel(ctx, o, reason, actor)
+}
+
+func (tx *Tx) cancel(ctx context.Context, o Order, reason string, actor *uuid.UUID) (Order, error) {
+	from := o.Status
+	if from != OrderDraft {
+		for _, l := range o.Lines {
+			if l.VariantID == nil {
+				continue
+			}
+			if _, err := tx.tx.Exec(ctx, `UPDATE variants SET quantity = quantity + $3 WHERE store_id = $1 AND id = $2`,
+				o.StoreID, *l.VariantID, l.Quantity-l.ReturnedQuantity); err != nil {
+				return Order{}, fmt.Errorf("restock: %w", err)
+			}
+		}
+	}
+	o.Status, o.UpdatedAt = OrderCancelled, tx.now()
+	if reason != "" {
+		o.CancelReason = &reason
+	}
+	if _, err := tx.tx.Exec(ctx, `UPDATE orders SET status = 'CANCELLED', cancel_reason = $3, updated_at = $4 WHERE store_id = $1 AND id = $2`,
+		o.StoreID, o.ID, o.CancelReason, o.UpdatedAt); err != nil {
+		return Order{}, fmt.Errorf("cancel order: %w", err)
+	}
+	if err := tx.addActivity(ctx, o, "status_changed", reason, map[string]any{"from": from, "to": OrderCancelled}, actor); err != nil {
+		return Order{}, err
+	}
+	if from == OrderDraft {
+		return o, nil
+	}
+	return o, tx.emitOrder(ctx, EventOrderStatusChanged, o, &from)
+}
+
+// OrderActivity is a staff comment or a system event on an order.
+type OrderActivity struct {
+	ID           uuid.UUID
+	Kind         string
+	Body         string
+	Data         json.RawMessage
+	AuthorUserID *uuid.UUID
+	CreatedAt    time.Time
+}
+
+// AddOrderComment records a staff comment, visible only to merchant staff.
+func (tx *Tx) AddOrderComment(ctx context.Context, storeID, orderID uuid.UUID, body string, actor *uuid.UUID) (OrderActivity, error) {
+	o, err := scanOrder(tx.tx.QueryRow(ctx, `SELECT `+orderColumns+` FROM orders WHERE store_id = $1 AND id = $2`, storeID, orderID))
+	if err != nil {
+		return OrderActivity{}, notFoundIfNoRows(err, "find order "+orderID.String())
+	}
+	if err := tx.addActivity(ctx, o, "comment", body, map[string]any{}, actor); err != nil {
+		return OrderActivity{}, err
+	}
+	a, err := tx.FindOrderActivities(ctx, storeID, orderID, []string{"comment"}, Page{Page: 1, Limit: 1}, false)
+	if err != nil || len(a) == 0 {
+		return OrderActivity{}, err
+	}
+	return a[0], nil
+}
+
+// FindOrderActivities lists an order's activities of the given kinds (all
+// when none), newest first or oldest first.
+func (r reader) FindOrderActivities(ctx context.Context, storeID, orderID uuid.UUID, kinds []string, page Page, oldestFirst bool) ([]OrderActivity, error) {
+	if kinds == nil {
+		kinds = []string{} // a nil slice is a NULL array, which matches nothing below
+	}
+	order := "DESC"
+	if oldestFirst {
+		order = "ASC"
+	}
+	rows, err := r.q.Query(ctx, `SELECT id, kind, body, data, author_user_id, created_at FROM order_activities
+		WHERE store_id = $1 AND order_id = $2 AND (cardinality($3::text[]) = 0 OR kind = ANY ($3))
+		ORDER BY created_at `+order+`, id `+order+` LIMIT $4 OFFSET $5`, storeID, orderID, kinds, page.Limit, page.Offset())
+	if err != nil {
+		return nil, fmt.Errorf("find order activities: %w", err)
+	}
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (OrderActivity, error) {
+		var a OrderActivity
+		err := row.Scan(&a.ID, &a.Kind, &a.Body, &a.Data, &a.AuthorUserID, &a.CreatedAt)
+		return a, err
+	})
+}
+
+// CountOrderActivities counts an order's activities.
+func (r reader) CountOrderActivities(ctx context.Context, storeID, orderID uuid.UUID) (int, error) {
+	var n int
+	if err := r.q.QueryRow(ctx, `SELECT count(*) FROM order_activities WHERE store_id = $1 AND order_id = $2`, storeID, orderID).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count order activities: %w", err)
+	}
+	return n, nil
+}
