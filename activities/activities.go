@@ -25,6 +25,9 @@ type Activities struct {
 	// ImportBatchDelay pauses between import batches; tests use it to stop a
 	// worker in the middle of an import.
 	ImportBatchDelay time.Duration
+	// Mailer sends customer emails; Chat sends chat-app messages.
+	Mailer Mailer
+	Chat   ChatProvider
 }
 
 // CheckDatabase reads the database clock; the smoke workflow uses it to prove

@@ -7,15 +7,19 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/merchantsvc/svc/activities"
 	"github.com/merchantsvc/svc/api"
+	"github.com/merchantsvc/svc/internal/mailsink"
 	"github.com/merchantsvc/svc/internal/testenv"
 	"github.com/merchantsvc/svc/storage"
 	"github.com/merchantsvc/svc/storage/blob"
@@ -33,6 +37,43 @@ type harness struct {
 	server *api.Server
 	url    string
 	queue  string
+	mail   *mailsink.Sink
+	chat   *fakeChat
+}
+
+// fakeChat is a WhatsApp-Cloud-style provider on loopback that records
+// every message and answers with failWith's code when it is set.
+type fakeChat struct {
+	srv      *httptest.Server
+	mu       sync.Mutex
+	sent     []map[string]any
+	failWith int
+}
+
+func newFakeChat(t *testing.T) *fakeChat {
+	f := &fakeChat{}
+	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body map[string]any
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		f.sent = append(f.sent, body)
+		w.Header().Set("Content-Type", "application/json")
+		if f.failWith != 0 {
+			w.WriteHeader(http.StatusBadRequest)
+			fmt.Fprintf(w, `{"error":{"code":%d,"message":"Message undeliverable"}}`, f.failWith)
+			return
+		}
+		fmt.Fprintf(w, `{"messages":[{"id":"wamid.%d"}]}`, len(f.sent))
+	}))
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+func (f *fakeChat) messages() []map[string]any {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]map[string]any(nil), f.sent...)
 }
 
 func newHarness(t *testing.T, cfg api.Config) *harness {
@@ -52,10 +93,19 @@ func newHarness(t *testing.T, cfg api.Config) *harness {
 	return &harness{t: t, db: db, blob: store, server: server, url: srv.URL, queue: cfg.TaskQueue}
 }
 
-// startWorker runs a worker with every activity on the harness's task queue.
+// startWorker runs a worker with every activity on the harness's task
+// queue, sending mail to an in-process SMTP sink and chat to a fake provider.
 func (h *harness) startWorker(httpClient *http.Client) {
 	h.t.Helper()
-	w := worker.New(testenv.Temporal(h.t), h.queue, &activities.Activities{DB: h.db, Blob: h.blob, HTTPClient: httpClient, BaseURL: h.url})
+	sink, err := mailsink.Start("")
+	require.NoError(h.t, err)
+	h.t.Cleanup(func() { _ = sink.Stop() })
+	h.mail, h.chat = sink, newFakeChat(h.t)
+	host, port, _ := net.SplitHostPort(sink.Addr)
+	portNumber, _ := strconv.Atoi(port)
+	w := worker.New(testenv.Temporal(h.t), h.queue, &activities.Activities{DB: h.db, Blob: h.blob, HTTPClient: httpClient, BaseURL: h.url,
+		Mailer: activities.SMTPMailer{Host: host, Port: portNumber, From: "orders@example.com", PlainText: true},
+		Chat:   activities.HTTPChatProvider{BaseURL: h.chat.srv.URL, Token: "test"}})
 	require.NoError(h.t, w.Start())
 	h.t.Cleanup(w.Stop)
 }

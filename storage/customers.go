@@ -19,8 +19,10 @@ type Customer struct {
 	Email     *string
 	Phone     *string
 	Addresses json.RawMessage
-	CreatedAt time.Time
-	UpdatedAt time.Time
+	// ChatOptOut is set when the customer asked for no chat messages.
+	ChatOptOut bool
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
 }
 
 // CustomerUpdate is a partial update; null clears email or phone.
@@ -37,6 +39,17 @@ func scanCustomer(row pgx.Row) (Customer, error) {
 	var c Customer
 	err := row.Scan(&c.ID, &c.StoreID, &c.Name, &c.Email, &c.Phone, &c.Addresses, &c.CreatedAt, &c.UpdatedAt)
 	return c, err
+}
+
+// FindCustomerByID returns one customer of the store, with the chat opt-out.
+func (r reader) FindCustomerByID(ctx context.Context, storeID, id uuid.UUID) (Customer, error) {
+	var c Customer
+	err := r.q.QueryRow(ctx, `SELECT `+customerColumns+`, chat_opt_out FROM customers WHERE store_id = $1 AND id = $2`, storeID, id).
+		Scan(&c.ID, &c.StoreID, &c.Name, &c.Email, &c.Phone, &c.Addresses, &c.CreatedAt, &c.UpdatedAt, &c.ChatOptOut)
+	if err != nil {
+		return Customer{}, notFoundIfNoRows(err, "find customer "+id.String())
+	}
+	return c, nil
 }
 
 func customerConflict(err error) error {
@@ -63,15 +76,6 @@ func (tx *Tx) CreateCustomer(ctx context.Context, c *Customer) error {
 		return fmt.Errorf("create customer: %w", customerConflict(err))
 	}
 	return nil
-}
-
-// FindCustomerByID returns one customer of the store.
-func (r reader) FindCustomerByID(ctx context.Context, storeID, id uuid.UUID) (Customer, error) {
-	c, err := scanCustomer(r.q.QueryRow(ctx, `SELECT `+customerColumns+` FROM customers WHERE store_id = $1 AND id = $2`, storeID, id))
-	if err != nil {
-		return Customer{}, notFoundIfNoRows(err, "find customer "+id.String())
-	}
-	return c, nil
 }
 
 // FindCustomers returns a page of the store's customers, newest first,

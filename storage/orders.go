@@ -178,11 +178,11 @@ func (tx *Tx) CreateOrder(ctx context.Context, in NewOrder) (Order, error) {
 	now := tx.now()
 	o.CreatedAt, o.UpdatedAt = now, now
 	search := strings.ToLower(strings.Join([]string{o.OrderNumber, customer.Name, deref(customer.Email), deref(customer.Phone)}, " "))
-	_, err = tx.tx.Exec(ctx, `INSERT INTO orders (`+orderColumns+`, search_text) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11,
-		$12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $23, $24)`,
+	_, err = tx.tx.Exec(ctx, `INSERT INTO orders (`+orderColumns+`, search_text, customer_phone) VALUES ($1, $2, $3, $4, $5, $6, $7,
+		$8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $23, $24, $25)`,
 		o.ID, o.StoreID, o.OrderNumber, o.Status, o.PaymentStatus, o.FulfillmentStatus, o.PaymentMethod, o.Currency, o.CustomerID,
 		o.Customer, o.ShippingAddress, o.Subtotal, o.ShippingFee, o.Discount, o.Total, o.PaidTotal, o.CollectibleTotal,
-		o.CollectedTotal, o.RefundDue, o.TrackingNumber, o.Notes, o.CancelReason, now, search)
+		o.CollectedTotal, o.RefundDue, o.TrackingNumber, o.Notes, o.CancelReason, now, search, customer.Phone)
 	if err != nil {
 		return Order{}, fmt.Errorf("create order: %w", err)
 	}
@@ -204,6 +204,9 @@ func (tx *Tx) CreateOrder(ctx context.Context, in NewOrder) (Order, error) {
 	}
 	if in.Draft {
 		return o, nil
+	}
+	if err := tx.trustCheck(ctx, o, customer.Phone); err != nil {
+		return Order{}, err
 	}
 	return o, tx.emitOrder(ctx, EventOrderCreated, o, nil)
 }
@@ -487,6 +490,10 @@ func (tx *Tx) TransitionOrder(ctx context.Context, storeID, id uuid.UUID, to str
 	if !CanMove(o.Status, to) {
 		return Order{}, &TransitionError{From: o.Status, To: to, AllowedNext: AllowedNext(o.Status)}
 	}
+	// Any move through the status endpoints settles what automation flagged.
+	if _, err := tx.ResolveAutopilotExceptions(ctx, storeID, id); err != nil {
+		return Order{}, err
+	}
 	if to == OrderCancelled {
 		return tx.cancel(ctx, o, note, actor)
 	}
@@ -515,6 +522,9 @@ func (tx *Tx) CancelOrder(ctx context.Context, storeID, id uuid.UUID, reason str
 	}
 	if !Cancellable(o.Status) {
 		return Order{}, &TransitionError{From: o.Status, To: OrderCancelled, AllowedNext: AllowedNext(o.Status)}
+	}
+	if _, err := tx.ResolveAutopilotExceptions(ctx, storeID, id); err != nil {
+		return Order{}, err
 	}
 	return tx.cancel(ctx, o, reason, actor)
 }

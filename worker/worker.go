@@ -20,6 +20,9 @@ func Register(r sdkworker.Registry, acts *activities.Activities) {
 	r.RegisterWorkflow(workflows.WebhookTest)
 	r.RegisterWorkflow(workflows.ProductImage)
 	r.RegisterWorkflow(workflows.ProductImport)
+	r.RegisterWorkflow(workflows.OrderPlaced)
+	r.RegisterWorkflow(workflows.DraftConversion)
+	r.RegisterWorkflow(workflows.OrderMessage)
 	r.RegisterActivity(acts)
 }
 

@@ -26,6 +26,17 @@ type Config struct {
 	SecureCookies      bool   `envconfig:"SECURE_COOKIES" default:"true"`
 	LogLevel           string `envconfig:"LOG_LEVEL" default:"info"`
 
+	// Customer email over SMTP (the dev command runs a local sink instead).
+	SMTPAddr     string `envconfig:"SMTP_ADDR"`
+	SMTPFrom     string `envconfig:"SMTP_FROM" default:"orders@localhost"`
+	SMTPUsername string `envconfig:"SMTP_USERNAME"`
+	SMTPPassword string `envconfig:"SMTP_PASSWORD"`
+	SMTPNoTLS    bool   `envconfig:"SMTP_NO_TLS" default:"false"`
+
+	// Chat app provider (WhatsApp-Cloud-style); unset: messages are only logged.
+	ChatBaseURL string `envconfig:"CHAT_BASE_URL"`
+	ChatToken   string `envconfig:"CHAT_TOKEN"`
+
 	// Webhooks (decisions §7). The first two are for dev and tests only.
 	WebhookAllowPrivate  bool   `envconfig:"WEBHOOK_ALLOW_PRIVATE" default:"false"`
 	WebhookCAFile        string `envconfig:"WEBHOOK_CA_FILE"`

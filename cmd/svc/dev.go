@@ -14,6 +14,7 @@ import (
 
 	"github.com/merchantsvc/svc/api"
 	"github.com/merchantsvc/svc/internal/devenv"
+	"github.com/merchantsvc/svc/internal/mailsink"
 )
 
 // Credentials of the local MinIO; they never leave the machine.
@@ -91,6 +92,15 @@ func runDev(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer)
 		cfg.S3Endpoint, cfg.S3AccessKey, cfg.S3SecretKey = m.Endpoint, m.AccessKey, m.SecretKey
 	}
 
+	if cfg.SMTPAddr == "" {
+		sink, err := mailsink.Start(filepath.Join(dir, "mail"))
+		if err != nil {
+			return err
+		}
+		stops = append(stops, sink.Stop)
+		cfg.SMTPAddr, cfg.SMTPNoTLS = sink.Addr, true
+	}
+
 	if err := migrate(ctx, cfg.DatabaseURL, stdout); err != nil {
 		return err
 	}
@@ -114,6 +124,7 @@ func runDev(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer)
 	fmt.Fprintf(stdout, "Merchant     %s\n", cfg.MerchantURL)
 	fmt.Fprintf(stdout, "Temporal UI  %s\n", tmp.UIURL)
 	fmt.Fprintf(stdout, "Postgres     %s\n", cfg.DatabaseURL)
+	fmt.Fprintf(stdout, "Mail         %s (SMTP %s; one .eml file per message)\n", filepath.Join(dir, "mail"), cfg.SMTPAddr)
 	fmt.Fprintf(stdout, "Logs         %s (services), stderr (API and worker)\n\nCtrl-C stops everything.\n", logFile.Name())
 	cfg.SecureCookies = false // plain http on loopback
 	return serveHTTP(ctx, cfg.HTTPAddr, api.NewServer(apiConfig(cfg), d.db, d.temporal, d.blob, log), log, stdout)

@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -151,7 +152,16 @@ func startWorker(ctx context.Context, cfg Config, d deps, log *slog.Logger) (fun
 	if err != nil {
 		return nil, err
 	}
-	w := worker.New(d.temporal, cfg.TaskQueue, &activities.Activities{DB: d.db, Blob: d.blob, HTTPClient: httpClient, BaseURL: cfg.BaseURL})
+	mailer, err := newMailer(cfg)
+	if err != nil {
+		return nil, err
+	}
+	var chat activities.ChatProvider = activities.LogChatProvider{Log: log.Info}
+	if cfg.ChatBaseURL != "" {
+		chat = activities.HTTPChatProvider{BaseURL: cfg.ChatBaseURL, Token: cfg.ChatToken}
+	}
+	w := worker.New(d.temporal, cfg.TaskQueue, &activities.Activities{DB: d.db, Blob: d.blob, HTTPClient: httpClient,
+		BaseURL: cfg.BaseURL, Mailer: mailer, Chat: chat})
 	if err := w.Start(); err != nil {
 		return nil, fmt.Errorf("start worker: %w", err)
 	}
@@ -214,6 +224,22 @@ func runWorker(ctx context.Context, cfg Config, log *slog.Logger) error {
 	<-ctx.Done()
 	wait()
 	return nil
+}
+
+func newMailer(cfg Config) (activities.Mailer, error) {
+	if cfg.SMTPAddr == "" {
+		return nil, errors.New("SVC_SMTP_ADDR is not set (the SMTP server for customer email)")
+	}
+	host, port, err := net.SplitHostPort(cfg.SMTPAddr)
+	if err != nil {
+		return nil, fmt.Errorf("SVC_SMTP_ADDR: %w", err)
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil {
+		return nil, fmt.Errorf("SVC_SMTP_ADDR: %w", err)
+	}
+	return activities.SMTPMailer{Host: host, Port: p, From: cfg.SMTPFrom, Username: cfg.SMTPUsername,
+		Password: cfg.SMTPPassword, PlainText: cfg.SMTPNoTLS}, nil
 }
 
 func runMigrate(ctx context.Context, cfg Config, stdout io.Writer) error {

@@ -1,0 +1,244 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/google/uuid"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/merchantsvc/svc/storage"
+	"github.com/merchantsvc/svc/storage/orderemail"
+)
+
+// OrderInput names an order.
+type OrderInput struct {
+	StoreID uuid.UUID
+	OrderID uuid.UUID
+}
+
+// SideEffectResult says what a side effect did.
+type SideEffectResult struct {
+	Status string // succeeded, skipped
+	Detail string
+}
+
+func (a *Activities) order(ctx context.Context, in OrderInput) (storage.Order, storage.StoreSettings, error) {
+	o, err := a.DB.FindOrderByRef(ctx, in.StoreID, in.OrderID.String())
+	if err != nil {
+		return storage.Order{}, storage.StoreSettings{}, err
+	}
+	settings, err := a.DB.FindStoreSettings(ctx, in.StoreID)
+	return o, settings, err
+}
+
+func (a *Activities) done(ctx context.Context, in OrderInput, kind string) (bool, error) {
+	return a.DB.SideEffectDone(ctx, in.StoreID, in.OrderID, kind)
+}
+
+func (a *Activities) skip(ctx context.Context, in OrderInput, kind, why string) (SideEffectResult, error) {
+	err := a.DB.RecordSideEffect(ctx, in.StoreID, in.OrderID, kind, "skipped", map[string]string{"reason": why})
+	return SideEffectResult{Status: "skipped", Detail: why}, err
+}
+
+// SendOrderEmail sends the status email for the order's current status, once.
+func (a *Activities) SendOrderEmail(ctx context.Context, in OrderInput) (SideEffectResult, error) {
+	if done, err := a.done(ctx, in, "email"); err != nil || done {
+		return SideEffectResult{Status: "skipped", Detail: "already sent"}, err
+	}
+	o, settings, err := a.order(ctx, in)
+	if err != nil {
+		return SideEffectResult{}, err
+	}
+	email, err := orderemail.Render(settings.Name, settings.DefaultLanguage, o, o.Status)
+	if err != nil {
+		return SideEffectResult{}, err
+	}
+	if email.To == "" {
+		return a.skip(ctx, in, "email", "the customer has no email address")
+	}
+	if err := a.Mailer.Send(ctx, email.To, email.Subject, email.HTML); err != nil {
+		return SideEffectResult{}, err
+	}
+	err = a.DB.RecordSideEffect(ctx, in.StoreID, in.OrderID, "email", "succeeded", map[string]string{"to": email.To, "subject": email.Subject})
+	return SideEffectResult{Status: "succeeded", Detail: email.To}, err
+}
+
+// ResendOrderEmail sends the current status email again, whatever was sent before.
+func (a *Activities) ResendOrderEmail(ctx context.Context, in OrderInput) (SideEffectResult, error) {
+	o, settings, err := a.order(ctx, in)
+	if err != nil {
+		return SideEffectResult{}, err
+	}
+	email, err := orderemail.Render(settings.Name, settings.DefaultLanguage, o, o.Status)
+	if err != nil {
+		return SideEffectResult{}, err
+	}
+	if email.To == "" {
+		return SideEffectResult{Status: "skipped", Detail: "the customer has no email address"}, nil
+	}
+	return SideEffectResult{Status: "succeeded", Detail: email.To}, a.Mailer.Send(ctx, email.To, email.Subject, email.HTML)
+}
+
+// Chat guard refusals, which resend answers with 409 and distinct codes.
+var (
+	ErrChatDisabled    = errors.New("CHAT_DISABLED")
+	ErrChatOptedOut    = errors.New("CHAT_OPTED_OUT")
+	ErrChatNotApproved = errors.New("CHAT_TEMPLATE_NOT_APPROVED")
+	ErrChatNoPhone     = errors.New("CHAT_NO_PHONE")
+)
+
+// ChatTemplateFor routes rule 5: a COD order of a store that confirms in
+// chat gets the tap-to-confirm request; any other order the passive one.
+func ChatTemplateFor(paymentMethod string, confirmInChat bool) string {
+	if paymentMethod == "cod" && confirmInChat {
+		return TemplateConfirmRequest
+	}
+	return TemplateConfirmation
+}
+
+// chatGuards checks the merchant toggle, the customer's opt-out and the
+// template's approval, and picks the template.
+func (a *Activities) chatGuards(ctx context.Context, o storage.Order, s storage.StoreSettings) (string, string, error) {
+	if !s.ChatConfirmations {
+		return "", "", ErrChatDisabled
+	}
+	var cust storage.OrderCustomer
+	_ = json.Unmarshal(o.Customer, &cust)
+	if cust.Phone == nil {
+		return "", "", ErrChatNoPhone
+	}
+	if o.CustomerID != nil {
+		c, err := a.DB.FindCustomerByID(ctx, o.StoreID, *o.CustomerID)
+		if err == nil && c.ChatOptOut {
+			return "", "", ErrChatOptedOut
+		}
+	}
+	template := ChatTemplateFor(o.PaymentMethod, s.ConfirmInChat)
+	if !slices.Contains(s.ChatTemplatesApproved, template) {
+		return "", "", ErrChatNotApproved
+	}
+	return template, *cust.Phone, nil
+}
+
+// SendChatConfirmation sends the order's chat confirmation once; a guard
+// that holds is recorded as skipped, not as a failure.
+func (a *Activities) SendChatConfirmation(ctx context.Context, in OrderInput) (SideEffectResult, error) {
+	if done, err := a.done(ctx, in, "chat"); err != nil || done {
+		return SideEffectResult{Status: "skipped", Detail: "already sent"}, err
+	}
+	o, settings, err := a.order(ctx, in)
+	if err != nil {
+		return SideEffectResult{}, err
+	}
+	template, phone, err := a.chatGuards(ctx, o, settings)
+	if err != nil {
+		return a.skip(ctx, in, "chat", err.Error())
+	}
+	status, err := a.sendChat(ctx, o, settings, template, phone)
+	if err != nil {
+		return SideEffectResult{}, err
+	}
+	err = a.DB.RecordSideEffect(ctx, in.StoreID, in.OrderID, "chat", "succeeded", map[string]string{"template": template, "status": status})
+	return SideEffectResult{Status: "succeeded", Detail: template}, err
+}
+
+// ResendChatConfirmation routes like the original send and keeps every
+// guard; only the send-once check is bypassed. A guard that holds is
+// returned as its error for the API to answer 409.
+func (a *Activities) ResendChatConfirmation(ctx context.Context, in OrderInput) (SideEffectResult, error) {
+	o, settings, err := a.order(ctx, in)
+	if err != nil {
+		return SideEffectResult{}, err
+	}
+	template, phone, err := a.chatGuards(ctx, o, settings)
+	if err != nil {
+		return SideEffectResult{Status: "refused", Detail: err.Error()}, nil
+	}
+	status, err := a.sendChat(ctx, o, settings, template, phone)
+	return SideEffectResult{Status: status, Detail: template}, err
+}
+
+// sendChat records the message, sends it, and records the outcome; a
+// provider refusal is recorded as failed with its numeric code.
+func (a *Activities) sendChat(ctx context.Context, o storage.Order, s storage.StoreSettings, template, phone string) (string, error) {
+	id, err := a.DB.CreateChatMessage(ctx, o.StoreID, o.ID, template, phone)
+	if err != nil {
+		return "", err
+	}
+	var cust storage.OrderCustomer
+	_ = json.Unmarshal(o.Customer, &cust)
+	providerID, sendErr := a.Chat.SendTemplate(ctx, ChatMessage{To: phone, Template: template, Language: s.DefaultLanguage,
+		Params:    []string{cust.Name, o.OrderNumber, storage.FormatPrice(o.Total, storage.CurrencyExponent(o.Currency)) + " " + o.Currency},
+		Reference: o.ID.String()})
+	var ce *ChatError
+	switch {
+	case sendErr == nil:
+		return "sent", a.DB.UpdateChatMessage(ctx, o.StoreID, id, "sent", &providerID, nil, "")
+	case errors.As(sendErr, &ce):
+		if err := a.DB.UpdateChatMessage(ctx, o.StoreID, id, "failed", nil, &ce.Code, ce.Message); err != nil {
+			return "", err
+		}
+		return "failed", nil
+	default:
+		_ = a.DB.UpdateChatMessage(ctx, o.StoreID, id, "failed", nil, nil, sendErr.Error())
+		return "", fmt.Errorf("send chat: %w", sendErr)
+	}
+}
+
+// CreateOrderShipment opens a shipment when the store asks for automatic ones.
+func (a *Activities) CreateOrderShipment(ctx context.Context, in OrderInput) (SideEffectResult, error) {
+	if done, err := a.done(ctx, in, "shipment"); err != nil || done {
+		return SideEffectResult{Status: "skipped", Detail: "already created"}, err
+	}
+	settings, err := a.DB.FindStoreSettings(ctx, in.StoreID)
+	if err != nil {
+		return SideEffectResult{}, err
+	}
+	if !settings.AutoCreateShipment {
+		return a.skip(ctx, in, "shipment", "automatic shipments are off")
+	}
+	return SideEffectResult{Status: "succeeded"}, a.DB.CreateShipmentForOrder(ctx, in.StoreID, in.OrderID)
+}
+
+// RecordOrderRollup counts the order in the store's daily figures, once.
+func (a *Activities) RecordOrderRollup(ctx context.Context, in OrderInput) (SideEffectResult, error) {
+	return SideEffectResult{Status: "succeeded"}, a.DB.AddOrderToRollup(ctx, in.StoreID, in.OrderID)
+}
+
+// FlagSideEffectFailure records a side effect that kept failing and flags
+// the order for a person; the order itself is untouched.
+func (a *Activities) FlagSideEffectFailure(ctx context.Context, in OrderInput, kind, reason string) error {
+	if err := a.DB.RecordSideEffect(ctx, in.StoreID, in.OrderID, kind, "failed", map[string]string{"error": reason}); err != nil {
+		return err
+	}
+	return a.DB.FlagOrder(ctx, in.StoreID, in.OrderID, storage.ReasonSideEffectFailed+":"+kind,
+		fmt.Sprintf("The %s step after the order was placed failed: %s", kind, reason),
+		fmt.Sprintf("فشلت خطوة %s بعد إنشاء الطلب", kind), map[string]string{"kind": kind})
+}
+
+// ConvertDraftOrder moves a draft to PENDING (see storage.ConvertDraft).
+// Refusals come back as non-retryable errors typed with the API's codes.
+func (a *Activities) ConvertDraftOrder(ctx context.Context, in OrderInput) error {
+	err := a.DB.InTx(ctx, func(tx *storage.Tx) error {
+		_, err := tx.ConvertDraft(ctx, in.StoreID, in.OrderID, nil)
+		return err
+	})
+	var (
+		stock      *storage.StockError
+		transition *storage.TransitionError
+		invalid    *storage.InvalidError
+	)
+	switch {
+	case errors.As(err, &stock):
+		return temporal.NewNonRetryableApplicationError(stock.Error(), "INSUFFICIENT_STOCK", err)
+	case errors.As(err, &transition):
+		return temporal.NewNonRetryableApplicationError(transition.Error(), "INVALID_STATUS_TRANSITION", err)
+	case errors.As(err, &invalid):
+		return temporal.NewNonRetryableApplicationError(invalid.Error(), "VALIDATION_FAILED", err)
+	}
+	return err
+}

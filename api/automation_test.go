@@ -1,0 +1,211 @@
+package api_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/merchantsvc/svc/api"
+)
+
+func (h *harness) sideEffects(orderID string) map[string]string {
+	rows, err := h.db.Pool.Query(context.Background(), `SELECT kind, status FROM order_side_effects WHERE order_id = $1`, orderID)
+	require.NoError(h.t, err)
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var kind, status string
+		require.NoError(h.t, rows.Scan(&kind, &status))
+		out[kind] = status
+	}
+	return out
+}
+
+func (h *harness) exec(sql string, args ...any) {
+	_, err := h.db.Pool.Exec(context.Background(), sql, args...)
+	require.NoError(h.t, err)
+}
+
+func withEmail(body map[string]any, email string) map[string]any {
+	body["customer"].(map[string]any)["email"] = email
+	return body
+}
+
+func TestOrderPlacedSideEffectsRunOnce(t *testing.T) {
+	h := newHarness(t, api.Config{})
+	h.startWorker(nil)
+	s := newShop(t, h, "placed", 10)
+	h.exec(`UPDATE stores SET auto_create_shipment = true WHERE id = $1`, s.m.storeID)
+	o := h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders"), auth: bearer(s.token),
+		body: withEmail(orderBody(s.variantID, 1, "+201001234567"), "mona@example.com")}).data()
+	id := o["id"].(string)
+	waitFor(t, "all four side effects", func() bool { return len(h.sideEffects(id)) == 4 })
+	require.Equal(t, map[string]string{"email": "succeeded", "chat": "succeeded", "shipment": "succeeded", "rollup": "succeeded"}, h.sideEffects(id))
+
+	mails := h.mail.Messages()
+	require.Len(t, mails, 1)
+	require.Equal(t, []string{"mona@example.com"}, mails[0].To)
+	require.Contains(t, string(mails[0].Data), "ORD-1001")
+	chats := h.chat.messages()
+	require.Len(t, chats, 1)
+	require.Equal(t, "order_confirmation", chats[0]["template"].(map[string]any)["name"], "passive confirmation: the store does not confirm in chat")
+	require.Equal(t, "+201001234567", chats[0]["to"])
+
+	var shipments, rollupOrders int
+	require.NoError(t, h.db.Pool.QueryRow(context.Background(), `SELECT count(*) FROM shipments WHERE order_id = $1`, id).Scan(&shipments))
+	require.NoError(t, h.db.Pool.QueryRow(context.Background(), `SELECT orders FROM order_rollups WHERE store_id = $1`, s.m.storeID).Scan(&rollupOrders))
+	require.Equal(t, 1, shipments)
+	require.Equal(t, 1, rollupOrders)
+	msgs := h.do(request{method: "GET", path: storePath(s.m.storeID, "/orders/"+id+"/chat-messages"), auth: bearer(s.token)})
+	require.Equal(t, http.StatusOK, msgs.Status)
+	require.Equal(t, "sent", msgs.Body["data"].([]any)[0].(map[string]any)["status"])
+}
+
+func TestDraftConversionFiresSideEffectsExactlyOnce(t *testing.T) {
+	h := newHarness(t, api.Config{})
+	h.startWorker(nil)
+	s := newShop(t, h, "convert", 5)
+	h.exec(`UPDATE stores SET confirm_in_chat = true WHERE id = $1`, s.m.storeID)
+	draft := h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders/drafts"), auth: bearer(s.token),
+		body: withEmail(orderBody(s.variantID, 2, "+201001234567"), "draft@example.com")}).data()
+	id := draft["id"].(string)
+	require.Empty(t, h.events(s.m.storeID, "order.created"))
+	require.Empty(t, h.sideEffects(id), "a draft runs no side effects")
+
+	conv := h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders/"+id+"/convert"), auth: bearer(s.token)})
+	require.Equal(t, http.StatusOK, conv.Status, string(conv.Raw))
+	require.Equal(t, "PENDING", conv.data()["status"])
+	require.Equal(t, 3, h.variantQuantity(s), "conversion reserves the stock")
+	require.Len(t, h.events(s.m.storeID, "order.created"), 1)
+	waitFor(t, "the side effects", func() bool { return len(h.sideEffects(id)) == 4 })
+	require.Len(t, h.mail.Messages(), 1)
+	chats := h.chat.messages()
+	require.Len(t, chats, 1)
+	require.Equal(t, "order_confirmation_request", chats[0]["template"].(map[string]any)["name"], "COD on a confirm-in-chat store gets tap-to-confirm")
+
+	again := h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders/"+id+"/convert"), auth: bearer(s.token)})
+	require.Equal(t, http.StatusConflict, again.Status)
+	require.Equal(t, "INVALID_STATUS_TRANSITION", again.errorCode())
+	list := h.do(request{method: "GET", path: storePath(s.m.storeID, "/orders"), auth: bearer(s.token)})
+	require.Len(t, list.data()["items"], 1, "a converted draft is listed")
+
+	// Not enough stock left for a second draft: the conversion is refused and nothing moves.
+	big := h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders/drafts"), auth: bearer(s.token),
+		body: orderBody(s.variantID, 4, "+201001234567")}).data()
+	refused := h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders/"+big["id"].(string)+"/convert"), auth: bearer(s.token)})
+	require.Equal(t, http.StatusConflict, refused.Status, string(refused.Raw))
+	require.Equal(t, "INSUFFICIENT_STOCK", refused.errorCode())
+	require.Equal(t, 3, h.variantQuantity(s))
+	require.Len(t, h.mail.Messages(), 1, "still one email: nothing fired twice")
+}
+
+func TestCODTrustCheckFlagsButNeverBlocks(t *testing.T) {
+	h := newHarness(t, api.Config{})
+	other, s := newShop(t, h, "risk-other", 10), newShop(t, h, "risk", 10)
+	const phone = "+201009998877"
+	// Two COD orders to this phone were returned, in another store.
+	for range 2 {
+		o := h.do(request{method: "POST", path: storePath(other.m.storeID, "/orders"), auth: bearer(other.token), body: orderBody(other.variantID, 1, phone)}).data()
+		for _, st := range []string{"SHIPPED", "RETURNED"} {
+			require.Equal(t, http.StatusOK, h.do(request{method: "PATCH", path: storePath(other.m.storeID, "/orders/"+o["id"].(string)+"/status"),
+				auth: bearer(other.token), body: map[string]any{"status": st}}).Status)
+		}
+	}
+	placed := h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders"), auth: bearer(s.token), body: orderBody(s.variantID, 1, phone)})
+	require.Equal(t, http.StatusCreated, placed.Status, "high risk never blocks")
+	card := orderBody(s.variantID, 1, phone)
+	card["payment_method"] = "card"
+	require.Equal(t, http.StatusCreated, h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders"), auth: bearer(s.token), body: card}).Status)
+
+	list := h.do(request{method: "GET", path: storePath(s.m.storeID, "/orders/autopilot-exceptions"), auth: bearer(s.token)})
+	require.Equal(t, http.StatusOK, list.Status, string(list.Raw))
+	items := list.data()["items"].([]any)
+	require.Len(t, items, 1, "only the COD order is flagged")
+	flag := items[0].(map[string]any)
+	require.Equal(t, "cod_high_risk", flag["reason"])
+	require.Equal(t, placed.data()["id"], flag["order_id"])
+	require.NotEmpty(t, flag["message_ar"])
+	require.Equal(t, map[string]any{"offset": 0.0, "limit": 50.0, "total": 1.0, "has_next": false}, list.data()["pagination"])
+	require.Equal(t, http.StatusUnprocessableEntity, h.do(request{method: "GET", path: storePath(s.m.storeID, "/orders/autopilot-exceptions?limit=201"), auth: bearer(s.token)}).Status)
+	otherList := h.do(request{method: "GET", path: storePath(other.m.storeID, "/orders/autopilot-exceptions"), auth: bearer(other.token)})
+	require.Empty(t, otherList.data()["items"], "stores never see each other's flags")
+
+	resolve := h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders/autopilot-exceptions/"+flag["order_id"].(string)+"/resolve"),
+		auth: bearer(s.token), body: map[string]any{"note": "called the customer"}})
+	require.Equal(t, http.StatusOK, resolve.Status, string(resolve.Raw))
+	require.EqualValues(t, 1, resolve.data()["resolved"])
+	after := h.do(request{method: "GET", path: storePath(s.m.storeID, "/orders/"+flag["order_id"].(string)), auth: bearer(s.token)})
+	require.Equal(t, "PENDING", after.data()["status"], "resolving leaves the order as it was")
+	require.Equal(t, http.StatusNotFound, h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders/autopilot-exceptions/"+flag["order_id"].(string)+"/resolve"),
+		auth: bearer(s.token), body: map[string]any{}}).Status)
+
+	// A status change clears pending automation too.
+	third := h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders"), auth: bearer(s.token), body: orderBody(s.variantID, 1, phone)}).data()
+	require.Len(t, h.do(request{method: "GET", path: storePath(s.m.storeID, "/orders/autopilot-exceptions"), auth: bearer(s.token)}).data()["items"], 1)
+	h.do(request{method: "PATCH", path: storePath(s.m.storeID, "/orders/"+third["id"].(string)+"/status"), auth: bearer(s.token), body: map[string]any{"status": "CONFIRMED"}})
+	require.Empty(t, h.do(request{method: "GET", path: storePath(s.m.storeID, "/orders/autopilot-exceptions"), auth: bearer(s.token)}).data()["items"])
+}
+
+func TestEmailPreviewResendAndChatGuards(t *testing.T) {
+	h := newHarness(t, api.Config{})
+	h.startWorker(nil)
+	s := newShop(t, h, "emails", 10)
+	o := h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders"), auth: bearer(s.token),
+		body: withEmail(orderBody(s.variantID, 1, "+201001234567"), "mona@example.com")}).data()
+	id := o["id"].(string)
+	waitFor(t, "the first email", func() bool { return len(h.mail.Messages()) == 1 })
+	h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders/"+id+"/comments"), auth: bearer(s.token), body: map[string]any{"body": "STAFF-ONLY-NOTE"}})
+
+	preview := h.do(request{method: "GET", path: storePath(s.m.storeID, "/orders/"+id+"/email-preview"), auth: bearer(s.token)})
+	require.Equal(t, http.StatusOK, preview.Status)
+	require.Equal(t, "text/html; charset=utf-8", preview.Header.Get("Content-Type"))
+	html := string(preview.Raw)
+	require.Contains(t, html, `dir="rtl"`, "the store speaks Arabic")
+	require.Contains(t, html, "تم استلام الطلب")
+	require.NotContains(t, html, "STAFF-ONLY-NOTE", "staff comments never reach the customer")
+	shipped := h.do(request{method: "GET", path: storePath(s.m.storeID, "/orders/"+id+"/email-preview?status=SHIPPED"), auth: bearer(s.token)})
+	require.Contains(t, string(shipped.Raw), "تم الشحن")
+	require.Equal(t, http.StatusUnprocessableEntity, h.do(request{method: "GET", path: storePath(s.m.storeID, "/orders/"+id+"/email-preview?status=LOST"), auth: bearer(s.token)}).Status)
+	h.exec(`UPDATE stores SET default_language = 'en' WHERE id = $1`, s.m.storeID)
+	english := h.do(request{method: "GET", path: storePath(s.m.storeID, "/orders/"+id+"/email-preview"), auth: bearer(s.token)})
+	require.Contains(t, string(english.Raw), `dir="ltr"`)
+	require.Contains(t, string(english.Raw), "Order received")
+
+	resend := h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders/"+id+"/resend-email"), auth: bearer(s.token)})
+	require.Equal(t, http.StatusOK, resend.Status, string(resend.Raw))
+	require.Len(t, h.mail.Messages(), 2)
+	for _, m := range h.mail.Messages() {
+		require.NotContains(t, string(m.Data), "STAFF-ONLY-NOTE")
+	}
+
+	waitFor(t, "the first chat message", func() bool { return len(h.chat.messages()) == 1 })
+	chatPath := storePath(s.m.storeID, "/orders/"+id+"/resend-chat-message")
+	require.Equal(t, http.StatusOK, h.do(request{method: "POST", path: chatPath, auth: bearer(s.token)}).Status)
+	require.Len(t, h.chat.messages(), 2, "resend bypasses send-once")
+
+	h.exec(`UPDATE stores SET chat_templates_approved = '{}' WHERE id = $1`, s.m.storeID)
+	require.Equal(t, "CHAT_TEMPLATE_NOT_APPROVED", h.do(request{method: "POST", path: chatPath, auth: bearer(s.token)}).errorCode())
+	h.exec(`UPDATE customers SET chat_opt_out = true WHERE store_id = $1`, s.m.storeID)
+	require.Equal(t, "CHAT_OPTED_OUT", h.do(request{method: "POST", path: chatPath, auth: bearer(s.token)}).errorCode())
+	h.exec(`UPDATE stores SET chat_confirmations = false WHERE id = $1`, s.m.storeID)
+	off := h.do(request{method: "POST", path: chatPath, auth: bearer(s.token)})
+	require.Equal(t, http.StatusConflict, off.Status)
+	require.Equal(t, "CHAT_DISABLED", off.errorCode())
+	require.Len(t, h.chat.messages(), 2, "guards send nothing")
+
+	// A provider refusal is recorded with its numeric code.
+	h.exec(`UPDATE stores SET chat_confirmations = true, chat_templates_approved = ARRAY['order_confirmation'] WHERE id = $1`, s.m.storeID)
+	h.exec(`UPDATE customers SET chat_opt_out = false WHERE store_id = $1`, s.m.storeID)
+	h.chat.mu.Lock()
+	h.chat.failWith = 131026
+	h.chat.mu.Unlock()
+	require.Equal(t, http.StatusOK, h.do(request{method: "POST", path: chatPath, auth: bearer(s.token)}).Status)
+	msgs := h.do(request{method: "GET", path: storePath(s.m.storeID, "/orders/"+id+"/chat-messages"), auth: bearer(s.token)}).Body["data"].([]any)
+	latest := msgs[0].(map[string]any)
+	require.Equal(t, "failed", latest["status"])
+	require.EqualValues(t, 131026, latest["error_code"])
+	require.True(t, strings.HasPrefix(msgs[1].(map[string]any)["provider_message_id"].(string), "wamid."))
+}

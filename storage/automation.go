@@ -1,0 +1,259 @@
+package storage
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+)
+
+// Autopilot exception reasons.
+const (
+	ReasonCODHighRisk      = "cod_high_risk"
+	ReasonSideEffectFailed = "side_effect_failed"
+)
+
+// codRiskMinReturns and the half-returned ratio mark a phone as high risk.
+const codRiskMinReturns = 2
+
+// CODRisk is a phone's cash-on-delivery history across every store.
+type CODRisk struct {
+	Returned  int
+	Completed int // delivered or returned
+}
+
+// High reports a phone that returned at least two COD orders and at least
+// half of those that reached the door.
+func (r CODRisk) High() bool {
+	return r.Returned >= codRiskMinReturns && 2*r.Returned >= r.Completed
+}
+
+// codRisk scores a phone from the platform's own history. It reads across
+// stores on purpose, and only counts leave the query.
+func (tx *Tx) codRisk(ctx context.Context, phone string) (CODRisk, error) {
+	var r CODRisk
+	err := tx.tx.QueryRow(ctx, `SELECT count(*) FILTER (WHERE status = 'RETURNED'), count(*) FILTER (WHERE status IN ('DELIVERED', 'RETURNED'))
+		FROM orders WHERE customer_phone = $1 AND payment_method = 'cod'`, phone).Scan(&r.Returned, &r.Completed)
+	if err != nil {
+		return CODRisk{}, fmt.Errorf("cod risk: %w", err)
+	}
+	return r, nil
+}
+
+// trustCheck flags a COD order from a high-risk phone; it never blocks it.
+func (tx *Tx) trustCheck(ctx context.Context, o Order, phone *string) error {
+	if o.PaymentMethod != "cod" || phone == nil {
+		return nil
+	}
+	risk, err := tx.codRisk(ctx, *phone)
+	if err != nil || !risk.High() {
+		return err
+	}
+	return tx.FlagOrder(ctx, o.StoreID, o.ID, ReasonCODHighRisk,
+		fmt.Sprintf("This phone returned %d of %d cash-on-delivery orders that reached the door", risk.Returned, risk.Completed),
+		fmt.Sprintf("أعاد هذا الرقم %d من %d طلبات دفع عند الاستلام وصلت إليه", risk.Returned, risk.Completed),
+		map[string]any{"returned": risk.Returned, "completed": risk.Completed})
+}
+
+// AutopilotException is an order flagged for a person.
+type AutopilotException struct {
+	ID        uuid.UUID
+	OrderID   uuid.UUID
+	Reason    string
+	Message   string
+	MessageAr string
+	Data      json.RawMessage
+	CreatedAt time.Time
+}
+
+// FlagOrder opens an exception unless one with the reason is open already.
+func (tx *Tx) FlagOrder(ctx context.Context, storeID, orderID uuid.UUID, reason, message, messageAr string, data any) error {
+	raw, err := json.Marshal(data)
+	if err != nil {
+		return err
+	}
+	_, err = tx.tx.Exec(ctx, `INSERT INTO autopilot_exceptions (id, store_id, order_id, reason, message, message_ar, data, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (order_id, reason) WHERE status = 'open' DO NOTHING`,
+		NewID(), storeID, orderID, reason, message, messageAr, raw, tx.now())
+	if err != nil {
+		return fmt.Errorf("flag order: %w", err)
+	}
+	return nil
+}
+
+// FlagOrder opens an exception outside any other change (a failed side effect).
+func (db *DB) FlagOrder(ctx context.Context, storeID, orderID uuid.UUID, reason, message, messageAr string, data any) error {
+	return db.InTx(ctx, func(tx *Tx) error { return tx.FlagOrder(ctx, storeID, orderID, reason, message, messageAr, data) })
+}
+
+// FindAutopilotExceptions lists a store's open exceptions, newest first.
+func (r reader) FindAutopilotExceptions(ctx context.Context, storeID uuid.UUID, limit, offset int) ([]AutopilotException, int, error) {
+	rows, err := r.q.Query(ctx, `SELECT id, order_id, reason, message, message_ar, data, created_at, count(*) OVER ()
+		FROM autopilot_exceptions WHERE store_id = $1 AND status = 'open'
+		ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3`, storeID, limit, offset)
+	if err != nil {
+		return nil, 0, fmt.Errorf("find autopilot exceptions: %w", err)
+	}
+	defer rows.Close()
+	var (
+		list  []AutopilotException
+		total int
+	)
+	for rows.Next() {
+		var e AutopilotException
+		if err := rows.Scan(&e.ID, &e.OrderID, &e.Reason, &e.Message, &e.MessageAr, &e.Data, &e.CreatedAt, &total); err != nil {
+			return nil, 0, fmt.Errorf("find autopilot exceptions: %w", err)
+		}
+		list = append(list, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, err
+	}
+	if len(list) == 0 && offset > 0 {
+		if err := r.q.QueryRow(ctx, `SELECT count(*) FROM autopilot_exceptions WHERE store_id = $1 AND status = 'open'`, storeID).Scan(&total); err != nil {
+			return nil, 0, fmt.Errorf("count autopilot exceptions: %w", err)
+		}
+	}
+	return list, total, nil
+}
+
+// ResolveAutopilotExceptions dismisses an order's open flags without
+// touching the order; it reports how many it dismissed.
+func (tx *Tx) ResolveAutopilotExceptions(ctx context.Context, storeID, orderID uuid.UUID) (int, error) {
+	tag, err := tx.tx.Exec(ctx, `UPDATE autopilot_exceptions SET status = 'resolved', resolved_at = $3
+		WHERE store_id = $1 AND order_id = $2 AND status = 'open'`, storeID, orderID, tx.now())
+	if err != nil {
+		return 0, fmt.Errorf("resolve autopilot exceptions: %w", err)
+	}
+	return int(tag.RowsAffected()), nil
+}
+
+// SideEffectDone reports whether a placed order's side effect was already recorded.
+func (r reader) SideEffectDone(ctx context.Context, storeID, orderID uuid.UUID, kind string) (bool, error) {
+	var status string
+	err := r.q.QueryRow(ctx, `SELECT status FROM order_side_effects WHERE store_id = $1 AND order_id = $2 AND kind = $3`,
+		storeID, orderID, kind).Scan(&status)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("read side effect: %w", err)
+	}
+	return true, nil
+}
+
+// RecordSideEffect records the outcome of one side effect, once.
+func (tx *Tx) RecordSideEffect(ctx context.Context, storeID, orderID uuid.UUID, kind, status string, detail any) error {
+	raw, err := json.Marshal(detail)
+	if err != nil {
+		return err
+	}
+	_, err = tx.tx.Exec(ctx, `INSERT INTO order_side_effects (store_id, order_id, kind, status, detail, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (order_id, kind) DO NOTHING`, storeID, orderID, kind, status, raw, tx.now())
+	if err != nil {
+		return fmt.Errorf("record side effect: %w", err)
+	}
+	return nil
+}
+
+// RecordSideEffect records an outcome in its own transaction.
+func (db *DB) RecordSideEffect(ctx context.Context, storeID, orderID uuid.UUID, kind, status string, detail any) error {
+	return db.InTx(ctx, func(tx *Tx) error { return tx.RecordSideEffect(ctx, storeID, orderID, kind, status, detail) })
+}
+
+// CreateShipmentForOrder opens the order's shipment record, once.
+func (db *DB) CreateShipmentForOrder(ctx context.Context, storeID, orderID uuid.UUID) error {
+	return db.InTx(ctx, func(tx *Tx) error {
+		if _, err := tx.tx.Exec(ctx, `INSERT INTO shipments (id, store_id, order_id, created_at) VALUES ($1, $2, $3, $4)
+			ON CONFLICT (order_id) DO NOTHING`, NewID(), storeID, orderID, tx.now()); err != nil {
+			return fmt.Errorf("create shipment: %w", err)
+		}
+		return tx.RecordSideEffect(ctx, storeID, orderID, "shipment", "succeeded", map[string]any{})
+	})
+}
+
+// AddOrderToRollup counts a placed order in its day's figures, once: the
+// side-effect row and the increment commit together.
+func (db *DB) AddOrderToRollup(ctx context.Context, storeID, orderID uuid.UUID) error {
+	return db.InTx(ctx, func(tx *Tx) error {
+		var (
+			total   int64
+			created time.Time
+		)
+		if err := tx.tx.QueryRow(ctx, `SELECT total, created_at FROM orders WHERE store_id = $1 AND id = $2`, storeID, orderID).Scan(&total, &created); err != nil {
+			return notFoundIfNoRows(err, "rollup order")
+		}
+		tag, err := tx.tx.Exec(ctx, `INSERT INTO order_side_effects (store_id, order_id, kind, status, created_at)
+			VALUES ($1, $2, 'rollup', 'succeeded', $3) ON CONFLICT (order_id, kind) DO NOTHING`, storeID, orderID, tx.now())
+		if err != nil || tag.RowsAffected() == 0 {
+			return err
+		}
+		_, err = tx.tx.Exec(ctx, `INSERT INTO order_rollups (store_id, day, orders, revenue) VALUES ($1, $2, 1, $3)
+			ON CONFLICT (store_id, day) DO UPDATE SET orders = order_rollups.orders + 1, revenue = order_rollups.revenue + $3`,
+			storeID, created.UTC().Format("2006-01-02"), total)
+		return err
+	})
+}
+
+// StoreSettings are the switches of what follows a placed order.
+type StoreSettings struct {
+	AutoCreateShipment    bool
+	ChatConfirmations     bool
+	ConfirmInChat         bool
+	ChatTemplatesApproved []string
+	DefaultLanguage       string
+	Name                  string
+}
+
+// FindStoreSettings reads a store's automation switches.
+func (r reader) FindStoreSettings(ctx context.Context, storeID uuid.UUID) (StoreSettings, error) {
+	var s StoreSettings
+	err := r.q.QueryRow(ctx, `SELECT auto_create_shipment, chat_confirmations, confirm_in_chat, chat_templates_approved, default_language, name
+		FROM stores WHERE id = $1`, storeID).Scan(&s.AutoCreateShipment, &s.ChatConfirmations, &s.ConfirmInChat,
+		&s.ChatTemplatesApproved, &s.DefaultLanguage, &s.Name)
+	if err != nil {
+		return StoreSettings{}, notFoundIfNoRows(err, "find store settings")
+	}
+	return s, nil
+}
+
+// ConvertDraft turns a draft into a PENDING order as if it had just been
+// placed: stock is reserved now, the COD trust check runs, and
+// order.created is written.
+func (tx *Tx) ConvertDraft(ctx context.Context, storeID, orderID uuid.UUID, actor *uuid.UUID) (Order, error) {
+	o, err := tx.lockOrder(ctx, storeID, orderID)
+	if err != nil {
+		return Order{}, err
+	}
+	if o.Status != OrderDraft {
+		return Order{}, &TransitionError{From: o.Status, To: OrderPending, AllowedNext: AllowedNext(o.Status)}
+	}
+	requested := make([]NewOrderLine, 0, len(o.Lines))
+	for _, l := range o.Lines {
+		if l.VariantID == nil {
+			return Order{}, &InvalidError{Field: "lines", Code: "not_found", Message: "a line's variant no longer exists"}
+		}
+		requested = append(requested, NewOrderLine{VariantID: *l.VariantID, Quantity: l.Quantity})
+	}
+	if _, err := tx.orderLines(ctx, storeID, requested, true); err != nil {
+		return Order{}, err
+	}
+	o.Status, o.UpdatedAt = OrderPending, tx.now()
+	if _, err := tx.tx.Exec(ctx, `UPDATE orders SET status = 'PENDING', updated_at = $3 WHERE store_id = $1 AND id = $2`,
+		storeID, orderID, o.UpdatedAt); err != nil {
+		return Order{}, fmt.Errorf("convert draft: %w", err)
+	}
+	if err := tx.addActivity(ctx, o, "status_changed", "", map[string]any{"from": OrderDraft, "to": OrderPending, "converted": true}, actor); err != nil {
+		return Order{}, err
+	}
+	var cust OrderCustomer
+	_ = json.Unmarshal(o.Customer, &cust)
+	if err := tx.trustCheck(ctx, o, cust.Phone); err != nil {
+		return Order{}, err
+	}
+	return o, tx.emitOrder(ctx, EventOrderCreated, o, nil)
+}

@@ -1,0 +1,75 @@
+// Package orderemail renders the status email a customer receives, in the
+// store's language (Arabic right-to-left, or English). It shows what the
+// customer may see — never staff comments or internal notes.
+package orderemail
+
+import (
+	"bytes"
+	"embed"
+	"encoding/json"
+	"fmt"
+	"html/template"
+
+	"github.com/merchantsvc/svc/storage"
+)
+
+//go:embed templates/*.html
+var files embed.FS
+
+var page = template.Must(template.New("email.html").Funcs(template.FuncMap{
+	"money": func(minor int64, currency string) string {
+		return storage.FormatPrice(minor, storage.CurrencyExponent(currency)) + " " + currency
+	},
+}).ParseFS(files, "templates/email.html"))
+
+// Email is a rendered message.
+type Email struct {
+	To      string
+	Subject string
+	HTML    string
+}
+
+type words struct {
+	Dir, Lang, Greeting, Intro, Item, Qty, Total, Shipping, Discount, GrandTotal, Status, Footer string
+}
+
+var dictionary = map[string]words{
+	"ar": {Dir: "rtl", Lang: "ar", Greeting: "مرحبًا", Intro: "هذه آخر حالة لطلبك", Item: "المنتج", Qty: "الكمية",
+		Total: "الإجمالي الفرعي", Shipping: "الشحن", Discount: "الخصم", GrandTotal: "الإجمالي", Status: "الحالة",
+		Footer: "شكرًا لتسوقك معنا"},
+	"en": {Dir: "ltr", Lang: "en", Greeting: "Hello", Intro: "Here is the latest on your order", Item: "Item", Qty: "Qty",
+		Total: "Subtotal", Shipping: "Shipping", Discount: "Discount", GrandTotal: "Total", Status: "Status",
+		Footer: "Thank you for shopping with us"},
+}
+
+var statusNames = map[string]map[string]string{
+	"ar": {"PENDING": "تم استلام الطلب", "CONFIRMED": "تم تأكيد الطلب", "PROCESSING": "قيد التجهيز", "READY_TO_SHIP": "جاهز للشحن",
+		"SHIPPED": "تم الشحن", "DELIVERED": "تم التوصيل", "RETURNED": "تم الإرجاع", "CANCELLED": "تم الإلغاء", "DRAFT": "مسودة"},
+	"en": {"PENDING": "Order received", "CONFIRMED": "Order confirmed", "PROCESSING": "Being prepared", "READY_TO_SHIP": "Ready to ship",
+		"SHIPPED": "Shipped", "DELIVERED": "Delivered", "RETURNED": "Returned", "CANCELLED": "Cancelled", "DRAFT": "Draft"},
+}
+
+// Render builds the email for the order at status, in language ("ar" or "en").
+func Render(storeName, language string, o storage.Order, status string) (Email, error) {
+	w, ok := dictionary[language]
+	if !ok {
+		w, language = dictionary["ar"], "ar"
+	}
+	var cust storage.OrderCustomer
+	if err := json.Unmarshal(o.Customer, &cust); err != nil {
+		return Email{}, fmt.Errorf("read order customer: %w", err)
+	}
+	statusName := statusNames[language][status]
+	var buf bytes.Buffer
+	err := page.Execute(&buf, map[string]any{"W": w, "Store": storeName, "Customer": cust.Name, "Order": o,
+		"StatusName": statusName, "Status": status})
+	if err != nil {
+		return Email{}, fmt.Errorf("render order email: %w", err)
+	}
+	subject := fmt.Sprintf("%s — %s %s", storeName, statusName, o.OrderNumber)
+	to := ""
+	if cust.Email != nil {
+		to = *cust.Email
+	}
+	return Email{To: to, Subject: subject, HTML: buf.String()}, nil
+}

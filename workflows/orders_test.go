@@ -1,0 +1,44 @@
+package workflows_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/merchantsvc/svc/activities"
+	"github.com/merchantsvc/svc/workflows"
+)
+
+// A side effect that keeps failing flags the order for a person; the other
+// side effects still run and the workflow (and the order) does not fail.
+func TestOrderPlacedFlagsAFailingSideEffect(t *testing.T) {
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestWorkflowEnvironment()
+	var acts *activities.Activities
+	env.RegisterActivity(acts)
+	ok := activities.SideEffectResult{Status: "succeeded"}
+	env.OnActivity(acts.SendOrderEmail, mock.Anything, mock.Anything).Return(activities.SideEffectResult{}, errors.New("smtp down"))
+	env.OnActivity(acts.SendChatConfirmation, mock.Anything, mock.Anything).Return(ok, nil).Once()
+	env.OnActivity(acts.CreateOrderShipment, mock.Anything, mock.Anything).Return(activities.SideEffectResult{Status: "skipped"}, nil).Once()
+	env.OnActivity(acts.RecordOrderRollup, mock.Anything, mock.Anything).Return(ok, nil).Once()
+	var flagged []string
+	env.OnActivity(acts.FlagSideEffectFailure, mock.Anything, mock.Anything, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, _ activities.OrderInput, kind, _ string) error {
+			flagged = append(flagged, kind)
+			return nil
+		})
+
+	env.ExecuteWorkflow(workflows.OrderPlaced, workflows.OrderInput{StoreID: uuid.New(), OrderID: uuid.New()})
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	var result workflows.OrderPlacedResult
+	require.NoError(t, env.GetWorkflowResult(&result))
+	require.Equal(t, map[string]string{"email": "failed", "chat": "succeeded", "shipment": "skipped", "rollup": "succeeded"}, result.Steps)
+	require.Equal(t, []string{"email"}, flagged)
+	env.AssertExpectations(t)
+}
