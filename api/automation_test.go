@@ -2,6 +2,9 @@ package api_test
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"net/http"
 	"strings"
 	"testing"
@@ -208,4 +211,86 @@ func TestEmailPreviewResendAndChatGuards(t *testing.T) {
 	require.Equal(t, "failed", latest["status"])
 	require.EqualValues(t, 131026, latest["error_code"])
 	require.True(t, strings.HasPrefix(msgs[1].(map[string]any)["provider_message_id"].(string), "wamid."))
+}
+
+func signChat(secret string, body []byte) string {
+	mac := hmac.New(sha256.New, []byte(secret))
+	mac.Write(body)
+	return "sha256=" + hex.EncodeToString(mac.Sum(nil))
+}
+
+func TestChatCallbackUpdatesStatusesAndConfirmsByTap(t *testing.T) {
+	const secret = "chat-secret"
+	h := newHarness(t, api.Config{ChatWebhookSecret: secret})
+	h.startWorker(nil)
+	s := newShop(t, h, "tap", 10)
+	h.exec(`UPDATE stores SET confirm_in_chat = true WHERE id = $1`, s.m.storeID)
+	o := h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders"), auth: bearer(s.token), body: orderBody(s.variantID, 1, "+201001234567")}).data()
+	id := o["id"].(string)
+	waitFor(t, "the tap-to-confirm message", func() bool { return len(h.chat.messages()) == 1 })
+	var providerID string
+	waitFor(t, "the provider id", func() bool {
+		_ = h.db.Pool.QueryRow(context.Background(), `SELECT COALESCE(provider_message_id, '') FROM chat_messages WHERE order_id = $1`, id).Scan(&providerID)
+		return providerID != ""
+	})
+
+	post := func(body string, signature string) response {
+		return h.do(request{method: "POST", path: "/api/v1/chat/callback", body: body,
+			headers: map[string]string{"X-Hub-Signature-256": signature}})
+	}
+	delivered := `{"entry":[{"changes":[{"value":{"statuses":[{"id":"` + providerID + `","status":"read"},{"id":"wamid.unknown","status":"delivered"}]}}]}]}`
+	require.Equal(t, http.StatusForbidden, post(delivered, "sha256=00").Status, "unsigned callbacks are refused")
+	resp := post(delivered, signChat(secret, []byte(delivered)))
+	require.Equal(t, http.StatusOK, resp.Status, string(resp.Raw))
+	require.EqualValues(t, 1, resp.data()["statuses_applied"])
+	late := `{"entry":[{"changes":[{"value":{"statuses":[{"id":"` + providerID + `","status":"delivered"}]}}]}]}`
+	post(late, signChat(secret, []byte(late)))
+	msgs := h.do(request{method: "GET", path: storePath(s.m.storeID, "/orders/"+id+"/chat-messages"), auth: bearer(s.token)}).Body["data"].([]any)
+	require.Equal(t, "read", msgs[0].(map[string]any)["status"], "a late delivered does not undo read")
+
+	tap := `{"entry":[{"changes":[{"value":{"messages":[{"type":"button","context":{"id":"` + providerID + `"},"button":{"payload":"confirm"}}]}}]}]}`
+	confirmed := post(tap, signChat(secret, []byte(tap)))
+	require.Equal(t, http.StatusOK, confirmed.Status)
+	require.EqualValues(t, 1, confirmed.data()["orders_confirmed"])
+	got := h.do(request{method: "GET", path: storePath(s.m.storeID, "/orders/"+id), auth: bearer(s.token)}).data()
+	require.Equal(t, "CONFIRMED", got["status"])
+	again := post(tap, signChat(secret, []byte(tap)))
+	require.EqualValues(t, 0, again.data()["orders_confirmed"], "a second tap changes nothing")
+}
+
+func TestUpdateOrderAndBulkStatus(t *testing.T) {
+	h := newHarness(t, api.Config{})
+	s := newShop(t, h, "bulk", 20)
+	var ids []string
+	for range 3 {
+		ids = append(ids, h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders"), auth: bearer(s.token),
+			body: orderBody(s.variantID, 1, "+201001234567")}).data()["id"].(string))
+	}
+	patch := h.do(request{method: "PATCH", path: storePath(s.m.storeID, "/orders/"+ids[0]), auth: bearer(s.token),
+		body: map[string]any{"notes": "Leave with the doorman", "shipping_address": map[string]any{"name": "Mona", "phone": "+201001234567",
+			"line1": "5 Nile St", "city": "Giza", "country": "EG"}}})
+	require.Equal(t, http.StatusOK, patch.Status, string(patch.Raw))
+	require.Equal(t, "Leave with the doorman", patch.data()["notes"])
+	require.Equal(t, "Giza", patch.data()["shipping_address"].(map[string]any)["city"])
+	require.Equal(t, http.StatusUnprocessableEntity, h.do(request{method: "PATCH", path: storePath(s.m.storeID, "/orders/"+ids[0]),
+		auth: bearer(s.token), body: map[string]any{"shipping_address": map[string]any{"city": "x"}}}).Status)
+
+	h.do(request{method: "PATCH", path: storePath(s.m.storeID, "/orders/"+ids[2]+"/status"), auth: bearer(s.token), body: map[string]any{"status": "SHIPPED"}})
+	bulk := h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders/bulk-status"), auth: bearer(s.token),
+		body: map[string]any{"order_ids": append(ids, "01a20106-0000-7000-8000-000000000000"), "status": "PROCESSING", "tracking_number": "EG9"}})
+	require.Equal(t, http.StatusOK, bulk.Status, string(bulk.Raw))
+	require.ElementsMatch(t, []any{ids[0], ids[1]}, bulk.data()["updated"])
+	failed := bulk.data()["failed"].([]any)
+	require.Len(t, failed, 2)
+	codes := map[string]string{}
+	for _, f := range failed {
+		codes[f.(map[string]any)["order_id"].(string)] = f.(map[string]any)["code"].(string)
+	}
+	require.Equal(t, map[string]string{ids[2]: "INVALID_STATUS_TRANSITION", "01a20106-0000-7000-8000-000000000000": "NOT_FOUND"}, codes)
+	shipped := h.do(request{method: "PATCH", path: storePath(s.m.storeID, "/orders/"+ids[2]), auth: bearer(s.token),
+		body: map[string]any{"shipping_address": map[string]any{"name": "Mona", "phone": "+201001234567", "line1": "x", "city": "y", "country": "EG"}}})
+	require.Equal(t, http.StatusConflict, shipped.Status)
+	require.Equal(t, "ORDER_SHIPPED", shipped.errorCode())
+	require.Equal(t, http.StatusUnprocessableEntity, h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders/bulk-status"),
+		auth: bearer(s.token), body: map[string]any{"order_ids": []string{}, "status": "PROCESSING"}}).Status)
 }

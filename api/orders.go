@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -428,5 +429,121 @@ func (s *Server) handleActivities(timeline bool) http.HandlerFunc {
 			return
 		}
 		respond(w, http.StatusOK, newList(items, page, limit, total))
+	}
+}
+
+type updateOrderRequest struct {
+	Notes           optional[string]  `json:"notes"`
+	ShippingAddress optional[address] `json:"shipping_address"`
+	TrackingNumber  optional[string]  `json:"tracking_number"`
+}
+
+func (req updateOrderRequest) Valid() []fieldError {
+	var c checker
+	if notNull(&c, "notes", req.Notes) {
+		c.text("notes", req.Notes.Value, 0, 2000)
+	}
+	if notNull(&c, "shipping_address", req.ShippingAddress) {
+		req.ShippingAddress.Value.check(&c, "shipping_address")
+	}
+	if req.TrackingNumber.Set && !req.TrackingNumber.Null {
+		c.text("tracking_number", req.TrackingNumber.Value, 1, 100)
+	}
+	return c.result()
+}
+
+var errOrderShipped = newError(http.StatusConflict, "ORDER_SHIPPED",
+	"The shipping address cannot change once the order has shipped", "لا يمكن تغيير عنوان الشحن بعد شحن الطلب")
+
+func (s *Server) handleUpdateOrder() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id, err := pathUUID(r, "order_id")
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		req, err := decode[updateOrderRequest](r)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		upd := storage.OrderUpdate{TrackingNumber: storage.Field[string](req.TrackingNumber)}
+		if req.Notes.Set {
+			upd.Notes = &req.Notes.Value
+		}
+		if req.ShippingAddress.Set {
+			addr := req.ShippingAddress.Value
+			addr.Phone = normalizePhone(addr.Phone)
+			upd.ShippingAddress, _ = json.Marshal(addr)
+		}
+		s.writeTx(w, r, http.StatusOK, func(tx *storage.Tx) (any, error) {
+			o, err := tx.UpdateOrder(r.Context(), storeIDFrom(r.Context()), id, upd, actor(principalFrom(r.Context())))
+			if errors.Is(err, storage.ErrOrderShipped) {
+				return nil, errOrderShipped
+			}
+			if err != nil {
+				return nil, err
+			}
+			return ok(newOrderResponse(o)), nil
+		})
+	}
+}
+
+type bulkStatusRequest struct {
+	OrderIDs       []string `json:"order_ids"`
+	Status         string   `json:"status"`
+	TrackingNumber *string  `json:"tracking_number"`
+}
+
+func (req bulkStatusRequest) Valid() []fieldError {
+	var c checker
+	if len(req.OrderIDs) == 0 || len(req.OrderIDs) > 100 {
+		c.add("order_ids", "out_of_range", "must list 1 to 100 orders")
+	}
+	for i, id := range req.OrderIDs {
+		if _, err := parseUUID(id); err != nil {
+			c.add(fmt.Sprintf("order_ids[%d]", i), "invalid_uuid", "must be a uuid")
+		}
+	}
+	c.oneOf("status", req.Status, storage.OrderStatuses)
+	return c.result()
+}
+
+type bulkFailure struct {
+	OrderID   string `json:"order_id"`
+	Code      string `json:"code"`
+	Message   string `json:"message"`
+	MessageAr string `json:"message_ar"`
+}
+
+// handleBulkStatus moves each order in its own transaction, so one refusal
+// does not hold back the rest; the answer says what happened to each.
+func (s *Server) handleBulkStatus() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		req, err := decode[bulkStatusRequest](r)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		storeID := storeIDFrom(r.Context())
+		updated, failed := []string{}, []bulkFailure{}
+		for _, raw := range dedupe(req.OrderIDs) {
+			id, _ := parseUUID(raw)
+			err := s.db.InTx(r.Context(), func(tx *storage.Tx) error {
+				_, err := tx.TransitionOrder(r.Context(), storeID, id, req.Status, req.TrackingNumber, "", actor(principalFrom(r.Context())))
+				return err
+			})
+			if err != nil {
+				e := toAPIError(err)
+				if e.Status >= 500 {
+					s.writeError(w, r, err)
+					return
+				}
+				failed = append(failed, bulkFailure{OrderID: raw, Code: e.Code, Message: e.Message, MessageAr: e.MessageAr})
+				continue
+			}
+			updated = append(updated, raw)
+		}
+		respond(w, http.StatusOK, map[string]any{"updated": updated, "failed": failed})
 	}
 }

@@ -21,6 +21,7 @@ func (s *Server) routes() *chi.Mux {
 	r.Route("/api/v1", func(r chi.Router) {
 		r.Get("/openapi.json", s.handleOpenAPI())
 
+		r.Post("/chat/callback", s.handleChatCallback())
 		r.Post("/auth/signup", s.handleSignup())
 		r.Post("/auth/login", s.handleLogin())
 		r.With(s.authenticate, s.sessionOnly).Post("/auth/logout", s.handleLogout())
@@ -70,6 +71,8 @@ func (s *Server) routes() *chi.Mux {
 				r.With(ordersRead).Get("/counts", s.handleOrderCounts())
 				r.With(ordersRead).Get("/autopilot-exceptions", s.handleListAutopilot())
 				r.With(ordersWrite).Post("/autopilot-exceptions/{order_id}/resolve", s.handleResolveAutopilot())
+				r.With(ordersWrite).Post("/bulk-status", s.handleBulkStatus())
+				r.With(ordersWrite).Patch("/{order_id}", s.handleUpdateOrder())
 				r.With(ordersWrite).Post("/{order_id}/convert", s.handleConvertDraft())
 				r.With(ordersRead).Get("/{order_id}/email-preview", s.handleEmailPreview())
 				r.With(ordersWrite).Post("/{order_id}/resend-email", s.handleResend("email"))

@@ -39,6 +39,9 @@ type Config struct {
 	// workflow before answering 202 (decisions §3: 20 s).
 	ImageWait  time.Duration
 	ImportWait time.Duration
+	// ChatWebhookSecret verifies the chat provider's callbacks; unset, the
+	// callback endpoint answers 404.
+	ChatWebhookSecret string
 }
 
 // Server is the HTTP API.

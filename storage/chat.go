@@ -63,3 +63,65 @@ func (r reader) FindChatMessages(ctx context.Context, storeID, orderID uuid.UUID
 		return m, err
 	})
 }
+
+// chatStatusRank orders delivery states so a late "delivered" cannot undo "read".
+var chatStatusRank = map[string]int{"queued": 0, "sent": 1, "delivered": 2, "read": 3, "failed": 4}
+
+// ApplyChatStatus records a provider status callback for one of our
+// messages, found by the provider's id; it returns the message's store and
+// order, or ErrNotFound for a message we never sent.
+func (db *DB) ApplyChatStatus(ctx context.Context, providerID, status string, code *int, message string) (storeID, orderID uuid.UUID, err error) {
+	rank, known := chatStatusRank[status]
+	if !known {
+		return uuid.Nil, uuid.Nil, &InvalidError{Field: "status", Code: "one_of", Message: "unknown message status"}
+	}
+	var current string
+	err = db.InTx(ctx, func(tx *Tx) error {
+		err := tx.tx.QueryRow(ctx, `SELECT store_id, order_id, status FROM chat_messages WHERE provider_message_id = $1 FOR UPDATE`, providerID).
+			Scan(&storeID, &orderID, &current)
+		if err != nil {
+			return notFoundIfNoRows(err, "find chat message")
+		}
+		if rank <= chatStatusRank[current] && status != "failed" {
+			return nil
+		}
+		var msg *string
+		if message != "" {
+			msg = &message
+		}
+		_, err = tx.tx.Exec(ctx, `UPDATE chat_messages SET status = $2, error_code = COALESCE($3, error_code),
+			error_message = COALESCE($4, error_message), updated_at = $5 WHERE provider_message_id = $1`,
+			providerID, status, code, msg, tx.now())
+		return err
+	})
+	return storeID, orderID, err
+}
+
+// ConfirmByChat applies a customer's tap on "confirm": a PENDING
+// cash-on-delivery order whose tap-to-confirm message this is moves to
+// CONFIRMED. It reports whether anything moved.
+func (db *DB) ConfirmByChat(ctx context.Context, providerID string) (bool, error) {
+	moved := false
+	err := db.InTx(ctx, func(tx *Tx) error {
+		var (
+			storeID, orderID uuid.UUID
+			template         string
+		)
+		err := tx.tx.QueryRow(ctx, `SELECT store_id, order_id, template FROM chat_messages WHERE provider_message_id = $1`, providerID).
+			Scan(&storeID, &orderID, &template)
+		if err != nil {
+			return notFoundIfNoRows(err, "find chat message")
+		}
+		o, err := tx.lockOrder(ctx, storeID, orderID)
+		if err != nil {
+			return err
+		}
+		if template != "order_confirmation_request" || o.Status != OrderPending || o.PaymentMethod != "cod" {
+			return nil
+		}
+		_, err = tx.TransitionOrder(ctx, storeID, orderID, OrderConfirmed, nil, "confirmed by the customer in chat", nil)
+		moved = err == nil
+		return err
+	})
+	return moved, err
+}

@@ -616,3 +616,41 @@ func (r reader) CountOrderActivities(ctx context.Context, storeID, orderID uuid.
 	}
 	return n, nil
 }
+
+// OrderUpdate is a partial update of an order's editable fields.
+type OrderUpdate struct {
+	Notes           *string
+	ShippingAddress json.RawMessage
+	TrackingNumber  Field[string]
+}
+
+// ErrOrderShipped refuses an address change once the parcel has left.
+var ErrOrderShipped = errors.New("order already shipped")
+
+// UpdateOrder edits notes, the tracking number, and the shipping address
+// (until the order ships).
+func (tx *Tx) UpdateOrder(ctx context.Context, storeID, id uuid.UUID, upd OrderUpdate, actor *uuid.UUID) (Order, error) {
+	o, err := tx.lockOrder(ctx, storeID, id)
+	if err != nil {
+		return Order{}, err
+	}
+	if upd.ShippingAddress != nil {
+		switch o.Status {
+		case OrderShipped, OrderDelivered, OrderReturned, OrderCancelled:
+			return Order{}, fmt.Errorf("change address of %s order: %w", o.Status, ErrOrderShipped)
+		}
+		o.ShippingAddress = upd.ShippingAddress
+	}
+	if upd.Notes != nil {
+		o.Notes = *upd.Notes
+	}
+	if upd.TrackingNumber.Set {
+		o.TrackingNumber = upd.TrackingNumber.ptr()
+	}
+	o.UpdatedAt = tx.now()
+	if _, err := tx.tx.Exec(ctx, `UPDATE orders SET notes = $3, shipping_address = $4, tracking_number = $5, updated_at = $6
+		WHERE store_id = $1 AND id = $2`, storeID, id, o.Notes, o.ShippingAddress, o.TrackingNumber, o.UpdatedAt); err != nil {
+		return Order{}, fmt.Errorf("update order: %w", err)
+	}
+	return o, tx.addActivity(ctx, o, "order_updated", "", map[string]any{}, actor)
+}

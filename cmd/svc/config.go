@@ -36,6 +36,8 @@ type Config struct {
 	// Chat app provider (WhatsApp-Cloud-style); unset: messages are only logged.
 	ChatBaseURL string `envconfig:"CHAT_BASE_URL"`
 	ChatToken   string `envconfig:"CHAT_TOKEN"`
+	// ChatWebhookSecret verifies the provider's status and reply callbacks.
+	ChatWebhookSecret string `envconfig:"CHAT_WEBHOOK_SECRET"`
 
 	// Webhooks (decisions §7). The first two are for dev and tests only.
 	WebhookAllowPrivate  bool   `envconfig:"WEBHOOK_ALLOW_PRIVATE" default:"false"`

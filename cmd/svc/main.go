@@ -141,7 +141,8 @@ func apiConfig(cfg Config) api.Config {
 	schedule, _ := cfg.retrySchedule() // checked by loadConfig
 	return api.Config{RateLimitPerMinute: cfg.RateLimitPerMinute, SecureCookies: cfg.SecureCookies,
 		BaseURL: cfg.BaseURL, MerchantURL: cfg.MerchantURL, TaskQueue: cfg.TaskQueue,
-		WebhookGuard: webhook.Guard{AllowPrivate: cfg.WebhookAllowPrivate}, WebhookRetrySchedule: schedule}
+		WebhookGuard: webhook.Guard{AllowPrivate: cfg.WebhookAllowPrivate}, WebhookRetrySchedule: schedule,
+		ChatWebhookSecret: cfg.ChatWebhookSecret}
 }
 
 // startWorker runs the Temporal worker and the outbox dispatcher until ctx

@@ -1,0 +1,111 @@
+package api
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/merchantsvc/svc/storage"
+)
+
+var errBadSignature = newError(http.StatusForbidden, "INVALID_SIGNATURE",
+	"The callback signature does not match", "توقيع الاستدعاء غير مطابق")
+
+// chatCallback is the WhatsApp-Cloud-style status and reply notification.
+type chatCallback struct {
+	Entry []struct {
+		Changes []struct {
+			Value struct {
+				Statuses []struct {
+					ID     string `json:"id"`
+					Status string `json:"status"`
+					Errors []struct {
+						Code  int    `json:"code"`
+						Title string `json:"title"`
+					} `json:"errors"`
+				} `json:"statuses"`
+				Messages []struct {
+					Type    string `json:"type"`
+					Context struct {
+						ID string `json:"id"`
+					} `json:"context"`
+					Button struct {
+						Payload string `json:"payload"`
+					} `json:"button"`
+				} `json:"messages"`
+			} `json:"value"`
+		} `json:"changes"`
+	} `json:"entry"`
+}
+
+// handleChatCallback takes the provider's notifications: message status
+// changes, and the customer's tap on "confirm", which confirms a PENDING COD
+// order. The body must be signed with SVC_CHAT_WEBHOOK_SECRET
+// (X-Hub-Signature-256: sha256=<hex HMAC of the raw body>).
+func (s *Server) handleChatCallback() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, maxJSONBody))
+		if err != nil {
+			s.writeError(w, r, errPayloadTooLarge)
+			return
+		}
+		if s.cfg.ChatWebhookSecret == "" {
+			s.writeError(w, r, errNotFound)
+			return
+		}
+		mac := hmac.New(sha256.New, []byte(s.cfg.ChatWebhookSecret))
+		mac.Write(body)
+		want := "sha256=" + hex.EncodeToString(mac.Sum(nil))
+		if !hmac.Equal([]byte(strings.ToLower(r.Header.Get("X-Hub-Signature-256"))), []byte(want)) {
+			s.writeError(w, r, errBadSignature)
+			return
+		}
+		var cb chatCallback
+		if err := json.Unmarshal(body, &cb); err != nil {
+			s.writeError(w, r, errMalformedJSON)
+			return
+		}
+		updated, confirmed := 0, 0
+		for _, entry := range cb.Entry {
+			for _, change := range entry.Changes {
+				for _, st := range change.Value.Statuses {
+					var (
+						code    *int
+						message string
+					)
+					if len(st.Errors) > 0 {
+						code, message = &st.Errors[0].Code, st.Errors[0].Title
+					}
+					_, _, err := s.db.ApplyChatStatus(r.Context(), st.ID, st.Status, code, message)
+					if errors.Is(err, storage.ErrNotFound) || errors.Is(err, storage.ErrInvalid) {
+						continue // not ours, or a state we do not track
+					}
+					if err != nil {
+						s.writeError(w, r, err)
+						return
+					}
+					updated++
+				}
+				for _, m := range change.Value.Messages {
+					if m.Type != "button" || !strings.EqualFold(m.Button.Payload, "confirm") {
+						continue
+					}
+					moved, err := s.db.ConfirmByChat(r.Context(), m.Context.ID)
+					if err != nil && !errors.Is(err, storage.ErrNotFound) {
+						s.writeError(w, r, err)
+						return
+					}
+					if moved {
+						confirmed++
+					}
+				}
+			}
+		}
+		respond(w, http.StatusOK, map[string]int{"statuses_applied": updated, "orders_confirmed": confirmed})
+	}
+}
