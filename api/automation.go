@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"time"
 
@@ -15,17 +14,6 @@ import (
 	"github.com/merchantsvc/svc/storage/orderemail"
 	"github.com/merchantsvc/svc/workflows"
 )
-
-// startOrderPlaced starts an order's side effects after its commit. The id
-// is derived from the order, so a retried request cannot start them twice.
-func (s *Server) startOrderPlaced(ctx context.Context, storeID, orderID uuid.UUID) {
-	_, err := s.temporal.ExecuteWorkflow(context.WithoutCancel(ctx), client.StartWorkflowOptions{
-		ID: workflows.OrderPlacedWorkflowID(orderID), TaskQueue: s.cfg.TaskQueue,
-	}, workflows.OrderPlaced, workflows.OrderInput{StoreID: storeID, OrderID: orderID})
-	if err != nil {
-		s.log.ErrorContext(ctx, "start order-placed workflow", slog.String("order_id", orderID.String()), slog.Any("error", err))
-	}
-}
 
 var conversionErrors = map[string]*apiError{
 	"INSUFFICIENT_STOCK": newError(http.StatusConflict, "INSUFFICIENT_STOCK",

@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -39,6 +41,8 @@ type harness struct {
 	queue  string
 	mail   *mailsink.Sink
 	chat   *fakeChat
+	// schedule is the webhook retry ladder the harness's dispatcher uses.
+	schedule []time.Duration
 }
 
 // fakeChat is a WhatsApp-Cloud-style provider on loopback that records
@@ -90,7 +94,7 @@ func newHarness(t *testing.T, cfg api.Config) *harness {
 	cfg.BaseURL = srv.URL
 	server := api.NewServer(cfg, db, testenv.Temporal(t), store, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	handler = server
-	return &harness{t: t, db: db, blob: store, server: server, url: srv.URL, queue: cfg.TaskQueue}
+	return &harness{t: t, db: db, blob: store, server: server, url: srv.URL, queue: cfg.TaskQueue, schedule: cfg.WebhookRetrySchedule}
 }
 
 // startWorker runs a worker with every activity on the harness's task
@@ -108,6 +112,12 @@ func (h *harness) startWorker(httpClient *http.Client) {
 		Chat:   activities.HTTPChatProvider{BaseURL: h.chat.srv.URL, Token: "test"}})
 	require.NoError(h.t, w.Start())
 	h.t.Cleanup(w.Stop)
+	// Like `svc worker`, the dispatcher runs beside the worker.
+	d := &worker.Dispatcher{DB: h.db, Temporal: testenv.Temporal(h.t), TaskQueue: h.queue, Schedule: h.schedule, PollInterval: 50 * time.Millisecond}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = d.Run(ctx) }()
+	h.t.Cleanup(func() { cancel(); <-done })
 }
 
 // response is a decoded answer.

@@ -182,17 +182,14 @@ func (s *Server) handleCreateOrder(draft bool) http.HandlerFunc {
 			return
 		}
 		in := req.newOrder(storeIDFrom(r.Context()), draft, actor(principalFrom(r.Context())))
-		var placed storage.Order
-		if s.writeTx(w, r, http.StatusCreated, func(tx *storage.Tx) (any, error) {
+		// The worker's dispatcher starts the order-placed workflow after commit.
+		s.writeTx(w, r, http.StatusCreated, func(tx *storage.Tx) (any, error) {
 			o, err := tx.CreateOrder(r.Context(), in)
 			if err != nil {
 				return nil, err
 			}
-			placed = o
 			return ok(newOrderResponse(o)), nil
-		}) && !draft {
-			s.startOrderPlaced(r.Context(), placed.StoreID, placed.ID)
-		}
+		})
 	}
 }
 

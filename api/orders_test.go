@@ -324,3 +324,42 @@ func TestCreateOrderValidationAndCustomers(t *testing.T) {
 	kept := h.do(request{method: "GET", path: storePath(s.m.storeID, "/orders/"+byID.data()["id"].(string)), auth: bearer(s.token)})
 	require.Equal(t, "Hoda", kept.data()["customer"].(map[string]any)["name"], "orders keep their customer snapshot")
 }
+
+// The status counters kept with every change agree with a full recount
+// after creates, moves, cancels, drafts and a conversion.
+func TestOrderCountersAgreeWithRecount(t *testing.T) {
+	h := newHarness(t, api.Config{})
+	h.startWorker(nil)
+	s := newShop(t, h, "counters", 50)
+	var ids []string
+	for range 6 {
+		ids = append(ids, h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders"), auth: bearer(s.token),
+			body: orderBody(s.variantID, 1, "+201001234567")}).data()["id"].(string))
+	}
+	move := func(id, status string) {
+		require.Equal(t, http.StatusOK, h.do(request{method: "PATCH", path: storePath(s.m.storeID, "/orders/"+id+"/status"),
+			auth: bearer(s.token), body: map[string]any{"status": status}}).Status)
+	}
+	move(ids[0], "CONFIRMED")
+	move(ids[1], "SHIPPED")
+	move(ids[1], "DELIVERED")
+	move(ids[2], "CANCELLED")
+	h.do(request{method: "DELETE", path: storePath(s.m.storeID, "/orders/"+ids[3]), auth: bearer(s.token)})
+	draft := h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders/drafts"), auth: bearer(s.token), body: orderBody(s.variantID, 1, "+201001234567")}).data()
+	h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders/drafts"), auth: bearer(s.token), body: orderBody(s.variantID, 1, "+201001234567")})
+	require.Equal(t, http.StatusOK, h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders/"+draft["id"].(string)+"/convert"), auth: bearer(s.token)}).Status)
+
+	counted := h.do(request{method: "GET", path: storePath(s.m.storeID, "/orders/counts"), auth: bearer(s.token)}).data()
+	scanned := h.do(request{method: "GET", path: storePath(s.m.storeID, "/orders/counts?date_from=2000-01-01T00:00:00Z"), auth: bearer(s.token)}).data()
+	require.Equal(t, scanned, counted)
+	require.EqualValues(t, 7, counted["total"])
+	require.Equal(t, map[string]any{"PENDING": 3.0, "CONFIRMED": 1.0, "PROCESSING": 0.0, "READY_TO_SHIP": 0.0, "SHIPPED": 0.0,
+		"DELIVERED": 1.0, "RETURNED": 0.0, "CANCELLED": 2.0}, counted["counts"])
+	list := h.do(request{method: "GET", path: storePath(s.m.storeID, "/orders?limit=2&status=PENDING"), auth: bearer(s.token)}).data()
+	require.EqualValues(t, 3, list["pagination"].(map[string]any)["total"])
+	waitFor(t, "every placed order's side effects started", func() bool {
+		var waiting int
+		_ = h.db.Pool.QueryRow(context.Background(), `SELECT count(*) FROM orders WHERE placed_started_at IS NULL AND status <> 'DRAFT'`).Scan(&waiting)
+		return waiting == 0
+	})
+}

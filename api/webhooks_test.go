@@ -82,9 +82,8 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // queue, trusting the receiver's certificate through SVC_WEBHOOK_CA_FILE's path.
 type webhookHarness struct {
 	*harness
-	m          merchant
-	token      string
-	dispatcher *worker.Dispatcher
+	m     merchant
+	token string
 }
 
 func newWebhookHarness(t *testing.T, rec *receiver, schedule []time.Duration) *webhookHarness {
@@ -92,13 +91,8 @@ func newWebhookHarness(t *testing.T, rec *receiver, schedule []time.Duration) *w
 	httpClient, err := webhook.Guard{AllowPrivate: true}.NewClient(rec.caFile)
 	require.NoError(t, err)
 	h.startWorker(httpClient)
-	d := &worker.Dispatcher{DB: h.db, Temporal: testenv.Temporal(t), TaskQueue: h.queue, Schedule: schedule, PollInterval: 50 * time.Millisecond}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); _ = d.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
 	m := h.signup("hooks")
-	return &webhookHarness{harness: h, m: m, token: h.pat(m, "settings:write", "catalog:write"), dispatcher: d}
+	return &webhookHarness{harness: h, m: m, token: h.pat(m, "settings:write", "catalog:write")}
 }
 
 func (h *webhookHarness) subscribe(url string, events ...string) (id, secret string) {

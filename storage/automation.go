@@ -243,9 +243,13 @@ func (tx *Tx) ConvertDraft(ctx context.Context, storeID, orderID uuid.UUID, acto
 		return Order{}, err
 	}
 	o.Status, o.UpdatedAt = OrderPending, tx.now()
-	if _, err := tx.tx.Exec(ctx, `UPDATE orders SET status = 'PENDING', updated_at = $3 WHERE store_id = $1 AND id = $2`,
+	// The conversion workflow starts the order-placed workflow itself.
+	if _, err := tx.tx.Exec(ctx, `UPDATE orders SET status = 'PENDING', updated_at = $3, placed_started_at = $3 WHERE store_id = $1 AND id = $2`,
 		storeID, orderID, o.UpdatedAt); err != nil {
 		return Order{}, fmt.Errorf("convert draft: %w", err)
+	}
+	if err := tx.countStatus(ctx, storeID, OrderDraft, OrderPending); err != nil {
+		return Order{}, err
 	}
 	if err := tx.addActivity(ctx, o, "status_changed", "", map[string]any{"from": OrderDraft, "to": OrderPending, "converted": true}, actor); err != nil {
 		return Order{}, err
@@ -256,4 +260,31 @@ func (tx *Tx) ConvertDraft(ctx context.Context, storeID, orderID uuid.UUID, acto
 		return Order{}, err
 	}
 	return o, tx.emitOrder(ctx, EventOrderCreated, o, nil)
+}
+
+// OrderRef names an order with its store.
+type OrderRef struct {
+	StoreID uuid.UUID
+	OrderID uuid.UUID
+}
+
+// FindOrdersAwaitingPlacement lists placed orders whose order-placed
+// workflow has not been started yet, oldest first.
+func (db *DB) FindOrdersAwaitingPlacement(ctx context.Context, limit int) ([]OrderRef, error) {
+	rows, err := db.Pool.Query(ctx, `SELECT store_id, id FROM orders WHERE placed_started_at IS NULL AND status <> 'DRAFT'
+		ORDER BY created_at LIMIT $1`, limit)
+	if err != nil {
+		return nil, fmt.Errorf("find orders awaiting placement: %w", err)
+	}
+	return pgx.CollectRows(rows, pgx.RowToStructByPos[OrderRef])
+}
+
+// MarkPlacementStarted records that an order's order-placed workflow exists.
+func (db *DB) MarkPlacementStarted(ctx context.Context, storeID, orderID uuid.UUID) error {
+	_, err := db.Pool.Exec(ctx, `UPDATE orders SET placed_started_at = $3 WHERE store_id = $1 AND id = $2 AND placed_started_at IS NULL`,
+		storeID, orderID, db.now())
+	if err != nil {
+		return fmt.Errorf("mark placement started: %w", err)
+	}
+	return nil
 }

@@ -205,6 +205,9 @@ func (tx *Tx) CreateOrder(ctx context.Context, in NewOrder) (Order, error) {
 	if in.Draft {
 		return o, nil
 	}
+	if err := tx.countStatus(ctx, o.StoreID, "", o.Status); err != nil {
+		return Order{}, err
+	}
 	if err := tx.trustCheck(ctx, o, customer.Phone); err != nil {
 		return Order{}, err
 	}
@@ -282,6 +285,26 @@ func (tx *Tx) orderLines(ctx context.Context, storeID uuid.UUID, requested []New
 		lines[i] = l
 	}
 	return lines, nil
+}
+
+// countStatus moves one order between status counters (from "" when new,
+// to "" when leaving the counts). Drafts are never counted.
+func (tx *Tx) countStatus(ctx context.Context, storeID uuid.UUID, from, to string) error {
+	if from == to {
+		return nil
+	}
+	if from != "" && from != OrderDraft {
+		if _, err := tx.tx.Exec(ctx, `UPDATE order_status_counts SET n = n - 1 WHERE store_id = $1 AND status = $2`, storeID, from); err != nil {
+			return fmt.Errorf("count order status: %w", err)
+		}
+	}
+	if to != "" && to != OrderDraft {
+		if _, err := tx.tx.Exec(ctx, `INSERT INTO order_status_counts (store_id, status, n) VALUES ($1, $2, 1)
+			ON CONFLICT (store_id, status) DO UPDATE SET n = order_status_counts.n + 1`, storeID, to); err != nil {
+			return fmt.Errorf("count order status: %w", err)
+		}
+	}
+	return nil
 }
 
 // orderEvent is the data of order.created and order.status_changed.
@@ -364,6 +387,11 @@ type OrderFilter struct {
 	Page              Page
 }
 
+// unfiltered reports a filter that narrows nothing but the store.
+func (f OrderFilter) unfiltered() bool {
+	return f.Search == nil && f.DateFrom == nil && f.DateTo == nil && f.CustomerID == nil
+}
+
 // where is the filter as SQL; drafts are never listed or counted.
 func (f OrderFilter) where(storeID uuid.UUID, withStatus bool) sq.And {
 	w := sq.And{sq.Eq{"store_id": storeID}, sq.NotEq{"status": OrderDraft}}
@@ -413,6 +441,16 @@ func (r reader) FindOrders(ctx context.Context, storeID uuid.UUID, f OrderFilter
 	var total int
 	if len(orders) < f.Page.Limit && (len(orders) > 0 || f.Page.Page == 1) {
 		total = int(f.Page.Offset()) + len(orders)
+	} else if f.unfiltered() && f.PaymentStatus == nil && f.FulfillmentStatus == nil {
+		// Totals of the whole store, or of one status, come from the counters.
+		counts, all, err := r.CountOrders(ctx, storeID, f)
+		if err != nil {
+			return nil, 0, err
+		}
+		total = all
+		if f.Status != nil {
+			total = counts[*f.Status]
+		}
 	} else {
 		countSQL, countArgs, _ := psql.Select("count(*)").From("orders").Where(where).ToSql()
 		if err := r.q.QueryRow(ctx, countSQL, countArgs...).Scan(&total); err != nil {
@@ -426,6 +464,10 @@ func (r reader) FindOrders(ctx context.Context, storeID uuid.UUID, f OrderFilter
 // the filter's date, search and customer conditions.
 func (r reader) CountOrders(ctx context.Context, storeID uuid.UUID, f OrderFilter) (map[string]int, int, error) {
 	query, args, err := psql.Select("status", "count(*)").From("orders").Where(f.where(storeID, false)).GroupBy("status").ToSql()
+	if f.unfiltered() {
+		// The counters kept with every status change answer without a scan.
+		query, args = `SELECT status, n FROM order_status_counts WHERE store_id = $1`, []any{storeID}
+	}
 	if err != nil {
 		return nil, 0, err
 	}
@@ -507,6 +549,9 @@ func (tx *Tx) TransitionOrder(ctx context.Context, storeID, id uuid.UUID, to str
 		WHERE store_id = $1 AND id = $2`, storeID, id, o.Status, o.FulfillmentStatus, o.TrackingNumber, o.UpdatedAt); err != nil {
 		return Order{}, fmt.Errorf("update order status: %w", err)
 	}
+	if err := tx.countStatus(ctx, storeID, from, to); err != nil {
+		return Order{}, err
+	}
 	if err := tx.addActivity(ctx, o, "status_changed", note, map[string]any{"from": from, "to": to, "tracking_number": o.TrackingNumber}, actor); err != nil {
 		return Order{}, err
 	}
@@ -549,6 +594,11 @@ func (tx *Tx) cancel(ctx context.Context, o Order, reason string, actor *uuid.UU
 	if _, err := tx.tx.Exec(ctx, `UPDATE orders SET status = 'CANCELLED', cancel_reason = $3, updated_at = $4 WHERE store_id = $1 AND id = $2`,
 		o.StoreID, o.ID, o.CancelReason, o.UpdatedAt); err != nil {
 		return Order{}, fmt.Errorf("cancel order: %w", err)
+	}
+	if from != OrderDraft {
+		if err := tx.countStatus(ctx, o.StoreID, from, OrderCancelled); err != nil {
+			return Order{}, err
+		}
 	}
 	if err := tx.addActivity(ctx, o, "status_changed", reason, map[string]any{"from": from, "to": OrderCancelled}, actor); err != nil {
 		return Order{}, err

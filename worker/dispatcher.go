@@ -117,9 +117,11 @@ func (d *Dispatcher) listen(ctx context.Context, wake chan<- struct{}) {
 	}
 }
 
-// DispatchPending drains the outbox in batches.
+// DispatchPending drains the outbox in batches and starts the order-placed
+// workflows of new orders.
 func (d *Dispatcher) DispatchPending(ctx context.Context) {
 	d.defaults()
+	d.startPlacements(ctx)
 	for ctx.Err() == nil {
 		batch, events, err := d.DB.DispatchOutbox(ctx, d.BatchSize)
 		if err != nil {
@@ -168,5 +170,40 @@ func (d *Dispatcher) start(ctx context.Context, batchID uuid.UUID) {
 	}
 	if err := d.DB.MarkBatchStarted(ctx, batchID); err != nil {
 		d.Log.Error("mark batch started", slog.Any("error", err))
+	}
+}
+
+// startPlacements starts the order-placed workflow of every order committed
+// since the last round. Orders are placed without waiting on Temporal; the
+// workflow id derives from the order, so no order runs its side effects twice.
+func (d *Dispatcher) startPlacements(ctx context.Context) {
+	for ctx.Err() == nil {
+		refs, err := d.DB.FindOrdersAwaitingPlacement(ctx, 100)
+		if err != nil {
+			if ctx.Err() == nil {
+				d.Log.Error("find orders awaiting placement", slog.Any("error", err))
+			}
+			return
+		}
+		for _, ref := range refs {
+			_, err := d.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+				ID:                                       workflows.OrderPlacedWorkflowID(ref.OrderID),
+				TaskQueue:                                d.TaskQueue,
+				WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+				WorkflowExecutionErrorWhenAlreadyStarted: true,
+			}, workflows.OrderPlaced, workflows.OrderInput{StoreID: ref.StoreID, OrderID: ref.OrderID})
+			var already *serviceerror.WorkflowExecutionAlreadyStarted
+			if err != nil && !errors.As(err, &already) {
+				d.Log.Warn("start order-placed workflow", slog.String("order_id", ref.OrderID.String()), slog.Any("error", err))
+				return // Temporal unreachable: the next round tries again
+			}
+			if err := d.DB.MarkPlacementStarted(ctx, ref.StoreID, ref.OrderID); err != nil {
+				d.Log.Error("mark placement started", slog.Any("error", err))
+				return
+			}
+		}
+		if len(refs) < 100 {
+			return
+		}
 	}
 }
