@@ -39,7 +39,8 @@ func main() {
 		tokens      = flag.Int("tokens", 1000, "tokens the load is spread over (300 requests/min each)")
 		products    = flag.Int("products", 10000, "products in the store")
 		rate        = flag.Int("rate", 300, "requests per second in the latency run")
-		suite       = flag.String("suite", "all", "catalog, webhooks, images, import or all")
+		suite       = flag.String("suite", "all", "catalog, webhooks, images, import, orders or all")
+		seedOrders  = flag.Int("seed-orders", 1_000_000, "orders in the store for the order list benchmark")
 		imageChildF = flag.String("image-child", "", "internal: process one image file and exit")
 		importRows  = flag.Int("import-rows", 40000, "rows in the import benchmark's CSV")
 		events      = flag.Int("events", 1000, "webhook events per run")
@@ -80,6 +81,16 @@ func main() {
 		fmt.Print(report)
 		if *out != "" {
 			fail(replaceSection(*out, "import", report))
+		}
+	}
+	if *suite == "orders" || *suite == "all" {
+		dbURL, err := createDatabase(ctx, admin, template, "bench_orders")
+		fail(err)
+		report, err := runOrderBench(ctx, dbURL, *duration, 16, *tokens, *seedOrders)
+		fail(err)
+		fmt.Print(report)
+		if *out != "" {
+			fail(replaceSection(*out, "orders", report))
 		}
 	}
 	if *suite == "webhooks" || *suite == "all" {
