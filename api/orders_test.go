@@ -148,6 +148,34 @@ func TestConcurrentOrdersNumberWithoutGapsAndNeverOversell(t *testing.T) {
 		require.Equal(t, fmt.Sprintf("ORD-%d", 1001+i), n)
 	}
 	require.Equal(t, 0, h.variantQuantity(s))
+
+	// With stock for everyone, 50 parallel orders get 50 consecutive numbers.
+	plenty := newShop(t, h, "rush-plenty", 1000)
+	numbers = numbers[:0]
+	for i := range 50 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp := h.do(request{method: "POST", path: storePath(plenty.m.storeID, "/orders"), auth: bearer(plenty.token),
+				body: orderBody(plenty.variantID, 1, fmt.Sprintf("+2011000%05d", i))})
+			mu.Lock()
+			defer mu.Unlock()
+			if resp.Status != http.StatusCreated {
+				t.Errorf("unexpected %d: %s", resp.Status, resp.Raw)
+				return
+			}
+			numbers = append(numbers, resp.data()["order_number"].(string))
+		}()
+	}
+	wg.Wait()
+	sort.Slice(numbers, func(i, j int) bool {
+		return len(numbers[i]) < len(numbers[j]) || (len(numbers[i]) == len(numbers[j]) && numbers[i] < numbers[j])
+	})
+	require.Len(t, numbers, 50)
+	for i, n := range numbers {
+		require.Equal(t, fmt.Sprintf("ORD-%d", 1001+i), n)
+	}
+	require.Equal(t, 950, h.variantQuantity(plenty))
 }
 
 func TestDraftsAreInvisibleUntilConverted(t *testing.T) {

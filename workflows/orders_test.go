@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/merchantsvc/svc/activities"
@@ -41,4 +42,45 @@ func TestOrderPlacedFlagsAFailingSideEffect(t *testing.T) {
 	require.Equal(t, map[string]string{"email": "failed", "chat": "succeeded", "shipment": "skipped", "rollup": "succeeded"}, result.Steps)
 	require.Equal(t, []string{"email"}, flagged)
 	env.AssertExpectations(t)
+}
+
+// Conversion moves the draft, then runs every side effect exactly once in
+// the order-placed child workflow.
+func TestDraftConversionRunsSideEffectsOnce(t *testing.T) {
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestWorkflowEnvironment()
+	var acts *activities.Activities
+	env.RegisterActivity(acts)
+	env.RegisterWorkflow(workflows.OrderPlaced)
+	ok := activities.SideEffectResult{Status: "succeeded"}
+	env.OnActivity(acts.ConvertDraftOrder, mock.Anything, mock.Anything).Return(nil).Once()
+	for _, fn := range []any{acts.SendOrderEmail, acts.SendChatConfirmation, acts.CreateOrderShipment, acts.RecordOrderRollup} {
+		env.OnActivity(fn, mock.Anything, mock.Anything).Return(ok, nil).Once()
+	}
+	env.ExecuteWorkflow(workflows.DraftConversion, workflows.OrderInput{StoreID: uuid.New(), OrderID: uuid.New()})
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	var result workflows.OrderPlacedResult
+	require.NoError(t, env.GetWorkflowResult(&result))
+	require.Equal(t, map[string]string{"email": "succeeded", "chat": "succeeded", "shipment": "succeeded", "rollup": "succeeded"}, result.Steps)
+	env.AssertExpectations(t)
+}
+
+// A refused conversion runs no side effect and reports the refusal.
+func TestDraftConversionRefusedRunsNothing(t *testing.T) {
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestWorkflowEnvironment()
+	var acts *activities.Activities
+	env.RegisterActivity(acts)
+	env.RegisterWorkflow(workflows.OrderPlaced)
+	env.OnActivity(acts.ConvertDraftOrder, mock.Anything, mock.Anything).Return(
+		temporal.NewNonRetryableApplicationError("not enough stock", "INSUFFICIENT_STOCK", nil))
+	env.ExecuteWorkflow(workflows.DraftConversion, workflows.OrderInput{StoreID: uuid.New(), OrderID: uuid.New()})
+	require.True(t, env.IsWorkflowCompleted())
+	value, err := env.QueryWorkflow(workflows.ConversionQuery)
+	require.NoError(t, err)
+	var state workflows.ConversionState
+	require.NoError(t, value.Get(&state))
+	require.Equal(t, workflows.ConversionState{Done: true, Code: "INSUFFICIENT_STOCK", Message: "not enough stock"}, state)
+	env.AssertNotCalled(t, "SendOrderEmail", mock.Anything, mock.Anything)
 }
