@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -299,4 +300,79 @@ func TestServerErrorIsOpaqueAndNotStored(t *testing.T) {
 	retried := h.do(req)
 	require.Equal(t, http.StatusCreated, retried.Status, string(retried.Raw))
 	require.Empty(t, retried.Header.Get("Idempotent-Replayed"))
+}
+
+// The OpenAPI document holds together: every $ref resolves, every {param}
+// of a path is declared as a path parameter, every operation has responses.
+func TestOpenAPIDocumentIsConsistent(t *testing.T) {
+	raw, err := api.OpenAPIDocument()
+	require.NoError(t, err)
+	var doc map[string]any
+	require.NoError(t, json.Unmarshal(raw, &doc))
+
+	resolve := func(ref string) (any, bool) {
+		var node any = doc
+		for _, part := range strings.Split(strings.TrimPrefix(ref, "#/"), "/") {
+			m, ok := node.(map[string]any)
+			if !ok {
+				return nil, false
+			}
+			if node, ok = m[part]; !ok {
+				return nil, false
+			}
+		}
+		return node, true
+	}
+	var walk func(path string, node any)
+	walk = func(path string, node any) {
+		switch v := node.(type) {
+		case map[string]any:
+			if ref, ok := v["$ref"].(string); ok {
+				_, found := resolve(ref)
+				require.True(t, found, "%s: $ref %s does not resolve", path, ref)
+			}
+			for k, child := range v {
+				walk(path+"/"+k, child)
+			}
+		case []any:
+			for i, child := range v {
+				walk(fmt.Sprintf("%s[%d]", path, i), child)
+			}
+		}
+	}
+	walk("#", doc)
+
+	pathParams := func(list []any) map[string]bool {
+		names := map[string]bool{}
+		for _, p := range list {
+			param := p.(map[string]any)
+			if ref, ok := param["$ref"].(string); ok {
+				resolved, _ := resolve(ref)
+				param = resolved.(map[string]any)
+			}
+			if param["in"] == "path" {
+				names[param["name"].(string)] = true
+			}
+		}
+		return names
+	}
+	placeholder := regexp.MustCompile(`\{([a-z_]+)\}`)
+	for path, item := range doc["paths"].(map[string]any) {
+		item := item.(map[string]any)
+		shared, _ := item["parameters"].([]any)
+		for method, op := range item {
+			if method == "parameters" {
+				continue
+			}
+			op := op.(map[string]any)
+			own, _ := op["parameters"].([]any)
+			declared := pathParams(append(append([]any{}, shared...), own...))
+			for _, m := range placeholder.FindAllStringSubmatch(path, -1) {
+				require.True(t, declared[m[1]], "%s %s does not declare the path parameter %s", method, path, m[1])
+			}
+			responses, _ := op["responses"].(map[string]any)
+			require.NotEmpty(t, responses, "%s %s has no responses", method, path)
+			require.NotEmpty(t, op["summary"], "%s %s has no summary", method, path)
+		}
+	}
 }
