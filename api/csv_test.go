@@ -6,8 +6,11 @@ import (
 	"encoding/csv"
 	"image/png"
 	"net/http"
+	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -278,3 +281,63 @@ func TestCSVImportSurvivesWorkerRestart(t *testing.T) {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// The export streams: 100 000 products go out while the heap stays far
+// below what holding them would take.
+func TestCSVExportStreamsInFlatMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("seeds 100 000 products")
+	}
+	h := newHarness(t, api.Config{})
+	m := h.signup("bigexport")
+	token := h.pat(m, "catalog:read")
+	h.exec(`INSERT INTO products (id, store_id, name, description, sku, price, status, quantity)
+		SELECT gen_random_uuid(), $1, 'منتج ' || i, 'A product with a description of a realistic length for the export test', 'EXP-' || i, 1000 + i, 'active', i % 40
+		FROM generate_series(1, 100000) AS i`, m.storeID)
+
+	defer debug.SetGCPercent(debug.SetGCPercent(10))
+	runtime.GC()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	var peak atomic.Uint64
+	stop := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		var ms runtime.MemStats
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(5 * time.Millisecond):
+				runtime.ReadMemStats(&ms)
+				if ms.HeapAlloc > peak.Load() {
+					peak.Store(ms.HeapAlloc)
+				}
+			}
+		}
+	}()
+	req, err := http.NewRequest(http.MethodGet, h.url+storePath(m.storeID, "/products/export"), nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	lines, size := 0, 0
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := resp.Body.Read(buf)
+		size += n
+		lines += bytes.Count(buf[:n], []byte("\n"))
+		if err != nil {
+			break
+		}
+	}
+	close(stop)
+	<-sampled
+	require.Equal(t, 100001, lines, "the header and every product")
+	growth := int64(peak.Load()) - int64(before.HeapAlloc)
+	t.Logf("exported %d MB; heap grew at most %d KB", size>>20, growth>>10)
+	require.Greater(t, size, 10<<20)
+	require.Less(t, growth, int64(size/2), "the export must not hold the catalog in memory")
+}
