@@ -15,6 +15,20 @@ import (
 	"github.com/merchantsvc/svc/workflows"
 )
 
+// orderInStore reads the {order_id} path parameter and checks the order is
+// the store's, answering the error itself when not.
+func (s *Server) orderInStore(w http.ResponseWriter, r *http.Request) (storage.Order, bool) {
+	id, err := pathUUID(r, "order_id")
+	if err == nil {
+		var o storage.Order
+		if o, err = s.db.FindOrderByRef(r.Context(), storeIDFrom(r.Context()), id.String()); err == nil {
+			return o, true
+		}
+	}
+	s.writeError(w, r, err)
+	return storage.Order{}, false
+}
+
 var conversionErrors = map[string]*apiError{
 	"INSUFFICIENT_STOCK": newError(http.StatusConflict, "INSUFFICIENT_STOCK",
 		"Not enough stock to convert this draft", "المخزون غير كافٍ لتحويل هذه المسودة"),
@@ -28,17 +42,11 @@ var conversionErrors = map[string]*apiError{
 // the draft has moved (or was refused); the side effects go on after.
 func (s *Server) handleConvertDraft() http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		id, err := pathUUID(r, "order_id")
-		if err != nil {
-			s.writeError(w, r, err)
+		o, found := s.orderInStore(w, r)
+		if !found {
 			return
 		}
-		storeID := storeIDFrom(r.Context())
-		o, err := s.db.FindOrderByRef(r.Context(), storeID, id.String())
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
+		id, storeID := o.ID, o.StoreID
 		if o.Status != storage.OrderDraft {
 			s.writeError(w, r, &storage.TransitionError{From: o.Status, To: storage.OrderPending, AllowedNext: storage.AllowedNext(o.Status)})
 			return
@@ -153,17 +161,11 @@ func (s *Server) handleResolveAutopilot() http.HandlerFunc {
 
 func (s *Server) handleEmailPreview() http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		id, err := pathUUID(r, "order_id")
-		if err != nil {
-			s.writeError(w, r, err)
+		o, found := s.orderInStore(w, r)
+		if !found {
 			return
 		}
-		storeID := storeIDFrom(r.Context())
-		o, err := s.db.FindOrderByRef(r.Context(), storeID, id.String())
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
+		storeID := o.StoreID
 		status := r.URL.Query().Get("status")
 		if status == "" {
 			status = o.Status
@@ -205,16 +207,11 @@ var chatRefusals = map[string]*apiError{
 // the worker and answers what happened.
 func (s *Server) handleResend(kind string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		id, err := pathUUID(r, "order_id")
-		if err != nil {
-			s.writeError(w, r, err)
+		o, found := s.orderInStore(w, r)
+		if !found {
 			return
 		}
-		storeID := storeIDFrom(r.Context())
-		if _, err := s.db.FindOrderByRef(r.Context(), storeID, id.String()); err != nil {
-			s.writeError(w, r, err)
-			return
-		}
+		id, storeID := o.ID, o.StoreID
 		in := workflows.OrderMessageInput{OrderInput: workflows.OrderInput{StoreID: storeID, OrderID: id}, Kind: kind}
 		ctx, cancel := context.WithTimeout(r.Context(), 40*time.Second)
 		defer cancel()
@@ -254,16 +251,11 @@ type chatMessageResponse struct {
 
 func (s *Server) handleChatMessages() http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		id, err := pathUUID(r, "order_id")
-		if err != nil {
-			s.writeError(w, r, err)
+		o, found := s.orderInStore(w, r)
+		if !found {
 			return
 		}
-		storeID := storeIDFrom(r.Context())
-		if _, err := s.db.FindOrderByRef(r.Context(), storeID, id.String()); err != nil {
-			s.writeError(w, r, err)
-			return
-		}
+		id, storeID := o.ID, o.StoreID
 		list, err := s.db.FindChatMessages(r.Context(), storeID, id)
 		if err != nil {
 			s.writeError(w, r, err)

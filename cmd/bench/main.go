@@ -352,27 +352,9 @@ func once(client *http.Client, mk func() (*http.Request, error), rec *recorder) 
 	rec.add(time.Since(start), status, err)
 }
 
-// closedLoop keeps concurrency requests in flight for d.
+// closedLoop keeps concurrency requests in flight for d, expecting 200s.
 func closedLoop(client *http.Client, mk func() (*http.Request, error), concurrency int, d time.Duration) (result, error) {
-	rec := &recorder{result: result{statuses: map[int]int{}}}
-	deadline := time.Now().Add(d)
-	start := time.Now()
-	var wg sync.WaitGroup
-	for range concurrency {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for time.Now().Before(deadline) {
-				once(client, mk, rec)
-			}
-		}()
-	}
-	wg.Wait()
-	rec.elapsed = time.Since(start)
-	if rec.errors > rec.requests/100 {
-		return rec.result, fmt.Errorf("%d of %d requests failed: %v", rec.errors, rec.requests, rec.statuses)
-	}
-	return rec.result, nil
+	return closedLoopStatus(client, mk, concurrency, d, http.StatusOK)
 }
 
 // openLoop sends rate requests per second for d regardless of answers.

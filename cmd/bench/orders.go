@@ -138,7 +138,8 @@ func runOrderBench(ctx context.Context, dbURL string, duration time.Duration, co
 	return b.String(), nil
 }
 
-// closedLoopStatus is closedLoop counting `want` as success.
+// closedLoopStatus keeps concurrency requests in flight for d; answers
+// other than want are errors, and more than 1% of them fail the run.
 func closedLoopStatus(client *http.Client, mk func() (*http.Request, error), concurrency int, d time.Duration, want int) (result, error) {
 	rec := &recorder{result: result{statuses: map[int]int{}}}
 	deadline := time.Now().Add(d)
