@@ -3,6 +3,7 @@ package activities
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -14,6 +15,9 @@ import (
 
 // defaultImportBatch is how many rows one transaction applies.
 const defaultImportBatch = 5000
+
+// importConcurrency is how many batches are applied at once.
+const importConcurrency = 2
 
 // importNotifyAfter: imports that ran longer leave a dashboard notification
 // (the merchant got a 202 and is not watching).
@@ -47,62 +51,101 @@ func (a *Activities) RunProductImport(ctx context.Context, in ImportInput) (stor
 		return a.failImport(ctx, in, "the header row is wrong: "+err.Error())
 	}
 	rows := records[1:]
-	if imp.TotalRows != len(rows) {
-		if err := a.DB.SetImportTotal(ctx, in.StoreID, in.ImportID, len(rows)); err != nil {
-			return imp, err
-		}
+	size := a.ImportBatchSize
+	if size <= 0 {
+		size = defaultImportBatch
+	}
+	// Batch boundaries are fixed by the first attempt: a retry on a worker
+	// configured differently must cut the file the same way.
+	if size, err = a.DB.StartImport(ctx, in.StoreID, in.ImportID, len(rows), size); err != nil {
+		return imp, err
 	}
 	store, err := a.DB.FindStoreByID(ctx, in.StoreID)
 	if err != nil {
 		return imp, err
 	}
 	exponent := storage.CurrencyExponent(store.Currency)
-	// SKUs seen earlier in the file, rebuilt from the rows already applied
-	// when resuming, so a repeat is reported the same way either way.
+	// Parse the whole file first, in order, so a repeated SKU is reported
+	// on its later row however the batches are applied (or resumed).
 	seen := map[string]int{}
-	parse := func(i int) (storage.ImportRow, []storage.RowError) {
-		row, errs := storage.ParseCSVRow(header, rows[i], i+2, exponent)
-		if len(errs) > 0 {
-			return row, errs
-		}
-		if first, dup := seen[row.SKU]; dup {
-			return row, []storage.RowError{{Row: row.Row, Column: "sku", Code: "duplicate_in_file",
-				Message: fmt.Sprintf("the SKU is already on row %d of this file", first)}}
-		}
-		seen[row.SKU] = row.Row
-		return row, nil
-	}
-	for i := range imp.ProcessedRows {
-		parse(i)
-	}
-	size := a.ImportBatchSize
-	if size <= 0 {
-		size = defaultImportBatch
-	}
-	for start := imp.ProcessedRows; start < len(rows); start += size {
-		if err := ctx.Err(); err != nil {
-			return imp, err
-		}
+	var batches []storage.ImportBatch
+	for start := 0; start < len(rows); start += size {
 		batch := storage.ImportBatch{Start: start, Count: min(size, len(rows)-start)}
 		for i := start; i < start+batch.Count; i++ {
-			row, errs := parse(i)
+			row, errs := storage.ParseCSVRow(header, rows[i], i+2, exponent)
+			if len(errs) == 0 {
+				if first, dup := seen[row.SKU]; dup {
+					errs = []storage.RowError{{Row: row.Row, Column: "sku", Code: "duplicate_in_file",
+						Message: fmt.Sprintf("the SKU is already on row %d of this file", first)}}
+				} else {
+					seen[row.SKU] = row.Row
+				}
+			}
 			if len(errs) > 0 {
 				batch.Errors = append(batch.Errors, errs...)
 				continue
 			}
 			batch.Rows = append(batch.Rows, row)
 		}
-		if err := a.DB.ApplyImportBatch(ctx, in.StoreID, in.ImportID, batch); err != nil {
-			return imp, err
+		batches = append(batches, batch)
+	}
+	applied, err := a.DB.AppliedImportBatches(ctx, in.ImportID)
+	if err != nil {
+		return imp, err
+	}
+	// Two batches at a time: each is its own transaction on its own
+	// connection, so Postgres applies them on both cores.
+	var (
+		mu       sync.Mutex
+		done     = len(applied)
+		firstErr error
+		wg       sync.WaitGroup
+		sem      = make(chan struct{}, importConcurrency)
+	)
+	for _, batch := range batches {
+		if applied[batch.Start] {
+			continue
 		}
-		activity.RecordHeartbeat(ctx, start+batch.Count)
+		sem <- struct{}{}
+		if err := ctx.Err(); err != nil {
+			<-sem
+			break
+		}
+		mu.Lock()
+		stop := firstErr != nil
+		mu.Unlock()
+		if stop {
+			<-sem
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			err := a.DB.ApplyImportBatch(ctx, in.StoreID, in.ImportID, batch)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				if firstErr == nil {
+					firstErr = err
+				}
+				return
+			}
+			done++
+			activity.RecordHeartbeat(ctx, done)
+		}()
 		if a.ImportBatchDelay > 0 {
 			select {
 			case <-ctx.Done():
-				return imp, ctx.Err()
 			case <-time.After(a.ImportBatchDelay):
 			}
 		}
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return imp, firstErr
+	}
+	if err := ctx.Err(); err != nil {
+		return imp, err
 	}
 	return a.DB.FinishImport(ctx, in.StoreID, in.ImportID, storage.ImportSucceeded, "", importNotifyAfter)
 }

@@ -33,10 +33,12 @@ type ProductImport struct {
 	Updated       int
 	Unchanged     int
 	Failed        int
-	Errors        []RowError
-	Error         *string
-	CreatedAt     time.Time
-	FinishedAt    *time.Time
+	// BatchSize is fixed by the first attempt (0 until then).
+	BatchSize  int
+	Errors     []RowError
+	Error      *string
+	CreatedAt  time.Time
+	FinishedAt *time.Time
 }
 
 // ImportKey is where an import's file is kept.
@@ -66,10 +68,10 @@ func (r reader) FindImport(ctx context.Context, storeID, id uuid.UUID) (ProductI
 		errors []byte
 	)
 	err := r.q.QueryRow(ctx, `SELECT id, store_id, status, dry_run, object_key, total_rows, processed_rows, created, updated,
-			unchanged, failed, errors, error, created_at, finished_at
+			unchanged, failed, batch_size, errors, error, created_at, finished_at
 		FROM product_imports WHERE store_id = $1 AND id = $2`, storeID, id).
 		Scan(&imp.ID, &imp.StoreID, &imp.Status, &imp.DryRun, &imp.ObjectKey, &imp.TotalRows, &imp.ProcessedRows, &imp.Created,
-			&imp.Updated, &imp.Unchanged, &imp.Failed, &errors, &imp.Error, &imp.CreatedAt, &imp.FinishedAt)
+			&imp.Updated, &imp.Unchanged, &imp.Failed, &imp.BatchSize, &errors, &imp.Error, &imp.CreatedAt, &imp.FinishedAt)
 	if err != nil {
 		return ProductImport{}, notFoundIfNoRows(err, "find import "+id.String())
 	}
@@ -89,22 +91,24 @@ type ImportBatch struct {
 }
 
 // ApplyImportBatch creates products for unknown SKUs and updates matching
-// ones, in one transaction with the import's progress. A batch whose start
-// no longer matches processed_rows was already applied (a retried or resumed
-// activity) and is skipped: every row is applied exactly once.
+// ones, in one transaction that also records the batch in
+// product_import_batches and adds to the import's progress. A batch already
+// recorded (a retried or resumed activity) is skipped: every row is applied
+// exactly once, and different batches may be applied concurrently.
 func (db *DB) ApplyImportBatch(ctx context.Context, storeID, importID uuid.UUID, b ImportBatch) error {
 	return db.InTx(ctx, func(tx *Tx) error {
-		var (
-			processed int
-			dryRun    bool
-		)
-		err := tx.tx.QueryRow(ctx, `SELECT processed_rows, dry_run FROM product_imports WHERE store_id = $1 AND id = $2 FOR UPDATE`,
-			storeID, importID).Scan(&processed, &dryRun)
+		var dryRun bool
+		err := tx.tx.QueryRow(ctx, `SELECT dry_run FROM product_imports WHERE store_id = $1 AND id = $2`, storeID, importID).Scan(&dryRun)
 		if err != nil {
-			return notFoundIfNoRows(err, "lock import")
+			return notFoundIfNoRows(err, "find import")
 		}
-		if processed != b.Start {
-			return nil
+		tag, err := tx.tx.Exec(ctx, `INSERT INTO product_import_batches (import_id, start_row) VALUES ($1, $2) ON CONFLICT DO NOTHING`,
+			importID, b.Start)
+		if err != nil {
+			return fmt.Errorf("record import batch: %w", err)
+		}
+		if tag.RowsAffected() == 0 {
+			return nil // applied before
 		}
 		// The tables grow fast during an import; a generic plan made when
 		// they were small (a sequential scan against 1000 SKUs) turns each
@@ -148,12 +152,12 @@ func (db *DB) ApplyImportBatch(ctx context.Context, storeID, importID uuid.UUID,
 		if err != nil {
 			return err
 		}
-		_, err = tx.tx.Exec(ctx, `UPDATE product_imports SET processed_rows = $3, created = created + $4, updated = updated + $5,
+		_, err = tx.tx.Exec(ctx, `UPDATE product_imports SET processed_rows = processed_rows + $3, created = created + $4, updated = updated + $5,
 				unchanged = unchanged + $6, failed = failed + $7,
 				errors = CASE WHEN jsonb_array_length(errors) >= $9 THEN errors
 				              ELSE (SELECT COALESCE(jsonb_agg(e), '[]') FROM (SELECT e FROM jsonb_array_elements(errors || $8::jsonb) e LIMIT $9) x) END
 			WHERE store_id = $1 AND id = $2`,
-			storeID, importID, b.Start+b.Count, len(creates), len(updates), unchanged, len(failedRows), errJSON, maxStoredRowErrors)
+			storeID, importID, b.Count, len(creates), len(updates), unchanged, len(failedRows), errJSON, maxStoredRowErrors)
 		if err != nil {
 			return fmt.Errorf("record import progress: %w", err)
 		}
@@ -378,13 +382,16 @@ func (tx *Tx) emitProducts(ctx context.Context, event string, ps []Product) erro
 	return nil
 }
 
-// SetImportTotal records how many data rows the file has.
-func (db *DB) SetImportTotal(ctx context.Context, storeID, importID uuid.UUID, total int) error {
-	_, err := db.Pool.Exec(ctx, `UPDATE product_imports SET total_rows = $3 WHERE store_id = $1 AND id = $2`, storeID, importID, total)
+// StartImport records the file's row count and fixes the batch size on the
+// first attempt; it returns the batch size every attempt must use.
+func (db *DB) StartImport(ctx context.Context, storeID, importID uuid.UUID, total, batchSize int) (int, error) {
+	err := db.Pool.QueryRow(ctx, `UPDATE product_imports SET total_rows = $3,
+			batch_size = CASE WHEN batch_size = 0 THEN $4 ELSE batch_size END
+		WHERE store_id = $1 AND id = $2 RETURNING batch_size`, storeID, importID, total, batchSize).Scan(&batchSize)
 	if err != nil {
-		return fmt.Errorf("set import total: %w", err)
+		return 0, notFoundIfNoRows(err, "start import")
 	}
-	return nil
+	return batchSize, nil
 }
 
 // FinishImport ends an import; a long one leaves a dashboard notification.
@@ -433,4 +440,21 @@ func (db *DB) ExportProducts(ctx context.Context, storeID uuid.UUID, fn func(Pro
 		}
 	}
 	return rows.Err()
+}
+
+// AppliedImportBatches lists the start rows of an import's applied batches.
+func (r reader) AppliedImportBatches(ctx context.Context, importID uuid.UUID) (map[int]bool, error) {
+	rows, err := r.q.Query(ctx, `SELECT start_row FROM product_import_batches WHERE import_id = $1`, importID)
+	if err != nil {
+		return nil, fmt.Errorf("find applied import batches: %w", err)
+	}
+	starts, err := pgx.CollectRows(rows, pgx.RowTo[int32])
+	if err != nil {
+		return nil, fmt.Errorf("find applied import batches: %w", err)
+	}
+	applied := make(map[int]bool, len(starts))
+	for _, s := range starts {
+		applied[int(s)] = true
+	}
+	return applied, nil
 }

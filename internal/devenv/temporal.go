@@ -149,13 +149,9 @@ func (t *Temporal) Stop() error {
 }
 
 func serverConfig(sqlCfg *config.SQL, frontendPort int) (*config.Config, error) {
-	ports := make([]int, 0, 10)
-	for range 10 {
-		p, err := FreePort()
-		if err != nil {
-			return nil, err
-		}
-		ports = append(ports, p)
+	ports, err := FreePorts(10)
+	if err != nil {
+		return nil, err
 	}
 	if frontendPort == 0 {
 		frontendPort = ports[9]
