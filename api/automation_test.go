@@ -32,6 +32,14 @@ func (h *harness) exec(sql string, args ...any) {
 	require.NoError(h.t, err)
 }
 
+// settings changes the store's switches through the API.
+func (h *harness) settings(s shop, body map[string]any) response {
+	h.t.Helper()
+	resp := h.do(request{method: "PATCH", path: storePath(s.m.storeID, "/settings"), auth: bearer(s.token), body: body})
+	require.Equal(h.t, http.StatusOK, resp.Status, string(resp.Raw))
+	return resp
+}
+
 func withEmail(body map[string]any, email string) map[string]any {
 	body["customer"].(map[string]any)["email"] = email
 	return body
@@ -41,7 +49,7 @@ func TestOrderPlacedSideEffectsRunOnce(t *testing.T) {
 	h := newHarness(t, api.Config{})
 	h.startWorker(nil)
 	s := newShop(t, h, "placed", 10)
-	h.exec(`UPDATE stores SET auto_create_shipment = true WHERE id = $1`, s.m.storeID)
+	h.settings(s, map[string]any{"auto_create_shipment": true})
 	o := h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders"), auth: bearer(s.token),
 		body: withEmail(orderBody(s.variantID, 1, "+201001234567"), "mona@example.com")}).data()
 	id := o["id"].(string)
@@ -71,7 +79,7 @@ func TestDraftConversionFiresSideEffectsExactlyOnce(t *testing.T) {
 	h := newHarness(t, api.Config{})
 	h.startWorker(nil)
 	s := newShop(t, h, "convert", 5)
-	h.exec(`UPDATE stores SET confirm_in_chat = true WHERE id = $1`, s.m.storeID)
+	h.settings(s, map[string]any{"confirm_in_chat": true})
 	draft := h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders/drafts"), auth: bearer(s.token),
 		body: withEmail(orderBody(s.variantID, 2, "+201001234567"), "draft@example.com")}).data()
 	id := draft["id"].(string)
@@ -172,7 +180,7 @@ func TestEmailPreviewResendAndChatGuards(t *testing.T) {
 	shipped := h.do(request{method: "GET", path: storePath(s.m.storeID, "/orders/"+id+"/email-preview?status=SHIPPED"), auth: bearer(s.token)})
 	require.Contains(t, string(shipped.Raw), "تم الشحن")
 	require.Equal(t, http.StatusUnprocessableEntity, h.do(request{method: "GET", path: storePath(s.m.storeID, "/orders/"+id+"/email-preview?status=LOST"), auth: bearer(s.token)}).Status)
-	h.exec(`UPDATE stores SET default_language = 'en' WHERE id = $1`, s.m.storeID)
+	h.settings(s, map[string]any{"default_language": "en"})
 	english := h.do(request{method: "GET", path: storePath(s.m.storeID, "/orders/"+id+"/email-preview"), auth: bearer(s.token)})
 	require.Contains(t, string(english.Raw), `dir="ltr"`)
 	require.Contains(t, string(english.Raw), "Order received")
@@ -189,19 +197,23 @@ func TestEmailPreviewResendAndChatGuards(t *testing.T) {
 	require.Equal(t, http.StatusOK, h.do(request{method: "POST", path: chatPath, auth: bearer(s.token)}).Status)
 	require.Len(t, h.chat.messages(), 2, "resend bypasses send-once")
 
-	h.exec(`UPDATE stores SET chat_templates_approved = '{}' WHERE id = $1`, s.m.storeID)
+	h.settings(s, map[string]any{"chat_templates_approved": []string{}})
 	require.Equal(t, "CHAT_TEMPLATE_NOT_APPROVED", h.do(request{method: "POST", path: chatPath, auth: bearer(s.token)}).errorCode())
-	h.exec(`UPDATE customers SET chat_opt_out = true WHERE store_id = $1`, s.m.storeID)
+	optOut := h.do(request{method: "PATCH", path: storePath(s.m.storeID, "/customers/"+o["customer_id"].(string)), auth: bearer(s.token),
+		body: map[string]any{"chat_opt_out": true}})
+	require.Equal(t, http.StatusOK, optOut.Status, string(optOut.Raw))
+	require.Equal(t, true, optOut.data()["chat_opt_out"])
 	require.Equal(t, "CHAT_OPTED_OUT", h.do(request{method: "POST", path: chatPath, auth: bearer(s.token)}).errorCode())
-	h.exec(`UPDATE stores SET chat_confirmations = false WHERE id = $1`, s.m.storeID)
+	h.settings(s, map[string]any{"chat_confirmations": false})
 	off := h.do(request{method: "POST", path: chatPath, auth: bearer(s.token)})
 	require.Equal(t, http.StatusConflict, off.Status)
 	require.Equal(t, "CHAT_DISABLED", off.errorCode())
 	require.Len(t, h.chat.messages(), 2, "guards send nothing")
 
 	// A provider refusal is recorded with its numeric code.
-	h.exec(`UPDATE stores SET chat_confirmations = true, chat_templates_approved = ARRAY['order_confirmation'] WHERE id = $1`, s.m.storeID)
-	h.exec(`UPDATE customers SET chat_opt_out = false WHERE store_id = $1`, s.m.storeID)
+	h.settings(s, map[string]any{"chat_confirmations": true, "chat_templates_approved": []string{"order_confirmation"}})
+	h.do(request{method: "PATCH", path: storePath(s.m.storeID, "/customers/"+o["customer_id"].(string)), auth: bearer(s.token),
+		body: map[string]any{"chat_opt_out": false}})
 	h.chat.mu.Lock()
 	h.chat.failWith = 131026
 	h.chat.mu.Unlock()
@@ -224,7 +236,7 @@ func TestChatCallbackUpdatesStatusesAndConfirmsByTap(t *testing.T) {
 	h := newHarness(t, api.Config{ChatWebhookSecret: secret})
 	h.startWorker(nil)
 	s := newShop(t, h, "tap", 10)
-	h.exec(`UPDATE stores SET confirm_in_chat = true WHERE id = $1`, s.m.storeID)
+	h.settings(s, map[string]any{"confirm_in_chat": true})
 	o := h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders"), auth: bearer(s.token), body: orderBody(s.variantID, 1, "+201001234567")}).data()
 	id := o["id"].(string)
 	waitFor(t, "the tap-to-confirm message", func() bool { return len(h.chat.messages()) == 1 })
@@ -293,4 +305,25 @@ func TestUpdateOrderAndBulkStatus(t *testing.T) {
 	require.Equal(t, "ORDER_SHIPPED", shipped.errorCode())
 	require.Equal(t, http.StatusUnprocessableEntity, h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders/bulk-status"),
 		auth: bearer(s.token), body: map[string]any{"order_ids": []string{}, "status": "PROCESSING"}}).Status)
+}
+
+func TestStoreSettings(t *testing.T) {
+	h := newHarness(t, api.Config{})
+	s := newShop(t, h, "settings", 1)
+	got := h.do(request{method: "GET", path: storePath(s.m.storeID, "/settings"), auth: bearer(s.token)})
+	require.Equal(t, http.StatusOK, got.Status)
+	require.Equal(t, map[string]any{"name": "Store settings", "default_language": "ar", "auto_create_shipment": false,
+		"chat_confirmations": true, "confirm_in_chat": false,
+		"chat_templates_approved": []any{"order_confirmation", "order_confirmation_request"}}, got.data())
+	changed := h.settings(s, map[string]any{"confirm_in_chat": true, "name": "متجر الإعدادات"})
+	require.Equal(t, true, changed.data()["confirm_in_chat"])
+	require.Equal(t, "متجر الإعدادات", changed.data()["name"])
+	require.Equal(t, true, changed.data()["chat_confirmations"], "absent fields are untouched")
+	bad := h.do(request{method: "PATCH", path: storePath(s.m.storeID, "/settings"), auth: bearer(s.token),
+		body: map[string]any{"default_language": "fr", "chat_templates_approved": []string{"promo"}, "confirm_in_chat": nil}})
+	require.Equal(t, http.StatusUnprocessableEntity, bad.Status)
+	require.ElementsMatch(t, []string{"default_language", "chat_templates_approved[0]", "confirm_in_chat"}, bad.fieldNames())
+	readOnly := h.pat(s.m, "settings:read")
+	require.Equal(t, http.StatusForbidden, h.do(request{method: "PATCH", path: storePath(s.m.storeID, "/settings"), auth: bearer(readOnly),
+		body: map[string]any{"confirm_in_chat": false}}).Status)
 }

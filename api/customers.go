@@ -17,18 +17,19 @@ import (
 var phonePattern = regexp.MustCompile(`^\+?[0-9]{6,15}$`)
 
 type customerResponse struct {
-	ID        uuid.UUID       `json:"id"`
-	Name      string          `json:"name"`
-	Email     *string         `json:"email"`
-	Phone     *string         `json:"phone"`
-	Addresses json.RawMessage `json:"addresses"`
-	CreatedAt time.Time       `json:"created_at"`
-	UpdatedAt time.Time       `json:"updated_at"`
+	ID         uuid.UUID       `json:"id"`
+	Name       string          `json:"name"`
+	Email      *string         `json:"email"`
+	Phone      *string         `json:"phone"`
+	Addresses  json.RawMessage `json:"addresses"`
+	ChatOptOut bool            `json:"chat_opt_out"`
+	CreatedAt  time.Time       `json:"created_at"`
+	UpdatedAt  time.Time       `json:"updated_at"`
 }
 
 func newCustomerResponse(c storage.Customer) customerResponse {
 	return customerResponse{ID: c.ID, Name: c.Name, Email: c.Email, Phone: c.Phone, Addresses: c.Addresses,
-		CreatedAt: c.CreatedAt.UTC(), UpdatedAt: c.UpdatedAt.UTC()}
+		ChatOptOut: c.ChatOptOut, CreatedAt: c.CreatedAt.UTC(), UpdatedAt: c.UpdatedAt.UTC()}
 }
 
 // address is a shipping address (decisions §4).
@@ -166,10 +167,11 @@ func (s *Server) handleGetCustomer() http.HandlerFunc {
 }
 
 type updateCustomerRequest struct {
-	Name      optional[string]    `json:"name"`
-	Email     optional[string]    `json:"email"`
-	Phone     optional[string]    `json:"phone"`
-	Addresses optional[[]address] `json:"addresses"`
+	Name       optional[string]    `json:"name"`
+	Email      optional[string]    `json:"email"`
+	Phone      optional[string]    `json:"phone"`
+	Addresses  optional[[]address] `json:"addresses"`
+	ChatOptOut optional[bool]      `json:"chat_opt_out"`
 }
 
 func (req updateCustomerRequest) Valid() []fieldError {
@@ -186,6 +188,7 @@ func (req updateCustomerRequest) Valid() []fieldError {
 	for i, a := range req.Addresses.Value {
 		a.check(&c, "addresses["+itoa(i)+"]")
 	}
+	notNull(&c, "chat_opt_out", req.ChatOptOut)
 	return c.result()
 }
 
@@ -209,6 +212,9 @@ func (s *Server) handleUpdateCustomer() http.HandlerFunc {
 		}
 		if req.Addresses.Set {
 			upd.Addresses, _ = json.Marshal(orEmpty(req.Addresses.Value))
+		}
+		if req.ChatOptOut.Set {
+			upd.ChatOptOut = &req.ChatOptOut.Value
 		}
 		s.writeTx(w, r, http.StatusOK, func(tx *storage.Tx) (any, error) {
 			c, err := tx.UpdateCustomer(r.Context(), storeIDFrom(r.Context()), id, upd)

@@ -25,7 +25,7 @@ type shop struct {
 
 func newShop(t *testing.T, h *harness, name string, stock int) shop {
 	m := h.signup(name)
-	token := h.pat(m, "catalog:write", "orders:write", "customers:write")
+	token := h.pat(m, "catalog:write", "orders:write", "customers:write", "settings:write")
 	p := h.createProduct(token, m.storeID, map[string]any{"name": "Abaya", "price": 45000})
 	v := h.do(request{method: "POST", path: storePath(m.storeID, "/products/"+p["id"].(string)+"/variants"), auth: bearer(token),
 		body: map[string]any{"sku": name + "-ABAYA-M", "quantity": stock, "options": map[string]any{"size": "M"}}})

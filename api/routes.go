@@ -41,6 +41,8 @@ func (s *Server) routes() *chi.Mux {
 			r.With(s.sessionOnly).Get("/notifications", s.handleListNotifications())
 
 			settingsRead, settingsWrite := s.requireScope("settings:read"), s.requireScope("settings:write")
+			r.With(settingsRead).Get("/settings", s.handleGetSettings())
+			r.With(settingsWrite).Patch("/settings", s.handleUpdateSettings())
 			r.Route("/webhooks", func(r chi.Router) {
 				r.With(settingsWrite).Post("/", s.handleCreateWebhook())
 				r.With(settingsRead).Get("/", s.handleListWebhooks())

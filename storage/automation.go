@@ -288,3 +288,27 @@ func (db *DB) MarkPlacementStarted(ctx context.Context, storeID, orderID uuid.UU
 	}
 	return nil
 }
+
+// StoreSettingsUpdate is a partial update of the store's switches.
+type StoreSettingsUpdate struct {
+	Name                  *string
+	DefaultLanguage       *string
+	AutoCreateShipment    *bool
+	ChatConfirmations     *bool
+	ConfirmInChat         *bool
+	ChatTemplatesApproved []string // nil leaves them
+}
+
+// UpdateStoreSettings applies a partial update and returns the settings.
+func (tx *Tx) UpdateStoreSettings(ctx context.Context, storeID uuid.UUID, upd StoreSettingsUpdate) (StoreSettings, error) {
+	_, err := tx.tx.Exec(ctx, `UPDATE stores SET name = COALESCE($2, name), default_language = COALESCE($3, default_language),
+			auto_create_shipment = COALESCE($4, auto_create_shipment), chat_confirmations = COALESCE($5, chat_confirmations),
+			confirm_in_chat = COALESCE($6, confirm_in_chat), chat_templates_approved = COALESCE($7, chat_templates_approved),
+			updated_at = $8
+		WHERE id = $1`, storeID, upd.Name, upd.DefaultLanguage, upd.AutoCreateShipment, upd.ChatConfirmations, upd.ConfirmInChat,
+		upd.ChatTemplatesApproved, tx.now())
+	if err != nil {
+		return StoreSettings{}, fmt.Errorf("update store settings: %w", err)
+	}
+	return tx.FindStoreSettings(ctx, storeID)
+}

@@ -27,10 +27,11 @@ type Customer struct {
 
 // CustomerUpdate is a partial update; null clears email or phone.
 type CustomerUpdate struct {
-	Name      *string
-	Email     Field[string]
-	Phone     Field[string]
-	Addresses json.RawMessage
+	Name       *string
+	Email      Field[string]
+	Phone      Field[string]
+	Addresses  json.RawMessage
+	ChatOptOut *bool
 }
 
 const customerColumns = `id, store_id, name, email, phone, addresses, created_at, updated_at`
@@ -85,7 +86,7 @@ func (r reader) FindCustomers(ctx context.Context, storeID uuid.UUID, search *st
 	if search != nil {
 		pattern = "%" + escapeLike(*search) + "%"
 	}
-	rows, err := r.q.Query(ctx, `SELECT `+customerColumns+`, count(*) OVER () FROM customers
+	rows, err := r.q.Query(ctx, `SELECT `+customerColumns+`, chat_opt_out, count(*) OVER () FROM customers
 		WHERE store_id = $1 AND (name ILIKE $2 OR email ILIKE $2 OR phone ILIKE $2)
 		ORDER BY created_at DESC, id DESC LIMIT $3 OFFSET $4`, storeID, pattern, page.Limit, page.Offset())
 	if err != nil {
@@ -98,7 +99,7 @@ func (r reader) FindCustomers(ctx context.Context, storeID uuid.UUID, search *st
 	)
 	for rows.Next() {
 		var c Customer
-		if err := rows.Scan(&c.ID, &c.StoreID, &c.Name, &c.Email, &c.Phone, &c.Addresses, &c.CreatedAt, &c.UpdatedAt, &total); err != nil {
+		if err := rows.Scan(&c.ID, &c.StoreID, &c.Name, &c.Email, &c.Phone, &c.Addresses, &c.CreatedAt, &c.UpdatedAt, &c.ChatOptOut, &total); err != nil {
 			return nil, 0, fmt.Errorf("find customers: %w", err)
 		}
 		list = append(list, c)
@@ -108,9 +109,12 @@ func (r reader) FindCustomers(ctx context.Context, storeID uuid.UUID, search *st
 
 // UpdateCustomer applies a partial update.
 func (tx *Tx) UpdateCustomer(ctx context.Context, storeID, id uuid.UUID, upd CustomerUpdate) (Customer, error) {
-	c, err := scanCustomer(tx.tx.QueryRow(ctx, `SELECT `+customerColumns+` FROM customers WHERE store_id = $1 AND id = $2 FOR UPDATE`, storeID, id))
+	if _, err := tx.tx.Exec(ctx, `SELECT 1 FROM customers WHERE store_id = $1 AND id = $2 FOR UPDATE`, storeID, id); err != nil {
+		return Customer{}, fmt.Errorf("lock customer: %w", err)
+	}
+	c, err := tx.FindCustomerByID(ctx, storeID, id)
 	if err != nil {
-		return Customer{}, notFoundIfNoRows(err, "update customer "+id.String())
+		return Customer{}, err
 	}
 	if upd.Name != nil {
 		c.Name = *upd.Name
@@ -124,9 +128,12 @@ func (tx *Tx) UpdateCustomer(ctx context.Context, storeID, id uuid.UUID, upd Cus
 	if upd.Addresses != nil {
 		c.Addresses = upd.Addresses
 	}
+	if upd.ChatOptOut != nil {
+		c.ChatOptOut = *upd.ChatOptOut
+	}
 	c.UpdatedAt = tx.now()
-	_, err = tx.tx.Exec(ctx, `UPDATE customers SET name = $3, email = $4, phone = $5, addresses = $6, updated_at = $7
-		WHERE store_id = $1 AND id = $2`, storeID, id, c.Name, c.Email, c.Phone, c.Addresses, c.UpdatedAt)
+	_, err = tx.tx.Exec(ctx, `UPDATE customers SET name = $3, email = $4, phone = $5, addresses = $6, chat_opt_out = $7, updated_at = $8
+		WHERE store_id = $1 AND id = $2`, storeID, id, c.Name, c.Email, c.Phone, c.Addresses, c.ChatOptOut, c.UpdatedAt)
 	if err != nil {
 		return Customer{}, fmt.Errorf("update customer: %w", customerConflict(err))
 	}

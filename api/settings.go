@@ -1,0 +1,109 @@
+package api
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/merchantsvc/svc/storage"
+)
+
+// chatTemplates are the templates the order confirmations use.
+var chatTemplates = []string{"order_confirmation", "order_confirmation_request"}
+
+type settingsResponse struct {
+	Name                  string   `json:"name"`
+	DefaultLanguage       string   `json:"default_language"`
+	AutoCreateShipment    bool     `json:"auto_create_shipment"`
+	ChatConfirmations     bool     `json:"chat_confirmations"`
+	ConfirmInChat         bool     `json:"confirm_in_chat"`
+	ChatTemplatesApproved []string `json:"chat_templates_approved"`
+}
+
+func newSettingsResponse(s storage.StoreSettings) settingsResponse {
+	return settingsResponse{Name: s.Name, DefaultLanguage: s.DefaultLanguage, AutoCreateShipment: s.AutoCreateShipment,
+		ChatConfirmations: s.ChatConfirmations, ConfirmInChat: s.ConfirmInChat, ChatTemplatesApproved: orEmpty(s.ChatTemplatesApproved)}
+}
+
+func (s *Server) handleGetSettings() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		settings, err := s.db.FindStoreSettings(r.Context(), storeIDFrom(r.Context()))
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		respond(w, http.StatusOK, newSettingsResponse(settings))
+	}
+}
+
+type updateSettingsRequest struct {
+	Name                  optional[string]   `json:"name"`
+	DefaultLanguage       optional[string]   `json:"default_language"`
+	AutoCreateShipment    optional[bool]     `json:"auto_create_shipment"`
+	ChatConfirmations     optional[bool]     `json:"chat_confirmations"`
+	ConfirmInChat         optional[bool]     `json:"confirm_in_chat"`
+	ChatTemplatesApproved optional[[]string] `json:"chat_templates_approved"`
+}
+
+func (req updateSettingsRequest) Valid() []fieldError {
+	var c checker
+	if notNull(&c, "name", req.Name) {
+		c.text("name", req.Name.Value, 1, 200)
+	}
+	if notNull(&c, "default_language", req.DefaultLanguage) {
+		c.oneOf("default_language", req.DefaultLanguage.Value, []string{"ar", "en"})
+	}
+	notNull(&c, "auto_create_shipment", req.AutoCreateShipment)
+	notNull(&c, "chat_confirmations", req.ChatConfirmations)
+	notNull(&c, "confirm_in_chat", req.ConfirmInChat)
+	if notNull(&c, "chat_templates_approved", req.ChatTemplatesApproved) {
+		for i, t := range req.ChatTemplatesApproved.Value {
+			if !slices.Contains(chatTemplates, t) {
+				c.add("chat_templates_approved["+itoa(i)+"]", "one_of", "must be one of "+strings.Join(chatTemplates, ", "))
+			}
+		}
+	}
+	return c.result()
+}
+
+// handleUpdateSettings changes the store's name, language and order
+// automation switches (settings:write).
+func (s *Server) handleUpdateSettings() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		req, err := decode[updateSettingsRequest](r)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		var upd storage.StoreSettingsUpdate
+		if req.Name.Set {
+			name := strings.TrimSpace(req.Name.Value)
+			upd.Name = &name
+		}
+		if req.DefaultLanguage.Set {
+			upd.DefaultLanguage = &req.DefaultLanguage.Value
+		}
+		if req.AutoCreateShipment.Set {
+			upd.AutoCreateShipment = &req.AutoCreateShipment.Value
+		}
+		if req.ChatConfirmations.Set {
+			upd.ChatConfirmations = &req.ChatConfirmations.Value
+		}
+		if req.ConfirmInChat.Set {
+			upd.ConfirmInChat = &req.ConfirmInChat.Value
+		}
+		if req.ChatTemplatesApproved.Set {
+			upd.ChatTemplatesApproved = dedupe(orEmpty(req.ChatTemplatesApproved.Value))
+			if upd.ChatTemplatesApproved == nil {
+				upd.ChatTemplatesApproved = []string{}
+			}
+		}
+		s.writeTx(w, r, http.StatusOK, func(tx *storage.Tx) (any, error) {
+			settings, err := tx.UpdateStoreSettings(r.Context(), storeIDFrom(r.Context()), upd)
+			if err != nil {
+				return nil, err
+			}
+			return ok(newSettingsResponse(settings)), nil
+		})
+	}
+}
