@@ -6,8 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"mime"
 	"net/http"
+	"reflect"
+	"slices"
 	"strings"
 )
 
@@ -101,7 +104,6 @@ func decodeStrict(body []byte, v any) error {
 	var (
 		syntaxErr *json.SyntaxError
 		typeErr   *json.UnmarshalTypeError
-		fieldErr  *fieldTypeError
 	)
 	switch {
 	case err == nil:
@@ -115,17 +117,79 @@ func decodeStrict(body []byte, v any) error {
 		}
 		return validationError([]fieldError{{Field: field, Code: "invalid_type",
 			Message: fmt.Sprintf("must be %s", jsonTypeName(typeErr.Type.Kind().String())), MessageAr: "نوع القيمة غير صحيح"}})
-	case errors.As(err, &fieldErr):
-		return validationError([]fieldError{{Field: fieldErr.field, Code: "invalid_type", Message: fieldErr.message, MessageAr: "نوع القيمة غير صحيح"}})
 	default:
-		// encoding/json reports an unknown field only through its message:
-		// `json: unknown field "name"` (there is no typed error in v1).
-		if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-			return validationError([]fieldError{{Field: strings.Trim(name, `"`), Code: "unknown_field",
+		// encoding/json v1 has no typed error for an unknown field, so find
+		// it by walking the body against the request type.
+		if field := unknownField(body, reflect.TypeOf(v).Elem()); field != "" {
+			return validationError([]fieldError{{Field: field, Code: "unknown_field",
 				Message: "unknown field", MessageAr: "حقل غير معروف"}})
 		}
 		return errMalformedJSON
 	}
+}
+
+var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+
+// unknownField returns the dotted path of the first key in body that the
+// request type t does not declare ("" when every key is known). Keys match
+// field names without case, as encoding/json matches them.
+func unknownField(body []byte, t reflect.Type) string {
+	var doc any
+	if err := json.Unmarshal(body, &doc); err != nil {
+		return ""
+	}
+	return findUnknown(doc, t, "")
+}
+
+func findUnknown(node any, t reflect.Type, path string) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if opt, ok := reflect.New(t).Interface().(interface{ optionalOf() reflect.Type }); ok {
+		return findUnknown(node, opt.optionalOf(), path)
+	}
+	if reflect.PointerTo(t).Implements(unmarshalerType) {
+		return "" // decodes itself (json.RawMessage, time.Time)
+	}
+	join := func(key string) string {
+		if path == "" {
+			return key
+		}
+		return path + "." + key
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		obj, ok := node.(map[string]any)
+		if !ok {
+			return ""
+		}
+		fields := map[string]reflect.Type{}
+		for i := range t.NumField() {
+			f := t.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if name != "" && name != "-" && f.IsExported() {
+				fields[strings.ToLower(name)] = f.Type
+			}
+		}
+		keys := slices.Sorted(maps.Keys(obj))
+		for _, key := range keys {
+			ft, known := fields[strings.ToLower(key)]
+			if !known {
+				return join(key)
+			}
+			if unknown := findUnknown(obj[key], ft, join(key)); unknown != "" {
+				return unknown
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		list, _ := node.([]any)
+		for i, item := range list {
+			if unknown := findUnknown(item, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); unknown != "" {
+				return unknown
+			}
+		}
+	}
+	return ""
 }
 
 func jsonTypeName(kind string) string {
@@ -145,20 +209,15 @@ func jsonTypeName(kind string) string {
 	}
 }
 
-// fieldTypeError is returned by custom unmarshalers for a wrong value type.
-type fieldTypeError struct {
-	field   string
-	message string
-}
-
-func (e *fieldTypeError) Error() string { return e.field + ": " + e.message }
-
 // optional tells an absent JSON field from null from a value, for PATCH.
 type optional[T any] struct {
 	Set   bool
 	Null  bool
 	Value T
 }
+
+// optionalOf names the wrapped type, for the unknown-field check.
+func (optional[T]) optionalOf() reflect.Type { return reflect.TypeFor[T]() }
 
 // UnmarshalJSON is only called when the field is present.
 func (o *optional[T]) UnmarshalJSON(b []byte) error {

@@ -376,3 +376,24 @@ func TestOpenAPIDocumentIsConsistent(t *testing.T) {
 		}
 	}
 }
+
+// Unknown fields are named by their path, at any depth; known fields match
+// without case, as encoding/json matches them.
+func TestUnknownFieldPaths(t *testing.T) {
+	h := newHarness(t, api.Config{})
+	nested := h.do(request{method: "POST", path: "/api/v1/auth/signup", body: `{"email":"a@example.com","password":"correct horse battery",
+		"name":"A","store":{"name":"S","subdomain":"unknown-field","currency":"EGP","default_language":"ar","colour":"red"}}`})
+	require.Equal(t, http.StatusUnprocessableEntity, nested.Status, string(nested.Raw))
+	require.Equal(t, []string{"store.colour"}, nested.fieldNames())
+
+	m := h.signup("fieldpaths")
+	token := h.pat(m, "orders:write", "catalog:write")
+	inList := h.do(request{method: "POST", path: storePath(m.storeID, "/orders"), auth: bearer(token),
+		body: `{"customer":{"name":"x","phone":"+201001234567"},"lines":[{"variant_id":"` + uuid.NewString() + `","quantity":1,"qty":2}],
+		"shipping_address":{"name":"x","phone":"+201001234567","line1":"1","city":"c","country":"EG"},"payment_method":"cod"}`})
+	require.Equal(t, http.StatusUnprocessableEntity, inList.Status, string(inList.Raw))
+	require.Equal(t, []string{"lines[0].qty"}, inList.fieldNames())
+
+	cased := h.do(request{method: "POST", path: storePath(m.storeID, "/products"), auth: bearer(token), body: `{"Name":"Lamp","PRICE":100}`})
+	require.Equal(t, http.StatusCreated, cased.Status, string(cased.Raw))
+}
