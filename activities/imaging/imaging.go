@@ -57,6 +57,7 @@ static int svc_webpsave(VipsImage *in, void **buf, size_t *len, int quality) {
 }
 
 static void svc_unref(VipsImage *img) { g_object_unref(img); }
+
 */
 import "C"
 
