@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/merchantsvc/svc/activities/einvoice"
 	"github.com/merchantsvc/svc/storage"
 	"github.com/merchantsvc/svc/storage/blob"
 )
@@ -28,6 +29,8 @@ type Activities struct {
 	// Mailer sends customer emails; Chat sends chat-app messages.
 	Mailer Mailer
 	Chat   ChatProvider
+	// EInvoices is the tax authority's e-invoicing service.
+	EInvoices einvoice.Authority
 }
 
 // CheckDatabase reads the database clock; the smoke workflow uses it to prove

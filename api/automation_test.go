@@ -313,7 +313,7 @@ func TestStoreSettings(t *testing.T) {
 	got := h.do(request{method: "GET", path: storePath(s.m.storeID, "/settings"), auth: bearer(s.token)})
 	require.Equal(t, http.StatusOK, got.Status)
 	require.Equal(t, map[string]any{"name": "Store settings", "default_language": "ar", "auto_create_shipment": false,
-		"chat_confirmations": true, "confirm_in_chat": false,
+		"chat_confirmations": true, "confirm_in_chat": false, "e_invoicing": false,
 		"chat_templates_approved": []any{"order_confirmation", "order_confirmation_request"}}, got.data())
 	changed := h.settings(s, map[string]any{"confirm_in_chat": true, "name": "متجر الإعدادات"})
 	require.Equal(t, true, changed.data()["confirm_in_chat"])

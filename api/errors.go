@@ -136,6 +136,20 @@ func toAPIError(err error) *apiError {
 		return errIdempotencyInProgress
 	case errors.Is(err, storage.ErrIdempotencyReused):
 		return errIdempotencyReused
+	case errors.Is(err, storage.ErrOrderAlreadyPaid):
+		return errOrderAlreadyPaid
+	case errors.Is(err, storage.ErrOrderNotPaid):
+		return errOrderNotPaid
+	case errors.Is(err, storage.ErrPaymentNotReversible):
+		return errPaymentNotReversible
+	case errors.Is(err, storage.ErrProofNotReviewable):
+		return errProofAlreadyReviewed
+	case errors.Is(err, storage.ErrPaymentNotVoidable):
+		return errPaymentNotVoidable
+	case errors.Is(err, storage.ErrProofsNotAccepted):
+		return errProofsNotAccepted
+	case errors.Is(err, storage.ErrOrderClosedForPayment):
+		return errOrderClosedForPayment
 	default:
 		return errInternal
 	}

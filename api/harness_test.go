@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/merchantsvc/svc/activities"
+	"github.com/merchantsvc/svc/activities/einvoice"
 	"github.com/merchantsvc/svc/api"
 	"github.com/merchantsvc/svc/internal/mailsink"
 	"github.com/merchantsvc/svc/internal/testenv"
@@ -43,6 +44,9 @@ type harness struct {
 	chat   *fakeChat
 	// schedule is the webhook retry ladder the harness's dispatcher uses.
 	schedule []time.Duration
+	// authority is the e-invoicing service the worker talks to, when set
+	// before startWorker.
+	authority einvoice.Authority
 }
 
 // fakeChat is a WhatsApp-Cloud-style provider on loopback that records
@@ -108,8 +112,9 @@ func (h *harness) startWorker(httpClient *http.Client) {
 	host, port, _ := net.SplitHostPort(sink.Addr)
 	portNumber, _ := strconv.Atoi(port)
 	w := worker.New(testenv.Temporal(h.t), h.queue, &activities.Activities{DB: h.db, Blob: h.blob, HTTPClient: httpClient, BaseURL: h.url,
-		Mailer: activities.SMTPMailer{Host: host, Port: portNumber, From: "orders@example.com", PlainText: true},
-		Chat:   activities.HTTPChatProvider{BaseURL: h.chat.srv.URL, Token: "test"}})
+		Mailer:    activities.SMTPMailer{Host: host, Port: portNumber, From: "orders@example.com", PlainText: true},
+		Chat:      activities.HTTPChatProvider{BaseURL: h.chat.srv.URL, Token: "test"},
+		EInvoices: h.authority})
 	require.NoError(h.t, w.Start())
 	h.t.Cleanup(w.Stop)
 	// Like `svc worker`, the dispatcher runs beside the worker.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"runtime/debug"
 	"slices"
@@ -205,6 +206,26 @@ func (s *Server) rateLimit(next http.Handler) http.Handler {
 			wait := max(reset-time.Now().Unix(), 1)
 			w.Header().Set("Retry-After", strconv.FormatInt(wait, 10))
 			s.writeError(w, r, s.errRateLimited)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// storefrontRateLimit limits the public storefront per client address (the
+// connection's, not a forwarding header a client could choose).
+func (s *Server) storefrontRateLimit(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host, _, err := net.SplitHostPort(r.RemoteAddr)
+		if err != nil {
+			host = r.RemoteAddr
+		}
+		if s.buyerLimiter.OnLimit(w, r, host) {
+			reset, _ := strconv.ParseInt(w.Header().Get("X-RateLimit-Reset"), 10, 64)
+			w.Header().Set("Retry-After", strconv.FormatInt(max(reset-time.Now().Unix(), 1), 10))
+			s.writeError(w, r, newError(http.StatusTooManyRequests, "RATE_LIMITED",
+				"Too many storefront requests from this address; try again shortly",
+				"طلبات كثيرة من هذا العنوان إلى واجهة المتجر؛ حاول مجددًا بعد قليل"))
 			return
 		}
 		next.ServeHTTP(w, r)

@@ -28,6 +28,13 @@ func (s *Server) routes() *chi.Mux {
 		r.With(s.authenticate, s.rateLimit).Get("/auth/me", s.handleMe())
 		r.With(s.authenticate, s.rateLimit).Get("/auth/api-key/me", s.handleTokenInfo())
 
+		// The storefront is public: buyers carry no token, so it is limited
+		// per client address instead.
+		r.Route("/storefront/{subdomain}", func(r chi.Router) {
+			r.Use(s.storefrontRateLimit)
+			r.Post("/orders/{order_id}/payment-proofs", s.handleStorefrontProof())
+		})
+
 		r.Route("/stores/{store_id}", func(r chi.Router) {
 			r.Use(s.authenticate, s.rateLimit, s.bindStore, s.idempotency)
 
@@ -71,6 +78,7 @@ func (s *Server) routes() *chi.Mux {
 				r.With(ordersWrite).Post("/drafts", s.handleCreateOrder(true))
 				r.With(ordersRead).Get("/", s.handleListOrders())
 				r.With(ordersRead).Get("/counts", s.handleOrderCounts())
+				r.With(ordersRead).Get("/pending-manual-review", s.handlePendingReview())
 				r.With(ordersRead).Get("/autopilot-exceptions", s.handleListAutopilot())
 				r.With(ordersWrite).Post("/autopilot-exceptions/{order_id}/resolve", s.handleResolveAutopilot())
 				r.With(ordersWrite).Post("/bulk-status", s.handleBulkStatus())
@@ -86,7 +94,20 @@ func (s *Server) routes() *chi.Mux {
 				r.With(ordersRead).Get("/{order_id}/timeline", s.handleActivities(true))
 				r.With(ordersRead).Get("/{order_id}/activities", s.handleActivities(false))
 				r.With(ordersWrite).Post("/{order_id}/comments", s.handleAddComment())
+				r.With(ordersWrite).Post("/{order_id}/mark-paid", s.handleMarkPaid())
+				r.With(ordersWrite).Post("/{order_id}/unmark-paid", s.handleUnmarkPaid())
+				r.With(ordersWrite).Post("/{order_id}/partial-acceptance", s.handlePartialAcceptance())
+				r.With(ordersWrite).Post("/{order_id}/payments", s.handleRecordPayment())
+				r.With(ordersRead).Get("/{order_id}/payment-proofs", s.handleListProofs())
 			})
+			// Reviewing proofs and undoing payments are settings scopes (spec §4.3).
+			r.Route("/payment-proofs/{proof_id}", func(r chi.Router) {
+				r.With(settingsRead).Get("/image", s.handleProofImage())
+				r.With(settingsRead).Get("/similar", s.handleSimilarProofs())
+				r.With(settingsWrite).Post("/approve", s.handleApproveProof())
+				r.With(settingsWrite).Post("/reject", s.handleRejectProof())
+			})
+			r.With(settingsWrite).Post("/payments/{proof_id}/void", s.handleVoidPayment())
 
 			read, write := s.requireScope("catalog:read"), s.requireScope("catalog:write")
 			r.Route("/products", func(r chi.Router) {

@@ -26,6 +26,9 @@ import (
 type Config struct {
 	// RateLimitPerMinute is the per-token limit in any 60 s window.
 	RateLimitPerMinute int
+	// StorefrontRateLimitPerMinute is the public storefront's limit per
+	// client address (default 120).
+	StorefrontRateLimitPerMinute int
 	// SecureCookies marks the session cookie Secure (everywhere but local dev).
 	SecureCookies bool
 	BaseURL       string
@@ -52,6 +55,7 @@ type Server struct {
 	blob           *blob.Store
 	log            *slog.Logger
 	limiter        *httprate.RateLimiter
+	buyerLimiter   *httprate.RateLimiter
 	errRateLimited *apiError
 	router         *chi.Mux
 }
@@ -60,6 +64,9 @@ type Server struct {
 func NewServer(cfg Config, db *storage.DB, temporal client.Client, blobStore *blob.Store, log *slog.Logger) *Server {
 	if cfg.RateLimitPerMinute <= 0 {
 		cfg.RateLimitPerMinute = 300
+	}
+	if cfg.StorefrontRateLimitPerMinute <= 0 {
+		cfg.StorefrontRateLimitPerMinute = 120
 	}
 	if cfg.TaskQueue == "" {
 		cfg.TaskQueue = "svc"
@@ -80,7 +87,8 @@ func NewServer(cfg Config, db *storage.DB, temporal client.Client, blobStore *bl
 		blob:     blobStore,
 		log:      log,
 		// The in-memory counter is per process; see README "Several API instances".
-		limiter: httprate.NewRateLimiter(cfg.RateLimitPerMinute, time.Minute),
+		limiter:      httprate.NewRateLimiter(cfg.RateLimitPerMinute, time.Minute),
+		buyerLimiter: httprate.NewRateLimiter(cfg.StorefrontRateLimitPerMinute, time.Minute),
 		errRateLimited: newError(http.StatusTooManyRequests, "RATE_LIMITED",
 			fmt.Sprintf("Rate limit exceeded: at most %d requests per minute per token", cfg.RateLimitPerMinute),
 			fmt.Sprintf("تم تجاوز حد الطلبات: %d طلب في الدقيقة لكل رمز كحد أقصى", cfg.RateLimitPerMinute)),

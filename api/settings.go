@@ -18,11 +18,13 @@ type settingsResponse struct {
 	ChatConfirmations     bool     `json:"chat_confirmations"`
 	ConfirmInChat         bool     `json:"confirm_in_chat"`
 	ChatTemplatesApproved []string `json:"chat_templates_approved"`
+	EInvoicing            bool     `json:"e_invoicing"`
 }
 
 func newSettingsResponse(s storage.StoreSettings) settingsResponse {
 	return settingsResponse{Name: s.Name, DefaultLanguage: s.DefaultLanguage, AutoCreateShipment: s.AutoCreateShipment,
-		ChatConfirmations: s.ChatConfirmations, ConfirmInChat: s.ConfirmInChat, ChatTemplatesApproved: orEmpty(s.ChatTemplatesApproved)}
+		ChatConfirmations: s.ChatConfirmations, ConfirmInChat: s.ConfirmInChat, ChatTemplatesApproved: orEmpty(s.ChatTemplatesApproved),
+		EInvoicing: s.EInvoicing}
 }
 
 func (s *Server) handleGetSettings() http.HandlerFunc {
@@ -43,6 +45,7 @@ type updateSettingsRequest struct {
 	ChatConfirmations     optional[bool]     `json:"chat_confirmations"`
 	ConfirmInChat         optional[bool]     `json:"confirm_in_chat"`
 	ChatTemplatesApproved optional[[]string] `json:"chat_templates_approved"`
+	EInvoicing            optional[bool]     `json:"e_invoicing"`
 }
 
 func (req updateSettingsRequest) Valid() []fieldError {
@@ -56,6 +59,7 @@ func (req updateSettingsRequest) Valid() []fieldError {
 	notNull(&c, "auto_create_shipment", req.AutoCreateShipment)
 	notNull(&c, "chat_confirmations", req.ChatConfirmations)
 	notNull(&c, "confirm_in_chat", req.ConfirmInChat)
+	notNull(&c, "e_invoicing", req.EInvoicing)
 	if notNull(&c, "chat_templates_approved", req.ChatTemplatesApproved) {
 		for i, t := range req.ChatTemplatesApproved.Value {
 			if !slices.Contains(chatTemplates, t) {
@@ -91,6 +95,9 @@ func (s *Server) handleUpdateSettings() http.HandlerFunc {
 		}
 		if req.ConfirmInChat.Set {
 			upd.ConfirmInChat = &req.ConfirmInChat.Value
+		}
+		if req.EInvoicing.Set {
+			upd.EInvoicing = &req.EInvoicing.Value
 		}
 		if req.ChatTemplatesApproved.Set {
 			upd.ChatTemplatesApproved = dedupe(orEmpty(req.ChatTemplatesApproved.Value))

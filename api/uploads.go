@@ -17,14 +17,18 @@ type upload struct {
 }
 
 var errNotMultipart = newError(http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE",
-	"Send multipart/form-data with the file in the `file` field", "أرسل الطلب بصيغة multipart/form-data والملف في الحقل file")
+	"Send multipart/form-data with the file in its named field (`file`, or `receipt` for a recorded payment)",
+	"أرسل الطلب بصيغة multipart/form-data والملف في حقله (file، أو receipt للدفعة المسجّلة)")
 
 var errFileTooLarge = newError(http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE",
 	"The file is larger than 5 MB", "حجم الملف أكبر من 5 ميجابايت")
 
 // readUpload reads the multipart field `file` (at most 5 MB) and any other
 // small fields, refusing anything else with a clear status.
-func readUpload(r *http.Request) (upload, error) {
+func readUpload(r *http.Request) (upload, error) { return readUploadField(r, "file") }
+
+// readUploadField is readUpload with the file in the named field.
+func readUploadField(r *http.Request, fileField string) (upload, error) {
 	mediaType, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mediaType != "multipart/form-data" {
 		return upload{}, errNotMultipart
@@ -44,7 +48,7 @@ func readUpload(r *http.Request) (upload, error) {
 		if err != nil {
 			return upload{}, tooLargeOr(err, errNotMultipart)
 		}
-		if part.FormName() == "file" {
+		if part.FormName() == fileField {
 			data, err := io.ReadAll(io.LimitReader(part, maxUploadBytes+1))
 			if err != nil {
 				return upload{}, tooLargeOr(err, errNotMultipart)
@@ -62,7 +66,7 @@ func readUpload(r *http.Request) (upload, error) {
 		out.fields[part.FormName()] = string(value)
 	}
 	if !found || len(out.file) == 0 {
-		return upload{}, validationError([]fieldError{{Field: "file", Code: "required", Message: "a non-empty file is required",
+		return upload{}, validationError([]fieldError{{Field: fileField, Code: "required", Message: "a non-empty file is required",
 			MessageAr: arabicFieldMessage("required")}})
 	}
 	return out, nil

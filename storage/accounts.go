@@ -114,6 +114,15 @@ func (r reader) FindStoreByID(ctx context.Context, storeID uuid.UUID) (Store, er
 	return s, nil
 }
 
+// FindStoreBySubdomain finds the store a storefront address names.
+func (r reader) FindStoreBySubdomain(ctx context.Context, subdomain string) (Store, error) {
+	s, err := scanStore(r.q.QueryRow(ctx, `SELECT `+storeColumns+` FROM stores WHERE subdomain = $1`, subdomain))
+	if err != nil {
+		return Store{}, notFoundIfNoRows(err, "find store by subdomain")
+	}
+	return s, nil
+}
+
 // FindStoresByOwner lists the stores a user owns, oldest first.
 func (r reader) FindStoresByOwner(ctx context.Context, userID uuid.UUID) ([]Store, error) {
 	rows, err := r.q.Query(ctx, `SELECT `+storeColumns+` FROM stores WHERE owner_user_id = $1 ORDER BY created_at, id`, userID)

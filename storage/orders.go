@@ -55,8 +55,8 @@ type Order struct {
 	Lines             []OrderLine
 }
 
-// BalanceDue is what is still to be paid.
-func (o Order) BalanceDue() int64 { return max(o.Total-o.PaidTotal, 0) }
+// BalanceDue is what is still to be paid of the collectible total.
+func (o Order) BalanceDue() int64 { return max(o.CollectibleTotal-o.PaidTotal, 0) }
 
 // OrderLine is a snapshot of what was bought.
 type OrderLine struct {

@@ -122,6 +122,8 @@ func (d *Dispatcher) listen(ctx context.Context, wake chan<- struct{}) {
 func (d *Dispatcher) DispatchPending(ctx context.Context) {
 	d.defaults()
 	d.startPlacements(ctx)
+	d.startProofHashes(ctx)
+	d.startEInvoiceSyncs(ctx)
 	for ctx.Err() == nil {
 		batch, events, err := d.DB.DispatchOutbox(ctx, d.BatchSize)
 		if err != nil {
@@ -203,6 +205,69 @@ func (d *Dispatcher) startPlacements(ctx context.Context) {
 			}
 		}
 		if len(refs) < 100 {
+			return
+		}
+	}
+}
+
+// startProofHashes starts the payment-proof workflow of every uploaded proof
+// not yet taken; the id derives from the proof, so none is hashed twice.
+func (d *Dispatcher) startProofHashes(ctx context.Context) {
+	proofs, err := d.DB.FindProofsAwaitingHash(ctx, 100)
+	if err != nil {
+		if ctx.Err() == nil {
+			d.Log.Error("find proofs awaiting hash", slog.Any("error", err))
+		}
+		return
+	}
+	for _, p := range proofs {
+		_, err := d.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+			ID:                                       workflows.PaymentProofWorkflowID(p),
+			TaskQueue:                                d.TaskQueue,
+			WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+			WorkflowExecutionErrorWhenAlreadyStarted: true,
+		}, workflows.PaymentProof, p)
+		var already *serviceerror.WorkflowExecutionAlreadyStarted
+		if err != nil && !errors.As(err, &already) {
+			d.Log.Warn("start payment-proof workflow", slog.String("proof_id", p.ProofID.String()), slog.Any("error", err))
+			return
+		}
+		if err := d.DB.MarkProofHashStarted(ctx, p.StoreID, p.ProofID); err != nil {
+			d.Log.Error("mark proof hash started", slog.Any("error", err))
+			return
+		}
+	}
+}
+
+// startEInvoiceSyncs starts a sync for every e-invoice with news for the
+// authority. An invoice's syncs share one workflow id: while one runs, a new
+// change waits for the next round rather than racing it.
+func (d *Dispatcher) startEInvoiceSyncs(ctx context.Context) {
+	changes, err := d.DB.FindEInvoicesAwaitingSync(ctx, 100)
+	if err != nil {
+		if ctx.Err() == nil {
+			d.Log.Error("find e-invoices awaiting sync", slog.Any("error", err))
+		}
+		return
+	}
+	for _, change := range changes {
+		ref := change.EInvoiceRef
+		_, err := d.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+			ID:                                       workflows.EInvoiceWorkflowID(ref),
+			TaskQueue:                                d.TaskQueue,
+			WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+			WorkflowExecutionErrorWhenAlreadyStarted: true,
+		}, workflows.EInvoiceSync, ref)
+		if err != nil {
+			var already *serviceerror.WorkflowExecutionAlreadyStarted
+			if !errors.As(err, &already) {
+				d.Log.Warn("start e-invoice workflow", slog.String("e_invoice_id", ref.ID.String()), slog.Any("error", err))
+				return
+			}
+			continue // one is running; this change is taken next round
+		}
+		if err := d.DB.MarkEInvoiceSyncStarted(ctx, change); err != nil {
+			d.Log.Error("mark e-invoice sync started", slog.Any("error", err))
 			return
 		}
 	}

@@ -23,6 +23,8 @@ func Register(r sdkworker.Registry, acts *activities.Activities) {
 	r.RegisterWorkflow(workflows.OrderPlaced)
 	r.RegisterWorkflow(workflows.DraftConversion)
 	r.RegisterWorkflow(workflows.OrderMessage)
+	r.RegisterWorkflow(workflows.PaymentProof)
+	r.RegisterWorkflow(workflows.EInvoiceSync)
 	r.RegisterActivity(acts)
 }
 

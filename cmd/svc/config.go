@@ -39,6 +39,11 @@ type Config struct {
 	// ChatWebhookSecret verifies the provider's status and reply callbacks.
 	ChatWebhookSecret string `envconfig:"CHAT_WEBHOOK_SECRET"`
 
+	// Tax-authority e-invoicing (for stores that turn e_invoicing on); unset,
+	// their invoices are kept as failed with the reason.
+	EInvoiceURL   string `envconfig:"EINVOICE_URL"`
+	EInvoiceToken string `envconfig:"EINVOICE_TOKEN"`
+
 	// Webhooks (decisions §7). The first two are for dev and tests only.
 	WebhookAllowPrivate  bool   `envconfig:"WEBHOOK_ALLOW_PRIVATE" default:"false"`
 	WebhookCAFile        string `envconfig:"WEBHOOK_CA_FILE"`

@@ -26,6 +26,7 @@ import (
 	sdklog "go.temporal.io/sdk/log"
 
 	"github.com/merchantsvc/svc/activities"
+	"github.com/merchantsvc/svc/activities/einvoice"
 	"github.com/merchantsvc/svc/api"
 	"github.com/merchantsvc/svc/migrations"
 	"github.com/merchantsvc/svc/storage"
@@ -162,7 +163,8 @@ func startWorker(ctx context.Context, cfg Config, d deps, log *slog.Logger) (fun
 		chat = activities.HTTPChatProvider{BaseURL: cfg.ChatBaseURL, Token: cfg.ChatToken}
 	}
 	w := worker.New(d.temporal, cfg.TaskQueue, &activities.Activities{DB: d.db, Blob: d.blob, HTTPClient: httpClient,
-		BaseURL: cfg.BaseURL, Mailer: mailer, Chat: chat})
+		BaseURL: cfg.BaseURL, Mailer: mailer, Chat: chat,
+		EInvoices: &einvoice.HTTP{BaseURL: cfg.EInvoiceURL, Token: cfg.EInvoiceToken, Client: &http.Client{Timeout: 30 * time.Second}}})
 	if err := w.Start(); err != nil {
 		return nil, fmt.Errorf("start worker: %w", err)
 	}

@@ -1,0 +1,464 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/google/uuid"
+
+	"github.com/merchantsvc/svc/storage"
+)
+
+// Payment refusals (decisions §1 and §4), English and Arabic.
+var (
+	errOrderAlreadyPaid = newError(http.StatusConflict, "ORDER_ALREADY_PAID",
+		"The order is already paid", "الطلب مدفوع بالفعل")
+	errOrderNotPaid = newError(http.StatusConflict, "ORDER_NOT_PAID",
+		"The order is not paid", "الطلب غير مدفوع")
+	errPaymentNotReversible = newError(http.StatusConflict, "PAYMENT_NOT_REVERSIBLE",
+		"The payment cannot be undone: a gateway transaction succeeded or a refund was completed",
+		"لا يمكن التراجع عن الدفع: توجد عملية دفع ناجحة عبر بوابة الدفع أو استرداد مكتمل")
+	errProofAlreadyReviewed = newError(http.StatusConflict, "PROOF_ALREADY_REVIEWED",
+		"Only a payment proof awaiting review can be approved or rejected", "يمكن قبول أو رفض إثبات الدفع فقط وهو بانتظار المراجعة")
+	errPaymentNotVoidable = newError(http.StatusConflict, "PAYMENT_NOT_VOIDABLE",
+		"Only a recorded payment or an approved proof can be voided", "يمكن إلغاء الدفعة المسجّلة أو الإثبات المقبول فقط")
+	errProofsNotAccepted = newError(http.StatusConflict, "PROOFS_NOT_ACCEPTED",
+		"This order's payment method takes no payment proofs", "طريقة الدفع لهذا الطلب لا تقبل إثباتات الدفع")
+	errOrderClosedForPayment = newError(http.StatusConflict, "ORDER_CLOSED",
+		"A draft or cancelled order takes no payments", "الطلب المسودة أو الملغى لا يقبل مدفوعات")
+)
+
+type proofResponse struct {
+	ID                 uuid.UUID  `json:"id"`
+	OrderID            uuid.UUID  `json:"order_id"`
+	Kind               string     `json:"kind"`
+	Status             string     `json:"status"`
+	Amount             *int64     `json:"amount"`
+	PerceptualHash     *string    `json:"perceptual_hash"`
+	DuplicateSuspected bool       `json:"duplicate_suspected"`
+	DuplicateOf        *uuid.UUID `json:"duplicate_of"`
+	Reason             *string    `json:"reason"`
+	ReviewedAt         *time.Time `json:"reviewed_at"`
+	ImageURL           string     `json:"image_url"`
+	Distance           *int       `json:"distance,omitempty"`
+	CreatedAt          time.Time  `json:"created_at"`
+	UpdatedAt          time.Time  `json:"updated_at"`
+}
+
+func (s *Server) newProofResponse(p storage.PaymentProof) proofResponse {
+	resp := proofResponse{ID: p.ID, OrderID: p.OrderID, Kind: p.Kind, Status: p.Status, Amount: p.Amount,
+		DuplicateSuspected: p.DuplicateSuspected, DuplicateOf: p.DuplicateOf, Reason: p.Reason,
+		ImageURL:  fmt.Sprintf("%s/api/v1/stores/%s/payment-proofs/%s/image", s.cfg.BaseURL, p.StoreID, p.ID),
+		CreatedAt: p.CreatedAt.UTC(), UpdatedAt: p.UpdatedAt.UTC()}
+	if p.PerceptualHash != nil {
+		// Hex: a 64-bit value does not survive JSON numbers in every client.
+		h := fmt.Sprintf("%016x", *p.PerceptualHash)
+		resp.PerceptualHash = &h
+	}
+	if p.ReviewedAt != nil {
+		at := p.ReviewedAt.UTC()
+		resp.ReviewedAt = &at
+	}
+	return resp
+}
+
+// paymentResult is the answer of a recorded payment and of a void.
+type paymentResult struct {
+	Proof proofResponse `json:"proof"`
+	Order orderResponse `json:"order"`
+}
+
+func (s *Server) handleListProofs() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		orderID, err := pathUUID(r, "order_id")
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		proofs, err := s.db.FindPaymentProofs(r.Context(), storeIDFrom(r.Context()), orderID)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		items := make([]proofResponse, 0, len(proofs))
+		for _, p := range proofs {
+			items = append(items, s.newProofResponse(p))
+		}
+		respond(w, http.StatusOK, items)
+	}
+}
+
+// handleProofImage streams a proof's image after checking the proof is the
+// store's, with a short private cache.
+func (s *Server) handleProofImage() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		proofID, err := pathUUID(r, "proof_id")
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		p, err := s.db.FindPaymentProof(r.Context(), storeIDFrom(r.Context()), proofID)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		body, size, err := s.blob.Open(r.Context(), p.ImageKey)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		defer body.Close()
+		w.Header().Set("Content-Type", p.ContentType)
+		w.Header().Set("Content-Length", strconv.FormatInt(size, 10))
+		w.Header().Set("Content-Disposition", "inline")
+		w.Header().Set("Cache-Control", "private, max-age=60")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		w.WriteHeader(http.StatusOK)
+		_, _ = io.Copy(w, body)
+	}
+}
+
+func (s *Server) handleSimilarProofs() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		proofID, err := pathUUID(r, "proof_id")
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		similar, err := s.db.FindSimilarProofs(r.Context(), storeIDFrom(r.Context()), proofID)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		items := make([]proofResponse, 0, len(similar))
+		for _, p := range similar {
+			resp := s.newProofResponse(p)
+			resp.Distance = &p.Distance
+			items = append(items, resp)
+		}
+		respond(w, http.StatusOK, items)
+	}
+}
+
+func (s *Server) handleApproveProof() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		proofID, err := pathUUID(r, "proof_id")
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		s.writeTx(w, r, http.StatusOK, func(tx *storage.Tx) (any, error) {
+			p, err := tx.ApproveProof(r.Context(), storeIDFrom(r.Context()), proofID, actor(principalFrom(r.Context())))
+			if err != nil {
+				return nil, err
+			}
+			return ok(s.newProofResponse(p)), nil
+		})
+	}
+}
+
+// reasonRequest is RejectRequest, VoidPaymentRequest and UnmarkPaidRequest.
+type reasonRequest struct {
+	Reason string `json:"reason"`
+}
+
+func (req reasonRequest) Valid() []fieldError {
+	var c checker
+	c.text("reason", strings.TrimSpace(req.Reason), 1, 1000)
+	return c.result()
+}
+
+func (s *Server) handleRejectProof() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		proofID, err := pathUUID(r, "proof_id")
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		req, err := decode[reasonRequest](r)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		s.writeTx(w, r, http.StatusOK, func(tx *storage.Tx) (any, error) {
+			p, err := tx.RejectProof(r.Context(), storeIDFrom(r.Context()), proofID, strings.TrimSpace(req.Reason), actor(principalFrom(r.Context())))
+			if err != nil {
+				return nil, err
+			}
+			return ok(s.newProofResponse(p)), nil
+		})
+	}
+}
+
+func (s *Server) handleVoidPayment() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		proofID, err := pathUUID(r, "proof_id")
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		req, err := decode[reasonRequest](r)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		s.writeTx(w, r, http.StatusOK, func(tx *storage.Tx) (any, error) {
+			p, o, err := tx.VoidPayment(r.Context(), storeIDFrom(r.Context()), proofID, strings.TrimSpace(req.Reason), actor(principalFrom(r.Context())))
+			if err != nil {
+				return nil, err
+			}
+			return ok(paymentResult{Proof: s.newProofResponse(p), Order: newOrderResponse(o)}), nil
+		})
+	}
+}
+
+func (s *Server) handlePendingReview() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		q := newQueryParser(r)
+		page, limit := q.page(20)
+		if err := q.err(); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		orders, total, err := s.db.FindPendingReviewOrders(r.Context(), storeIDFrom(r.Context()), storage.Page{Page: page, Limit: limit})
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		items := make([]orderResponse, 0, len(orders))
+		for _, o := range orders {
+			items = append(items, newOrderResponse(o))
+		}
+		respond(w, http.StatusOK, newList(items, page, limit, total))
+	}
+}
+
+// storeImage checks an uploaded image and puts it in the object store under
+// the proof's key.
+func (s *Server) storeProofImage(ctx context.Context, storeID, proofID uuid.UUID, data []byte) (key, contentType string, err error) {
+	contentType, err = checkImage(data)
+	if err != nil {
+		return "", "", err
+	}
+	key = storage.ProofImageKey(storeID, proofID)
+	return key, contentType, s.blob.Put(ctx, key, data, contentType)
+}
+
+// handleRecordPayment records a receipt and the amount the merchant took
+// (multipart `receipt` + `amount` in minor units).
+func (s *Server) handleRecordPayment() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		orderID, err := pathUUID(r, "order_id")
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		up, err := readUploadField(r, "receipt")
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		amount, err := strconv.ParseInt(strings.TrimSpace(up.fields["amount"]), 10, 64)
+		if err != nil || amount <= 0 {
+			s.writeError(w, r, validationError([]fieldError{{Field: "amount", Code: "out_of_range",
+				Message: "must be a whole number of minor units greater than 0", MessageAr: arabicFieldMessage("out_of_range")}}))
+			return
+		}
+		storeID, proofID := storeIDFrom(r.Context()), storage.NewID()
+		key, contentType, err := s.storeProofImage(r.Context(), storeID, proofID, up.file)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		in := storage.NewProof{ID: proofID, StoreID: storeID, OrderID: orderID, ImageKey: key, ContentType: contentType,
+			Amount: amount, ActorUserID: actor(principalFrom(r.Context()))}
+		committed := s.writeTx(w, r, http.StatusCreated, func(tx *storage.Tx) (any, error) {
+			p, o, err := tx.RecordPayment(r.Context(), in)
+			if err != nil {
+				return nil, err
+			}
+			return ok(paymentResult{Proof: s.newProofResponse(p), Order: newOrderResponse(o)}), nil
+		})
+		if !committed {
+			_ = s.blob.RemovePrefix(context.WithoutCancel(r.Context()), key)
+		}
+	}
+}
+
+func (s *Server) handleMarkPaid() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		orderID, err := pathUUID(r, "order_id")
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		s.writeTx(w, r, http.StatusOK, func(tx *storage.Tx) (any, error) {
+			o, err := tx.MarkOrderPaid(r.Context(), storeIDFrom(r.Context()), orderID, actor(principalFrom(r.Context())))
+			if err != nil {
+				return nil, err
+			}
+			return ok(newOrderResponse(o)), nil
+		})
+	}
+}
+
+func (s *Server) handleUnmarkPaid() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		orderID, err := pathUUID(r, "order_id")
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		req, err := decode[reasonRequest](r)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		s.writeTx(w, r, http.StatusOK, func(tx *storage.Tx) (any, error) {
+			o, err := tx.UnmarkOrderPaid(r.Context(), storeIDFrom(r.Context()), orderID, strings.TrimSpace(req.Reason), actor(principalFrom(r.Context())))
+			if err != nil {
+				return nil, err
+			}
+			return ok(newOrderResponse(o)), nil
+		})
+	}
+}
+
+type acceptedLineRequest struct {
+	LineID           string `json:"line_id"`
+	AcceptedQuantity *int   `json:"accepted_quantity"`
+}
+
+type partialAcceptanceRequest struct {
+	Lines []acceptedLineRequest `json:"lines"`
+	Note  string                `json:"note"`
+}
+
+func (req partialAcceptanceRequest) Valid() []fieldError {
+	var c checker
+	if len(req.Lines) == 0 || len(req.Lines) > maxOrderLines {
+		c.add("lines", "out_of_range", fmt.Sprintf("must list 1 to %d lines", maxOrderLines))
+	}
+	seen := map[string]bool{}
+	for i, l := range req.Lines {
+		field := fmt.Sprintf("lines[%d]", i)
+		if _, err := parseUUID(l.LineID); err != nil {
+			c.add(field+".line_id", "invalid_uuid", "must be a uuid")
+		} else if seen[l.LineID] {
+			c.add(field+".line_id", "duplicate", "each line may be listed once")
+		}
+		seen[l.LineID] = true
+		if l.AcceptedQuantity == nil {
+			c.add(field+".accepted_quantity", "required", "is required")
+		} else if *l.AcceptedQuantity < 0 {
+			c.add(field+".accepted_quantity", "out_of_range", "must be 0 or more")
+		}
+	}
+	c.text("note", req.Note, 0, 1000)
+	return c.result()
+}
+
+type restockResponse struct {
+	VariantID uuid.UUID `json:"variant_id"`
+	Quantity  int       `json:"quantity"`
+}
+
+type partialAcceptanceResponse struct {
+	Order          orderResponse     `json:"order"`
+	CollectedTotal int64             `json:"collected_total"`
+	Restocked      []restockResponse `json:"restocked"`
+	RefundDue      int64             `json:"refund_due"`
+	AutoMarkedPaid bool              `json:"auto_marked_paid"`
+}
+
+func (s *Server) handlePartialAcceptance() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		orderID, err := pathUUID(r, "order_id")
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		req, err := decode[partialAcceptanceRequest](r)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		lines := make([]storage.AcceptedLine, 0, len(req.Lines))
+		for _, l := range req.Lines {
+			id, _ := parseUUID(l.LineID)
+			lines = append(lines, storage.AcceptedLine{LineID: id, AcceptedQuantity: *l.AcceptedQuantity})
+		}
+		s.writeTx(w, r, http.StatusOK, func(tx *storage.Tx) (any, error) {
+			res, err := tx.AcceptPartially(r.Context(), storeIDFrom(r.Context()), orderID, lines, req.Note, actor(principalFrom(r.Context())))
+			if err != nil {
+				return nil, err
+			}
+			resp := partialAcceptanceResponse{Order: newOrderResponse(res.Order), CollectedTotal: res.CollectedTotal,
+				Restocked: []restockResponse{}, RefundDue: res.RefundDue, AutoMarkedPaid: res.AutoMarkedPaid}
+			for _, rs := range res.Restocked {
+				resp.Restocked = append(resp.Restocked, restockResponse{VariantID: rs.VariantID, Quantity: rs.Quantity})
+			}
+			return ok(resp), nil
+		})
+	}
+}
+
+// handleStorefrontProof takes a buyer's payment proof (multipart `file`)
+// for an order, opened by the X-Order-Token handed out at checkout. A wrong
+// store, order or token is the same 404, so nothing can be probed. The
+// worker hashes the image afterwards.
+func (s *Server) handleStorefrontProof() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		orderID, err := pathUUID(r, "order_id")
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		store, err := s.db.FindStoreBySubdomain(r.Context(), chi.URLParam(r, "subdomain"))
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		token := r.Header.Get("X-Order-Token")
+		valid, err := s.db.OrderTokenValid(r.Context(), store.ID, orderID, token)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		if token == "" || !valid {
+			s.writeError(w, r, errNotFound)
+			return
+		}
+		up, err := readUpload(r)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		proofID := storage.NewID()
+		key, contentType, err := s.storeProofImage(r.Context(), store.ID, proofID, up.file)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		var proof storage.PaymentProof
+		err = s.db.InTx(r.Context(), func(tx *storage.Tx) error {
+			proof, err = tx.CreatePaymentProof(r.Context(), storage.NewProof{ID: proofID, StoreID: store.ID, OrderID: orderID,
+				ImageKey: key, ContentType: contentType})
+			return err
+		})
+		if err != nil {
+			_ = s.blob.RemovePrefix(context.WithoutCancel(r.Context()), key)
+			s.writeError(w, r, err)
+			return
+		}
+		// The buyer sees the proof's state, not the merchant's review data.
+		respond(w, http.StatusCreated, map[string]any{"id": proof.ID, "order_id": proof.OrderID, "status": proof.Status,
+			"created_at": proof.CreatedAt.UTC()})
+	}
+}

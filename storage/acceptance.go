@@ -1,0 +1,146 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/google/uuid"
+)
+
+// AcceptedLine is how many pieces of one line the customer kept.
+type AcceptedLine struct {
+	LineID           uuid.UUID
+	AcceptedQuantity int
+}
+
+// Restock is what went back on the shelf.
+type Restock struct {
+	VariantID uuid.UUID
+	Quantity  int
+}
+
+// PartialAcceptance is the outcome of a delivery the customer partly refused.
+type PartialAcceptance struct {
+	Order          Order
+	CollectedTotal int64
+	Restocked      []Restock
+	RefundDue      int64
+	AutoMarkedPaid bool
+}
+
+// partialFrom are the states a delivery can be partly accepted in.
+var partialFrom = []string{OrderConfirmed, OrderProcessing, OrderReadyToShip, OrderShipped}
+
+// AcceptedValue is what the kept pieces are worth: the accepted line totals
+// plus shipping, less the discount, never below zero (decisions §10).
+func AcceptedValue(lines []OrderLine, accepted map[uuid.UUID]int, shippingFee, discount int64) int64 {
+	var value int64
+	for _, l := range lines {
+		kept, listed := accepted[l.ID]
+		if !listed {
+			kept = l.Quantity - l.ReturnedQuantity
+		}
+		value += int64(kept) * l.UnitPrice
+	}
+	return max(value+shippingFee-discount, 0)
+}
+
+// AcceptPartially delivers an order of which the customer kept part, in one
+// transaction: the order becomes DELIVERED, the returned pieces are
+// restocked line by line, a cash-on-delivery order expects (and is marked
+// paid for) the accepted value, and a prepaid order reports the refund due.
+func (tx *Tx) AcceptPartially(ctx context.Context, storeID, orderID uuid.UUID, lines []AcceptedLine, note string, actor *uuid.UUID) (PartialAcceptance, error) {
+	o, err := tx.lockOrder(ctx, storeID, orderID)
+	if err != nil {
+		return PartialAcceptance{}, err
+	}
+	if !slices.Contains(partialFrom, o.Status) {
+		return PartialAcceptance{}, &TransitionError{From: o.Status, To: OrderDelivered, AllowedNext: AllowedNext(o.Status)}
+	}
+	accepted := map[uuid.UUID]int{}
+	byID := map[uuid.UUID]OrderLine{}
+	for _, l := range o.Lines {
+		byID[l.ID] = l
+	}
+	for i, a := range lines {
+		l, ok := byID[a.LineID]
+		if !ok {
+			return PartialAcceptance{}, &InvalidError{Field: fmt.Sprintf("lines[%d].line_id", i), Code: "not_found", Message: "is not a line of this order"}
+		}
+		if a.AcceptedQuantity > l.Quantity-l.ReturnedQuantity {
+			return PartialAcceptance{}, &InvalidError{Field: fmt.Sprintf("lines[%d].accepted_quantity", i), Code: "out_of_range",
+				Message: fmt.Sprintf("must be between 0 and %d", l.Quantity-l.ReturnedQuantity)}
+		}
+		accepted[a.LineID] = a.AcceptedQuantity
+	}
+	result := PartialAcceptance{Restocked: []Restock{}}
+	anyReturned := false
+	for i, l := range o.Lines {
+		kept, listed := accepted[l.ID]
+		if !listed {
+			continue
+		}
+		returned := l.Quantity - l.ReturnedQuantity - kept
+		if returned == 0 {
+			continue
+		}
+		anyReturned = true
+		o.Lines[i].ReturnedQuantity += returned
+		if _, err := tx.tx.Exec(ctx, `UPDATE order_lines SET returned_quantity = $4 WHERE store_id = $1 AND order_id = $2 AND id = $3`,
+			storeID, orderID, l.ID, o.Lines[i].ReturnedQuantity); err != nil {
+			return PartialAcceptance{}, fmt.Errorf("record returned pieces: %w", err)
+		}
+		if l.VariantID != nil {
+			if _, err := tx.tx.Exec(ctx, `UPDATE variants SET quantity = quantity + $3 WHERE store_id = $1 AND id = $2`,
+				storeID, *l.VariantID, returned); err != nil {
+				return PartialAcceptance{}, fmt.Errorf("restock: %w", err)
+			}
+			result.Restocked = append(result.Restocked, Restock{VariantID: *l.VariantID, Quantity: returned})
+		}
+	}
+	value := AcceptedValue(o.Lines, map[uuid.UUID]int{}, o.ShippingFee, o.Discount)
+
+	from := o.Status
+	o.Status, o.FulfillmentStatus = OrderDelivered, "delivered"
+	if anyReturned {
+		o.FulfillmentStatus = "partially_delivered"
+	}
+	if _, err := tx.ResolveAutopilotExceptions(ctx, storeID, orderID); err != nil {
+		return PartialAcceptance{}, err
+	}
+	if _, err := tx.tx.Exec(ctx, `UPDATE orders SET status = $3, fulfillment_status = $4 WHERE store_id = $1 AND id = $2`,
+		storeID, orderID, o.Status, o.FulfillmentStatus); err != nil {
+		return PartialAcceptance{}, fmt.Errorf("deliver order: %w", err)
+	}
+	if err := tx.countStatus(ctx, storeID, from, o.Status); err != nil {
+		return PartialAcceptance{}, err
+	}
+
+	wasPaid := o.PaymentStatus == "paid"
+	if o.PaymentMethod == "cod" {
+		o.CollectedTotal, o.CollectibleTotal = value, value
+		o.RefundDue = max(o.PaidTotal-value, 0)
+		if !wasPaid {
+			if err := tx.credit(ctx, &o, "partial_acceptance", nil, o.BalanceDue(), actor); err != nil {
+				return PartialAcceptance{}, err
+			}
+		}
+	} else {
+		o.CollectedTotal = 0
+		o.RefundDue = max(o.PaidTotal-value, 0)
+	}
+	if err := tx.addActivity(ctx, o, "status_changed", note, map[string]any{"from": from, "to": o.Status, "partial_acceptance": true,
+		"accepted_value": value, "restocked": result.Restocked}, actor); err != nil {
+		return PartialAcceptance{}, err
+	}
+	if err := tx.emitOrder(ctx, EventOrderStatusChanged, o, &from); err != nil {
+		return PartialAcceptance{}, err
+	}
+	if err := tx.settlePayment(ctx, &o, "partial_acceptance", actor); err != nil {
+		return PartialAcceptance{}, err
+	}
+	result.AutoMarkedPaid = !wasPaid && o.PaymentStatus == "paid"
+	result.Order, result.CollectedTotal, result.RefundDue = o, o.CollectedTotal, o.RefundDue
+	return result, nil
+}

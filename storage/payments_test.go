@@ -1,0 +1,111 @@
+package storage
+
+import (
+	"math/bits"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+)
+
+func TestPaymentStatusFor(t *testing.T) {
+	awaiting, rejected := ProofAwaitingReview, ProofRejected
+	for _, tc := range []struct {
+		name        string
+		current     string
+		paid, due   int64
+		latestProof *string
+		want        string
+	}{
+		{"nothing paid", "pending", 0, 49000, nil, "pending"},
+		{"part paid", "pending", 20000, 49000, nil, "partially_paid"},
+		{"exactly covered", "partially_paid", 49000, 49000, nil, "paid"},
+		{"over-covered after partial acceptance lowered the total", "paid", 49000, 45000, nil, "paid"},
+		{"a proof waits", "pending", 0, 49000, &awaiting, "awaiting_review"},
+		{"a proof waits on a part-paid order", "partially_paid", 100, 49000, &awaiting, "awaiting_review"},
+		{"the latest proof was rejected", "awaiting_review", 0, 49000, &rejected, "pending"},
+		{"paid beats a waiting proof", "awaiting_review", 49000, 49000, &awaiting, "paid"},
+		{"nothing to collect is not paid by itself", "pending", 0, 0, nil, "pending"},
+		{"nothing to collect stays paid once marked", "paid", 0, 0, nil, "paid"},
+		{"unmarked: back to pending", "pending", 0, 49000, nil, "pending"},
+		{"refund states are kept", "refunded", 0, 49000, nil, "refunded"},
+		{"partial refund kept", "partially_refunded", 49000, 49000, nil, "partially_refunded"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.want, PaymentStatusFor(tc.current, tc.paid, tc.due, tc.latestProof))
+		})
+	}
+}
+
+func TestCommissionRoundsHalfUp(t *testing.T) {
+	for _, tc := range []struct {
+		amount int64
+		bps    int
+		want   int64
+	}{
+		{49000, 100, 490},
+		{49050, 100, 491}, // 490.5 → 491
+		{49049, 100, 490}, // 490.49 → 490
+		{1, 100, 0},
+		{50, 100, 1}, // 0.5 → 1
+		{123456, 250, 3086},
+		{0, 100, 0},
+		{99999, 0, 0},
+		{100, 10000, 100},
+	} {
+		require.Equal(t, tc.want, Commission(tc.amount, tc.bps), "%d at %d bps", tc.amount, tc.bps)
+	}
+}
+
+func TestAcceptedValue(t *testing.T) {
+	a, b := uuid.New(), uuid.New()
+	lines := []OrderLine{{ID: a, Quantity: 3, UnitPrice: 45000}, {ID: b, Quantity: 2, UnitPrice: 1000, ReturnedQuantity: 1}}
+	for _, tc := range []struct {
+		name     string
+		accepted map[uuid.UUID]int
+		ship     int64
+		discount int64
+		want     int64
+	}{
+		{"all kept (b already had one back)", map[uuid.UUID]int{}, 5000, 1000, 3*45000 + 1000 + 5000 - 1000},
+		{"one of a kept", map[uuid.UUID]int{a: 1}, 5000, 1000, 45000 + 1000 + 5000 - 1000},
+		{"nothing kept, shipping still owed", map[uuid.UUID]int{a: 0, b: 0}, 5000, 0, 5000},
+		{"discount larger than what is kept", map[uuid.UUID]int{a: 0, b: 0}, 0, 9000, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.want, AcceptedValue(lines, tc.accepted, tc.ship, tc.discount))
+		})
+	}
+}
+
+// Multi-index hashing is exact only if every hash within distance 8 shares
+// a band within distance 2: check it on random hashes and their neighbours.
+func TestBandsFindEveryHashWithinEight(t *testing.T) {
+	require.Len(t, bandNeighbours(0xBEEF, 2), 1+16+120)
+	seen := map[int32]bool{}
+	for _, v := range bandNeighbours(0xBEEF, 2) {
+		require.False(t, seen[v], "no value twice")
+		seen[v] = true
+		require.LessOrEqual(t, bits.OnesCount32(uint32(v^0xBEEF)), 2)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 2000 {
+		q := rng.Uint64()
+		near := q
+		for range rng.IntN(SimilarDistance + 1) {
+			near ^= 1 << rng.IntN(64)
+		}
+		qb, nb := bandsOf(q), bandsOf(near)
+		found := false
+		for i := range bandCount {
+			for _, v := range bandNeighbours(qb[i], bandRadius) {
+				if v == nb[i] {
+					found = true
+				}
+			}
+		}
+		require.True(t, found, "%016x vs %016x (distance %d)", q, near, bits.OnesCount64(q^near))
+	}
+	require.Equal(t, [4]int32{0xFFFF, 0, 0x1234, 0xABCD}, bandsOf(0xFFFF00001234ABCD))
+}
