@@ -21,7 +21,7 @@ test: deps
 	go vet ./...
 	go run ./cmd/svc testenv -- go test $(GO_TEST_FLAGS) ./...
 
-## bench: the catalog list benchmark (docs/benchmarks.md).
+## bench: every benchmark of docs/benchmarks.md (-suite narrows it; see cmd/bench).
 bench: deps
 	go run ./cmd/svc testenv -- go run ./cmd/bench -out docs/benchmarks.md
 

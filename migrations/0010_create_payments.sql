@@ -36,12 +36,12 @@ CREATE TABLE payment_proofs (
     image_key           text NOT NULL,
     content_type        text NOT NULL,
     perceptual_hash     bigint,
-    -- Multi-index hashing: the hash's four 16-bit bands, each indexed. Two
-    -- hashes within distance 8 agree within distance 2 on at least one band.
-    band0               int GENERATED ALWAYS AS ((perceptual_hash >> 48) & 65535) STORED,
-    band1               int GENERATED ALWAYS AS ((perceptual_hash >> 32) & 65535) STORED,
-    band2               int GENERATED ALWAYS AS ((perceptual_hash >> 16) & 65535) STORED,
-    band3               int GENERATED ALWAYS AS (perceptual_hash & 65535) STORED,
+    -- Multi-index hashing: the hash cut into three bands of 21, 21 and 22
+    -- bits, each indexed. Two hashes within distance 8 agree within
+    -- distance 2 on at least one band (3 bands × 3 bits would be 9).
+    band0               int GENERATED ALWAYS AS ((perceptual_hash >> 43) & 2097151) STORED,
+    band1               int GENERATED ALWAYS AS ((perceptual_hash >> 22) & 2097151) STORED,
+    band2               int GENERATED ALWAYS AS (perceptual_hash & 4194303) STORED,
     duplicate_suspected boolean NOT NULL DEFAULT false,
     duplicate_of        uuid,
     reason              text,
@@ -58,7 +58,6 @@ CREATE INDEX payment_proofs_order_idx ON payment_proofs (store_id, order_id, cre
 CREATE INDEX payment_proofs_band0_idx ON payment_proofs (store_id, band0) INCLUDE (perceptual_hash, created_at) WHERE perceptual_hash IS NOT NULL;
 CREATE INDEX payment_proofs_band1_idx ON payment_proofs (store_id, band1) INCLUDE (perceptual_hash, created_at) WHERE perceptual_hash IS NOT NULL;
 CREATE INDEX payment_proofs_band2_idx ON payment_proofs (store_id, band2) INCLUDE (perceptual_hash, created_at) WHERE perceptual_hash IS NOT NULL;
-CREATE INDEX payment_proofs_band3_idx ON payment_proofs (store_id, band3) INCLUDE (perceptual_hash, created_at) WHERE perceptual_hash IS NOT NULL;
 CREATE INDEX payment_proofs_unhashed_idx ON payment_proofs (created_at) WHERE hash_started_at IS NULL AND kind = 'proof';
 
 -- Every amount credited to an order, and how it ended. paid_total on the

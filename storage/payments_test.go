@@ -82,15 +82,17 @@ func TestAcceptedValue(t *testing.T) {
 // Multi-index hashing is exact only if every hash within distance 8 shares
 // a band within distance 2: check it on random hashes and their neighbours.
 func TestBandsFindEveryHashWithinEight(t *testing.T) {
-	require.Len(t, bandNeighbours(0xBEEF, 2), 1+16+120)
+	require.Len(t, bandNeighbours(0xBEEF, 21, 2), 1+21+210)
+	require.Len(t, bandNeighbours(0xBEEF, 22, 2), 1+22+231)
 	seen := map[int32]bool{}
-	for _, v := range bandNeighbours(0xBEEF, 2) {
+	for _, v := range bandNeighbours(0xBEEF, 21, 2) {
 		require.False(t, seen[v], "no value twice")
 		seen[v] = true
 		require.LessOrEqual(t, bits.OnesCount32(uint32(v^0xBEEF)), 2)
+		require.Less(t, v, int32(1<<21))
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
-	for range 2000 {
+	for range 5000 {
 		q := rng.Uint64()
 		near := q
 		for range rng.IntN(SimilarDistance + 1) {
@@ -98,8 +100,8 @@ func TestBandsFindEveryHashWithinEight(t *testing.T) {
 		}
 		qb, nb := bandsOf(q), bandsOf(near)
 		found := false
-		for i := range bandCount {
-			for _, v := range bandNeighbours(qb[i], bandRadius) {
+		for i := range bandWidths {
+			for _, v := range bandNeighbours(qb[i], bandWidths[i], bandRadius) {
 				if v == nb[i] {
 					found = true
 				}
@@ -107,5 +109,11 @@ func TestBandsFindEveryHashWithinEight(t *testing.T) {
 		}
 		require.True(t, found, "%016x vs %016x (distance %d)", q, near, bits.OnesCount64(q^near))
 	}
-	require.Equal(t, [4]int32{0xFFFF, 0, 0x1234, 0xABCD}, bandsOf(0xFFFF00001234ABCD))
+	// A hash 9 bits away, 3 in each band, is out of reach: the radius is tight.
+	far := uint64(0b111)<<43 | uint64(0b111)<<22 | 0b111
+	qb, fb := bandsOf(0), bandsOf(far)
+	for i := range bandWidths {
+		require.NotContains(t, bandNeighbours(qb[i], bandWidths[i], bandRadius), fb[i])
+	}
+	require.Equal(t, [3]int32{0x1FFFFF, 0, 0x3FFFFF}, bandsOf(0xFFFFF80000_3FFFFF))
 }

@@ -11,37 +11,43 @@ import (
 )
 
 // Proofs are searched by perceptual hash with multi-index hashing (Norouzi,
-// Punjani and Fleet): the 64-bit hash is cut into four 16-bit bands, each
-// indexed with (store_id, band). If two hashes differ in at most 8 bits, one
-// band differs in at most 8/4 = 2 of them, so the candidates are the rows
-// whose band equals one of the 1 + 16 + 120 = 137 values within 2 bits of
-// the query's band, in any of the four bands. Each band index carries the
-// hash and the creation time, so the exact distance and the 90-day window
-// are checked inside the index (an index-only scan) before any row is read.
-const (
-	bandCount  = 4
-	bandBits   = 16
-	bandRadius = SimilarDistance / bandCount
-)
+// Punjani and Fleet): the 64-bit hash is cut into three bands of 21, 21 and
+// 22 bits, each indexed with (store_id, band). If two hashes differ in at
+// most 8 bits, one band differs in at most 2 of them (three bands differing
+// in 3 or more would make 9), so the candidates are the rows whose band
+// equals one of the values within 2 bits of the query's band: 232 + 232 +
+// 254 index probes. Bands this wide make a probe match about N/2²¹ rows, so
+// a million proofs give a few hundred candidates rather than the ~8,000 of
+// four 16-bit bands. Each band index carries the hash and the creation
+// time, so the exact distance and the 90-day window are checked inside the
+// index (an index-only scan) before any row is read.
+var bandWidths = [...]int{21, 21, 22}
 
-// bandsOf splits a hash into its four bands, most significant first.
-func bandsOf(hash uint64) [bandCount]int32 {
-	var b [bandCount]int32
-	for i := range bandCount {
-		b[i] = int32(hash >> (bandBits * (bandCount - 1 - i)) & (1<<bandBits - 1))
+const bandRadius = 2
+
+// bandsOf splits a hash into its bands, most significant first.
+func bandsOf(hash uint64) [len(bandWidths)]int32 {
+	var (
+		out   [len(bandWidths)]int32
+		shift = 64
+	)
+	for i, w := range bandWidths {
+		shift -= w
+		out[i] = int32(hash >> shift & (1<<w - 1))
 	}
-	return b
+	return out
 }
 
-// bandNeighbours lists every band value within radius bits of band.
-func bandNeighbours(band int32, radius int) []int32 {
+// bandNeighbours lists every value of a width-bit band within radius bits
+// of band.
+func bandNeighbours(band int32, width, radius int) []int32 {
 	out := []int32{band}
 	var walk func(value int32, from, left int)
 	walk = func(value int32, from, left int) {
 		if left == 0 {
 			return
 		}
-		for bit := from; bit < bandBits; bit++ {
+		for bit := from; bit < width; bit++ {
 			flipped := value ^ (1 << bit)
 			out = append(out, flipped)
 			walk(flipped, bit+1, left-1)
@@ -59,12 +65,10 @@ const similarQuery = `WITH candidates AS (
 		UNION SELECT id FROM payment_proofs WHERE store_id = $1 AND band1 = ANY ($6) AND perceptual_hash IS NOT NULL
 			AND created_at >= $3 AND bit_count((perceptual_hash # $2)::bit(64)) <= $4
 		UNION SELECT id FROM payment_proofs WHERE store_id = $1 AND band2 = ANY ($7) AND perceptual_hash IS NOT NULL
-			AND created_at >= $3 AND bit_count((perceptual_hash # $2)::bit(64)) <= $4
-		UNION SELECT id FROM payment_proofs WHERE store_id = $1 AND band3 = ANY ($8) AND perceptual_hash IS NOT NULL
 			AND created_at >= $3 AND bit_count((perceptual_hash # $2)::bit(64)) <= $4)
 	SELECT ` + proofColumns + `, bit_count((perceptual_hash # $2)::bit(64))::int AS distance
-	FROM payment_proofs WHERE store_id = $1 AND id IN (SELECT id FROM candidates) AND id <> $9
-	ORDER BY distance, created_at DESC, id DESC LIMIT $10`
+	FROM payment_proofs WHERE store_id = $1 AND id IN (SELECT id FROM candidates) AND id <> $8
+	ORDER BY distance, created_at DESC, id DESC LIMIT $9`
 
 // scanQuery is the same search without the band indexes: every hashed proof
 // of the store in the window. The benchmark's baseline.
@@ -74,12 +78,12 @@ const scanQuery = `SELECT ` + proofColumns + `, bit_count((perceptual_hash # $2)
 	ORDER BY distance, created_at DESC, id DESC LIMIT $6`
 
 func (r reader) nearProofs(ctx context.Context, storeID, exclude uuid.UUID, hash uint64, since time.Time, maxDistance, limit int) ([]PaymentProof, error) {
-	if maxDistance > SimilarDistance {
+	if maxDistance > len(bandWidths)*(bandRadius+1)-1 {
 		return nil, fmt.Errorf("search radius %d is beyond the band indexes' %d", maxDistance, SimilarDistance)
 	}
 	args := []any{storeID, int64(hash), since, maxDistance}
-	for _, band := range bandsOf(hash) {
-		args = append(args, bandNeighbours(band, bandRadius))
+	for i, band := range bandsOf(hash) {
+		args = append(args, bandNeighbours(band, bandWidths[i], bandRadius))
 	}
 	args = append(args, exclude, limit)
 	return r.collectNear(ctx, similarQuery, args)

@@ -39,13 +39,15 @@ func main() {
 		tokens      = flag.Int("tokens", 1000, "tokens the load is spread over (300 requests/min each)")
 		products    = flag.Int("products", 10000, "products in the store")
 		rate        = flag.Int("rate", 300, "requests per second in the latency run")
-		suite       = flag.String("suite", "all", "catalog, webhooks, images, import, orders or all")
+		suite       = flag.String("suite", "all", "catalog, webhooks, images, import, orders, proofs or all")
 		seedOrders  = flag.Int("seed-orders", 1_000_000, "orders in the store for the order list benchmark")
 		imageChildF = flag.String("image-child", "", "internal: process one image file and exit")
 		importRows  = flag.Int("import-rows", 40000, "rows in the import benchmark's CSV")
 		events      = flag.Int("events", 1000, "webhook events per run")
 		subs        = flag.Int("subscriptions", 3, "webhook subscriptions receiving every event")
 		eventRate   = flag.Int("event-rate", 120, "events per second in the paced webhook run")
+		proofCount  = flag.Int("proofs", 1_000_000, "hashed payment proofs in the store for the similar-search benchmark")
+		proofQuery  = flag.Int("proof-queries", 2000, "similar searches timed")
 	)
 	flag.Parse()
 	if *imageChildF != "" {
@@ -91,6 +93,16 @@ func main() {
 		fmt.Print(report)
 		if *out != "" {
 			fail(replaceSection(*out, "orders", report))
+		}
+	}
+	if *suite == "proofs" || *suite == "all" {
+		dbURL, err := createDatabase(ctx, admin, template, "bench_proofs")
+		fail(err)
+		report, err := runProofBench(ctx, dbURL, *proofCount, *proofQuery)
+		fail(err)
+		fmt.Print(report)
+		if *out != "" {
+			fail(replaceSection(*out, "proofs", report))
 		}
 	}
 	if *suite == "webhooks" || *suite == "all" {
