@@ -618,6 +618,15 @@ func TestPartialAcceptance(t *testing.T) {
 	require.EqualValues(t, 45000, resp.data()["order"].(map[string]any)["refund_due"])
 	require.Len(t, h.events(s.m.storeID, "order.paid"), 2, "only the mark-paid")
 
+	// Prepaid but not yet paid: only the kept pieces remain to be paid.
+	unpaid := h.placeOrder(s, "mobile_wallet", 3)
+	advance(unpaid["id"].(string), "CONFIRMED")
+	resp = accept(unpaid["id"].(string), map[string]any{"lines": []map[string]any{{"line_id": unpaid["lines"].([]any)[0].(map[string]any)["id"], "accepted_quantity": 1}}})
+	require.Equal(t, http.StatusOK, resp.Status, string(resp.Raw))
+	require.EqualValues(t, 0, resp.data()["refund_due"])
+	require.EqualValues(t, 49000, resp.data()["order"].(map[string]any)["balance_due"])
+	require.Equal(t, "pending", resp.data()["order"].(map[string]any)["payment_status"])
+
 	// Lines not listed are accepted whole.
 	whole := h.placeOrder(s, "cod", 2)
 	advance(whole["id"].(string), "CONFIRMED")

@@ -127,7 +127,12 @@ func (tx *Tx) AcceptPartially(ctx context.Context, storeID, orderID uuid.UUID, l
 			}
 		}
 	} else {
+		// Prepaid: no cash at the door. Paid in full, the difference is due
+		// back; not yet paid, only the kept pieces remain to be paid.
 		o.CollectedTotal = 0
+		if !wasPaid {
+			o.CollectibleTotal = value
+		}
 		o.RefundDue = max(o.PaidTotal-value, 0)
 	}
 	if err := tx.addActivity(ctx, o, "status_changed", note, map[string]any{"from": from, "to": o.Status, "partial_acceptance": true,
