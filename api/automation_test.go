@@ -313,7 +313,7 @@ func TestStoreSettings(t *testing.T) {
 	got := h.do(request{method: "GET", path: storePath(s.m.storeID, "/settings"), auth: bearer(s.token)})
 	require.Equal(t, http.StatusOK, got.Status)
 	require.Equal(t, map[string]any{"name": "Store settings", "default_language": "ar", "auto_create_shipment": false,
-		"chat_confirmations": true, "confirm_in_chat": false, "e_invoicing": false,
+		"chat_confirmations": true, "confirm_in_chat": false, "e_invoicing": false, "abandonment_threshold_minutes": float64(60),
 		"chat_templates_approved": []any{"order_confirmation", "order_confirmation_request"}}, got.data())
 	changed := h.settings(s, map[string]any{"confirm_in_chat": true, "name": "متجر الإعدادات"})
 	require.Equal(t, true, changed.data()["confirm_in_chat"])
@@ -323,6 +323,13 @@ func TestStoreSettings(t *testing.T) {
 		body: map[string]any{"default_language": "fr", "chat_templates_approved": []string{"promo"}, "confirm_in_chat": nil}})
 	require.Equal(t, http.StatusUnprocessableEntity, bad.Status)
 	require.ElementsMatch(t, []string{"default_language", "chat_templates_approved[0]", "confirm_in_chat"}, bad.fieldNames())
+	for _, minutes := range []int{4, 2881} {
+		resp := h.do(request{method: "PATCH", path: storePath(s.m.storeID, "/settings"), auth: bearer(s.token),
+			body: map[string]any{"abandonment_threshold_minutes": minutes}})
+		require.Equal(t, http.StatusUnprocessableEntity, resp.Status)
+		require.Equal(t, []string{"abandonment_threshold_minutes"}, resp.fieldNames())
+	}
+	require.EqualValues(t, 30, h.settings(s, map[string]any{"abandonment_threshold_minutes": 30}).data()["abandonment_threshold_minutes"])
 	readOnly := h.pat(s.m, "settings:read")
 	require.Equal(t, http.StatusForbidden, h.do(request{method: "PATCH", path: storePath(s.m.storeID, "/settings"), auth: bearer(readOnly),
 		body: map[string]any{"confirm_in_chat": false}}).Status)

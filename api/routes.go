@@ -32,6 +32,12 @@ func (s *Server) routes() *chi.Mux {
 		// per client address instead.
 		r.Route("/storefront/{subdomain}", func(r chi.Router) {
 			r.Use(s.storefrontRateLimit)
+			r.Get("/products", s.handleStorefrontProducts())
+			r.Get("/products/{product_id}", s.handleStorefrontProduct())
+			r.Post("/carts", s.handleCreateCart())
+			r.Get("/carts/{cart_id}", s.handleGetCart())
+			r.Put("/carts/{cart_id}", s.handleUpdateCart())
+			r.Post("/carts/{cart_id}/checkout", s.handleCheckout())
 			r.Post("/orders/{order_id}/payment-proofs", s.handleStorefrontProof())
 		})
 
@@ -99,6 +105,13 @@ func (s *Server) routes() *chi.Mux {
 				r.With(ordersWrite).Post("/{order_id}/partial-acceptance", s.handlePartialAcceptance())
 				r.With(ordersWrite).Post("/{order_id}/payments", s.handleRecordPayment())
 				r.With(ordersRead).Get("/{order_id}/payment-proofs", s.handleListProofs())
+			})
+			r.Route("/abandoned-checkouts", func(r chi.Router) {
+				r.With(ordersRead).Get("/summary", s.handleCheckoutSummary())
+				r.With(ordersRead).Get("/", s.handleListCheckouts())
+				r.With(ordersRead).Get("/{checkout_id}", s.handleGetCheckout())
+				r.With(ordersWrite).Post("/{checkout_id}/send-recovery-email", s.handleSendRecoveryEmail())
+				r.With(ordersWrite).Post("/{checkout_id}/mark-recovered", s.handleMarkRecovered())
 			})
 			// Reviewing proofs and undoing payments are settings scopes (spec §4.3).
 			r.Route("/payment-proofs/{proof_id}", func(r chi.Router) {

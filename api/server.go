@@ -33,6 +33,10 @@ type Config struct {
 	SecureCookies bool
 	BaseURL       string
 	MerchantURL   string
+	// StorefrontURL is the buyer-facing shop, with {subdomain} in it; recovery
+	// emails link to {StorefrontURL}/cart/{cart_id}?token=… (default
+	// {BaseURL}/storefront/{subdomain}).
+	StorefrontURL string
 	TaskQueue     string
 	// WebhookGuard validates subscription URLs (decisions §7).
 	WebhookGuard webhook.Guard
@@ -70,6 +74,9 @@ func NewServer(cfg Config, db *storage.DB, temporal client.Client, blobStore *bl
 	}
 	if cfg.TaskQueue == "" {
 		cfg.TaskQueue = "svc"
+	}
+	if cfg.StorefrontURL == "" {
+		cfg.StorefrontURL = cfg.BaseURL + "/storefront/{subdomain}"
 	}
 	if cfg.ImageWait == 0 {
 		cfg.ImageWait = 20 * time.Second

@@ -19,12 +19,13 @@ type settingsResponse struct {
 	ConfirmInChat         bool     `json:"confirm_in_chat"`
 	ChatTemplatesApproved []string `json:"chat_templates_approved"`
 	EInvoicing            bool     `json:"e_invoicing"`
+	AbandonmentMinutes    int      `json:"abandonment_threshold_minutes"`
 }
 
 func newSettingsResponse(s storage.StoreSettings) settingsResponse {
 	return settingsResponse{Name: s.Name, DefaultLanguage: s.DefaultLanguage, AutoCreateShipment: s.AutoCreateShipment,
 		ChatConfirmations: s.ChatConfirmations, ConfirmInChat: s.ConfirmInChat, ChatTemplatesApproved: orEmpty(s.ChatTemplatesApproved),
-		EInvoicing: s.EInvoicing}
+		EInvoicing: s.EInvoicing, AbandonmentMinutes: s.AbandonmentMinutes}
 }
 
 func (s *Server) handleGetSettings() http.HandlerFunc {
@@ -46,6 +47,7 @@ type updateSettingsRequest struct {
 	ConfirmInChat         optional[bool]     `json:"confirm_in_chat"`
 	ChatTemplatesApproved optional[[]string] `json:"chat_templates_approved"`
 	EInvoicing            optional[bool]     `json:"e_invoicing"`
+	AbandonmentMinutes    optional[int]      `json:"abandonment_threshold_minutes"`
 }
 
 func (req updateSettingsRequest) Valid() []fieldError {
@@ -60,6 +62,12 @@ func (req updateSettingsRequest) Valid() []fieldError {
 	notNull(&c, "chat_confirmations", req.ChatConfirmations)
 	notNull(&c, "confirm_in_chat", req.ConfirmInChat)
 	notNull(&c, "e_invoicing", req.EInvoicing)
+	if notNull(&c, "abandonment_threshold_minutes", req.AbandonmentMinutes) {
+		v := req.AbandonmentMinutes.Value
+		if v < storage.MinAbandonmentMinutes || v > storage.MaxAbandonmentMinutes {
+			c.add("abandonment_threshold_minutes", "out_of_range", "must be between 5 and 2880")
+		}
+	}
 	if notNull(&c, "chat_templates_approved", req.ChatTemplatesApproved) {
 		for i, t := range req.ChatTemplatesApproved.Value {
 			if !slices.Contains(chatTemplates, t) {
@@ -95,6 +103,9 @@ func (s *Server) handleUpdateSettings() http.HandlerFunc {
 		}
 		if req.ConfirmInChat.Set {
 			upd.ConfirmInChat = &req.ConfirmInChat.Value
+		}
+		if req.AbandonmentMinutes.Set {
+			upd.AbandonmentMinutes = &req.AbandonmentMinutes.Value
 		}
 		if req.EInvoicing.Set {
 			upd.EInvoicing = &req.EInvoicing.Value

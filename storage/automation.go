@@ -208,15 +208,16 @@ type StoreSettings struct {
 	DefaultLanguage       string
 	Name                  string
 	EInvoicing            bool
+	AbandonmentMinutes    int
 }
 
 // FindStoreSettings reads a store's automation switches.
 func (r reader) FindStoreSettings(ctx context.Context, storeID uuid.UUID) (StoreSettings, error) {
 	var s StoreSettings
 	err := r.q.QueryRow(ctx, `SELECT auto_create_shipment, chat_confirmations, confirm_in_chat, chat_templates_approved, default_language, name,
-			e_invoicing
+			e_invoicing, abandonment_threshold_minutes
 		FROM stores WHERE id = $1`, storeID).Scan(&s.AutoCreateShipment, &s.ChatConfirmations, &s.ConfirmInChat,
-		&s.ChatTemplatesApproved, &s.DefaultLanguage, &s.Name, &s.EInvoicing)
+		&s.ChatTemplatesApproved, &s.DefaultLanguage, &s.Name, &s.EInvoicing, &s.AbandonmentMinutes)
 	if err != nil {
 		return StoreSettings{}, notFoundIfNoRows(err, "find store settings")
 	}
@@ -300,6 +301,7 @@ type StoreSettingsUpdate struct {
 	ConfirmInChat         *bool
 	ChatTemplatesApproved []string // nil leaves them
 	EInvoicing            *bool
+	AbandonmentMinutes    *int
 }
 
 // UpdateStoreSettings applies a partial update and returns the settings.
@@ -307,9 +309,10 @@ func (tx *Tx) UpdateStoreSettings(ctx context.Context, storeID uuid.UUID, upd St
 	_, err := tx.tx.Exec(ctx, `UPDATE stores SET name = COALESCE($2, name), default_language = COALESCE($3, default_language),
 			auto_create_shipment = COALESCE($4, auto_create_shipment), chat_confirmations = COALESCE($5, chat_confirmations),
 			confirm_in_chat = COALESCE($6, confirm_in_chat), chat_templates_approved = COALESCE($7, chat_templates_approved),
-			e_invoicing = COALESCE($9, e_invoicing), updated_at = $8
+			e_invoicing = COALESCE($9, e_invoicing), abandonment_threshold_minutes = COALESCE($10, abandonment_threshold_minutes),
+			updated_at = $8
 		WHERE id = $1`, storeID, upd.Name, upd.DefaultLanguage, upd.AutoCreateShipment, upd.ChatConfirmations, upd.ConfirmInChat,
-		upd.ChatTemplatesApproved, tx.now(), upd.EInvoicing)
+		upd.ChatTemplatesApproved, tx.now(), upd.EInvoicing, upd.AbandonmentMinutes)
 	if err != nil {
 		return StoreSettings{}, fmt.Errorf("update store settings: %w", err)
 	}

@@ -327,6 +327,9 @@ func (tx *Tx) DeleteProduct(ctx context.Context, storeID, id uuid.UUID) (Product
 	}
 	// Variants go with the product (ON DELETE CASCADE).
 	p, err := scanProduct(tx.tx.QueryRow(ctx, `DELETE FROM products WHERE store_id = $1 AND id = $2 RETURNING `+productColumns, storeID, id))
+	if isForeignKeyViolation(err) { // a variant is in an open cart
+		return Product{}, fmt.Errorf("delete product %s: %w", id, ErrVariantInUse)
+	}
 	if err != nil {
 		return Product{}, notFoundIfNoRows(err, "delete product "+id.String())
 	}

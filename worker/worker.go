@@ -2,7 +2,13 @@
 package worker
 
 import (
+	"context"
+	"errors"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
 	sdkworker "go.temporal.io/sdk/worker"
 
 	"github.com/merchantsvc/svc/activities"
@@ -25,6 +31,8 @@ func Register(r sdkworker.Registry, acts *activities.Activities) {
 	r.RegisterWorkflow(workflows.OrderMessage)
 	r.RegisterWorkflow(workflows.PaymentProof)
 	r.RegisterWorkflow(workflows.EInvoiceSync)
+	r.RegisterWorkflow(workflows.AbandonmentSweep)
+	r.RegisterWorkflow(workflows.RecoveryEmail)
 	r.RegisterActivity(acts)
 }
 
@@ -33,4 +41,23 @@ func New(c client.Client, taskQueue string, acts *activities.Activities) sdkwork
 	w := sdkworker.New(c, taskQueue, sdkworker.Options{})
 	Register(w, acts)
 	return w
+}
+
+// EnsureSchedules creates the abandonment sweep's schedule (every 60 s, no
+// overlap) unless it exists; every worker calls it at start.
+func EnsureSchedules(ctx context.Context, c client.Client, taskQueue string) error {
+	_, err := c.ScheduleClient().Create(ctx, client.ScheduleOptions{
+		ID:      workflows.AbandonmentScheduleID,
+		Spec:    client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: time.Minute}}},
+		Overlap: enumspb.SCHEDULE_OVERLAP_POLICY_SKIP,
+		Action: &client.ScheduleWorkflowAction{
+			ID:        workflows.AbandonmentScheduleID,
+			Workflow:  workflows.AbandonmentSweep,
+			TaskQueue: taskQueue,
+		},
+	})
+	if errors.Is(err, temporal.ErrScheduleAlreadyRunning) {
+		return nil
+	}
+	return err
 }

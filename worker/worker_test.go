@@ -5,11 +5,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
 	"github.com/merchantsvc/svc/activities"
 	"github.com/merchantsvc/svc/internal/testenv"
+	"github.com/merchantsvc/svc/storage"
 	"github.com/merchantsvc/svc/worker"
 	"github.com/merchantsvc/svc/workflows"
 )
@@ -35,4 +38,66 @@ func TestPingWorkflowRunsOnWorker(t *testing.T) {
 	require.NoError(t, run.Get(ctx, &result))
 	require.Equal(t, "pong to test", result.Greeting)
 	require.WithinDuration(t, time.Now(), result.DatabaseTime, time.Minute)
+}
+
+// Every worker creates the abandonment schedule at start; a second worker
+// finds it there. Its action is the sweep workflow, every 60 s, never
+// overlapping.
+func TestAbandonmentScheduleIsCreatedOnce(t *testing.T) {
+	c := testenv.Temporal(t)
+	queue := testenv.TaskQueue(t)
+	ctx := context.Background()
+	require.NoError(t, worker.EnsureSchedules(ctx, c, queue))
+	require.NoError(t, worker.EnsureSchedules(ctx, c, queue), "idempotent")
+	desc, err := c.ScheduleClient().GetHandle(ctx, workflows.AbandonmentScheduleID).Describe(ctx)
+	require.NoError(t, err)
+	require.Len(t, desc.Schedule.Spec.Intervals, 1)
+	require.Equal(t, time.Minute, desc.Schedule.Spec.Intervals[0].Every)
+	action, ok := desc.Schedule.Action.(*client.ScheduleWorkflowAction)
+	require.True(t, ok)
+	require.Equal(t, "AbandonmentSweep", action.Workflow)
+	require.Equal(t, enumspb.SCHEDULE_OVERLAP_POLICY_SKIP, desc.Schedule.Policy.Overlap)
+}
+
+// The sweep workflow runs on a worker and marks carts through the real
+// database.
+func TestAbandonmentSweepWorkflow(t *testing.T) {
+	db := testenv.DB(t)
+	c := testenv.Temporal(t)
+	queue := testenv.TaskQueue(t)
+	w := worker.New(c, queue, &activities.Activities{DB: db})
+	require.NoError(t, w.Start())
+	t.Cleanup(w.Stop)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var storeID uuid.UUID
+	require.NoError(t, db.InTx(ctx, func(tx *storage.Tx) error {
+		user := storage.User{Email: "sweep@example.com", PasswordHash: "x", Name: "T"}
+		store := storage.Store{Name: "Sweep", Subdomain: "sweep", Currency: "EGP", DefaultLanguage: "ar"}
+		if err := tx.CreateUserAndStore(ctx, &user, &store); err != nil {
+			return err
+		}
+		storeID = store.ID
+		p := storage.Product{StoreID: store.ID, Name: "Abaya", Price: 45000, Status: "active"}
+		if err := tx.CreateProduct(ctx, &p); err != nil {
+			return err
+		}
+		v := storage.Variant{StoreID: store.ID, ProductID: p.ID, Price: 45000, Quantity: 5}
+		if err := tx.CreateVariant(ctx, &v, true); err != nil {
+			return err
+		}
+		cart, _, err := tx.CreateCart(ctx, store.ID)
+		if err != nil {
+			return err
+		}
+		_, err = tx.UpdateCart(ctx, store.ID, cart.ID, storage.CartUpdate{Lines: []storage.NewOrderLine{{VariantID: v.ID, Quantity: 1}}})
+		return err
+	}))
+	_, err := db.Pool.Exec(ctx, `UPDATE carts SET last_activity_at = now() - interval '61 minutes' WHERE store_id = $1`, storeID)
+	require.NoError(t, err)
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "sweep-" + queue, TaskQueue: queue}, workflows.AbandonmentSweep)
+	require.NoError(t, err)
+	var marked int
+	require.NoError(t, run.Get(ctx, &marked))
+	require.Equal(t, 1, marked)
 }

@@ -10,18 +10,21 @@ import (
 
 // Config is every SVC_ setting. Only this package reads the environment.
 type Config struct {
-	HTTPAddr           string `envconfig:"HTTP_ADDR" default:"127.0.0.1:8080"`
-	DatabaseURL        string `envconfig:"DATABASE_URL"`
-	TemporalAddress    string `envconfig:"TEMPORAL_ADDRESS" default:"127.0.0.1:7233"`
-	TemporalNamespace  string `envconfig:"TEMPORAL_NAMESPACE" default:"default"`
-	TaskQueue          string `envconfig:"TASK_QUEUE" default:"svc"`
-	S3Endpoint         string `envconfig:"S3_ENDPOINT"`
-	S3AccessKey        string `envconfig:"S3_ACCESS_KEY"`
-	S3SecretKey        string `envconfig:"S3_SECRET_KEY"`
-	S3Bucket           string `envconfig:"S3_BUCKET" default:"svc"`
-	S3UseTLS           bool   `envconfig:"S3_USE_TLS" default:"false"`
-	BaseURL            string `envconfig:"BASE_URL"`
-	MerchantURL        string `envconfig:"MERCHANT_URL"`
+	HTTPAddr          string `envconfig:"HTTP_ADDR" default:"127.0.0.1:8080"`
+	DatabaseURL       string `envconfig:"DATABASE_URL"`
+	TemporalAddress   string `envconfig:"TEMPORAL_ADDRESS" default:"127.0.0.1:7233"`
+	TemporalNamespace string `envconfig:"TEMPORAL_NAMESPACE" default:"default"`
+	TaskQueue         string `envconfig:"TASK_QUEUE" default:"svc"`
+	S3Endpoint        string `envconfig:"S3_ENDPOINT"`
+	S3AccessKey       string `envconfig:"S3_ACCESS_KEY"`
+	S3SecretKey       string `envconfig:"S3_SECRET_KEY"`
+	S3Bucket          string `envconfig:"S3_BUCKET" default:"svc"`
+	S3UseTLS          bool   `envconfig:"S3_USE_TLS" default:"false"`
+	BaseURL           string `envconfig:"BASE_URL"`
+	MerchantURL       string `envconfig:"MERCHANT_URL"`
+	// StorefrontURL is the buyer-facing shop with {subdomain} in it, for the
+	// links of recovery emails.
+	StorefrontURL      string `envconfig:"STOREFRONT_URL"`
 	RateLimitPerMinute int    `envconfig:"RATE_LIMIT_PER_MINUTE" default:"300"`
 	SecureCookies      bool   `envconfig:"SECURE_COOKIES" default:"true"`
 	LogLevel           string `envconfig:"LOG_LEVEL" default:"info"`

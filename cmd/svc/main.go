@@ -141,7 +141,7 @@ func connect(ctx context.Context, cfg Config, log *slog.Logger) (deps, error) {
 func apiConfig(cfg Config) api.Config {
 	schedule, _ := cfg.retrySchedule() // checked by loadConfig
 	return api.Config{RateLimitPerMinute: cfg.RateLimitPerMinute, SecureCookies: cfg.SecureCookies,
-		BaseURL: cfg.BaseURL, MerchantURL: cfg.MerchantURL, TaskQueue: cfg.TaskQueue,
+		BaseURL: cfg.BaseURL, MerchantURL: cfg.MerchantURL, StorefrontURL: cfg.StorefrontURL, TaskQueue: cfg.TaskQueue,
 		WebhookGuard: webhook.Guard{AllowPrivate: cfg.WebhookAllowPrivate}, WebhookRetrySchedule: schedule,
 		ChatWebhookSecret: cfg.ChatWebhookSecret}
 }
@@ -167,6 +167,10 @@ func startWorker(ctx context.Context, cfg Config, d deps, log *slog.Logger) (fun
 		EInvoices: &einvoice.HTTP{BaseURL: cfg.EInvoiceURL, Token: cfg.EInvoiceToken, Client: &http.Client{Timeout: 30 * time.Second}}})
 	if err := w.Start(); err != nil {
 		return nil, fmt.Errorf("start worker: %w", err)
+	}
+	if err := worker.EnsureSchedules(ctx, d.temporal, cfg.TaskQueue); err != nil {
+		w.Stop()
+		return nil, fmt.Errorf("create the abandonment schedule: %w", err)
 	}
 	schedule, _ := cfg.retrySchedule()
 	dispatcher := &worker.Dispatcher{DB: d.db, Temporal: d.temporal, TaskQueue: cfg.TaskQueue, Schedule: schedule,

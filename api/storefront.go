@@ -1,0 +1,416 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/google/uuid"
+
+	"github.com/merchantsvc/svc/storage"
+)
+
+// The public storefront (decisions §5): what buyers see and do, without a
+// token. A cart opens only with its X-Cart-Token; a wrong token, cart or
+// store is the same 404, so nothing can be probed.
+
+var errCartCheckedOut = newError(http.StatusConflict, "CART_CHECKED_OUT",
+	"This cart has already been checked out", "تم إتمام الطلب من هذه السلة بالفعل")
+
+// storefrontStore finds the store a storefront path names.
+func (s *Server) storefrontStore(r *http.Request) (storage.Store, error) {
+	store, err := s.db.FindStoreBySubdomain(r.Context(), chi.URLParam(r, "subdomain"))
+	if err != nil {
+		return storage.Store{}, err
+	}
+	if store.LifecycleState == "suspended" || store.LifecycleState == "closed" {
+		return storage.Store{}, errNotFound
+	}
+	return store, nil
+}
+
+// storefrontCart checks the path's cart against its X-Cart-Token.
+func (s *Server) storefrontCart(r *http.Request) (storage.Store, uuid.UUID, error) {
+	store, err := s.storefrontStore(r)
+	if err != nil {
+		return storage.Store{}, uuid.Nil, err
+	}
+	cartID, err := pathUUID(r, "cart_id")
+	if err != nil {
+		return storage.Store{}, uuid.Nil, err
+	}
+	token := r.Header.Get("X-Cart-Token")
+	if token == "" {
+		return storage.Store{}, uuid.Nil, errNotFound
+	}
+	valid, err := s.db.CartTokenValid(r.Context(), store.ID, cartID, token)
+	if err != nil {
+		return storage.Store{}, uuid.Nil, err
+	}
+	if !valid {
+		return storage.Store{}, uuid.Nil, errNotFound
+	}
+	return store, cartID, nil
+}
+
+type storefrontVariant struct {
+	ID        uuid.UUID       `json:"id"`
+	SKU       *string         `json:"sku"`
+	Price     int64           `json:"price"`
+	Options   json.RawMessage `json:"options"`
+	Available bool            `json:"available"`
+}
+
+type storefrontProduct struct {
+	ID          uuid.UUID           `json:"id"`
+	Name        string              `json:"name"`
+	Description string              `json:"description"`
+	Price       int64               `json:"price"`
+	Currency    string              `json:"currency"`
+	Images      json.RawMessage     `json:"images"`
+	Variants    []storefrontVariant `json:"variants,omitempty"`
+}
+
+func newStorefrontProduct(p storage.Product, currency string) storefrontProduct {
+	return storefrontProduct{ID: p.ID, Name: p.Name, Description: p.Description, Price: p.Price, Currency: currency, Images: p.Images}
+}
+
+func (s *Server) handleStorefrontProducts() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		store, err := s.storefrontStore(r)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		q := newQueryParser(r)
+		page, limit := q.page(20)
+		if err := q.err(); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		active := "active"
+		products, total, err := s.db.FindProducts(r.Context(), store.ID, storage.ProductFilter{Status: &active, Search: q.str("search"),
+			Page: storage.Page{Page: page, Limit: limit}})
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		items := make([]storefrontProduct, 0, len(products))
+		for _, p := range products {
+			items = append(items, newStorefrontProduct(p, store.Currency))
+		}
+		respond(w, http.StatusOK, newList(items, page, limit, total))
+	}
+}
+
+func (s *Server) handleStorefrontProduct() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		store, err := s.storefrontStore(r)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		id, err := pathUUID(r, "product_id")
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		p, err := s.db.FindProductByID(r.Context(), store.ID, id)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		if p.Status != "active" {
+			s.writeError(w, r, errNotFound)
+			return
+		}
+		variants, err := s.db.FindVariants(r.Context(), store.ID, id)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		resp := newStorefrontProduct(p, store.Currency)
+		resp.Variants = []storefrontVariant{}
+		for _, v := range variants {
+			resp.Variants = append(resp.Variants, storefrontVariant{ID: v.ID, SKU: v.SKU, Price: v.Price, Options: v.Options, Available: v.Quantity > 0})
+		}
+		respond(w, http.StatusOK, resp)
+	}
+}
+
+type cartLineResponse struct {
+	VariantID uuid.UUID       `json:"variant_id"`
+	ProductID uuid.UUID       `json:"product_id"`
+	Name      string          `json:"name"`
+	SKU       *string         `json:"sku"`
+	Options   json.RawMessage `json:"options"`
+	UnitPrice int64           `json:"unit_price"`
+	Quantity  int             `json:"quantity"`
+	Total     int64           `json:"total"`
+}
+
+// cartResponse is a cart as the buyer sees it; the merchant's checkout view
+// adds the recovery fields.
+type cartResponse struct {
+	ID        uuid.UUID          `json:"id"`
+	Status    string             `json:"status"`
+	Currency  string             `json:"currency"`
+	Email     *string            `json:"email"`
+	Phone     *string            `json:"phone"`
+	Lines     []cartLineResponse `json:"lines"`
+	ItemCount int                `json:"item_count"`
+	Subtotal  int64              `json:"subtotal"`
+	OrderID   *uuid.UUID         `json:"order_id"`
+	CreatedAt time.Time          `json:"created_at"`
+	UpdatedAt time.Time          `json:"updated_at"`
+}
+
+func newCartResponse(c storage.Cart) cartResponse {
+	resp := cartResponse{ID: c.ID, Status: c.Status, Currency: c.Currency, Email: c.Email, Phone: c.Phone, Lines: []cartLineResponse{},
+		ItemCount: c.ItemCount, Subtotal: c.Subtotal, OrderID: c.OrderID, CreatedAt: c.CreatedAt.UTC(), UpdatedAt: c.UpdatedAt.UTC()}
+	for _, l := range c.Lines {
+		resp.Lines = append(resp.Lines, cartLineResponse{VariantID: l.VariantID, ProductID: l.ProductID, Name: l.Name, SKU: l.SKU,
+			Options: l.Options, UnitPrice: l.UnitPrice, Quantity: l.Quantity, Total: l.Total})
+	}
+	// The buyer sees an open cart as active until it is checked out.
+	if resp.Status == storage.CartAbandoned {
+		resp.Status = storage.CartActive
+	}
+	return resp
+}
+
+// cartRequest is the body of POST /carts (optional) and PUT /carts/{id}.
+type cartRequest struct {
+	Lines []orderLineRequest `json:"lines"`
+	Email optional[string]   `json:"email"`
+	Phone optional[string]   `json:"phone"`
+}
+
+func (req cartRequest) Valid() []fieldError {
+	var c checker
+	if len(req.Lines) > maxOrderLines {
+		c.add("lines", "out_of_range", fmt.Sprintf("must have at most %d lines", maxOrderLines))
+	}
+	seen := map[string]bool{}
+	for i, l := range req.Lines {
+		field := fmt.Sprintf("lines[%d]", i)
+		if _, err := parseUUID(l.VariantID); err != nil {
+			c.add(field+".variant_id", "invalid_uuid", "must be a uuid")
+		} else if seen[l.VariantID] {
+			c.add(field+".variant_id", "duplicate", "each variant may appear on one line only")
+		}
+		seen[l.VariantID] = true
+		if l.Quantity < 1 || l.Quantity > 10000 {
+			c.add(field+".quantity", "out_of_range", "must be between 1 and 10000")
+		}
+	}
+	if req.Email.Set && !req.Email.Null {
+		checkEmail(&c, "email", req.Email.Value)
+	}
+	if req.Phone.Set && !req.Phone.Null {
+		checkPhone(&c, "phone", req.Phone.Value)
+	}
+	return c.result()
+}
+
+func (req cartRequest) update(replaceLines bool) storage.CartUpdate {
+	upd := storage.CartUpdate{Email: storage.Field[string](req.Email)}
+	if req.Phone.Set {
+		phone := req.Phone
+		phone.Value = normalizePhone(phone.Value)
+		upd.Phone = storage.Field[string](phone)
+	}
+	if replaceLines || req.Lines != nil {
+		upd.Lines = []storage.NewOrderLine{}
+		for _, l := range req.Lines {
+			id, _ := parseUUID(l.VariantID)
+			upd.Lines = append(upd.Lines, storage.NewOrderLine{VariantID: id, Quantity: l.Quantity})
+		}
+	}
+	return upd
+}
+
+// handleCreateCart opens a cart (optionally with lines and contact) and
+// hands out its token, shown only here.
+func (s *Server) handleCreateCart() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		store, err := s.storefrontStore(r)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		var req cartRequest
+		if r.ContentLength != 0 {
+			if req, err = decode[cartRequest](r); err != nil {
+				s.writeError(w, r, err)
+				return
+			}
+		}
+		var (
+			cart  storage.Cart
+			token string
+		)
+		err = s.db.InTx(r.Context(), func(tx *storage.Tx) error {
+			if cart, token, err = tx.CreateCart(r.Context(), store.ID); err != nil {
+				return err
+			}
+			if req.Lines != nil || req.Email.Set || req.Phone.Set {
+				cart, err = tx.UpdateCart(r.Context(), store.ID, cart.ID, req.update(false))
+			}
+			return err
+		})
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		respond(w, http.StatusCreated, map[string]any{"cart": newCartResponse(cart), "cart_token": token})
+	}
+}
+
+func (s *Server) handleGetCart() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		store, cartID, err := s.storefrontCart(r)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		cart, err := s.db.FindCart(r.Context(), store.ID, cartID)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		respond(w, http.StatusOK, newCartResponse(cart))
+	}
+}
+
+// handleUpdateCart replaces the cart's lines (checked against stock) and
+// sets its contact details.
+func (s *Server) handleUpdateCart() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		store, cartID, err := s.storefrontCart(r)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		req, err := decode[cartRequest](r)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		var cart storage.Cart
+		err = s.db.InTx(r.Context(), func(tx *storage.Tx) error {
+			cart, err = tx.UpdateCart(r.Context(), store.ID, cartID, req.update(req.Lines != nil))
+			return err
+		})
+		if errors.Is(err, storage.ErrCartCheckedOut) {
+			err = errCartCheckedOut
+		}
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		respond(w, http.StatusOK, newCartResponse(cart))
+	}
+}
+
+// checkoutMethods are the payment methods a buyer can choose without a
+// card gateway.
+var checkoutMethods = []string{"cod", "instapay", "mobile_wallet", "bank_transfer"}
+
+type checkoutRequest struct {
+	PaymentMethod   string         `json:"payment_method"`
+	ShippingAddress *address       `json:"shipping_address"`
+	Customer        inlineCustomer `json:"customer"`
+	Notes           string         `json:"notes"`
+}
+
+func (req checkoutRequest) Valid() []fieldError {
+	var c checker
+	c.oneOf("payment_method", req.PaymentMethod, checkoutMethods)
+	if req.ShippingAddress == nil {
+		c.add("shipping_address", "required", "is required")
+	} else {
+		req.ShippingAddress.check(&c, "shipping_address")
+	}
+	c.text("customer.name", req.Customer.Name, 1, 200)
+	if req.Customer.Email == nil && req.Customer.Phone == nil {
+		c.add("customer.phone", "required", "a phone or an email is required")
+	}
+	if req.Customer.Email != nil {
+		checkEmail(&c, "customer.email", *req.Customer.Email)
+	}
+	if req.Customer.Phone != nil {
+		checkPhone(&c, "customer.phone", *req.Customer.Phone)
+	}
+	c.text("notes", req.Notes, 0, 2000)
+	return c.result()
+}
+
+// buyerOrder is the order as the buyer may see it.
+type buyerOrder struct {
+	ID              uuid.UUID           `json:"id"`
+	OrderNumber     string              `json:"order_number"`
+	Status          string              `json:"status"`
+	PaymentStatus   string              `json:"payment_status"`
+	PaymentMethod   string              `json:"payment_method"`
+	Currency        string              `json:"currency"`
+	Subtotal        int64               `json:"subtotal"`
+	ShippingFee     int64               `json:"shipping_fee"`
+	Discount        int64               `json:"discount"`
+	Total           int64               `json:"total"`
+	BalanceDue      int64               `json:"balance_due"`
+	ShippingAddress json.RawMessage     `json:"shipping_address"`
+	Lines           []orderLineResponse `json:"lines"`
+	CreatedAt       time.Time           `json:"created_at"`
+}
+
+func newBuyerOrder(o storage.Order) buyerOrder {
+	full := newOrderResponse(o)
+	return buyerOrder{ID: o.ID, OrderNumber: o.OrderNumber, Status: o.Status, PaymentStatus: o.PaymentStatus, PaymentMethod: o.PaymentMethod,
+		Currency: o.Currency, Subtotal: o.Subtotal, ShippingFee: o.ShippingFee, Discount: o.Discount, Total: o.Total,
+		BalanceDue: o.BalanceDue(), ShippingAddress: o.ShippingAddress, Lines: full.Lines, CreatedAt: o.CreatedAt.UTC()}
+}
+
+// handleCheckout turns the cart into a PENDING order through the admin
+// create's path and hands out the order token for the proof upload.
+func (s *Server) handleCheckout() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		store, cartID, err := s.storefrontCart(r)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		req, err := decode[checkoutRequest](r)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		shipping := *req.ShippingAddress
+		shipping.Phone = normalizePhone(shipping.Phone)
+		addr, _ := json.Marshal(shipping)
+		in := storage.NewOrder{ShippingAddress: addr, PaymentMethod: req.PaymentMethod, Notes: strings.TrimSpace(req.Notes),
+			Customer: &storage.OrderCustomer{Name: strings.TrimSpace(req.Customer.Name), Email: req.Customer.Email,
+				Phone: normalizedPtr(req.Customer.Phone)}}
+		var (
+			order storage.Order
+			token string
+		)
+		err = s.db.InTx(r.Context(), func(tx *storage.Tx) error {
+			order, token, _, err = tx.CheckoutCart(r.Context(), store.ID, cartID, in)
+			return err
+		})
+		if errors.Is(err, storage.ErrCartCheckedOut) {
+			err = errCartCheckedOut
+		}
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		// The worker's dispatcher starts the order-placed workflow after commit.
+		respond(w, http.StatusCreated, map[string]any{"order": newBuyerOrder(order), "order_token": token})
+	}
+}

@@ -1,0 +1,437 @@
+package storage
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+)
+
+// Cart refusals.
+var (
+	ErrCartCheckedOut       = errors.New("cart already checked out")
+	ErrCheckoutNotAbandoned = errors.New("checkout not abandoned")
+)
+
+// Cart states: active until checkout; abandoned when inactive for the
+// threshold; recovered when an abandoned cart is checked out or marked so;
+// checked_out when an active cart becomes an order.
+const (
+	CartActive     = "active"
+	CartAbandoned  = "abandoned"
+	CartRecovered  = "recovered"
+	CartCheckedOut = "checked_out"
+)
+
+// Abandonment threshold bounds (spec §8).
+const (
+	MinAbandonmentMinutes     = 5
+	MaxAbandonmentMinutes     = 2880
+	DefaultAbandonmentMinutes = 60
+)
+
+// Cart is a storefront cart; as an abandoned checkout it keeps its id.
+type Cart struct {
+	ID                  uuid.UUID
+	StoreID             uuid.UUID
+	Currency            string
+	Status              string
+	Email               *string
+	Phone               *string
+	Subtotal            int64
+	ItemCount           int
+	LastActivityAt      time.Time
+	AbandonedAt         *time.Time
+	RecoveredAt         *time.Time
+	RecoverySource      *string
+	RecoveryNote        *string
+	RecoveryEmailSentAt *time.Time
+	OrderID             *uuid.UUID
+	CheckedOutAt        *time.Time
+	CreatedAt           time.Time
+	UpdatedAt           time.Time
+	Lines               []CartLine
+}
+
+// CartLine is a variant in a cart at its current price.
+type CartLine struct {
+	VariantID uuid.UUID
+	ProductID uuid.UUID
+	Name      string
+	SKU       *string
+	Options   json.RawMessage
+	UnitPrice int64
+	Quantity  int
+	Total     int64
+}
+
+const cartColumns = `id, store_id, currency, status, email, phone, subtotal, item_count, last_activity_at, abandoned_at, recovered_at,
+	recovery_source, recovery_note, recovery_email_sent_at, order_id, checked_out_at, created_at, updated_at`
+
+func scanCart(row pgx.Row) (Cart, error) {
+	var c Cart
+	err := row.Scan(&c.ID, &c.StoreID, &c.Currency, &c.Status, &c.Email, &c.Phone, &c.Subtotal, &c.ItemCount, &c.LastActivityAt,
+		&c.AbandonedAt, &c.RecoveredAt, &c.RecoverySource, &c.RecoveryNote, &c.RecoveryEmailSentAt, &c.OrderID, &c.CheckedOutAt,
+		&c.CreatedAt, &c.UpdatedAt)
+	return c, err
+}
+
+func hashToken(token string) []byte {
+	sum := sha256.Sum256([]byte(token))
+	return sum[:]
+}
+
+// IssueCartToken mints a key to a cart: the buyer's at creation, or one for
+// a recovery email's link. Only its hash is kept.
+func (tx *Tx) IssueCartToken(ctx context.Context, storeID, cartID uuid.UUID, kind string) (string, error) {
+	secret := make([]byte, 32)
+	if _, err := rand.Read(secret); err != nil {
+		return "", err
+	}
+	token := "svc_ct_" + base64.RawURLEncoding.EncodeToString(secret)
+	if _, err := tx.tx.Exec(ctx, `INSERT INTO cart_tokens (token_hash, store_id, cart_id, kind, created_at) VALUES ($1, $2, $3, $4, $5)`,
+		hashToken(token), storeID, cartID, kind, tx.now()); err != nil {
+		return "", fmt.Errorf("issue cart token: %w", err)
+	}
+	return token, nil
+}
+
+// CartTokenValid reports whether token opens the store's cart.
+func (r reader) CartTokenValid(ctx context.Context, storeID, cartID uuid.UUID, token string) (bool, error) {
+	var ok bool
+	err := r.q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM cart_tokens WHERE token_hash = $1 AND store_id = $2 AND cart_id = $3)`,
+		hashToken(token), storeID, cartID).Scan(&ok)
+	if err != nil {
+		return false, fmt.Errorf("check cart token: %w", err)
+	}
+	return ok, nil
+}
+
+// CreateCart opens an empty cart in the store's currency and returns the
+// buyer's token.
+func (tx *Tx) CreateCart(ctx context.Context, storeID uuid.UUID) (Cart, string, error) {
+	now := tx.now()
+	c, err := scanCart(tx.tx.QueryRow(ctx, `INSERT INTO carts (id, store_id, currency, last_activity_at, created_at, updated_at)
+		SELECT $1, id, currency, $3, $3, $3 FROM stores WHERE id = $2 RETURNING `+cartColumns, NewID(), storeID, now))
+	if err != nil {
+		return Cart{}, "", notFoundIfNoRows(err, "create cart")
+	}
+	token, err := tx.IssueCartToken(ctx, storeID, c.ID, "buyer")
+	if err != nil {
+		return Cart{}, "", err
+	}
+	c.Lines = []CartLine{}
+	return c, token, nil
+}
+
+// FindCart reads a cart with its lines at current prices.
+func (r reader) FindCart(ctx context.Context, storeID, cartID uuid.UUID) (Cart, error) {
+	c, err := scanCart(r.q.QueryRow(ctx, `SELECT `+cartColumns+` FROM carts WHERE store_id = $1 AND id = $2`, storeID, cartID))
+	if err != nil {
+		return Cart{}, notFoundIfNoRows(err, "find cart "+cartID.String())
+	}
+	if c.Lines, err = r.cartLines(ctx, storeID, cartID); err != nil {
+		return Cart{}, err
+	}
+	return c, nil
+}
+
+func (r reader) cartLines(ctx context.Context, storeID, cartID uuid.UUID) ([]CartLine, error) {
+	rows, err := r.q.Query(ctx, `SELECT l.variant_id, v.product_id, p.name, v.sku, v.options, v.price, l.quantity, v.price * l.quantity
+		FROM cart_lines l
+		JOIN variants v ON v.store_id = l.store_id AND v.id = l.variant_id
+		JOIN products p ON p.store_id = v.store_id AND p.id = v.product_id
+		WHERE l.store_id = $1 AND l.cart_id = $2 ORDER BY l.position`, storeID, cartID)
+	if err != nil {
+		return nil, fmt.Errorf("find cart lines: %w", err)
+	}
+	return pgx.CollectRows(rows, pgx.RowToStructByPos[CartLine])
+}
+
+// CartUpdate replaces a cart's lines and contact details.
+type CartUpdate struct {
+	Lines []NewOrderLine // nil leaves them
+	Email Field[string]
+	Phone Field[string]
+}
+
+func (tx *Tx) lockCart(ctx context.Context, storeID, cartID uuid.UUID) (Cart, error) {
+	c, err := scanCart(tx.tx.QueryRow(ctx, `SELECT `+cartColumns+` FROM carts WHERE store_id = $1 AND id = $2 FOR UPDATE`, storeID, cartID))
+	if err != nil {
+		return Cart{}, notFoundIfNoRows(err, "find cart "+cartID.String())
+	}
+	return c, nil
+}
+
+// UpdateCart replaces the lines (each variant must be the store's, of an
+// active product, and in stock for the quantity) and the contact details,
+// and counts as activity. A checked-out cart refuses.
+func (tx *Tx) UpdateCart(ctx context.Context, storeID, cartID uuid.UUID, upd CartUpdate) (Cart, error) {
+	c, err := tx.lockCart(ctx, storeID, cartID)
+	if err != nil {
+		return Cart{}, err
+	}
+	if c.CheckedOutAt != nil {
+		return Cart{}, ErrCartCheckedOut
+	}
+	if upd.Lines != nil {
+		if _, err := tx.tx.Exec(ctx, `DELETE FROM cart_lines WHERE store_id = $1 AND cart_id = $2`, storeID, cartID); err != nil {
+			return Cart{}, fmt.Errorf("replace cart lines: %w", err)
+		}
+		for i, l := range upd.Lines {
+			var (
+				stock  int
+				status string
+			)
+			err := tx.tx.QueryRow(ctx, `SELECT v.quantity, p.status FROM variants v
+				JOIN products p ON p.store_id = v.store_id AND p.id = v.product_id
+				WHERE v.store_id = $1 AND v.id = $2`, storeID, l.VariantID).Scan(&stock, &status)
+			if errors.Is(err, pgx.ErrNoRows) || (err == nil && status != "active") {
+				return Cart{}, &InvalidError{Field: fmt.Sprintf("lines[%d].variant_id", i), Code: "not_found", Message: "no such variant for sale in this store"}
+			}
+			if err != nil {
+				return Cart{}, fmt.Errorf("check cart variant: %w", err)
+			}
+			if l.Quantity > stock {
+				return Cart{}, &StockError{Line: i, VariantID: l.VariantID, Available: max(stock, 0), Requested: l.Quantity}
+			}
+			if _, err := tx.tx.Exec(ctx, `INSERT INTO cart_lines (store_id, cart_id, variant_id, quantity, position) VALUES ($1, $2, $3, $4, $5)`,
+				storeID, cartID, l.VariantID, l.Quantity, i+1); err != nil {
+				return Cart{}, fmt.Errorf("add cart line: %w", err)
+			}
+		}
+	}
+	if upd.Email.Set {
+		c.Email = upd.Email.ptr()
+	}
+	if upd.Phone.Set {
+		c.Phone = upd.Phone.ptr()
+	}
+	now := tx.now()
+	c, err = scanCart(tx.tx.QueryRow(ctx, `UPDATE carts SET email = $3, phone = $4, last_activity_at = $5, updated_at = $5,
+			subtotal = COALESCE((SELECT sum(v.price * l.quantity) FROM cart_lines l JOIN variants v ON v.store_id = l.store_id AND v.id = l.variant_id
+				WHERE l.store_id = $1 AND l.cart_id = $2), 0),
+			item_count = COALESCE((SELECT sum(quantity) FROM cart_lines WHERE store_id = $1 AND cart_id = $2), 0)
+		WHERE store_id = $1 AND id = $2 RETURNING `+cartColumns, storeID, cartID, c.Email, c.Phone, now))
+	if err != nil {
+		return Cart{}, fmt.Errorf("update cart: %w", err)
+	}
+	if c.Lines, err = tx.cartLines(ctx, storeID, cartID); err != nil {
+		return Cart{}, err
+	}
+	return c, nil
+}
+
+// finishCart drops a finished cart's lines (its subtotal and item count
+// stay), which frees their variants for deletion.
+func (tx *Tx) finishCart(ctx context.Context, storeID, cartID uuid.UUID) error {
+	if _, err := tx.tx.Exec(ctx, `DELETE FROM cart_lines WHERE store_id = $1 AND cart_id = $2`, storeID, cartID); err != nil {
+		return fmt.Errorf("clear cart lines: %w", err)
+	}
+	return nil
+}
+
+// CheckoutCart places the cart's order through the same path as the admin
+// create (stock, trust check, order.created, the order-placed workflow),
+// issues the buyer's order token for the payment-proof upload, and closes
+// the cart. An abandoned cart becomes recovered (recovery_source "order").
+func (tx *Tx) CheckoutCart(ctx context.Context, storeID, cartID uuid.UUID, in NewOrder) (Order, string, Cart, error) {
+	c, err := tx.lockCart(ctx, storeID, cartID)
+	if err != nil {
+		return Order{}, "", Cart{}, err
+	}
+	if c.CheckedOutAt != nil {
+		return Order{}, "", Cart{}, ErrCartCheckedOut
+	}
+	lines, err := tx.cartLines(ctx, storeID, cartID)
+	if err != nil {
+		return Order{}, "", Cart{}, err
+	}
+	if len(lines) == 0 {
+		return Order{}, "", Cart{}, &InvalidError{Field: "lines", Code: "required", Message: "the cart is empty"}
+	}
+	in.StoreID, in.Draft = storeID, false
+	in.Lines = make([]NewOrderLine, 0, len(lines))
+	for _, l := range lines {
+		in.Lines = append(in.Lines, NewOrderLine{VariantID: l.VariantID, Quantity: l.Quantity})
+	}
+	o, err := tx.CreateOrder(ctx, in)
+	if err != nil {
+		return Order{}, "", Cart{}, err
+	}
+	token, err := tx.IssueOrderToken(ctx, storeID, o.ID)
+	if err != nil {
+		return Order{}, "", Cart{}, err
+	}
+	now := tx.now()
+	status, recoveredAt, source := CartCheckedOut, c.RecoveredAt, c.RecoverySource
+	if c.Status == CartAbandoned {
+		order := "order"
+		status, recoveredAt, source = CartRecovered, &now, &order
+	} else if c.Status == CartRecovered {
+		status = CartRecovered
+	}
+	c, err = scanCart(tx.tx.QueryRow(ctx, `UPDATE carts SET status = $3, recovered_at = $4, recovery_source = $5, order_id = $6,
+			checked_out_at = $7, updated_at = $7, last_activity_at = $7
+		WHERE store_id = $1 AND id = $2 RETURNING `+cartColumns, storeID, cartID, status, recoveredAt, source, o.ID, now))
+	if err != nil {
+		return Order{}, "", Cart{}, fmt.Errorf("close cart: %w", err)
+	}
+	c.Lines = lines
+	return o, token, c, tx.finishCart(ctx, storeID, cartID)
+}
+
+// MarkCartsAbandoned marks one store's active carts with lines that have
+// been inactive for at least threshold (the lazy marking of a list load).
+func (tx *Tx) MarkCartsAbandoned(ctx context.Context, storeID uuid.UUID, threshold time.Duration) (int, error) {
+	now := tx.now()
+	tag, err := tx.tx.Exec(ctx, `UPDATE carts SET status = 'abandoned', abandoned_at = $3, updated_at = $3
+		WHERE store_id = $1 AND status = 'active' AND item_count > 0 AND last_activity_at <= $2`, storeID, now.Add(-threshold), now)
+	if err != nil {
+		return 0, fmt.Errorf("mark carts abandoned: %w", err)
+	}
+	return int(tag.RowsAffected()), nil
+}
+
+// SweepAbandonedCarts marks the inactive carts of every store with the
+// store's own threshold. Repeating it changes nothing more; checked-out
+// carts are never touched.
+func (db *DB) SweepAbandonedCarts(ctx context.Context) (int, error) {
+	now := db.now()
+	tag, err := db.Pool.Exec(ctx, `UPDATE carts c SET status = 'abandoned', abandoned_at = $1::timestamptz, updated_at = $1::timestamptz
+		FROM stores s
+		WHERE s.id = c.store_id AND c.status = 'active' AND c.item_count > 0
+		  AND c.last_activity_at <= $1::timestamptz - make_interval(mins => s.abandonment_threshold_minutes)`, now)
+	if err != nil {
+		return 0, fmt.Errorf("sweep abandoned carts: %w", err)
+	}
+	return int(tag.RowsAffected()), nil
+}
+
+// CheckoutFilter narrows the abandoned-checkout list.
+type CheckoutFilter struct {
+	IncludeRecovered bool
+	OnlyRecovered    bool
+	HasContact       *bool
+	Page             Page
+}
+
+// FindAbandonedCheckouts lists abandoned carts (and recovered ones when
+// asked), most recently abandoned first.
+func (r reader) FindAbandonedCheckouts(ctx context.Context, storeID uuid.UUID, f CheckoutFilter) ([]Cart, int, error) {
+	statuses := []string{CartAbandoned}
+	switch {
+	case f.OnlyRecovered:
+		statuses = []string{CartRecovered}
+	case f.IncludeRecovered:
+		statuses = append(statuses, CartRecovered)
+	}
+	where := ` FROM carts WHERE store_id = $1 AND abandoned_at IS NOT NULL AND status = ANY ($2)
+		AND ($3::boolean IS NULL OR (email IS NOT NULL OR phone IS NOT NULL) = $3)`
+	var total int
+	if err := r.q.QueryRow(ctx, `SELECT count(*)`+where, storeID, statuses, f.HasContact).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("count abandoned checkouts: %w", err)
+	}
+	rows, err := r.q.Query(ctx, `SELECT `+cartColumns+where+` ORDER BY abandoned_at DESC, id DESC LIMIT $4 OFFSET $5`,
+		storeID, statuses, f.HasContact, f.Page.Limit, f.Page.Offset())
+	if err != nil {
+		return nil, 0, fmt.Errorf("find abandoned checkouts: %w", err)
+	}
+	carts, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Cart, error) { return scanCart(row) })
+	return carts, total, err
+}
+
+// MarkCheckoutRecovered records that an abandoned checkout was recovered
+// another way (an order by phone, say). Again on a recovered one it answers
+// the checkout unchanged; an active cart refuses.
+func (tx *Tx) MarkCheckoutRecovered(ctx context.Context, storeID, cartID uuid.UUID, orderID *uuid.UUID, note *string) (Cart, error) {
+	c, err := tx.lockCart(ctx, storeID, cartID)
+	if err != nil {
+		return Cart{}, err
+	}
+	switch c.Status {
+	case CartRecovered:
+		c.Lines, err = tx.cartLines(ctx, storeID, cartID)
+		return c, err
+	case CartAbandoned:
+	default:
+		return Cart{}, ErrCheckoutNotAbandoned
+	}
+	if orderID != nil {
+		if _, err := tx.FindOrderByRef(ctx, storeID, orderID.String()); errors.Is(err, ErrNotFound) {
+			return Cart{}, &InvalidError{Field: "order_id", Code: "not_found", Message: "no such order in this store"}
+		} else if err != nil {
+			return Cart{}, err
+		}
+	}
+	now := tx.now()
+	c, err = scanCart(tx.tx.QueryRow(ctx, `UPDATE carts SET status = 'recovered', recovered_at = $3, recovery_source = 'manual',
+			order_id = COALESCE($4, order_id), recovery_note = $5, updated_at = $3
+		WHERE store_id = $1 AND id = $2 RETURNING `+cartColumns, storeID, cartID, now, orderID, note))
+	if err != nil {
+		return Cart{}, fmt.Errorf("mark checkout recovered: %w", err)
+	}
+	c.Lines = []CartLine{}
+	return c, tx.finishCart(ctx, storeID, cartID)
+}
+
+// RecordRecoveryEmail sets when the last recovery email went out.
+func (db *DB) RecordRecoveryEmail(ctx context.Context, storeID, cartID uuid.UUID) (time.Time, error) {
+	var at time.Time
+	err := db.Pool.QueryRow(ctx, `UPDATE carts SET recovery_email_sent_at = $3, updated_at = $3 WHERE store_id = $1 AND id = $2
+		RETURNING recovery_email_sent_at`, storeID, cartID, db.now()).Scan(&at)
+	if err != nil {
+		return time.Time{}, notFoundIfNoRows(err, "record recovery email")
+	}
+	return at, nil
+}
+
+// CheckoutTally is a count of carts and what they are worth.
+type CheckoutTally struct {
+	Count int
+	Value int64
+}
+
+// CheckoutSummary is the abandoned-checkout dashboard's figures.
+type CheckoutSummary struct {
+	Abandoned           CheckoutTally
+	Recovered           CheckoutTally
+	EmailsSent          int
+	RecoveredAfterEmail CheckoutTally
+}
+
+// SummarizeCheckouts counts carts abandoned in [from, to): those still
+// abandoned, those recovered, emails sent, and recoveries after an email.
+func (r reader) SummarizeCheckouts(ctx context.Context, storeID uuid.UUID, from, to *time.Time) (CheckoutSummary, error) {
+	var s CheckoutSummary
+	err := r.q.QueryRow(ctx, `SELECT
+			count(*) FILTER (WHERE status = 'abandoned'), COALESCE(sum(subtotal) FILTER (WHERE status = 'abandoned'), 0),
+			count(*) FILTER (WHERE status = 'recovered'), COALESCE(sum(subtotal) FILTER (WHERE status = 'recovered'), 0),
+			count(*) FILTER (WHERE recovery_email_sent_at IS NOT NULL),
+			count(*) FILTER (WHERE status = 'recovered' AND recovered_at > recovery_email_sent_at),
+			COALESCE(sum(subtotal) FILTER (WHERE status = 'recovered' AND recovered_at > recovery_email_sent_at), 0)
+		FROM carts WHERE store_id = $1 AND abandoned_at IS NOT NULL
+		  AND ($2::timestamptz IS NULL OR abandoned_at >= $2) AND ($3::timestamptz IS NULL OR abandoned_at < $3)`,
+		storeID, from, to).Scan(&s.Abandoned.Count, &s.Abandoned.Value, &s.Recovered.Count, &s.Recovered.Value, &s.EmailsSent,
+		&s.RecoveredAfterEmail.Count, &s.RecoveredAfterEmail.Value)
+	if err != nil {
+		return CheckoutSummary{}, fmt.Errorf("summarize checkouts: %w", err)
+	}
+	return s, nil
+}
+
+// AbandonmentThreshold is the store's default threshold in minutes.
+func (r reader) AbandonmentThreshold(ctx context.Context, storeID uuid.UUID) (int, error) {
+	var minutes int
+	if err := r.q.QueryRow(ctx, `SELECT abandonment_threshold_minutes FROM stores WHERE id = $1`, storeID).Scan(&minutes); err != nil {
+		return 0, notFoundIfNoRows(err, "find abandonment threshold")
+	}
+	return minutes, nil
+}
