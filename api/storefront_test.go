@@ -281,3 +281,19 @@ func TestAbandonedCheckoutsListFiltersAndRecovery(t *testing.T) {
 	catalogOnly := h.pat(s.m, "catalog:read")
 	require.Equal(t, http.StatusForbidden, h.do(request{method: "GET", path: storePath(s.m.storeID, "/abandoned-checkouts"), auth: bearer(catalogOnly)}).Status)
 }
+
+// Buyers carry no token: the storefront is limited per client address.
+func TestStorefrontRateLimitPerClientAddress(t *testing.T) {
+	h := newHarness(t, api.Config{StorefrontRateLimitPerMinute: 3})
+	s := newShop(t, h, "limited", 1)
+	for i := range 3 {
+		require.Equal(t, http.StatusOK, h.buyer(s, "GET", "/products", nil, "").Status, "request %d", i+1)
+	}
+	over := h.buyer(s, "GET", "/products", nil, "")
+	require.Equal(t, http.StatusTooManyRequests, over.Status)
+	require.Equal(t, "RATE_LIMITED", over.errorCode())
+	require.NotEmpty(t, over.Header.Get("Retry-After"))
+	require.NotEmpty(t, over.errorField("message_ar"))
+	// The merchant API is not affected: it counts per token.
+	require.Equal(t, http.StatusOK, h.do(request{method: "GET", path: storePath(s.m.storeID, "/products"), auth: bearer(s.token)}).Status)
+}
