@@ -237,6 +237,7 @@ func (s *Server) handleMe() http.HandlerFunc {
 
 type tokenInfoResponse struct {
 	TokenType       string     `json:"token_type"`
+	AppSlug         string     `json:"app_slug,omitempty"`
 	Name            string     `json:"name,omitempty"`
 	StoreID         uuid.UUID  `json:"store_id"`
 	StoreName       string     `json:"store_name"`
@@ -262,7 +263,14 @@ func (s *Server) handleTokenInfo() http.HandlerFunc {
 			s.writeError(w, r, err)
 			return
 		}
-		respond(w, http.StatusOK, tokenInfoResponse{TokenType: p.token.Kind, Name: p.token.Name, StoreID: store.ID,
+		var slug string
+		if p.token.Kind == "app" {
+			if slug, err = s.db.AppSlugOfToken(r.Context(), p.token.ID); err != nil {
+				s.writeError(w, r, err)
+				return
+			}
+		}
+		respond(w, http.StatusOK, tokenInfoResponse{TokenType: p.token.Kind, AppSlug: slug, Name: p.token.Name, StoreID: store.ID,
 			StoreName: store.Name, Subdomain: store.Subdomain, Currency: store.Currency,
 			DefaultLanguage: store.DefaultLanguage, Scopes: p.token.Scopes, ExpiresAt: utcPtr(p.token.ExpiresAt)})
 	}

@@ -15,6 +15,14 @@ func (s *Server) routes() *chi.Mux {
 	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) { s.writeError(w, r, errMethodNotAllowed) })
 
 	r.Get("/media/{store_id}/{image_id}/{file}", s.handleMedia())
+
+	// The merchant's pages ({merchant_url}, decisions §2 and §8).
+	r.Get("/login", s.handleLoginPage())
+	r.Post("/login", s.handleLoginForm())
+	r.Get("/oauth/authorize", s.handleConsentPage())
+	r.Post("/oauth/authorize", s.handleConsentForm())
+	r.Get("/apps/{slug}/install", s.handleInstallFromListing())
+	r.Get("/apps/{slug}/launch", s.handleLaunch())
 	r.Get("/healthz", s.handleHealthz())
 	r.Get("/readyz", s.handleReadyz())
 
@@ -22,6 +30,14 @@ func (s *Server) routes() *chi.Mux {
 		r.Get("/openapi.json", s.handleOpenAPI())
 
 		r.Post("/chat/callback", s.handleChatCallback())
+		r.Post("/oauth/token", s.handleTokenExchange())
+		r.Post("/oauth/revoke", s.handleRevoke())
+		r.Route("/apps", func(r chi.Router) {
+			r.Use(s.authenticate, s.sessionOnly)
+			r.Post("/", s.handleRegisterApp())
+			r.Get("/", s.handleListApps())
+			r.Post("/{app_id}/rotate-secret", s.handleRotateAppSecret())
+		})
 		r.Post("/auth/signup", s.handleSignup())
 		r.Post("/auth/login", s.handleLogin())
 		r.With(s.authenticate, s.sessionOnly).Post("/auth/logout", s.handleLogout())
@@ -52,6 +68,7 @@ func (s *Server) routes() *chi.Mux {
 			})
 
 			r.With(s.sessionOnly).Get("/notifications", s.handleListNotifications())
+			r.With(s.sessionOnly).Delete("/apps/{app_id}", s.handleUninstallApp())
 
 			settingsRead, settingsWrite := s.requireScope("settings:read"), s.requireScope("settings:write")
 			r.With(settingsRead).Get("/settings", s.handleGetSettings())

@@ -60,7 +60,7 @@ func (tx *Tx) CreateSubscription(ctx context.Context, s *Subscription) error {
 		return fmt.Errorf("lock store: %w", err)
 	}
 	var count int
-	if err := tx.tx.QueryRow(ctx, `SELECT count(*) FROM webhook_subscriptions WHERE store_id = $1`, s.StoreID).Scan(&count); err != nil {
+	if err := tx.tx.QueryRow(ctx, `SELECT count(*) FROM webhook_subscriptions WHERE store_id = $1 AND app_id IS NULL`, s.StoreID).Scan(&count); err != nil {
 		return fmt.Errorf("count subscriptions: %w", err)
 	}
 	if count >= MaxSubscriptionsPerStore {
@@ -80,7 +80,7 @@ func (tx *Tx) CreateSubscription(ctx context.Context, s *Subscription) error {
 
 // FindSubscriptions lists a store's subscriptions, oldest first.
 func (r reader) FindSubscriptions(ctx context.Context, storeID uuid.UUID) ([]Subscription, error) {
-	rows, err := r.q.Query(ctx, `SELECT `+subscriptionColumns+` FROM webhook_subscriptions WHERE store_id = $1 ORDER BY created_at, id`, storeID)
+	rows, err := r.q.Query(ctx, `SELECT `+subscriptionColumns+` FROM webhook_subscriptions WHERE store_id = $1 AND app_id IS NULL ORDER BY created_at, id`, storeID)
 	if err != nil {
 		return nil, fmt.Errorf("find subscriptions: %w", err)
 	}
@@ -93,7 +93,7 @@ func (r reader) FindSubscriptions(ctx context.Context, storeID uuid.UUID) ([]Sub
 
 // FindSubscriptionByID returns one subscription of the store.
 func (r reader) FindSubscriptionByID(ctx context.Context, storeID, id uuid.UUID) (Subscription, error) {
-	s, err := scanSubscription(r.q.QueryRow(ctx, `SELECT `+subscriptionColumns+` FROM webhook_subscriptions WHERE store_id = $1 AND id = $2`, storeID, id))
+	s, err := scanSubscription(r.q.QueryRow(ctx, `SELECT `+subscriptionColumns+` FROM webhook_subscriptions WHERE store_id = $1 AND id = $2 AND app_id IS NULL`, storeID, id))
 	if err != nil {
 		return Subscription{}, notFoundIfNoRows(err, "find subscription "+id.String())
 	}
@@ -103,7 +103,7 @@ func (r reader) FindSubscriptionByID(ctx context.Context, storeID, id uuid.UUID)
 // UpdateSubscription applies a partial update; setting is_active true
 // re-enables a subscription switched off by exhaustion.
 func (tx *Tx) UpdateSubscription(ctx context.Context, storeID, id uuid.UUID, upd SubscriptionUpdate) (Subscription, error) {
-	s, err := scanSubscription(tx.tx.QueryRow(ctx, `SELECT `+subscriptionColumns+` FROM webhook_subscriptions WHERE store_id = $1 AND id = $2 FOR UPDATE`, storeID, id))
+	s, err := scanSubscription(tx.tx.QueryRow(ctx, `SELECT `+subscriptionColumns+` FROM webhook_subscriptions WHERE store_id = $1 AND id = $2 AND app_id IS NULL FOR UPDATE`, storeID, id))
 	if err != nil {
 		return Subscription{}, notFoundIfNoRows(err, "update subscription "+id.String())
 	}
@@ -136,7 +136,7 @@ func (tx *Tx) UpdateSubscription(ctx context.Context, storeID, id uuid.UUID, upd
 // the commit on, retries included, signs with the new one.
 func (tx *Tx) RotateSubscriptionSecret(ctx context.Context, storeID, id uuid.UUID, secret string) (Subscription, error) {
 	s, err := scanSubscription(tx.tx.QueryRow(ctx, `UPDATE webhook_subscriptions SET secret = $3, updated_at = $4
-		WHERE store_id = $1 AND id = $2 RETURNING `+subscriptionColumns, storeID, id, secret, tx.now()))
+		WHERE store_id = $1 AND id = $2 AND app_id IS NULL RETURNING `+subscriptionColumns, storeID, id, secret, tx.now()))
 	if err != nil {
 		return Subscription{}, notFoundIfNoRows(err, "rotate subscription secret")
 	}
@@ -145,7 +145,7 @@ func (tx *Tx) RotateSubscriptionSecret(ctx context.Context, storeID, id uuid.UUI
 
 // DeleteSubscription removes a subscription with its deliveries and logs.
 func (tx *Tx) DeleteSubscription(ctx context.Context, storeID, id uuid.UUID) error {
-	tag, err := tx.tx.Exec(ctx, `DELETE FROM webhook_subscriptions WHERE store_id = $1 AND id = $2`, storeID, id)
+	tag, err := tx.tx.Exec(ctx, `DELETE FROM webhook_subscriptions WHERE store_id = $1 AND id = $2 AND app_id IS NULL`, storeID, id)
 	if err != nil {
 		return fmt.Errorf("delete subscription: %w", err)
 	}
@@ -283,8 +283,9 @@ type DeliveryTarget struct {
 func (r reader) FindDeliveryTarget(ctx context.Context, storeID, deliveryID uuid.UUID) (DeliveryTarget, error) {
 	var t DeliveryTarget
 	err := r.q.QueryRow(ctx, `SELECT d.id, d.store_id, d.subscription_id, d.event, d.body, d.status, d.attempts, d.created_at,
-			s.url, s.secret, s.is_active
+			s.url, COALESCE(a.client_secret, s.secret), s.is_active
 		FROM webhook_deliveries d JOIN webhook_subscriptions s ON s.store_id = d.store_id AND s.id = d.subscription_id
+		LEFT JOIN apps a ON a.id = s.app_id
 		WHERE d.store_id = $1 AND d.id = $2`, storeID, deliveryID).
 		Scan(&t.ID, &t.StoreID, &t.SubscriptionID, &t.Event, &t.Body, &t.Status, &t.Attempts, &t.CreatedAt, &t.URL, &t.Secret, &t.IsActive)
 	if err != nil {
@@ -482,8 +483,9 @@ func (r reader) FindNotifications(ctx context.Context, storeID uuid.UUID, page P
 // attempt, with its subscription's current URL, secret and state, in one query.
 func (db *DB) FindBatchTargets(ctx context.Context, batchID uuid.UUID) ([]DeliveryTarget, error) {
 	rows, err := db.Pool.Query(ctx, `SELECT d.id, d.store_id, d.subscription_id, d.event, d.body, d.status, d.attempts, d.created_at,
-			s.url, s.secret, s.is_active
+			s.url, COALESCE(a.client_secret, s.secret), s.is_active
 		FROM webhook_deliveries d JOIN webhook_subscriptions s ON s.store_id = d.store_id AND s.id = d.subscription_id
+		LEFT JOIN apps a ON a.id = s.app_id
 		WHERE d.batch_id = $1 AND d.status = 'pending' AND d.attempts = 0
 		ORDER BY d.created_at, d.id`, batchID)
 	if err != nil {

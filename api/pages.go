@@ -1,0 +1,401 @@
+package api
+
+import (
+	"crypto/rand"
+	"crypto/subtle"
+	"embed"
+	"encoding/base64"
+	"errors"
+	"html/template"
+	"net/http"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/google/uuid"
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/merchantsvc/svc/storage"
+)
+
+// The merchant's web pages (decisions §2 and §8): sign-in, the OAuth consent
+// page, app install and launch. Server-rendered, Arabic by default (right to
+// left), English when the merchant chose it. Forms carry a CSRF token that
+// must match the svc_csrf cookie (double submit); pages may not be framed.
+
+//go:embed pages/*.html
+var pageFiles embed.FS
+
+var pageTemplates = template.Must(template.ParseFS(pageFiles, "pages/*.html"))
+
+const csrfCookie = "svc_csrf"
+
+var pageWords = map[string]map[string]string{
+	"ar": {
+		"lang": "ar", "dir": "rtl", "signin_title": "تسجيل الدخول", "email": "البريد الإلكتروني", "password": "كلمة المرور",
+		"signin": "دخول", "other_lang": "English", "bad_login": "البريد الإلكتروني أو كلمة المرور غير صحيحة",
+		"consent_title": "تثبيت تطبيق", "consent_intro": "يطلب التطبيق الوصول إلى متجرك:", "consent_scopes": "سيتمكن التطبيق من:",
+		"allow": "السماح", "deny": "رفض", "problem_title": "تعذّر متابعة الطلب",
+		"read": "عرض", "write": "عرض وتعديل", "bad_form": "انتهت صلاحية النموذج؛ أعد تحميل الصفحة وحاول مجددًا",
+		"catalog": "المنتجات والتصنيفات", "media": "الصور والوسائط", "orders": "الطلبات والمدفوعات", "customers": "العملاء",
+		"analytics": "التحليلات", "marketing": "التسويق", "themes": "تصميم المتجر", "risk": "تقييم المخاطر", "settings": "إعدادات المتجر",
+	},
+	"en": {
+		"lang": "en", "dir": "ltr", "signin_title": "Sign in", "email": "Email", "password": "Password",
+		"signin": "Sign in", "other_lang": "العربية", "bad_login": "Invalid email or password",
+		"consent_title": "Install an app", "consent_intro": "This app asks for access to your store:", "consent_scopes": "The app will be able to:",
+		"allow": "Allow", "deny": "Deny", "problem_title": "This request cannot continue",
+		"read": "View", "write": "View and change", "bad_form": "The form expired; reload the page and try again",
+		"catalog": "products and categories", "media": "images and media", "orders": "orders and payments", "customers": "customers",
+		"analytics": "analytics", "marketing": "marketing", "themes": "the store's design", "risk": "risk scores", "settings": "store settings",
+	},
+}
+
+// scopeWords says what a scope lets an app do, in the page's language.
+func scopeWords(lang, scope string) string {
+	domain, access, _ := strings.Cut(scope, ":")
+	w := pageWords[lang]
+	return w[access] + " " + w[domain]
+}
+
+// pageCSRF returns the request's CSRF token, setting the cookie when the
+// browser has none yet.
+func (s *Server) pageCSRF(w http.ResponseWriter, r *http.Request) string {
+	if c, err := r.Cookie(csrfCookie); err == nil && len(c.Value) >= 32 {
+		return c.Value
+	}
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	token := base64.RawURLEncoding.EncodeToString(b)
+	http.SetCookie(w, &http.Cookie{Name: csrfCookie, Value: token, Path: "/", HttpOnly: true, Secure: s.cfg.SecureCookies,
+		SameSite: http.SameSiteStrictMode})
+	return token
+}
+
+// csrfValid checks a posted form's token against the cookie.
+func csrfValid(r *http.Request) bool {
+	c, err := r.Cookie(csrfCookie)
+	return err == nil && len(c.Value) >= 32 && subtle.ConstantTimeCompare([]byte(c.Value), []byte(r.PostFormValue("csrf"))) == 1
+}
+
+func (s *Server) renderPage(w http.ResponseWriter, status int, name string, data map[string]any) {
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Content-Security-Policy", "default-src 'self'; style-src 'unsafe-inline'; frame-ancestors 'none'; form-action 'self'")
+	h.Set("Referrer-Policy", "no-referrer")
+	w.WriteHeader(status)
+	_ = pageTemplates.ExecuteTemplate(w, name, data)
+}
+
+// pageLang is the signed-in merchant's language, else ?lang=en, else Arabic.
+func (s *Server) pageLang(r *http.Request, user *storage.User) string {
+	if user != nil && user.Locale == "en" {
+		return "en"
+	}
+	if user == nil && r.URL.Query().Get("lang") == "en" {
+		return "en"
+	}
+	return "ar"
+}
+
+// pageUser is the signed-in merchant, or nil.
+func (s *Server) pageUser(r *http.Request) (*storage.User, error) {
+	c, err := r.Cookie(sessionCookie)
+	if err != nil || c.Value == "" {
+		return nil, nil
+	}
+	session, err := s.db.FindSession(r.Context(), c.Value)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	u, err := s.db.FindUserByID(r.Context(), session.UserID)
+	if err != nil {
+		return nil, err
+	}
+	return &u, nil
+}
+
+func (s *Server) problemPage(w http.ResponseWriter, r *http.Request, status int, lang, message string) {
+	s.renderPage(w, status, "problem.html", map[string]any{"T": pageWords[lang], "Title": pageWords[lang]["problem_title"],
+		"Error": message})
+}
+
+// toLogin sends the browser to sign in and come back to where it was.
+func toLogin(w http.ResponseWriter, r *http.Request) {
+	http.Redirect(w, r, "/login?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusFound)
+}
+
+// safeNext keeps redirects after sign-in on this site.
+func safeNext(next string) string {
+	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") {
+		return "/"
+	}
+	return next
+}
+
+func (s *Server) handleLoginPage() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		lang := s.pageLang(r, nil)
+		other := url.Values{"next": {r.URL.Query().Get("next")}}
+		if lang == "ar" {
+			other.Set("lang", "en")
+		}
+		s.renderPage(w, http.StatusOK, "login.html", map[string]any{"T": pageWords[lang], "Title": pageWords[lang]["signin_title"],
+			"CSRF": s.pageCSRF(w, r), "Next": safeNext(r.URL.Query().Get("next")), "OtherLangURL": "/login?" + other.Encode()})
+	}
+}
+
+// handleLoginForm signs a merchant in from the page and returns them to
+// where they were going.
+func (s *Server) handleLoginForm() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
+		lang := s.pageLang(r, nil)
+		if err := r.ParseForm(); err != nil || !csrfValid(r) {
+			s.problemPage(w, r, http.StatusForbidden, lang, pageWords[lang]["bad_form"])
+			return
+		}
+		next := safeNext(r.PostFormValue("next"))
+		email := strings.TrimSpace(r.PostFormValue("email"))
+		user, err := s.db.FindUserByEmail(r.Context(), email)
+		if err != nil && !errors.Is(err, storage.ErrNotFound) {
+			s.writeError(w, r, err)
+			return
+		}
+		hash := []byte(user.PasswordHash)
+		if user.PasswordHash == "" {
+			hash = dummyHash
+		}
+		if bcrypt.CompareHashAndPassword(hash, []byte(r.PostFormValue("password"))) != nil || user.PasswordHash == "" {
+			s.renderPage(w, http.StatusUnauthorized, "login.html", map[string]any{"T": pageWords[lang], "Title": pageWords[lang]["signin_title"],
+				"CSRF": s.pageCSRF(w, r), "Next": next, "Email": email, "Error": pageWords[lang]["bad_login"], "OtherLangURL": "/login?lang=en"})
+			return
+		}
+		if err := s.startSession(w, r, user.ID); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		http.Redirect(w, r, next, http.StatusSeeOther)
+	}
+}
+
+var statePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,256}$`)
+
+// consentRequest is a consent link that passed every rule of spec §5.2.
+type consentRequest struct {
+	App     storage.App
+	Store   storage.Store
+	Scopes  []string
+	Params  map[string]string
+	Problem string // set when the link breaks a rule; the page says which
+}
+
+// checkConsent applies the consent-link rules. It never redirects anywhere
+// the link names before the link has been checked.
+func (s *Server) checkConsent(r *http.Request, values url.Values, user *storage.User) (consentRequest, bool, error) {
+	c := consentRequest{Params: map[string]string{}}
+	for _, k := range []string{"client_id", "store_id", "redirect_uri", "scope", "state"} {
+		c.Params[k] = values.Get(k)
+	}
+	app, err := s.db.FindAppByClientID(r.Context(), c.Params["client_id"])
+	if errors.Is(err, storage.ErrNotFound) {
+		c.Problem = "unknown client_id"
+		return c, true, nil
+	}
+	if err != nil {
+		return c, false, err
+	}
+	c.App = app
+	if !slices.Contains(app.RedirectURLs, c.Params["redirect_uri"]) {
+		c.Problem = "redirect_uri is not one of the app's redirect URLs"
+		return c, true, nil
+	}
+	if !statePattern.MatchString(c.Params["state"]) {
+		c.Problem = "state is required and may hold only letters, digits, - and _"
+		return c, true, nil
+	}
+	requested := strings.Fields(c.Params["scope"])
+	for _, sc := range app.Scopes {
+		if !slices.Contains(requested, sc) {
+			c.Problem = "scope must include every required scope of the app (" + sc + " is missing)"
+			return c, true, nil
+		}
+	}
+	for _, sc := range requested {
+		if !slices.Contains(app.Scopes, sc) && !slices.Contains(app.OptionalScopes, sc) {
+			c.Problem = "scope " + sc + " is not one the app may ask for"
+			return c, true, nil
+		}
+	}
+	c.Scopes = dedupe(requested)
+	storeID, err := uuid.Parse(c.Params["store_id"])
+	if err != nil {
+		c.Problem = "store_id must be a store's id"
+		return c, true, nil
+	}
+	store, err := s.db.FindStoreByID(r.Context(), storeID)
+	if errors.Is(err, storage.ErrNotFound) || (err == nil && store.OwnerUserID != user.ID) {
+		return c, false, errNotOwner
+	}
+	if err != nil {
+		return c, false, err
+	}
+	c.Store = store
+	return c, true, nil
+}
+
+var errNotOwner = errors.New("not the store's owner")
+
+// handleConsentPage shows the consent page for a valid consent link.
+func (s *Server) handleConsentPage() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		user, err := s.pageUser(r)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		if user == nil {
+			toLogin(w, r)
+			return
+		}
+		lang := s.pageLang(r, user)
+		c, _, err := s.checkConsent(r, r.URL.Query(), user)
+		if errors.Is(err, errNotOwner) {
+			toLogin(w, r) // sign in as the store's owner and come back
+			return
+		}
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		if c.Problem != "" {
+			s.problemPage(w, r, http.StatusBadRequest, lang, c.Problem)
+			return
+		}
+		type scopeLine struct{ Name, Words string }
+		lines := make([]scopeLine, 0, len(c.Scopes))
+		for _, sc := range c.Scopes {
+			lines = append(lines, scopeLine{sc, scopeWords(lang, sc)})
+		}
+		s.renderPage(w, http.StatusOK, "consent.html", map[string]any{"T": pageWords[lang], "Title": pageWords[lang]["consent_title"],
+			"CSRF": s.pageCSRF(w, r), "App": c.App.Name, "Store": c.Store.Name, "Scopes": lines, "Params": c.Params})
+	}
+}
+
+// handleConsentForm takes the merchant's answer: Allow redirects with a
+// single-use code and a signature, Deny with error=access_denied and state.
+func (s *Server) handleConsentForm() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
+		user, err := s.pageUser(r)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		if user == nil {
+			http.Redirect(w, r, "/login", http.StatusSeeOther)
+			return
+		}
+		lang := s.pageLang(r, user)
+		if err := r.ParseForm(); err != nil || !csrfValid(r) {
+			s.problemPage(w, r, http.StatusForbidden, lang, pageWords[lang]["bad_form"])
+			return
+		}
+		c, _, err := s.checkConsent(r, r.PostForm, user)
+		if errors.Is(err, errNotOwner) {
+			s.problemPage(w, r, http.StatusForbidden, lang, "sign in as the store's owner")
+			return
+		}
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		if c.Problem != "" {
+			s.problemPage(w, r, http.StatusBadRequest, lang, c.Problem)
+			return
+		}
+		redirect := c.Params["redirect_uri"]
+		if r.PostFormValue("decision") != "allow" {
+			http.Redirect(w, r, redirect+"?"+url.Values{"error": {"access_denied"}, "state": {c.Params["state"]}}.Encode(), http.StatusFound)
+			return
+		}
+		code := newSecret(codePrefix)
+		if err := s.db.InTx(r.Context(), func(tx *storage.Tx) error {
+			return tx.CreateAuthCode(r.Context(), code, c.App.ID, c.Store.ID, user.ID, c.Scopes, redirect)
+		}); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		params := url.Values{"code": {code}, "state": {c.Params["state"]}, "store_id": {c.Store.ID.String()}}
+		http.Redirect(w, r, withSignature(redirect, c.App.ClientSecret, params, time.Now().Unix()), http.StatusFound)
+	}
+}
+
+// handleInstallFromListing starts an install from the app store: the
+// service chooses state and the app's first redirect URL receives the code.
+func (s *Server) handleInstallFromListing() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		app, err := s.db.FindAppBySlug(r.Context(), chi.URLParam(r, "slug"))
+		if err != nil {
+			s.problemPage(w, r, http.StatusNotFound, "ar", "unknown app")
+			return
+		}
+		b := make([]byte, 18)
+		_, _ = rand.Read(b)
+		q := url.Values{"client_id": {app.ClientID}, "store_id": {r.URL.Query().Get("store_id")},
+			"redirect_uri": {app.RedirectURLs[0]}, "scope": {strings.Join(app.Scopes, " ")},
+			"state": {base64.RawURLEncoding.EncodeToString(b)}}
+		http.Redirect(w, r, "/oauth/authorize?"+q.Encode(), http.StatusFound)
+	}
+}
+
+// handleLaunch opens an installed app for the signed-in owner: app_url with
+// store_id, locale, timestamp and hmac.
+func (s *Server) handleLaunch() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		user, err := s.pageUser(r)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		if user == nil {
+			toLogin(w, r)
+			return
+		}
+		lang := s.pageLang(r, user)
+		app, err := s.db.FindAppBySlug(r.Context(), chi.URLParam(r, "slug"))
+		if err != nil {
+			s.problemPage(w, r, http.StatusNotFound, lang, "unknown app")
+			return
+		}
+		storeID, err := uuid.Parse(r.URL.Query().Get("store_id"))
+		if err != nil {
+			s.problemPage(w, r, http.StatusBadRequest, lang, "store_id must be a store's id")
+			return
+		}
+		store, err := s.db.FindStoreByID(r.Context(), storeID)
+		if err != nil || store.OwnerUserID != user.ID {
+			toLogin(w, r)
+			return
+		}
+		installed, err := s.db.AppInstalled(r.Context(), app.ID, storeID)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		if !installed {
+			s.problemPage(w, r, http.StatusNotFound, lang, "the app is not installed on this store")
+			return
+		}
+		params := url.Values{"store_id": {storeID.String()}, "locale": {lang}}
+		http.Redirect(w, r, withSignature(app.AppURL, app.ClientSecret, params, time.Now().Unix()), http.StatusFound)
+	}
+}
