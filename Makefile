@@ -31,15 +31,16 @@ build: system-libs
 ## deps: everything the build and the tests need that Go modules do not bring.
 deps: minio postgres-check system-libs
 
-## system-libs: libvips (the image pipeline, through cgo) and cwebp (the image
-## benchmark's baseline), from Debian's packages when missing.
+## system-libs: libvips (the image pipeline, through cgo), cwebp (the image
+## benchmark's baseline) and chromium (the OAuth browser test), from Debian's
+## packages when missing.
 system-libs:
-	@if ! pkg-config --exists vips 2>/dev/null || ! command -v cwebp >/dev/null; then \
+	@if ! pkg-config --exists vips 2>/dev/null || ! command -v cwebp >/dev/null || ! command -v chromium >/dev/null; then \
 		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-			echo "installing libvips-dev, webp and pkg-config"; \
-			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libvips-dev webp pkg-config >/dev/null; \
+			echo "installing libvips-dev, webp, pkg-config and chromium"; \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends libvips-dev webp pkg-config chromium >/dev/null; \
 		else \
-			echo "missing libvips: install the packages libvips-dev, webp and pkg-config"; exit 1; \
+			echo "missing system packages: install libvips-dev, webp, pkg-config and chromium"; exit 1; \
 		fi; \
 	fi
 

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/merchantsvc/svc/api"
+	"github.com/merchantsvc/svc/storage/webhook"
 )
 
 // verifyHMAC is how an app checks a redirect or launch (docs/apps.md),
@@ -324,4 +325,104 @@ func TestCodeExchangeTokensAndRevoke(t *testing.T) {
 	require.Equal(t, http.StatusOK, h.do(request{method: "GET", path: storePath(owner.storeID, "/orders"), auth: bearer(token5)}).Status)
 	require.Equal(t, http.StatusNoContent, h.do(request{method: "DELETE", path: storePath(owner.storeID, "/apps/"+app.id), auth: owner.auth()}).Status)
 	require.Equal(t, "INVALID_TOKEN", h.do(request{method: "GET", path: storePath(owner.storeID, "/orders"), auth: bearer(token5)}).errorCode())
+}
+
+func TestAppLaunchIsSignedWithTheMerchantsLocale(t *testing.T) {
+	h := newHarness(t, api.Config{})
+	dev := h.signup("devl")
+	app := h.registerApp(dev, "launch-app", nil)
+	owner := h.signup("ownerl")
+	b := h.newBrowser()
+	b.signIn(owner.email)
+
+	resp, _ := b.get("/apps/launch-app/launch?store_id=" + owner.storeID)
+	require.Equal(t, http.StatusNotFound, resp.StatusCode, "not installed yet")
+
+	// Install from the app store listing: the service picks state and the
+	// first redirect URL receives the code.
+	resp, _ = b.get("/apps/launch-app/install?store_id=" + owner.storeID)
+	require.Equal(t, http.StatusFound, resp.StatusCode)
+	consent, err := url.Parse(resp.Header.Get("Location"))
+	require.NoError(t, err)
+	state := consent.Query().Get("state")
+	require.Regexp(t, `^[A-Za-z0-9_-]+$`, state)
+	resp, page := b.get(consent.RequestURI())
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	resp, _ = b.post("/oauth/authorize", url.Values{"csrf": {csrfOf(t, page)}, "client_id": {app.clientID}, "store_id": {owner.storeID},
+		"redirect_uri": {"https://app.example.com/oauth/callback"}, "scope": {"orders:read orders:write"}, "state": {state}, "decision": {"allow"}})
+	require.Equal(t, http.StatusFound, resp.StatusCode)
+	back, _ := url.Parse(resp.Header.Get("Location"))
+	require.True(t, verifyHMAC(app.secret, back.Query(), time.Now()))
+	require.Equal(t, http.StatusOK, h.exchange(app, back.Query().Get("code"), nil).Status)
+
+	launch := func() url.Values {
+		resp, _ := b.get("/apps/launch-app/launch?store_id=" + owner.storeID)
+		require.Equal(t, http.StatusFound, resp.StatusCode)
+		loc, err := url.Parse(resp.Header.Get("Location"))
+		require.NoError(t, err)
+		require.Equal(t, "https://app.example.com/launch", loc.Scheme+"://"+loc.Host+loc.Path)
+		return loc.Query()
+	}
+	q := launch()
+	require.Equal(t, "ar", q.Get("locale"), "Arabic unless the merchant chose English")
+	require.Equal(t, owner.storeID, q.Get("store_id"))
+	require.True(t, verifyHMAC(app.secret, q, time.Now()))
+	require.ElementsMatch(t, []string{"hmac", "locale", "store_id", "timestamp"}, keysOf(q))
+
+	h.exec(`UPDATE users SET locale = 'en' WHERE email = $1`, owner.email)
+	require.Equal(t, "en", launch().Get("locale"))
+
+	// Someone else's store: sent to sign in.
+	resp, _ = b.get("/apps/launch-app/launch?store_id=" + dev.storeID)
+	require.Equal(t, http.StatusFound, resp.StatusCode)
+	require.True(t, strings.HasPrefix(resp.Header.Get("Location"), "/login"))
+}
+
+func keysOf(q url.Values) []string {
+	var out []string
+	for k := range q {
+		out = append(out, k)
+	}
+	return out
+}
+
+// An installed app's manifest subscription receives the store's events,
+// signed with the app's client secret; a rotation switches at once.
+func TestManifestWebhooksAreSignedWithTheClientSecret(t *testing.T) {
+	rec := newReceiver(t, func(int) int { return http.StatusOK })
+	h := newHarness(t, api.Config{WebhookGuard: webhook.Guard{AllowPrivate: true}})
+	httpClient, err := webhook.Guard{AllowPrivate: true}.NewClient(rec.caFile)
+	require.NoError(t, err)
+	h.startWorker(httpClient)
+	dev := h.signup("devw")
+	app := h.registerApp(dev, "hooks-app", map[string]any{"webhooks": map[string]any{"url": rec.url(), "events": []string{"order.created"}}})
+	s := newShop(t, h, "hookshop", 10)
+	b := h.newBrowser()
+	b.signIn(s.m.email)
+	q := b.allow(app, s.m.storeID, "orders:read orders:write", "hooks", "allow")
+	require.Equal(t, http.StatusOK, h.exchange(app, q.Get("code"), nil).Status)
+
+	// The merchant's own webhook API does not see or change it.
+	list := h.do(request{method: "GET", path: storePath(s.m.storeID, "/webhooks"), auth: bearer(s.token)})
+	require.Empty(t, list.Body["data"])
+
+	h.placeOrder(s, "cod", 1)
+	waitFor(t, "the app's delivery", func() bool { return len(rec.requests()) == 1 })
+	got := rec.requests()[0]
+	require.Equal(t, "order.created", got.header.Get("X-SVC-Event"))
+	require.NoError(t, webhook.Verify(app.secret, got.body, got.header.Get("X-SVC-Signature-V1"), 5*time.Minute, time.Now()))
+
+	rot := h.do(request{method: "POST", path: "/api/v1/apps/" + app.id + "/rotate-secret", auth: dev.auth()})
+	newSecret := rot.data()["client_secret"].(string)
+	h.placeOrder(s, "cod", 1)
+	waitFor(t, "the second delivery", func() bool { return len(rec.requests()) == 2 })
+	second := rec.requests()[1]
+	require.NoError(t, webhook.Verify(newSecret, second.body, second.header.Get("X-SVC-Signature-V1"), 5*time.Minute, time.Now()))
+	require.Error(t, webhook.Verify(app.secret, second.body, second.header.Get("X-SVC-Signature-V1"), 5*time.Minute, time.Now()))
+
+	// Uninstalled: no more deliveries.
+	require.Equal(t, http.StatusNoContent, h.do(request{method: "DELETE", path: storePath(s.m.storeID, "/apps/"+app.id), auth: s.m.auth()}).Status)
+	h.placeOrder(s, "cod", 1)
+	time.Sleep(1500 * time.Millisecond)
+	require.Len(t, rec.requests(), 2)
 }

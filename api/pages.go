@@ -86,7 +86,7 @@ func (s *Server) renderPage(w http.ResponseWriter, status int, name string, data
 	h.Set("Content-Type", "text/html; charset=utf-8")
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Frame-Options", "DENY")
-	h.Set("Content-Security-Policy", "default-src 'self'; style-src 'unsafe-inline'; frame-ancestors 'none'; form-action 'self'")
+	h.Set("Content-Security-Policy", "default-src 'self'; style-src 'unsafe-inline'; frame-ancestors 'none'")
 	h.Set("Referrer-Policy", "no-referrer")
 	w.WriteHeader(status)
 	_ = pageTemplates.ExecuteTemplate(w, name, data)
