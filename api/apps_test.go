@@ -371,6 +371,10 @@ func TestAppLaunchIsSignedWithTheMerchantsLocale(t *testing.T) {
 
 	h.exec(`UPDATE users SET locale = 'en' WHERE email = $1`, owner.email)
 	require.Equal(t, "en", launch().Get("locale"))
+	resp, page = b.get(consentQuery(app, owner.storeID, "https://app.example.com/oauth/callback", "orders:read orders:write", "en-1"))
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Contains(t, page, `dir="ltr"`, "English, left to right, for a merchant who chose it")
+	require.Contains(t, page, "View orders and payments")
 
 	// Someone else's store: sent to sign in.
 	resp, _ = b.get("/apps/launch-app/launch?store_id=" + dev.storeID)
