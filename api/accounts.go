@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"errors"
@@ -131,17 +132,9 @@ func (s *Server) handleLogin() http.HandlerFunc {
 			s.writeError(w, r, err)
 			return
 		}
-		user, err := s.db.FindUserByEmail(r.Context(), strings.TrimSpace(req.Email))
-		if err != nil && !errors.Is(err, storage.ErrNotFound) {
+		user, err := s.checkPassword(r.Context(), req.Email, req.Password)
+		if err != nil {
 			s.writeError(w, r, err)
-			return
-		}
-		hash := []byte(user.PasswordHash)
-		if user.PasswordHash == "" {
-			hash = dummyHash
-		}
-		if bcrypt.CompareHashAndPassword(hash, []byte(req.Password)) != nil || user.PasswordHash == "" {
-			s.writeError(w, r, errBadLogin)
 			return
 		}
 		stores, err := s.db.FindStoresByOwner(r.Context(), user.ID)
@@ -159,6 +152,23 @@ func (s *Server) handleLogin() http.HandlerFunc {
 		}
 		respond(w, http.StatusOK, map[string]any{"user": newUserResponse(user), "stores": list})
 	}
+}
+
+// checkPassword finds the user by email and checks the password, taking
+// the same time for an unknown email (errBadLogin either way).
+func (s *Server) checkPassword(ctx context.Context, email, password string) (storage.User, error) {
+	user, err := s.db.FindUserByEmail(ctx, strings.TrimSpace(email))
+	if err != nil && !errors.Is(err, storage.ErrNotFound) {
+		return storage.User{}, err
+	}
+	hash := []byte(user.PasswordHash)
+	if user.PasswordHash == "" {
+		hash = dummyHash
+	}
+	if bcrypt.CompareHashAndPassword(hash, []byte(password)) != nil || user.PasswordHash == "" {
+		return storage.User{}, errBadLogin
+	}
+	return user, nil
 }
 
 func (s *Server) startSession(w http.ResponseWriter, r *http.Request, userID uuid.UUID) error {

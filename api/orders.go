@@ -94,6 +94,27 @@ type createOrderRequest struct {
 
 const maxOrderLines = 100
 
+// checkLines checks variant lines (of an order or a cart): at most 100,
+// each variant once, quantities 1-10000.
+func checkLines(c *checker, lines []orderLineRequest) {
+	if len(lines) > maxOrderLines {
+		c.add("lines", "out_of_range", fmt.Sprintf("must have at most %d lines", maxOrderLines))
+	}
+	seen := map[string]bool{}
+	for i, l := range lines {
+		field := fmt.Sprintf("lines[%d]", i)
+		if _, err := parseUUID(l.VariantID); err != nil {
+			c.add(field+".variant_id", "invalid_uuid", "must be a uuid")
+		} else if seen[l.VariantID] {
+			c.add(field+".variant_id", "duplicate", "each variant may appear on one line only")
+		}
+		seen[l.VariantID] = true
+		if l.Quantity < 1 || l.Quantity > 10000 {
+			c.add(field+".quantity", "out_of_range", "must be between 1 and 10000")
+		}
+	}
+}
+
 func (req createOrderRequest) Valid() []fieldError {
 	var c checker
 	switch {
@@ -117,22 +138,10 @@ func (req createOrderRequest) Valid() []fieldError {
 			checkPhone(&c, "customer.phone", *req.Customer.Phone)
 		}
 	}
-	if len(req.Lines) == 0 || len(req.Lines) > maxOrderLines {
+	if len(req.Lines) == 0 {
 		c.add("lines", "out_of_range", fmt.Sprintf("must have 1 to %d lines", maxOrderLines))
 	}
-	seen := map[string]bool{}
-	for i, l := range req.Lines {
-		field := fmt.Sprintf("lines[%d]", i)
-		if _, err := parseUUID(l.VariantID); err != nil {
-			c.add(field+".variant_id", "invalid_uuid", "must be a uuid")
-		} else if seen[l.VariantID] {
-			c.add(field+".variant_id", "duplicate", "each variant may appear on one line only")
-		}
-		seen[l.VariantID] = true
-		if l.Quantity < 1 || l.Quantity > 10000 {
-			c.add(field+".quantity", "out_of_range", "must be between 1 and 10000")
-		}
-	}
+	checkLines(&c, req.Lines)
 	if req.ShippingAddress == nil {
 		c.add("shipping_address", "required", "is required")
 	} else {

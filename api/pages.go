@@ -16,7 +16,6 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
-	"golang.org/x/crypto/bcrypt"
 
 	"github.com/merchantsvc/svc/storage"
 )
@@ -165,16 +164,12 @@ func (s *Server) handleLoginForm() http.HandlerFunc {
 		}
 		next := safeNext(r.PostFormValue("next"))
 		email := strings.TrimSpace(r.PostFormValue("email"))
-		user, err := s.db.FindUserByEmail(r.Context(), email)
-		if err != nil && !errors.Is(err, storage.ErrNotFound) {
+		user, err := s.checkPassword(r.Context(), email, r.PostFormValue("password"))
+		if err != nil && !errors.Is(err, errBadLogin) {
 			s.writeError(w, r, err)
 			return
 		}
-		hash := []byte(user.PasswordHash)
-		if user.PasswordHash == "" {
-			hash = dummyHash
-		}
-		if bcrypt.CompareHashAndPassword(hash, []byte(r.PostFormValue("password"))) != nil || user.PasswordHash == "" {
+		if err != nil {
 			s.renderPage(w, http.StatusUnauthorized, "login.html", map[string]any{"T": pageWords[lang], "Title": pageWords[lang]["signin_title"],
 				"CSRF": s.pageCSRF(w, r), "Next": next, "Email": email, "Error": pageWords[lang]["bad_login"], "OtherLangURL": "/login?lang=en"})
 			return

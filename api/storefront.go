@@ -3,7 +3,6 @@ package api
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -192,22 +191,7 @@ type cartRequest struct {
 
 func (req cartRequest) Valid() []fieldError {
 	var c checker
-	if len(req.Lines) > maxOrderLines {
-		c.add("lines", "out_of_range", fmt.Sprintf("must have at most %d lines", maxOrderLines))
-	}
-	seen := map[string]bool{}
-	for i, l := range req.Lines {
-		field := fmt.Sprintf("lines[%d]", i)
-		if _, err := parseUUID(l.VariantID); err != nil {
-			c.add(field+".variant_id", "invalid_uuid", "must be a uuid")
-		} else if seen[l.VariantID] {
-			c.add(field+".variant_id", "duplicate", "each variant may appear on one line only")
-		}
-		seen[l.VariantID] = true
-		if l.Quantity < 1 || l.Quantity > 10000 {
-			c.add(field+".quantity", "out_of_range", "must be between 1 and 10000")
-		}
-	}
+	checkLines(&c, req.Lines)
 	if req.Email.Set && !req.Email.Null {
 		checkEmail(&c, "email", req.Email.Value)
 	}
