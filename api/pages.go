@@ -195,7 +195,7 @@ type consentRequest struct {
 
 // checkConsent applies the consent-link rules. It never redirects anywhere
 // the link names before the link has been checked.
-func (s *Server) checkConsent(r *http.Request, values url.Values, user *storage.User) (consentRequest, bool, error) {
+func (s *Server) checkConsent(r *http.Request, values url.Values, user *storage.User) (consentRequest, error) {
 	c := consentRequest{Params: map[string]string{}}
 	for _, k := range []string{"client_id", "store_id", "redirect_uri", "scope", "state"} {
 		c.Params[k] = values.Get(k)
@@ -203,48 +203,48 @@ func (s *Server) checkConsent(r *http.Request, values url.Values, user *storage.
 	app, err := s.db.FindAppByClientID(r.Context(), c.Params["client_id"])
 	if errors.Is(err, storage.ErrNotFound) {
 		c.Problem = "unknown client_id"
-		return c, true, nil
+		return c, nil
 	}
 	if err != nil {
-		return c, false, err
+		return c, err
 	}
 	c.App = app
 	if !slices.Contains(app.RedirectURLs, c.Params["redirect_uri"]) {
 		c.Problem = "redirect_uri is not one of the app's redirect URLs"
-		return c, true, nil
+		return c, nil
 	}
 	if !statePattern.MatchString(c.Params["state"]) {
 		c.Problem = "state is required and may hold only letters, digits, - and _"
-		return c, true, nil
+		return c, nil
 	}
 	requested := strings.Fields(c.Params["scope"])
 	for _, sc := range app.Scopes {
 		if !slices.Contains(requested, sc) {
 			c.Problem = "scope must include every required scope of the app (" + sc + " is missing)"
-			return c, true, nil
+			return c, nil
 		}
 	}
 	for _, sc := range requested {
 		if !slices.Contains(app.Scopes, sc) && !slices.Contains(app.OptionalScopes, sc) {
 			c.Problem = "scope " + sc + " is not one the app may ask for"
-			return c, true, nil
+			return c, nil
 		}
 	}
 	c.Scopes = dedupe(requested)
 	storeID, err := uuid.Parse(c.Params["store_id"])
 	if err != nil {
 		c.Problem = "store_id must be a store's id"
-		return c, true, nil
+		return c, nil
 	}
 	store, err := s.db.FindStoreByID(r.Context(), storeID)
 	if errors.Is(err, storage.ErrNotFound) || (err == nil && store.OwnerUserID != user.ID) {
-		return c, false, errNotOwner
+		return c, errNotOwner
 	}
 	if err != nil {
-		return c, false, err
+		return c, err
 	}
 	c.Store = store
-	return c, true, nil
+	return c, nil
 }
 
 var errNotOwner = errors.New("not the store's owner")
@@ -262,7 +262,7 @@ func (s *Server) handleConsentPage() http.HandlerFunc {
 			return
 		}
 		lang := s.pageLang(r, user)
-		c, _, err := s.checkConsent(r, r.URL.Query(), user)
+		c, err := s.checkConsent(r, r.URL.Query(), user)
 		if errors.Is(err, errNotOwner) {
 			toLogin(w, r) // sign in as the store's owner and come back
 			return
@@ -304,7 +304,7 @@ func (s *Server) handleConsentForm() http.HandlerFunc {
 			s.problemPage(w, r, http.StatusForbidden, lang, pageWords[lang]["bad_form"])
 			return
 		}
-		c, _, err := s.checkConsent(r, r.PostForm, user)
+		c, err := s.checkConsent(r, r.PostForm, user)
 		if errors.Is(err, errNotOwner) {
 			s.problemPage(w, r, http.StatusForbidden, lang, "sign in as the store's owner")
 			return
