@@ -139,6 +139,18 @@ func (s *Server) routes() *chi.Mux {
 			})
 			r.With(settingsWrite).Post("/payments/{proof_id}/void", s.handleVoidPayment())
 
+			themesRead, themesWrite := s.requireScope("themes:read"), s.requireScope("themes:write")
+			r.Route("/themes/v3", func(r chi.Router) {
+				r.With(themesRead).Get("/customization", s.handleGetCustomization())
+				r.With(themesWrite).Put("/customization", s.handleSaveDraft())
+				r.With(themesWrite).Post("/customization/publish", s.handlePublishTheme())
+				r.With(themesRead).Get("/versions", s.handleListThemeVersions())
+				r.With(themesRead).Get("/versions/compare", s.handleCompareThemes())
+				r.With(themesRead).Get("/versions/{version_id}", s.handleGetThemeVersion())
+				r.With(themesWrite).Post("/versions/{version_id}/restore", s.handleRestoreThemeVersion())
+				r.With(themesRead).Get("/schemas", s.handleThemeSchemas())
+			})
+
 			read, write := s.requireScope("catalog:read"), s.requireScope("catalog:write")
 			r.Route("/products", func(r chi.Router) {
 				r.With(write).Post("/", s.handleCreateProduct())
