@@ -39,6 +39,8 @@ var pageWords = map[string]map[string]string{
 		"consent_title": "تثبيت تطبيق", "consent_intro": "يطلب التطبيق الوصول إلى متجرك:", "consent_scopes": "سيتمكن التطبيق من:",
 		"allow": "السماح", "deny": "رفض", "problem_title": "تعذّر متابعة الطلب",
 		"read": "عرض", "write": "عرض وتعديل", "bad_form": "انتهت صلاحية النموذج؛ أعد تحميل الصفحة وحاول مجددًا",
+		"publish": "نشر", "history": "السجل", "theme_settings": "إعدادات القالب", "add_section": "إضافة قسم",
+		"publish_name": "اسم النسخة (اختياري)", "preview": "معاينة",
 		"catalog": "المنتجات والتصنيفات", "media": "الصور والوسائط", "orders": "الطلبات والمدفوعات", "customers": "العملاء",
 		"analytics": "التحليلات", "marketing": "التسويق", "themes": "تصميم المتجر", "risk": "تقييم المخاطر", "settings": "إعدادات المتجر",
 	},
@@ -48,6 +50,8 @@ var pageWords = map[string]map[string]string{
 		"consent_title": "Install an app", "consent_intro": "This app asks for access to your store:", "consent_scopes": "The app will be able to:",
 		"allow": "Allow", "deny": "Deny", "problem_title": "This request cannot continue",
 		"read": "View", "write": "View and change", "bad_form": "The form expired; reload the page and try again",
+		"publish": "Publish", "history": "History", "theme_settings": "Theme settings", "add_section": "Add section",
+		"publish_name": "Version name (optional)", "preview": "Preview",
 		"catalog": "products and categories", "media": "images and media", "orders": "orders and payments", "customers": "customers",
 		"analytics": "analytics", "marketing": "marketing", "themes": "the store's design", "risk": "risk scores", "settings": "store settings",
 	},
@@ -85,7 +89,7 @@ func (s *Server) renderPage(w http.ResponseWriter, status int, name string, data
 	h.Set("Content-Type", "text/html; charset=utf-8")
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Frame-Options", "DENY")
-	h.Set("Content-Security-Policy", "default-src 'self'; style-src 'unsafe-inline'; frame-ancestors 'none'")
+	h.Set("Content-Security-Policy", "default-src 'self'; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'")
 	h.Set("Referrer-Policy", "no-referrer")
 	w.WriteHeader(status)
 	_ = pageTemplates.ExecuteTemplate(w, name, data)

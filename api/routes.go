@@ -23,6 +23,10 @@ func (s *Server) routes() *chi.Mux {
 	r.Post("/oauth/authorize", s.handleConsentForm())
 	r.Get("/apps/{slug}/install", s.handleInstallFromListing())
 	r.Get("/apps/{slug}/launch", s.handleLaunch())
+	r.Get("/stores/{store_id}/themes/editor", s.handleEditorPage())
+	r.Get("/stores/{store_id}/themes/preview", s.handlePreview())
+	r.Post("/stores/{store_id}/themes/preview/render", s.handlePreviewRender())
+	r.Method(http.MethodGet, "/assets/editor/{file}", handleAssets())
 	r.Get("/healthz", s.handleHealthz())
 	r.Get("/readyz", s.handleReadyz())
 

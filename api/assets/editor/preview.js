@@ -1,0 +1,78 @@
+// The storefront preview inside the theme editor. It speaks the spec §6.3
+// messages and acknowledges each one; messages from any other origin than
+// its own (the editor is served from the same origin) are ignored.
+
+const page = document.getElementById("sf-page");
+const storeID = location.pathname.split("/")[2];
+
+function ack(msg, ok = true) {
+  window.parent.postMessage({ type: "svc:preview:ack", id: msg.id, of: msg.type, ok }, location.origin);
+}
+
+async function setContext(msg) {
+  const { themeSettings, page: pageName, document: doc } = msg.payload || {};
+  const res = await fetch(`/stores/${storeID}/themes/preview/render`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ document: doc || { settings: themeSettings, templates: {} }, page: pageName || "index" }),
+  });
+  if (!res.ok) throw new Error("render failed: " + res.status);
+  const { data } = await res.json();
+  page.innerHTML = data.html;
+  document.documentElement.dir = data.dir;
+  document.body.setAttribute("style", data.vars);
+}
+
+function scrollToSection(msg) {
+  const el = document.querySelector(`[data-section-id="${CSS.escape(msg.payload.sectionId)}"]`);
+  if (!el) throw new Error("no such section");
+  document.querySelectorAll(".sf-highlight").forEach((e) => e.classList.remove("sf-highlight"));
+  el.classList.add("sf-highlight");
+  el.scrollIntoView({ block: "start" });
+}
+
+function selectBlock(msg) {
+  const { sectionId, blockId } = msg.payload;
+  const section = document.querySelector(`[data-section-id="${CSS.escape(sectionId)}"]`);
+  const el = section && section.querySelector(`[data-block-id="${CSS.escape(blockId)}"]`);
+  if (!el) throw new Error("no such block");
+  document.querySelectorAll(".sf-selected").forEach((e) => e.classList.remove("sf-selected"));
+  el.classList.add("sf-selected");
+  el.scrollIntoView({ block: "center" });
+}
+
+function swapTheme(msg) {
+  const { bundle_url: bundle, css_url: css } = msg.payload;
+  const same = (u) => new URL(u, location.href).origin === location.origin;
+  if (!same(bundle) || !same(css)) throw new Error("bundles must come from this origin");
+  let link = document.getElementById("sf-theme-css");
+  if (!link) {
+    link = Object.assign(document.createElement("link"), { id: "sf-theme-css", rel: "stylesheet" });
+    document.head.append(link);
+  }
+  link.href = css;
+  const script = Object.assign(document.createElement("script"), { type: "module", src: bundle });
+  document.head.append(script);
+}
+
+const handlers = {
+  "svc:preview:set-context": setContext,
+  "svc:preview:scroll-to-section": scrollToSection,
+  "svc:preview:select-block": selectBlock,
+  "svc:preview:swap-theme": swapTheme,
+};
+
+window.addEventListener("message", async (event) => {
+  if (event.origin !== location.origin || event.source !== window.parent) return;
+  const msg = event.data || {};
+  const handler = handlers[msg.type];
+  if (!handler) return;
+  try {
+    await handler(msg);
+    ack(msg, true);
+  } catch (err) {
+    ack(msg, false);
+  }
+});
+
+window.parent.postMessage({ type: "svc:preview:ready" }, location.origin);

@@ -1,0 +1,264 @@
+package api
+
+import (
+	"bytes"
+	"embed"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"io"
+	"io/fs"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/google/uuid"
+
+	"github.com/merchantsvc/svc/storage"
+	"github.com/merchantsvc/svc/storage/theme"
+)
+
+// The theme editor (merchant pages): an HTML shell and plain ES modules
+// served from the binary, and the storefront preview it frames, rendered
+// from the draft on the server.
+
+//go:embed assets
+var assetFiles embed.FS
+
+// handleAssets serves the editor's scripts and styles.
+func handleAssets() http.Handler {
+	sub, _ := fs.Sub(assetFiles, "assets")
+	files := http.StripPrefix("/assets/", http.FileServer(http.FS(sub)))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "no-cache")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		files.ServeHTTP(w, r)
+	})
+}
+
+// editorStore is the signed-in owner's store named in the path, or a
+// redirect to sign in.
+func (s *Server) editorStore(w http.ResponseWriter, r *http.Request) (*storage.User, storage.Store, bool) {
+	user, err := s.pageUser(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return nil, storage.Store{}, false
+	}
+	if user == nil {
+		toLogin(w, r)
+		return nil, storage.Store{}, false
+	}
+	storeID, err := uuid.Parse(chi.URLParam(r, "store_id"))
+	if err != nil {
+		s.problemPage(w, r, http.StatusNotFound, s.pageLang(r, user), "no such store")
+		return nil, storage.Store{}, false
+	}
+	store, err := s.db.FindStoreByID(r.Context(), storeID)
+	if err != nil || store.OwnerUserID != user.ID {
+		toLogin(w, r)
+		return nil, storage.Store{}, false
+	}
+	return user, store, true
+}
+
+func (s *Server) handleEditorPage() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		user, store, ok := s.editorStore(w, r)
+		if !ok {
+			return
+		}
+		lang := s.pageLang(r, user)
+		s.renderPage(w, http.StatusOK, "editor.html", map[string]any{"T": pageWords[lang], "Title": store.Name, "StoreID": store.ID,
+			"StoreName": store.Name, "Lang": lang})
+	}
+}
+
+// previewData is what a preview page shows: the theme settings and the
+// page's sections in order.
+type previewData struct {
+	Settings map[string]any
+	Sections []previewSection
+	Dir      string
+	Vars     template.CSS
+}
+
+type previewSection struct {
+	ID       string
+	Type     string
+	Name     string
+	Disabled bool
+	Settings []previewValue
+	Blocks   []previewBlock
+}
+
+type previewBlock struct {
+	ID       string
+	Type     string
+	Name     string
+	Settings []previewValue
+}
+
+type previewValue struct {
+	ID    string
+	Label string
+	Text  string
+}
+
+func valuesOf(defs []theme.Setting, settings map[string]any) []previewValue {
+	var out []previewValue
+	for _, d := range defs {
+		v, ok := settings[d.ID]
+		if !ok {
+			if len(d.Default) == 0 {
+				continue
+			}
+			_ = json.Unmarshal(d.Default, &v)
+		}
+		if v == nil || d.Type == "header" {
+			continue
+		}
+		text := fmt.Sprint(v)
+		if s, ok := v.(string); ok {
+			text = s
+		}
+		out = append(out, previewValue{ID: d.ID, Label: d.Label, Text: text})
+	}
+	return out
+}
+
+// buildPreview lays a document's page out for the preview template. Every
+// value is shown as escaped text: the preview runs beside the merchant's
+// session, so it never interprets the document's markup.
+func buildPreview(doc json.RawMessage, page string) (previewData, error) {
+	var d struct {
+		Settings  map[string]any `json:"settings"`
+		Templates map[string]struct {
+			Sections map[string]struct {
+				Type     string         `json:"type"`
+				Settings map[string]any `json:"settings"`
+				Blocks   map[string]struct {
+					Type     string         `json:"type"`
+					Settings map[string]any `json:"settings"`
+					Disabled bool           `json:"disabled"`
+				} `json:"blocks"`
+				BlockOrder []string `json:"block_order"`
+				Disabled   bool     `json:"disabled"`
+			} `json:"sections"`
+			Order []string `json:"order"`
+		} `json:"templates"`
+	}
+	if err := json.Unmarshal(doc, &d); err != nil {
+		return previewData{}, err
+	}
+	t := theme.Default()
+	out := previewData{Settings: d.Settings, Dir: "rtl"}
+	if dir, _ := d.Settings["direction"].(string); dir == "ltr" {
+		out.Dir = "ltr"
+	}
+	var vars []string
+	if accent, ok := d.Settings["accent"].(string); ok && colorHex(accent) {
+		vars = append(vars, "--accent: "+accent)
+	}
+	out.Vars = template.CSS(strings.Join(vars, "; "))
+	tpl := d.Templates[page]
+	for _, id := range tpl.Order {
+		sec, ok := tpl.Sections[id]
+		if !ok {
+			continue
+		}
+		schema := t.Sections[sec.Type]
+		ps := previewSection{ID: id, Type: sec.Type, Name: schema.Name, Disabled: sec.Disabled, Settings: valuesOf(schema.Settings, sec.Settings)}
+		for _, bid := range sec.BlockOrder {
+			b, ok := sec.Blocks[bid]
+			if !ok || b.Disabled {
+				continue
+			}
+			def, _ := schema.Block(b.Type)
+			ps.Blocks = append(ps.Blocks, previewBlock{ID: bid, Type: b.Type, Name: def.Name, Settings: valuesOf(def.Settings, b.Settings)})
+		}
+		out.Sections = append(out.Sections, ps)
+	}
+	return out, nil
+}
+
+func colorHex(s string) bool {
+	if len(s) != 4 && len(s) != 7 || s[0] != '#' {
+		return false
+	}
+	return strings.Trim(strings.ToLower(s[1:]), "0123456789abcdef") == ""
+}
+
+// handlePreview renders a storefront page of the draft for the editor's
+// frame (same origin only).
+func (s *Server) handlePreview() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		_, store, ok := s.editorStore(w, r)
+		if !ok {
+			return
+		}
+		page := r.URL.Query().Get("page")
+		if !slices.Contains(theme.Pages, page) {
+			page = "index"
+		}
+		c, err := s.db.FindCustomization(r.Context(), store.ID)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		data, err := buildPreview(c.Draft, page)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		var body bytes.Buffer
+		if err := pageTemplates.ExecuteTemplate(&body, "preview-sections", data); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		h := w.Header()
+		h.Set("Content-Type", "text/html; charset=utf-8")
+		h.Set("Cache-Control", "no-store")
+		h.Set("Content-Security-Policy", "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src https: 'self'; frame-ancestors 'self'")
+		w.WriteHeader(http.StatusOK)
+		_ = pageTemplates.ExecuteTemplate(w, "preview-page", map[string]any{"Data": data, "Body": template.HTML(body.String()),
+			"StoreName": store.Name})
+	}
+}
+
+// handlePreviewRender renders the sections of a posted document, for the
+// frame to swap in when the editor sends new settings.
+func (s *Server) handlePreviewRender() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if _, _, ok := s.editorStore(w, r); !ok {
+			return
+		}
+		raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxJSONBody))
+		if err != nil {
+			s.writeError(w, r, errPayloadTooLarge)
+			return
+		}
+		var req struct {
+			Document json.RawMessage `json:"document"`
+			Page     string          `json:"page"`
+		}
+		if err := json.Unmarshal(raw, &req); err != nil {
+			s.writeError(w, r, errMalformedJSON)
+			return
+		}
+		if !slices.Contains(theme.Pages, req.Page) {
+			req.Page = "index"
+		}
+		data, err := buildPreview(req.Document, req.Page)
+		if err != nil {
+			s.writeError(w, r, errMalformedJSON)
+			return
+		}
+		var body bytes.Buffer
+		if err := pageTemplates.ExecuteTemplate(&body, "preview-sections", data); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		respond(w, http.StatusOK, map[string]any{"html": body.String(), "dir": data.Dir, "vars": string(data.Vars)})
+	}
+}
