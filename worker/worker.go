@@ -36,9 +36,14 @@ func Register(r sdkworker.Registry, acts *activities.Activities) {
 	r.RegisterActivity(acts)
 }
 
-// New creates a worker on taskQueue with everything registered.
+// StopTimeout is how long a stopping worker lets running activities finish
+// (long ones heartbeat and resume on another worker after it).
+const StopTimeout = 30 * time.Second
+
+// New creates a worker on taskQueue with everything registered. Stop stops
+// polling at once and waits up to StopTimeout for running activities.
 func New(c client.Client, taskQueue string, acts *activities.Activities) sdkworker.Worker {
-	w := sdkworker.New(c, taskQueue, sdkworker.Options{})
+	w := sdkworker.New(c, taskQueue, sdkworker.Options{WorkerStopTimeout: StopTimeout})
 	Register(w, acts)
 	return w
 }

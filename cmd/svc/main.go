@@ -201,7 +201,10 @@ func serveHTTP(ctx context.Context, addr string, h http.Handler, log *slog.Logge
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", addr, err)
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
+	// Requests must outlive the shutdown signal: they get a context that ctx's
+	// cancellation does not reach, and Shutdown waits for them.
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second,
+		BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) }}
 	fmt.Fprintf(stdout, "API listening on http://%s\n", l.Addr())
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(l) }()
