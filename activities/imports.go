@@ -111,6 +111,13 @@ func (a *Activities) RunProductImport(ctx context.Context, in ImportInput) (stor
 			<-sem
 			break
 		}
+		if stopping(ctx) {
+			// The worker is shutting down: finish the batches in flight and
+			// hand the rest to another worker (the applied ones are recorded).
+			<-sem
+			wg.Wait()
+			return imp, temporal.NewApplicationError("the worker is stopping; the import resumes on another worker", "WORKER_STOPPING")
+		}
 		mu.Lock()
 		stop := firstErr != nil
 		mu.Unlock()
@@ -136,6 +143,7 @@ func (a *Activities) RunProductImport(ctx context.Context, in ImportInput) (stor
 		if a.ImportBatchDelay > 0 {
 			select {
 			case <-ctx.Done():
+			case <-activity.GetWorkerStopChannel(ctx):
 			case <-time.After(a.ImportBatchDelay):
 			}
 		}
@@ -148,6 +156,16 @@ func (a *Activities) RunProductImport(ctx context.Context, in ImportInput) (stor
 		return imp, err
 	}
 	return a.DB.FinishImport(ctx, in.StoreID, in.ImportID, storage.ImportSucceeded, "", importNotifyAfter)
+}
+
+// stopping reports whether the worker running the activity is shutting down.
+func stopping(ctx context.Context) bool {
+	select {
+	case <-activity.GetWorkerStopChannel(ctx):
+		return true
+	default:
+		return false
+	}
 }
 
 func (a *Activities) failImport(ctx context.Context, in ImportInput, reason string) (storage.ProductImport, error) {
