@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/merchantsvc/svc/activities/einvoice"
+	"github.com/merchantsvc/svc/internal/metrics"
 	"github.com/merchantsvc/svc/storage"
 	"github.com/merchantsvc/svc/storage/blob"
 )
@@ -31,6 +32,8 @@ type Activities struct {
 	Chat   ChatProvider
 	// EInvoices is the tax authority's e-invoicing service.
 	EInvoices einvoice.Authority
+	// Metrics counts deliveries and import rows (nil: not counted).
+	Metrics *metrics.Worker
 }
 
 // CheckDatabase reads the database clock; the smoke workflow uses it to prove

@@ -138,6 +138,7 @@ func (a *Activities) RunProductImport(ctx context.Context, in ImportInput) (stor
 				return
 			}
 			done++
+			a.Metrics.ImportedRows(batch.Count)
 			activity.RecordHeartbeat(ctx, done)
 		}()
 		if a.ImportBatchDelay > 0 {

@@ -77,6 +77,7 @@ func (a *Activities) attempt(ctx context.Context, in AttemptInput) (AttemptOutco
 	if err != nil {
 		return AttemptOutcome{}, fmt.Errorf("record attempt: %w", err)
 	}
+	a.Metrics.Delivery(status)
 	return AttemptOutcome{Status: status, StatusCode: res.StatusCode, ResponseBody: res.Body, Error: res.Err,
 		DurationMS: res.Duration.Milliseconds()}, nil
 }
@@ -142,6 +143,7 @@ func (a *Activities) SendFirstAttempts(ctx context.Context, in FirstAttemptsInpu
 		}
 	}
 	for rec := range results {
+		a.Metrics.Delivery(rec.Status)
 		if rec.Status == storage.DeliveryRetrying {
 			failed = append(failed, storage.DeliveryRef{StoreID: rec.StoreID, DeliveryID: rec.Attempt.DeliveryID})
 		}

@@ -397,3 +397,26 @@ func TestUnknownFieldPaths(t *testing.T) {
 	cased := h.do(request{method: "POST", path: storePath(m.storeID, "/products"), auth: bearer(token), body: `{"Name":"Lamp","PRICE":100}`})
 	require.Equal(t, http.StatusCreated, cased.Status, string(cased.Raw))
 }
+
+// /metrics speaks Prometheus: requests by route pattern (never a raw path),
+// rate-limit rejections, idempotent replays and the outbox backlog.
+func TestMetricsEndpoint(t *testing.T) {
+	h := newHarness(t, api.Config{RateLimitPerMinute: 2})
+	m := h.signup("metrics")
+	token := h.pat(m, "catalog:write")
+	for range 3 {
+		h.do(request{method: "GET", path: storePath(m.storeID, "/products/"+uuid.NewString()), auth: bearer(token)})
+	}
+	resp, err := http.Get(h.url + "/metrics")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	text := string(body)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Contains(t, text, `svc_http_requests_total{method="GET",route="/api/v1/stores/{store_id}/products/{product_id}",status="404"} 2`)
+	require.Contains(t, text, `svc_rate_limit_rejections_total{limit="token"} 1`)
+	require.Contains(t, text, `svc_http_request_duration_seconds_bucket{method="GET",route="/api/v1/stores/{store_id}/products/{product_id}"`)
+	require.Contains(t, text, "svc_outbox_backlog ")
+	require.Contains(t, text, "svc_outbox_oldest_age_seconds ")
+	require.NotContains(t, text, m.storeID, "no raw paths as labels")
+}

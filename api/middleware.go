@@ -202,6 +202,7 @@ func (s *Server) rateLimit(next http.Handler) http.Handler {
 			return
 		}
 		if s.limiter.OnLimit(w, r, p.token.ID.String()) {
+			s.metrics.RateLimited.WithLabelValues("token").Inc()
 			reset, _ := strconv.ParseInt(w.Header().Get("X-RateLimit-Reset"), 10, 64)
 			wait := max(reset-time.Now().Unix(), 1)
 			w.Header().Set("Retry-After", strconv.FormatInt(wait, 10))
@@ -221,6 +222,7 @@ func (s *Server) storefrontRateLimit(next http.Handler) http.Handler {
 			host = r.RemoteAddr
 		}
 		if s.buyerLimiter.OnLimit(w, r, host) {
+			s.metrics.RateLimited.WithLabelValues("storefront").Inc()
 			reset, _ := strconv.ParseInt(w.Header().Get("X-RateLimit-Reset"), 10, 64)
 			w.Header().Set("Retry-After", strconv.FormatInt(max(reset-time.Now().Unix(), 1), 10))
 			s.writeError(w, r, newError(http.StatusTooManyRequests, "RATE_LIMITED",
@@ -326,6 +328,7 @@ func (s *Server) idempotency(next http.Handler) http.Handler {
 				w.Header().Set("Content-Type", stored.ContentType)
 			}
 			w.Header().Set("Idempotent-Replayed", "true")
+			s.metrics.IdempotentReplays.Inc()
 			w.WriteHeader(stored.StatusCode)
 			_, _ = w.Write(stored.Body)
 			return

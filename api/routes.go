@@ -5,12 +5,14 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
+
+	"github.com/merchantsvc/svc/internal/metrics"
 )
 
 // routes is the whole API surface in one place.
 func (s *Server) routes() *chi.Mux {
 	r := chi.NewRouter()
-	r.Use(withRequestID, s.recoverer, middleware.StripSlashes)
+	r.Use(withRequestID, s.recoverer, s.observe, middleware.StripSlashes)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) { s.writeError(w, r, errRouteNotFound) })
 	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) { s.writeError(w, r, errMethodNotAllowed) })
 
@@ -28,6 +30,7 @@ func (s *Server) routes() *chi.Mux {
 	r.Post("/stores/{store_id}/themes/preview/render", s.handlePreviewRender())
 	r.Method(http.MethodGet, "/assets/editor/{file}", handleAssets())
 	r.Get("/healthz", s.handleHealthz())
+	r.Method(http.MethodGet, "/metrics", metrics.Handler(s.metrics.Registry))
 	r.Get("/readyz", s.handleReadyz())
 
 	r.Route("/api/v1", func(r chi.Router) {

@@ -16,6 +16,7 @@ import (
 	"github.com/go-chi/httprate"
 	"go.temporal.io/sdk/client"
 
+	"github.com/merchantsvc/svc/internal/metrics"
 	"github.com/merchantsvc/svc/storage"
 	"github.com/merchantsvc/svc/storage/blob"
 	"github.com/merchantsvc/svc/storage/webhook"
@@ -62,6 +63,7 @@ type Server struct {
 	buyerLimiter   *httprate.RateLimiter
 	errRateLimited *apiError
 	router         *chi.Mux
+	metrics        *metrics.API
 }
 
 // NewServer wires the API over its dependencies.
@@ -100,6 +102,8 @@ func NewServer(cfg Config, db *storage.DB, temporal client.Client, blobStore *bl
 			fmt.Sprintf("Rate limit exceeded: at most %d requests per minute per token", cfg.RateLimitPerMinute),
 			fmt.Sprintf("تم تجاوز حد الطلبات: %d طلب في الدقيقة لكل رمز كحد أقصى", cfg.RateLimitPerMinute)),
 	}
+	s.metrics = metrics.NewAPI()
+	s.metrics.Registry.MustRegister(s.outboxCollectors()...)
 	s.router = s.routes()
 	return s
 }

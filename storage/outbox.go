@@ -73,3 +73,18 @@ func (r reader) FindOutboxEvents(ctx context.Context, storeID uuid.UUID) ([]Outb
 	}
 	return events, rows.Err()
 }
+
+// OutboxBacklog counts the events not yet dispatched and the age in seconds
+// of the oldest (0 when there is none).
+func (db *DB) OutboxBacklog(ctx context.Context) (int, float64, error) {
+	var (
+		n   int
+		age float64
+	)
+	err := db.Pool.QueryRow(ctx, `SELECT count(*), COALESCE(EXTRACT(EPOCH FROM now() - min(created_at)), 0)::float8
+		FROM outbox WHERE dispatched_at IS NULL`).Scan(&n, &age)
+	if err != nil {
+		return 0, 0, fmt.Errorf("outbox backlog: %w", err)
+	}
+	return n, age, nil
+}

@@ -10,7 +10,10 @@ import (
 
 // Config is every SVC_ setting. Only this package reads the environment.
 type Config struct {
-	HTTPAddr          string `envconfig:"HTTP_ADDR" default:"127.0.0.1:8080"`
+	HTTPAddr string `envconfig:"HTTP_ADDR" default:"127.0.0.1:8080"`
+	// MetricsAddr is where `svc worker` serves /metrics (the API serves it
+	// on HTTPAddr).
+	MetricsAddr       string `envconfig:"METRICS_ADDR" default:"127.0.0.1:9091"`
 	DatabaseURL       string `envconfig:"DATABASE_URL"`
 	TemporalAddress   string `envconfig:"TEMPORAL_ADDRESS" default:"127.0.0.1:7233"`
 	TemporalNamespace string `envconfig:"TEMPORAL_NAMESPACE" default:"default"`

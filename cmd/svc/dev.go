@@ -104,7 +104,7 @@ func runDev(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer)
 	if err := migrate(ctx, cfg.DatabaseURL, stdout); err != nil {
 		return err
 	}
-	d, err := connect(ctx, cfg, log)
+	d, err := connect(ctx, cfg, log, nil)
 	if err != nil {
 		return err
 	}
@@ -113,7 +113,7 @@ func runDev(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer)
 		return err
 	}
 	workerCtx, stopWorker := context.WithCancel(ctx)
-	wait, err := startWorker(workerCtx, cfg, d, log)
+	wait, err := startWorker(workerCtx, cfg, d, log, nil)
 	if err != nil {
 		stopWorker()
 		return err

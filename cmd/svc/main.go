@@ -28,6 +28,7 @@ import (
 	"github.com/merchantsvc/svc/activities"
 	"github.com/merchantsvc/svc/activities/einvoice"
 	"github.com/merchantsvc/svc/api"
+	"github.com/merchantsvc/svc/internal/metrics"
 	"github.com/merchantsvc/svc/migrations"
 	"github.com/merchantsvc/svc/storage"
 	"github.com/merchantsvc/svc/storage/blob"
@@ -104,7 +105,9 @@ func (d deps) Close() {
 	}
 }
 
-func connect(ctx context.Context, cfg Config, log *slog.Logger) (deps, error) {
+// connect opens Postgres, Temporal and the object store; a worker passes its
+// metrics registry so the Temporal SDK reports into it.
+func connect(ctx context.Context, cfg Config, log *slog.Logger, workerMetrics *metrics.Worker) (deps, error) {
 	if cfg.DatabaseURL == "" {
 		return deps{}, errors.New("SVC_DATABASE_URL is not set")
 	}
@@ -117,6 +120,12 @@ func connect(ctx context.Context, cfg Config, log *slog.Logger) (deps, error) {
 		HostPort:  cfg.TemporalAddress,
 		Namespace: cfg.TemporalNamespace,
 		Logger:    sdklog.NewStructuredLogger(log.With("component", "temporal")),
+		MetricsHandler: func() client.MetricsHandler {
+			if workerMetrics == nil {
+				return nil
+			}
+			return metrics.TemporalHandler(workerMetrics.Registry)
+		}(),
 	})
 	if err != nil {
 		d.Close()
@@ -148,7 +157,7 @@ func apiConfig(cfg Config) api.Config {
 
 // startWorker runs the Temporal worker and the outbox dispatcher until ctx
 // ends; the returned function waits for both to stop.
-func startWorker(ctx context.Context, cfg Config, d deps, log *slog.Logger) (func(), error) {
+func startWorker(ctx context.Context, cfg Config, d deps, log *slog.Logger, workerMetrics *metrics.Worker) (func(), error) {
 	guard := webhook.Guard{AllowPrivate: cfg.WebhookAllowPrivate}
 	httpClient, err := guard.NewClient(cfg.WebhookCAFile)
 	if err != nil {
@@ -164,7 +173,8 @@ func startWorker(ctx context.Context, cfg Config, d deps, log *slog.Logger) (fun
 	}
 	w := worker.New(d.temporal, cfg.TaskQueue, &activities.Activities{DB: d.db, Blob: d.blob, HTTPClient: httpClient,
 		BaseURL: cfg.BaseURL, Mailer: mailer, Chat: chat,
-		EInvoices: &einvoice.HTTP{BaseURL: cfg.EInvoiceURL, Token: cfg.EInvoiceToken, Client: &http.Client{Timeout: 30 * time.Second}}})
+		EInvoices: &einvoice.HTTP{BaseURL: cfg.EInvoiceURL, Token: cfg.EInvoiceToken, Client: &http.Client{Timeout: 30 * time.Second}},
+		Metrics:   workerMetrics})
 	if err := w.Start(); err != nil {
 		return nil, fmt.Errorf("start worker: %w", err)
 	}
@@ -187,7 +197,7 @@ func startWorker(ctx context.Context, cfg Config, d deps, log *slog.Logger) (fun
 }
 
 func runAPI(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer) error {
-	d, err := connect(ctx, cfg, log)
+	d, err := connect(ctx, cfg, log, nil)
 	if err != nil {
 		return err
 	}
@@ -222,18 +232,24 @@ func serveHTTP(ctx context.Context, addr string, h http.Handler, log *slog.Logge
 }
 
 func runWorker(ctx context.Context, cfg Config, log *slog.Logger) error {
-	d, err := connect(ctx, cfg, log)
+	workerMetrics := metrics.NewWorker()
+	d, err := connect(ctx, cfg, log, workerMetrics)
 	if err != nil {
 		return err
 	}
 	defer d.Close()
-	wait, err := startWorker(ctx, cfg, d, log)
+	wait, err := startWorker(ctx, cfg, d, log, workerMetrics)
 	if err != nil {
 		return err
 	}
+	// The worker's own /metrics (Temporal SDK, deliveries, import rows).
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", metrics.Handler(workerMetrics.Registry))
+	metricsDone := make(chan error, 1)
+	go func() { metricsDone <- serveHTTP(ctx, cfg.MetricsAddr, mux, log, io.Discard) }()
 	<-ctx.Done()
 	wait()
-	return nil
+	return <-metricsDone
 }
 
 func newMailer(cfg Config) (activities.Mailer, error) {
