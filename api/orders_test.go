@@ -391,3 +391,27 @@ func TestOrderCountersAgreeWithRecount(t *testing.T) {
 		return waiting == 0
 	})
 }
+
+// Concurrent first orders from one new customer create that customer once
+// (they used to race on the unique phone index and answer 409).
+func TestConcurrentFirstOrdersOfANewCustomer(t *testing.T) {
+	h := newHarness(t, api.Config{})
+	s := newShop(t, h, "newcustomer", 100)
+	var wg sync.WaitGroup
+	statuses := make([]int, 8)
+	for i := range statuses {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			statuses[i] = h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders"), auth: bearer(s.token),
+				body: orderBody(s.variantID, 1, "+201009998887")}).Status
+		}()
+	}
+	wg.Wait()
+	for _, st := range statuses {
+		require.Equal(t, http.StatusCreated, st)
+	}
+	var customers int
+	require.NoError(t, h.db.Pool.QueryRow(context.Background(), `SELECT count(*) FROM customers WHERE store_id = $1`, s.m.storeID).Scan(&customers))
+	require.Equal(t, 1, customers)
+}

@@ -155,6 +155,17 @@ func (tx *Tx) DeleteCustomer(ctx context.Context, storeID, id uuid.UUID) error {
 // FindOrCreateCustomer returns the store's customer with this phone, else
 // this email, else a new one (an order's inline customer).
 func (tx *Tx) FindOrCreateCustomer(ctx context.Context, storeID uuid.UUID, name string, email, phone *string) (Customer, error) {
+	// Concurrent first orders from one new customer must not both create
+	// them (the loser would hit the unique index): the transaction holds a
+	// lock per store and contact, always phone before email, until it ends.
+	for _, key := range []*string{phone, email} {
+		if key == nil {
+			continue
+		}
+		if _, err := tx.tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1 || ':' || $2, 0))`, storeID.String(), *key); err != nil {
+			return Customer{}, fmt.Errorf("lock customer contact: %w", err)
+		}
+	}
 	for _, key := range []struct {
 		column string
 		value  *string
