@@ -9,7 +9,7 @@ MINIO_BIN     := $(BIN_DIR)/minio-$(MINIO_VERSION)/minio
 GO_TEST_FLAGS ?= -count=1 -timeout 15m
 export SVC_MINIO_BIN := $(MINIO_BIN)
 
-.PHONY: dev test build bench minio deps postgres-check system-libs clean-dev
+.PHONY: dev test build bench load minio deps postgres-check system-libs clean-dev
 
 ## dev: run everything locally (Postgres, Temporal + UI, MinIO, API, worker).
 dev: deps build
@@ -43,6 +43,11 @@ system-libs:
 			echo "missing system packages: install libvips-dev, webp, pkg-config and chromium"; exit 1; \
 		fi; \
 	fi
+
+## load: the mixed workload (reads, order creates, webhook fan-out) for a fixed
+## time, reported in docs/benchmarks.md with its bare baselines.
+load: deps
+	go run ./cmd/svc testenv -- go run ./cmd/bench -suite load -out docs/benchmarks.md
 
 ## minio: the pinned MinIO server, built once into .bin (about 10 minutes cold).
 minio: $(MINIO_BIN)

@@ -39,7 +39,7 @@ func main() {
 		tokens      = flag.Int("tokens", 1000, "tokens the load is spread over (300 requests/min each)")
 		products    = flag.Int("products", 10000, "products in the store")
 		rate        = flag.Int("rate", 300, "requests per second in the latency run")
-		suite       = flag.String("suite", "all", "catalog, webhooks, images, import, orders, proofs or all")
+		suite       = flag.String("suite", "all", "catalog, webhooks, images, import, orders, proofs, all, or load (not in all)")
 		seedOrders  = flag.Int("seed-orders", 1_000_000, "orders in the store for the order list benchmark")
 		imageChildF = flag.String("image-child", "", "internal: process one image file and exit")
 		importRows  = flag.Int("import-rows", 40000, "rows in the import benchmark's CSV")
@@ -48,6 +48,7 @@ func main() {
 		eventRate   = flag.Int("event-rate", 120, "events per second in the paced webhook run")
 		proofCount  = flag.Int("proofs", 1_000_000, "hashed payment proofs in the store for the similar-search benchmark")
 		proofQuery  = flag.Int("proof-queries", 2000, "similar searches timed")
+		loadFor     = flag.Duration("load-duration", 30*time.Second, "length of the mixed load run")
 	)
 	flag.Parse()
 	if *imageChildF != "" {
@@ -93,6 +94,16 @@ func main() {
 		fmt.Print(report)
 		if *out != "" {
 			fail(replaceSection(*out, "orders", report))
+		}
+	}
+	if *suite == "load" {
+		dbURL, err := createDatabase(ctx, admin, template, "bench_load")
+		fail(err)
+		report, err := runLoadBench(ctx, dbURL, *loadFor, 16, *tokens, 3)
+		fail(err)
+		fmt.Print(report)
+		if *out != "" {
+			fail(replaceSection(*out, "load", report))
 		}
 	}
 	if *suite == "proofs" || *suite == "all" {
