@@ -1,13 +1,14 @@
 package api
 
 import (
-	"context"
 	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/merchantsvc/svc/internal/metrics"
 )
 
 // statusRecorder remembers the status a handler wrote.
@@ -52,22 +53,32 @@ func (s *Server) observe(next http.Handler) http.Handler {
 	})
 }
 
-// outboxCollectors report the events not yet handed to the dispatcher and
-// the age of the oldest, read at scrape time.
-func (s *Server) outboxCollectors() []prometheus.Collector {
-	read := func() (int, float64) {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		n, age, err := s.db.OutboxBacklog(ctx)
-		if err != nil {
-			return -1, -1
-		}
-		return n, age
+// outboxGauges report the events not yet handed to the dispatcher and the
+// age of the oldest.
+type outboxGauges struct {
+	backlog, oldestAge prometheus.Gauge
+}
+
+func newOutboxGauges(reg prometheus.Registerer) outboxGauges {
+	g := outboxGauges{
+		backlog:   prometheus.NewGauge(prometheus.GaugeOpts{Name: "svc_outbox_backlog", Help: "Events written but not yet dispatched."}),
+		oldestAge: prometheus.NewGauge(prometheus.GaugeOpts{Name: "svc_outbox_oldest_age_seconds", Help: "Age of the oldest undispatched event."}),
 	}
-	return []prometheus.Collector{
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "svc_outbox_backlog", Help: "Events written but not yet dispatched."},
-			func() float64 { n, _ := read(); return float64(n) }),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "svc_outbox_oldest_age_seconds", Help: "Age of the oldest undispatched event."},
-			func() float64 { _, age := read(); return age }),
+	reg.MustRegister(g.backlog, g.oldestAge)
+	return g
+}
+
+// handleMetrics reads the outbox once per scrape, within the scrape's own
+// request, then serves the registry.
+func (s *Server) handleMetrics() http.HandlerFunc {
+	serve := metrics.Handler(s.metrics.Registry)
+	return func(w http.ResponseWriter, r *http.Request) {
+		n, age, err := s.db.OutboxBacklog(r.Context())
+		if err != nil {
+			n, age = -1, -1 // the gauges say the database did not answer
+		}
+		s.outbox.backlog.Set(float64(n))
+		s.outbox.oldestAge.Set(age)
+		serve.ServeHTTP(w, r)
 	}
 }

@@ -5,8 +5,6 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
-
-	"github.com/merchantsvc/svc/internal/metrics"
 )
 
 // routes is the whole API surface in one place.
@@ -30,7 +28,7 @@ func (s *Server) routes() *chi.Mux {
 	r.Post("/stores/{store_id}/themes/preview/render", s.handlePreviewRender())
 	r.Method(http.MethodGet, "/assets/editor/{file}", handleAssets())
 	r.Get("/healthz", s.handleHealthz())
-	r.Method(http.MethodGet, "/metrics", metrics.Handler(s.metrics.Registry))
+	r.Get("/metrics", s.handleMetrics())
 	r.Get("/readyz", s.handleReadyz())
 
 	r.Route("/api/v1", func(r chi.Router) {

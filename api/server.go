@@ -64,6 +64,7 @@ type Server struct {
 	errRateLimited *apiError
 	router         *chi.Mux
 	metrics        *metrics.API
+	outbox         outboxGauges
 }
 
 // NewServer wires the API over its dependencies.
@@ -103,7 +104,7 @@ func NewServer(cfg Config, db *storage.DB, temporal client.Client, blobStore *bl
 			fmt.Sprintf("تم تجاوز حد الطلبات: %d طلب في الدقيقة لكل رمز كحد أقصى", cfg.RateLimitPerMinute)),
 	}
 	s.metrics = metrics.NewAPI()
-	s.metrics.Registry.MustRegister(s.outboxCollectors()...)
+	s.outbox = newOutboxGauges(s.metrics.Registry)
 	s.router = s.routes()
 	return s
 }
