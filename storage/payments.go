@@ -22,7 +22,6 @@ var (
 	ErrProofNotReviewable    = errors.New("proof already reviewed")
 	ErrPaymentNotVoidable    = errors.New("payment not voidable")
 	ErrProofsNotAccepted     = errors.New("order takes no payment proofs")
-	ErrPartialNotAcceptable  = errors.New("order cannot be partially accepted")
 	ErrOrderClosedForPayment = errors.New("order closed for payment")
 )
 
@@ -37,10 +36,6 @@ const (
 	ProofRecorded       = "recorded"
 	ProofVoided         = "voided"
 )
-
-// ManualReviewMethods are the two local wallet rails whose proofs wait in
-// the pending-review list (spec §4.3 rule 1).
-var ManualReviewMethods = []string{"instapay", "mobile_wallet"}
 
 // proofMethods are the payment methods a buyer proves by uploading a receipt.
 var proofMethods = []string{"instapay", "mobile_wallet", "bank_transfer"}
@@ -78,17 +73,21 @@ const proofColumns = `id, store_id, order_id, kind, status, amount, image_key, c
 	duplicate_of, reason, reviewed_by, reviewed_at, created_at, updated_at`
 
 func scanProof(row pgx.Row) (PaymentProof, error) {
-	var (
-		p    PaymentProof
-		hash *int64
-	)
-	err := row.Scan(&p.ID, &p.StoreID, &p.OrderID, &p.Kind, &p.Status, &p.Amount, &p.ImageKey, &p.ContentType, &hash,
-		&p.DuplicateSuspected, &p.DuplicateOf, &p.Reason, &p.ReviewedBy, &p.ReviewedAt, &p.CreatedAt, &p.UpdatedAt)
+	var p PaymentProof
+	err := scanProofInto(row, &p)
+	return p, err
+}
+
+// scanProofInto reads proofColumns, then any extra columns, into p.
+func scanProofInto(row pgx.Row, p *PaymentProof, extra ...any) error {
+	var hash *int64 // the column is signed; the hash is not
+	err := row.Scan(append([]any{&p.ID, &p.StoreID, &p.OrderID, &p.Kind, &p.Status, &p.Amount, &p.ImageKey, &p.ContentType, &hash,
+		&p.DuplicateSuspected, &p.DuplicateOf, &p.Reason, &p.ReviewedBy, &p.ReviewedAt, &p.CreatedAt, &p.UpdatedAt}, extra...)...)
 	if hash != nil {
 		h := uint64(*hash)
 		p.PerceptualHash = &h
 	}
-	return p, err
+	return err
 }
 
 // PaymentStatusFor is the payment status an order's figures imply: paid once

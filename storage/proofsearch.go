@@ -3,7 +3,6 @@ package storage
 import (
 	"context"
 	"fmt"
-	"math/bits"
 	"time"
 
 	"github.com/google/uuid"
@@ -77,7 +76,9 @@ const scanQuery = `SELECT ` + proofColumns + `, bit_count((perceptual_hash # $2)
 	  AND bit_count((perceptual_hash # $2)::bit(64)) <= $4 AND id <> $5
 	ORDER BY distance, created_at DESC, id DESC LIMIT $6`
 
-func (r reader) nearProofs(ctx context.Context, storeID, exclude uuid.UUID, hash uint64, since time.Time, maxDistance, limit int) ([]PaymentProof, error) {
+// NearProofs finds the store's proofs since a time within maxDistance (at
+// most 8) of hash through the band indexes, nearest first.
+func (r reader) NearProofs(ctx context.Context, storeID, exclude uuid.UUID, hash uint64, since time.Time, maxDistance, limit int) ([]PaymentProof, error) {
 	if maxDistance > len(bandWidths)*(bandRadius+1)-1 {
 		return nil, fmt.Errorf("search radius %d is beyond the band indexes' %d", maxDistance, SimilarDistance)
 	}
@@ -95,27 +96,14 @@ func (r reader) ScanNearProofs(ctx context.Context, storeID, exclude uuid.UUID, 
 	return r.collectNear(ctx, scanQuery, []any{storeID, int64(hash), since, maxDistance, exclude, limit})
 }
 
-// NearProofs is the band-indexed search, exported for the benchmark.
-func (r reader) NearProofs(ctx context.Context, storeID, exclude uuid.UUID, hash uint64, since time.Time, maxDistance, limit int) ([]PaymentProof, error) {
-	return r.nearProofs(ctx, storeID, exclude, hash, since, maxDistance, limit)
-}
-
 func (r reader) collectNear(ctx context.Context, query string, args []any) ([]PaymentProof, error) {
 	rows, err := r.q.Query(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("find similar proofs: %w", err)
 	}
 	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (PaymentProof, error) {
-		var (
-			p    PaymentProof
-			hash *int64
-		)
-		err := row.Scan(&p.ID, &p.StoreID, &p.OrderID, &p.Kind, &p.Status, &p.Amount, &p.ImageKey, &p.ContentType, &hash,
-			&p.DuplicateSuspected, &p.DuplicateOf, &p.Reason, &p.ReviewedBy, &p.ReviewedAt, &p.CreatedAt, &p.UpdatedAt, &p.Distance)
-		if hash != nil {
-			h := uint64(*hash)
-			p.PerceptualHash = &h
-		}
+		var p PaymentProof
+		err := scanProofInto(row, &p, &p.Distance)
 		return p, err
 	})
 }
@@ -130,7 +118,7 @@ func (db *DB) FindSimilarProofs(ctx context.Context, storeID, proofID uuid.UUID)
 	if p.PerceptualHash == nil {
 		return []PaymentProof{}, nil
 	}
-	return db.nearProofs(ctx, storeID, p.ID, *p.PerceptualHash, db.now().Add(-ProofWindow), SimilarDistance, maxSimilar)
+	return db.NearProofs(ctx, storeID, p.ID, *p.PerceptualHash, db.now().Add(-ProofWindow), SimilarDistance, maxSimilar)
 }
 
 // ProofToHash is what the payment-proof workflow needs to hash a proof.
@@ -166,7 +154,7 @@ func (db *DB) MarkProofHashStarted(ctx context.Context, storeID, proofID uuid.UU
 func (db *DB) RecordProofHash(ctx context.Context, storeID, proofID uuid.UUID, hash uint64) (PaymentProof, error) {
 	var out PaymentProof
 	err := db.InTx(ctx, func(tx *Tx) error {
-		near, err := tx.nearProofs(ctx, storeID, proofID, hash, tx.now().Add(-ProofWindow), DuplicateDistance, 1)
+		near, err := tx.NearProofs(ctx, storeID, proofID, hash, tx.now().Add(-ProofWindow), DuplicateDistance, 1)
 		if err != nil {
 			return err
 		}
@@ -184,6 +172,3 @@ func (db *DB) RecordProofHash(ctx context.Context, storeID, proofID uuid.UUID, h
 	})
 	return out, err
 }
-
-// HammingDistance is the number of bits two hashes differ in.
-func HammingDistance(a, b uint64) int { return bits.OnesCount64(a ^ b) }

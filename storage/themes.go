@@ -117,18 +117,26 @@ func scanCustomization(row pgx.Row) (Customization, error) {
 // FindCustomization reads a store's customization, creating it from the
 // default theme (and the store's default menus) on first use.
 func (db *DB) FindCustomization(ctx context.Context, storeID uuid.UUID) (Customization, error) {
-	var c Customization
-	err := db.InTx(ctx, func(tx *Tx) error {
+	c, err := scanCustomization(db.Pool.QueryRow(ctx, `SELECT `+customizationColumns+` FROM theme_customizations WHERE store_id = $1`, storeID))
+	if !errors.Is(err, pgx.ErrNoRows) {
+		if err != nil {
+			return Customization{}, fmt.Errorf("find customization: %w", err)
+		}
+		return c, nil
+	}
+	err = db.InTx(ctx, func(tx *Tx) error {
 		for h, title := range defaultMenus {
 			if _, err := tx.tx.Exec(ctx, `INSERT INTO store_content (store_id, kind, handle, title) VALUES ($1, 'menu', $2, $3)
 				ON CONFLICT DO NOTHING`, storeID, h, title); err != nil {
 				return fmt.Errorf("create default menus: %w", err)
 			}
 		}
-		doc, tag, err := theme.Canonical(theme.Default().DefaultDocument())
+		doc := theme.Default().DefaultDocument()
+		_, tag, err := theme.Canonical(doc)
 		if err != nil {
 			return err
 		}
+		// A concurrent first read may have created it: that one stands.
 		if _, err := tx.tx.Exec(ctx, `INSERT INTO theme_customizations (store_id, draft, draft_etag, saved_at) VALUES ($1, $2, $3, $4)
 			ON CONFLICT (store_id) DO NOTHING`, storeID, doc, tag, tx.now()); err != nil {
 			return fmt.Errorf("create customization: %w", err)
@@ -141,11 +149,9 @@ func (db *DB) FindCustomization(ctx context.Context, storeID uuid.UUID) (Customi
 
 // SaveDraft replaces the draft if its tag is still ifMatch: one statement
 // compares and swaps, so of two concurrent saves with the same tag only one
-// wins; the other gets ErrStaleDraft and the current customization.
+// wins; the other gets ErrStaleDraft and the current customization (created
+// then, for a store that never read it).
 func (db *DB) SaveDraft(ctx context.Context, storeID uuid.UUID, ifMatch string, doc json.RawMessage) (Customization, error) {
-	if _, err := db.FindCustomization(ctx, storeID); err != nil {
-		return Customization{}, err
-	}
 	canonical, tag, err := theme.Canonical(doc)
 	if err != nil {
 		return Customization{}, &ThemeValidationError{Errors: []theme.ValidationError{{Code: "invalid_json", Message: "the document is not JSON"}}}

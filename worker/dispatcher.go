@@ -157,15 +157,24 @@ func (d *Dispatcher) Sweep(ctx context.Context, olderThan time.Duration) {
 	}
 }
 
-func (d *Dispatcher) start(ctx context.Context, batchID uuid.UUID) {
-	_, err := d.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID:                                       workflows.DispatchWorkflowID(batchID),
-		TaskQueue:                                d.TaskQueue,
-		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-		WorkflowExecutionErrorWhenAlreadyStarted: true,
-	}, workflows.Dispatch, workflows.DispatchInput{BatchID: batchID, Schedule: d.Schedule})
+// startOnce starts a workflow whose id is derived from a row. Under
+// REJECT_DUPLICATE an id used before counts as started (the row's work was
+// taken once already); under ALLOW_DUPLICATE it means a run is still going,
+// which startOnce reports as running so the caller leaves the row for later.
+func (d *Dispatcher) startOnce(ctx context.Context, id string, policy enumspb.WorkflowIdReusePolicy, workflow, input any) (running bool, err error) {
+	_, err = d.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: d.TaskQueue,
+		WorkflowIDReusePolicy: policy, WorkflowExecutionErrorWhenAlreadyStarted: true}, workflow, input)
 	var already *serviceerror.WorkflowExecutionAlreadyStarted
-	if err != nil && !errors.As(err, &already) {
+	if errors.As(err, &already) {
+		return policy == enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE, nil
+	}
+	return false, err
+}
+
+func (d *Dispatcher) start(ctx context.Context, batchID uuid.UUID) {
+	_, err := d.startOnce(ctx, workflows.DispatchWorkflowID(batchID), enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		workflows.Dispatch, workflows.DispatchInput{BatchID: batchID, Schedule: d.Schedule})
+	if err != nil {
 		// Left unstarted: the next sweep tries again.
 		d.Log.Warn("start dispatch workflow", slog.String("batch_id", batchID.String()), slog.Any("error", err))
 		return
@@ -188,14 +197,9 @@ func (d *Dispatcher) startPlacements(ctx context.Context) {
 			return
 		}
 		for _, ref := range refs {
-			_, err := d.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-				ID:                                       workflows.OrderPlacedWorkflowID(ref.OrderID),
-				TaskQueue:                                d.TaskQueue,
-				WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-				WorkflowExecutionErrorWhenAlreadyStarted: true,
-			}, workflows.OrderPlaced, workflows.OrderInput{StoreID: ref.StoreID, OrderID: ref.OrderID})
-			var already *serviceerror.WorkflowExecutionAlreadyStarted
-			if err != nil && !errors.As(err, &already) {
+			_, err := d.startOnce(ctx, workflows.OrderPlacedWorkflowID(ref.OrderID), enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+				workflows.OrderPlaced, workflows.OrderInput{StoreID: ref.StoreID, OrderID: ref.OrderID})
+			if err != nil {
 				d.Log.Warn("start order-placed workflow", slog.String("order_id", ref.OrderID.String()), slog.Any("error", err))
 				return // Temporal unreachable: the next round tries again
 			}
@@ -221,14 +225,9 @@ func (d *Dispatcher) startProofHashes(ctx context.Context) {
 		return
 	}
 	for _, p := range proofs {
-		_, err := d.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-			ID:                                       workflows.PaymentProofWorkflowID(p),
-			TaskQueue:                                d.TaskQueue,
-			WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-			WorkflowExecutionErrorWhenAlreadyStarted: true,
-		}, workflows.PaymentProof, p)
-		var already *serviceerror.WorkflowExecutionAlreadyStarted
-		if err != nil && !errors.As(err, &already) {
+		_, err := d.startOnce(ctx, workflows.PaymentProofWorkflowID(p), enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+			workflows.PaymentProof, p)
+		if err != nil {
 			d.Log.Warn("start payment-proof workflow", slog.String("proof_id", p.ProofID.String()), slog.Any("error", err))
 			return
 		}
@@ -252,19 +251,14 @@ func (d *Dispatcher) startEInvoiceSyncs(ctx context.Context) {
 	}
 	for _, change := range changes {
 		ref := change.EInvoiceRef
-		_, err := d.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-			ID:                                       workflows.EInvoiceWorkflowID(ref),
-			TaskQueue:                                d.TaskQueue,
-			WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
-			WorkflowExecutionErrorWhenAlreadyStarted: true,
-		}, workflows.EInvoiceSync, ref)
+		running, err := d.startOnce(ctx, workflows.EInvoiceWorkflowID(ref), enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+			workflows.EInvoiceSync, ref)
 		if err != nil {
-			var already *serviceerror.WorkflowExecutionAlreadyStarted
-			if !errors.As(err, &already) {
-				d.Log.Warn("start e-invoice workflow", slog.String("e_invoice_id", ref.ID.String()), slog.Any("error", err))
-				return
-			}
-			continue // one is running; this change is taken next round
+			d.Log.Warn("start e-invoice workflow", slog.String("e_invoice_id", ref.ID.String()), slog.Any("error", err))
+			return
+		}
+		if running {
+			continue // this change is taken next round
 		}
 		if err := d.DB.MarkEInvoiceSyncStarted(ctx, change); err != nil {
 			d.Log.Error("mark e-invoice sync started", slog.Any("error", err))

@@ -97,16 +97,16 @@ func checkStatic(s Setting, raw json.RawMessage) *Problem {
 	case "header":
 		return problem("no_value", "a header holds no value")
 	case "text":
-		return checkString(v, maxText, false)
+		return checkString(v, maxText)
 	case "textarea":
-		return checkString(v, maxLongText, false)
+		return checkString(v, maxLongText)
 	case "inline_richtext":
-		if p := checkString(v, maxText, false); p != nil {
+		if p := checkString(v, maxText); p != nil {
 			return p
 		}
 		return checkRichText(v.(string), inlineTags)
 	case "richtext":
-		if p := checkString(v, maxLongText, false); p != nil {
+		if p := checkString(v, maxLongText); p != nil {
 			return p
 		}
 		return checkRichText(v.(string), blockTags)
@@ -242,7 +242,7 @@ func checkStatic(s Setting, raw json.RawMessage) *Problem {
 	return nil
 }
 
-func checkString(v any, maxLen int, _ bool) *Problem {
+func checkString(v any, maxLen int) *Problem {
 	str, ok := v.(string)
 	if !ok {
 		return problem("invalid_type", "must be a string")
