@@ -63,11 +63,17 @@ func newOrderResponse(o storage.Order) orderResponse {
 		CollectibleTotal: o.CollectibleTotal, CollectedTotal: o.CollectedTotal, RefundDue: o.RefundDue, CustomerID: o.CustomerID,
 		Customer: o.Customer, ShippingAddress: o.ShippingAddress, TrackingNumber: o.TrackingNumber, Notes: o.Notes,
 		CancelReason: o.CancelReason, CreatedAt: o.CreatedAt.UTC(), UpdatedAt: o.UpdatedAt.UTC()}
-	for _, l := range o.Lines {
-		resp.Lines = append(resp.Lines, orderLineResponse{ID: l.ID, VariantID: l.VariantID, ProductID: l.ProductID, Name: l.Name,
+	resp.Lines = newOrderLineResponses(o.Lines)
+	return resp
+}
+
+func newOrderLineResponses(lines []storage.OrderLine) []orderLineResponse {
+	var out []orderLineResponse
+	for _, l := range lines {
+		out = append(out, orderLineResponse{ID: l.ID, VariantID: l.VariantID, ProductID: l.ProductID, Name: l.Name,
 			SKU: l.SKU, Quantity: l.Quantity, UnitPrice: l.UnitPrice, Total: l.Total, ReturnedQuantity: l.ReturnedQuantity})
 	}
-	return resp
+	return out
 }
 
 type inlineCustomer struct {

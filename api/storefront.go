@@ -353,10 +353,9 @@ type buyerOrder struct {
 }
 
 func newBuyerOrder(o storage.Order) buyerOrder {
-	full := newOrderResponse(o)
 	return buyerOrder{ID: o.ID, OrderNumber: o.OrderNumber, Status: o.Status, PaymentStatus: o.PaymentStatus, PaymentMethod: o.PaymentMethod,
 		Currency: o.Currency, Subtotal: o.Subtotal, ShippingFee: o.ShippingFee, Discount: o.Discount, Total: o.Total,
-		BalanceDue: o.BalanceDue(), ShippingAddress: o.ShippingAddress, Lines: full.Lines, CreatedAt: o.CreatedAt.UTC()}
+		BalanceDue: o.BalanceDue(), ShippingAddress: o.ShippingAddress, Lines: newOrderLineResponses(o.Lines), CreatedAt: o.CreatedAt.UTC()}
 }
 
 // handleCheckout turns the cart into a PENDING order through the admin

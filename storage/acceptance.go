@@ -32,16 +32,13 @@ type PartialAcceptance struct {
 // partialFrom are the states a delivery can be partly accepted in.
 var partialFrom = []string{OrderConfirmed, OrderProcessing, OrderReadyToShip, OrderShipped}
 
-// AcceptedValue is what the kept pieces are worth: the accepted line totals
-// plus shipping, less the discount, never below zero (decisions §10).
-func AcceptedValue(lines []OrderLine, accepted map[uuid.UUID]int, shippingFee, discount int64) int64 {
+// AcceptedValue is what the kept pieces (quantity less returned) are worth:
+// their line totals plus shipping, less the discount, never below zero
+// (decisions §10).
+func AcceptedValue(lines []OrderLine, shippingFee, discount int64) int64 {
 	var value int64
 	for _, l := range lines {
-		kept, listed := accepted[l.ID]
-		if !listed {
-			kept = l.Quantity - l.ReturnedQuantity
-		}
-		value += int64(kept) * l.UnitPrice
+		value += int64(l.Quantity-l.ReturnedQuantity) * l.UnitPrice
 	}
 	return max(value+shippingFee-discount, 0)
 }
@@ -99,7 +96,7 @@ func (tx *Tx) AcceptPartially(ctx context.Context, storeID, orderID uuid.UUID, l
 			result.Restocked = append(result.Restocked, Restock{VariantID: *l.VariantID, Quantity: returned})
 		}
 	}
-	value := AcceptedValue(o.Lines, map[uuid.UUID]int{}, o.ShippingFee, o.Discount)
+	value := AcceptedValue(o.Lines, o.ShippingFee, o.Discount)
 
 	from := o.Status
 	o.Status, o.FulfillmentStatus = OrderDelivered, "delivered"

@@ -60,21 +60,24 @@ func TestCommissionRoundsHalfUp(t *testing.T) {
 
 func TestAcceptedValue(t *testing.T) {
 	a, b := uuid.New(), uuid.New()
-	lines := []OrderLine{{ID: a, Quantity: 3, UnitPrice: 45000}, {ID: b, Quantity: 2, UnitPrice: 1000, ReturnedQuantity: 1}}
+	lines := func(returnedA, returnedB int) []OrderLine {
+		return []OrderLine{{ID: a, Quantity: 3, UnitPrice: 45000, ReturnedQuantity: returnedA},
+			{ID: b, Quantity: 2, UnitPrice: 1000, ReturnedQuantity: returnedB}}
+	}
 	for _, tc := range []struct {
 		name     string
-		accepted map[uuid.UUID]int
+		lines    []OrderLine
 		ship     int64
 		discount int64
 		want     int64
 	}{
-		{"all kept (b already had one back)", map[uuid.UUID]int{}, 5000, 1000, 3*45000 + 1000 + 5000 - 1000},
-		{"one of a kept", map[uuid.UUID]int{a: 1}, 5000, 1000, 45000 + 1000 + 5000 - 1000},
-		{"nothing kept, shipping still owed", map[uuid.UUID]int{a: 0, b: 0}, 5000, 0, 5000},
-		{"discount larger than what is kept", map[uuid.UUID]int{a: 0, b: 0}, 0, 9000, 0},
+		{"all kept (b already had one back)", lines(0, 1), 5000, 1000, 3*45000 + 1000 + 5000 - 1000},
+		{"one of a kept", lines(2, 1), 5000, 1000, 45000 + 1000 + 5000 - 1000},
+		{"nothing kept, shipping still owed", lines(3, 2), 5000, 0, 5000},
+		{"discount larger than what is kept", lines(3, 2), 0, 9000, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			require.Equal(t, tc.want, AcceptedValue(lines, tc.accepted, tc.ship, tc.discount))
+			require.Equal(t, tc.want, AcceptedValue(tc.lines, tc.ship, tc.discount))
 		})
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
-	"os"
 	"runtime"
 	"sort"
 	"strings"
@@ -17,11 +16,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/merchantsvc/svc/activities"
 	"github.com/merchantsvc/svc/api"
-	"github.com/merchantsvc/svc/internal/devenv"
 	"github.com/merchantsvc/svc/storage"
-	"github.com/merchantsvc/svc/storage/webhook"
 	"github.com/merchantsvc/svc/worker"
 )
 
@@ -44,36 +40,13 @@ func runLoadBench(ctx context.Context, dbURL string, duration time.Duration, con
 		return "", err
 	}
 	defer db.Close()
-	dir, err := os.MkdirTemp("", "svc-load-")
-	if err != nil {
-		return "", err
-	}
-	defer os.RemoveAll(dir)
-	rec, err := newDeliveryReceiver(dir)
-	if err != nil {
-		return "", err
-	}
-	defer rec.srv.Close()
-	tmp, err := devenv.StartTemporal(ctx, devenv.TemporalOptions{})
-	if err != nil {
-		return "", err
-	}
-	defer tmp.Stop()
-	c, err := tmp.Client(ctx)
-	if err != nil {
-		return "", err
-	}
-	defer c.Close()
-	httpClient, err := webhook.Guard{AllowPrivate: true}.NewClient(rec.caFile)
-	if err != nil {
-		return "", err
-	}
 	const queue = "load"
-	w := worker.New(c, queue, &activities.Activities{DB: db, HTTPClient: httpClient})
-	if err := w.Start(); err != nil {
+	rig, err := startDeliveryRig(ctx, db, queue)
+	if err != nil {
 		return "", err
 	}
-	defer w.Stop()
+	defer rig.close()
+	rec, c := rig.rec, rig.temporal
 	dctx, stopDispatcher := context.WithCancel(ctx)
 	dispatched := make(chan struct{})
 	go func() {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
+	"go.temporal.io/sdk/client"
 	"io"
 	"log/slog"
 	"net/http"
@@ -95,6 +96,54 @@ func (r webhookRun) percentile(p float64) time.Duration {
 	return s[min(len(s)-1, int(float64(len(s))*p))]
 }
 
+// deliveryRig is what a delivery benchmark runs on: a loopback TLS
+// receiver, an in-process Temporal and a worker whose HTTP client trusts the
+// receiver.
+type deliveryRig struct {
+	rec        *deliveryReceiver
+	temporal   client.Client
+	httpClient *http.Client
+	close      func()
+}
+
+func startDeliveryRig(ctx context.Context, db *storage.DB, queue string) (*deliveryRig, error) {
+	dir, err := os.MkdirTemp("", "svc-bench-")
+	if err != nil {
+		return nil, err
+	}
+	var closers []func()
+	closeAll := func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i]()
+		}
+	}
+	closers = append(closers, func() { os.RemoveAll(dir) })
+	rig := &deliveryRig{close: closeAll}
+	fail := func(err error) (*deliveryRig, error) { closeAll(); return nil, err }
+	if rig.rec, err = newDeliveryReceiver(dir); err != nil {
+		return fail(err)
+	}
+	closers = append(closers, rig.rec.srv.Close)
+	tmp, err := devenv.StartTemporal(ctx, devenv.TemporalOptions{})
+	if err != nil {
+		return fail(err)
+	}
+	closers = append(closers, func() { _ = tmp.Stop() })
+	if rig.temporal, err = tmp.Client(ctx); err != nil {
+		return fail(err)
+	}
+	closers = append(closers, rig.temporal.Close)
+	if rig.httpClient, err = (webhook.Guard{AllowPrivate: true}).NewClient(rig.rec.caFile); err != nil {
+		return fail(err)
+	}
+	w := worker.New(rig.temporal, queue, &activities.Activities{DB: db, HTTPClient: rig.httpClient})
+	if err := w.Start(); err != nil {
+		return fail(err)
+	}
+	closers = append(closers, w.Stop)
+	return rig, nil
+}
+
 // runWebhookBench measures commit → first attempt and deliveries per second
 // through outbox, dispatcher, Temporal and the worker, beside the same
 // fan-out by a bare goroutine pool with the same HTTP client and signing.
@@ -104,39 +153,13 @@ func runWebhookBench(ctx context.Context, dbURL string, events, subscriptions in
 		return "", err
 	}
 	defer db.Close()
-	dir, err := os.MkdirTemp("", "svc-bench-")
-	if err != nil {
-		return "", err
-	}
-	defer os.RemoveAll(dir)
-
-	rec, err := newDeliveryReceiver(dir)
-	if err != nil {
-		return "", err
-	}
-	defer rec.srv.Close()
-	tmp, err := devenv.StartTemporal(ctx, devenv.TemporalOptions{})
-	if err != nil {
-		return "", err
-	}
-	defer tmp.Stop()
-	c, err := tmp.Client(ctx)
-	if err != nil {
-		return "", err
-	}
-	defer c.Close()
-
-	guard := webhook.Guard{AllowPrivate: true}
-	httpClient, err := guard.NewClient(rec.caFile)
-	if err != nil {
-		return "", err
-	}
 	const queue = "bench"
-	w := worker.New(c, queue, &activities.Activities{DB: db, HTTPClient: httpClient})
-	if err := w.Start(); err != nil {
+	rig, err := startDeliveryRig(ctx, db, queue)
+	if err != nil {
 		return "", err
 	}
-	defer w.Stop()
+	defer rig.close()
+	rec, c, httpClient := rig.rec, rig.temporal, rig.httpClient
 	dispatcher := &worker.Dispatcher{DB: db, Temporal: c, TaskQueue: queue, Schedule: []time.Duration{10 * time.Second},
 		Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
 	startDispatcher := func() func() {

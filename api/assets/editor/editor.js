@@ -155,10 +155,7 @@ function change(mutate) {
 }
 
 function afterChange() {
-  $("undo").disabled = state.history.length === 0;
-  $("redo").disabled = state.future.length === 0;
-  renderTree();
-  renderForm();
+  renderAll();
   sendPreview("svc:preview:set-context", { themeSettings: state.doc.settings, page: state.page, document: state.doc });
   scheduleSave();
 }
@@ -461,10 +458,6 @@ function renderForm() {
 }
 
 function renderAll() {
-  afterRender();
-}
-
-function afterRender() {
   $("undo").disabled = state.history.length === 0;
   $("redo").disabled = state.future.length === 0;
   renderTree();
