@@ -271,7 +271,7 @@ func (s *Server) handleTestWebhook() http.HandlerFunc {
 		ctx, cancel := context.WithTimeout(r.Context(), 40*time.Second)
 		defer cancel()
 		run, err := s.temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-			ID: workflows.WebhookTestWorkflowID(delivery.ID), TaskQueue: s.cfg.TaskQueue,
+			ID: workflows.WebhookTestWorkflowID(delivery.ID), TaskQueue: workflows.WebhookTaskQueue(s.cfg.TaskQueue),
 		}, workflows.WebhookTest, workflows.WebhookTestInput{StoreID: storeID, DeliveryID: delivery.ID})
 		if err != nil {
 			s.writeError(w, r, fmt.Errorf("start webhook test: %w", err))
@@ -350,7 +350,7 @@ func (s *Server) startLadders(ctx context.Context, deliveries []storage.Delivery
 		next := d.Attempts + 1
 		_, err := s.temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 			ID:                    fmt.Sprintf("%s:from-%d", workflows.DeliveryWorkflowID(d.ID), next),
-			TaskQueue:             s.cfg.TaskQueue,
+			TaskQueue:             workflows.WebhookTaskQueue(s.cfg.TaskQueue),
 			WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		}, workflows.Delivery, workflows.DeliveryInput{StoreID: d.StoreID, DeliveryID: d.ID, Schedule: schedule, NextAttempt: next})
 		if err != nil {

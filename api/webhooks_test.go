@@ -18,12 +18,14 @@ import (
 	"github.com/stretchr/testify/require"
 	stripewebhook "github.com/stripe/stripe-go/v82/webhook"
 	"go.temporal.io/sdk/client"
+	sdkworker "go.temporal.io/sdk/worker"
 
 	"github.com/merchantsvc/svc/activities"
 	"github.com/merchantsvc/svc/api"
 	"github.com/merchantsvc/svc/internal/testenv"
 	"github.com/merchantsvc/svc/storage/webhook"
 	"github.com/merchantsvc/svc/worker"
+	"github.com/merchantsvc/svc/workflows"
 )
 
 // receiver is an HTTPS endpoint on loopback that records every delivery.
@@ -446,4 +448,47 @@ func TestWebhookOutboxSurvivesTemporalOutageAndDuplicateDispatch(t *testing.T) {
 	unstarted, err = h.db.FindUnstartedBatches(ctx, 0)
 	require.NoError(t, err)
 	require.Empty(t, unstarted)
+}
+
+// Webhook dispatches run on their own task queue: with nothing polling the
+// main queue, so that every order's order-placed workflow waits there,
+// order.created still reaches the subscriber.
+func TestWebhooksAreDeliveredWhileTheMainQueueIsBacklogged(t *testing.T) {
+	rec := newReceiver(t, func(int) int { return http.StatusOK })
+	queue := testenv.TaskQueue(t)
+	h := newHarness(t, api.Config{TaskQueue: queue, WebhookGuard: webhook.Guard{AllowPrivate: true}})
+	s := newShop(t, h, "backlog", 10)
+	settings := h.pat(s.m, "settings:write")
+	sub := h.do(request{method: "POST", path: storePath(s.m.storeID, "/webhooks"), auth: bearer(settings),
+		body: map[string]any{"url": rec.url(), "events": []string{"order.created"}}})
+	require.Equal(t, http.StatusCreated, sub.Status)
+
+	httpClient, err := webhook.Guard{AllowPrivate: true}.NewClient(rec.caFile)
+	require.NoError(t, err)
+	webhooksOnly := sdkworker.New(testenv.Temporal(t), workflows.WebhookTaskQueue(queue), sdkworker.Options{})
+	worker.Register(webhooksOnly, &activities.Activities{DB: h.db, HTTPClient: httpClient})
+	require.NoError(t, webhooksOnly.Start())
+	t.Cleanup(webhooksOnly.Stop)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = (&worker.Dispatcher{DB: h.db, Temporal: testenv.Temporal(t), TaskQueue: queue, Schedule: shortSchedule,
+			PollInterval: 50 * time.Millisecond}).Run(ctx)
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+
+	for range 3 {
+		h.placeOrder(s, "cod", 1)
+	}
+	waitFor(t, "three order.created deliveries", func() bool { return len(rec.requests()) >= 3 })
+	waitFor(t, "the order-placed workflows started on the main queue", func() bool {
+		var started int
+		require.NoError(t, h.db.Pool.QueryRow(ctx, `SELECT count(*) FROM orders WHERE store_id = $1 AND placed_started_at IS NOT NULL`,
+			s.m.storeID).Scan(&started))
+		return started == 3
+	})
+	var sideEffects int
+	require.NoError(t, h.db.Pool.QueryRow(ctx, `SELECT count(*) FROM order_side_effects WHERE store_id = $1`, s.m.storeID).Scan(&sideEffects))
+	require.Zero(t, sideEffects, "nothing polls the main queue, so no order-placed workflow ran")
 }

@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/merchantsvc/svc/storage"
 	"github.com/merchantsvc/svc/workflows"
@@ -34,6 +36,8 @@ type Dispatcher struct {
 	// each batch costs one workflow, and the workflow rate is what Temporal
 	// bounds (docs/benchmarks.md). It adds at most this much latency.
 	MinBatchInterval time.Duration
+	// StartConcurrency bounds the order-placed workflow starts in flight.
+	StartConcurrency int
 }
 
 func (d *Dispatcher) defaults() {
@@ -49,43 +53,64 @@ func (d *Dispatcher) defaults() {
 	if d.MinBatchInterval == 0 {
 		d.MinBatchInterval = 100 * time.Millisecond
 	}
+	if d.StartConcurrency == 0 {
+		d.StartConcurrency = 8
+	}
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
 }
 
-// Run dispatches until ctx ends.
+// Run dispatches until ctx ends. The outbox and the per-row workflow starts
+// (order placements, proof hashes, e-invoice syncs) run in two loops, so a
+// burst of orders, each needing its own workflow start, never holds back the
+// webhook batches, which need one start per few hundred deliveries.
 func (d *Dispatcher) Run(ctx context.Context) error {
 	d.defaults()
-	wake := make(chan struct{}, 1)
-	go d.listen(ctx, wake)
-	poll := time.NewTicker(d.PollInterval)
-	defer poll.Stop()
+	outboxWake, startsWake := make(chan struct{}, 1), make(chan struct{}, 1)
+	go d.listen(ctx, outboxWake, startsWake)
+	starts := make(chan struct{})
+	go func() {
+		defer close(starts)
+		d.loop(ctx, startsWake, d.StartRowWorkflows, nil)
+	}()
 	sweep := time.NewTicker(d.SweepInterval)
 	defer sweep.Stop()
 	d.Sweep(ctx, 0)
+	d.loop(ctx, outboxWake, d.drainOutbox, sweep.C)
+	<-starts
+	return nil
+}
+
+// loop runs round on every wake, on every PollInterval in case a wake was
+// missed, and no more often than MinBatchInterval so that events arriving
+// one by one gather into one round. A tick on sweep starts the batches whose
+// workflow start was lost.
+func (d *Dispatcher) loop(ctx context.Context, wake <-chan struct{}, round func(context.Context), sweep <-chan time.Time) {
+	poll := time.NewTicker(d.PollInterval)
+	defer poll.Stop()
 	for {
 		started := time.Now()
-		d.DispatchPending(ctx)
-		// Let the next events gather into one batch.
+		round(ctx)
 		select {
 		case <-ctx.Done():
-			return nil
+			return
 		case <-time.After(time.Until(started.Add(d.MinBatchInterval))):
 		}
 		select {
 		case <-ctx.Done():
-			return nil
+			return
 		case <-wake:
 		case <-poll.C:
-		case <-sweep.C:
+		case <-sweep:
 			d.Sweep(ctx, d.SweepInterval/2)
 		}
 	}
 }
 
-// listen signals wake on every outbox notification, reconnecting on failure.
-func (d *Dispatcher) listen(ctx context.Context, wake chan<- struct{}) {
+// listen signals every wake channel on each outbox notification,
+// reconnecting on failure.
+func (d *Dispatcher) listen(ctx context.Context, wakes ...chan<- struct{}) {
 	for ctx.Err() == nil {
 		err := func() error {
 			conn, err := d.DB.Pool.Acquire(ctx)
@@ -101,9 +126,11 @@ func (d *Dispatcher) listen(ctx context.Context, wake chan<- struct{}) {
 				if _, err := conn.Conn().WaitForNotification(ctx); err != nil {
 					return err
 				}
-				select {
-				case wake <- struct{}{}:
-				default:
+				for _, wake := range wakes {
+					select {
+					case wake <- struct{}{}:
+					default:
+					}
 				}
 			}
 		}()
@@ -117,13 +144,27 @@ func (d *Dispatcher) listen(ctx context.Context, wake chan<- struct{}) {
 	}
 }
 
-// DispatchPending drains the outbox in batches and starts the order-placed
-// workflows of new orders.
+// DispatchPending runs one round of both loops: the row workflows' starts,
+// then the outbox drain.
 func (d *Dispatcher) DispatchPending(ctx context.Context) {
+	d.defaults()
+	d.StartRowWorkflows(ctx)
+	d.drainOutbox(ctx)
+}
+
+// StartRowWorkflows starts the workflows that belong to one row each: the
+// order-placed workflow of new orders, the hash of uploaded proofs and the
+// e-invoice syncs.
+func (d *Dispatcher) StartRowWorkflows(ctx context.Context) {
 	d.defaults()
 	d.startPlacements(ctx)
 	d.startProofHashes(ctx)
 	d.startEInvoiceSyncs(ctx)
+}
+
+// drainOutbox turns the outbox into batches of deliveries until it is empty
+// and starts one dispatch workflow per batch.
+func (d *Dispatcher) drainOutbox(ctx context.Context) {
 	for ctx.Err() == nil {
 		batch, events, err := d.DB.DispatchOutbox(ctx, d.BatchSize)
 		if err != nil {
@@ -161,8 +202,8 @@ func (d *Dispatcher) Sweep(ctx context.Context, olderThan time.Duration) {
 // REJECT_DUPLICATE an id used before counts as started (the row's work was
 // taken once already); under ALLOW_DUPLICATE it means a run is still going,
 // which startOnce reports as running so the caller leaves the row for later.
-func (d *Dispatcher) startOnce(ctx context.Context, id string, policy enumspb.WorkflowIdReusePolicy, workflow, input any) (running bool, err error) {
-	_, err = d.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: d.TaskQueue,
+func (d *Dispatcher) startOnce(ctx context.Context, queue, id string, policy enumspb.WorkflowIdReusePolicy, workflow, input any) (running bool, err error) {
+	_, err = d.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue,
 		WorkflowIDReusePolicy: policy, WorkflowExecutionErrorWhenAlreadyStarted: true}, workflow, input)
 	var already *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &already) {
@@ -172,7 +213,7 @@ func (d *Dispatcher) startOnce(ctx context.Context, id string, policy enumspb.Wo
 }
 
 func (d *Dispatcher) start(ctx context.Context, batchID uuid.UUID) {
-	_, err := d.startOnce(ctx, workflows.DispatchWorkflowID(batchID), enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+	_, err := d.startOnce(ctx, workflows.WebhookTaskQueue(d.TaskQueue), workflows.DispatchWorkflowID(batchID), enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		workflows.Dispatch, workflows.DispatchInput{BatchID: batchID, Schedule: d.Schedule})
 	if err != nil {
 		// Left unstarted: the next sweep tries again.
@@ -187,28 +228,44 @@ func (d *Dispatcher) start(ctx context.Context, batchID uuid.UUID) {
 // startPlacements starts the order-placed workflow of every order committed
 // since the last round. Orders are placed without waiting on Temporal; the
 // workflow id derives from the order, so no order runs its side effects twice.
+// Starts run StartConcurrency at a time: each is one round trip to Temporal,
+// and one at a time bounded a busy store to Temporal's latency (about 40
+// orders a second on the dev server, docs/benchmarks.md).
 func (d *Dispatcher) startPlacements(ctx context.Context) {
+	const page = 100
 	for ctx.Err() == nil {
-		refs, err := d.DB.FindOrdersAwaitingPlacement(ctx, 100)
+		refs, err := d.DB.FindOrdersAwaitingPlacement(ctx, page)
 		if err != nil {
 			if ctx.Err() == nil {
 				d.Log.Error("find orders awaiting placement", slog.Any("error", err))
 			}
 			return
 		}
+		var failed atomic.Bool
+		var g errgroup.Group
+		g.SetLimit(d.StartConcurrency)
 		for _, ref := range refs {
-			_, err := d.startOnce(ctx, workflows.OrderPlacedWorkflowID(ref.OrderID), enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-				workflows.OrderPlaced, workflows.OrderInput{StoreID: ref.StoreID, OrderID: ref.OrderID})
-			if err != nil {
-				d.Log.Warn("start order-placed workflow", slog.String("order_id", ref.OrderID.String()), slog.Any("error", err))
-				return // Temporal unreachable: the next round tries again
-			}
-			if err := d.DB.MarkPlacementStarted(ctx, ref.StoreID, ref.OrderID); err != nil {
-				d.Log.Error("mark placement started", slog.Any("error", err))
-				return
-			}
+			g.Go(func() error {
+				if failed.Load() {
+					return nil
+				}
+				_, err := d.startOnce(ctx, d.TaskQueue, workflows.OrderPlacedWorkflowID(ref.OrderID), enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+					workflows.OrderPlaced, workflows.OrderInput{StoreID: ref.StoreID, OrderID: ref.OrderID})
+				if err != nil {
+					// Temporal unreachable: the next round tries again.
+					failed.Store(true)
+					d.Log.Warn("start order-placed workflow", slog.String("order_id", ref.OrderID.String()), slog.Any("error", err))
+					return nil
+				}
+				if err := d.DB.MarkPlacementStarted(ctx, ref.StoreID, ref.OrderID); err != nil {
+					failed.Store(true)
+					d.Log.Error("mark placement started", slog.Any("error", err))
+				}
+				return nil
+			})
 		}
-		if len(refs) < 100 {
+		_ = g.Wait()
+		if failed.Load() || len(refs) < page {
 			return
 		}
 	}
@@ -225,7 +282,7 @@ func (d *Dispatcher) startProofHashes(ctx context.Context) {
 		return
 	}
 	for _, p := range proofs {
-		_, err := d.startOnce(ctx, workflows.PaymentProofWorkflowID(p), enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		_, err := d.startOnce(ctx, d.TaskQueue, workflows.PaymentProofWorkflowID(p), enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 			workflows.PaymentProof, p)
 		if err != nil {
 			d.Log.Warn("start payment-proof workflow", slog.String("proof_id", p.ProofID.String()), slog.Any("error", err))
@@ -251,7 +308,7 @@ func (d *Dispatcher) startEInvoiceSyncs(ctx context.Context) {
 	}
 	for _, change := range changes {
 		ref := change.EInvoiceRef
-		running, err := d.startOnce(ctx, workflows.EInvoiceWorkflowID(ref), enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+		running, err := d.startOnce(ctx, d.TaskQueue, workflows.EInvoiceWorkflowID(ref), enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 			workflows.EInvoiceSync, ref)
 		if err != nil {
 			d.Log.Warn("start e-invoice workflow", slog.String("e_invoice_id", ref.ID.String()), slog.Any("error", err))

@@ -4,6 +4,7 @@ package worker
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -40,12 +41,49 @@ func Register(r sdkworker.Registry, acts *activities.Activities) {
 // (long ones heartbeat and resume on another worker after it).
 const StopTimeout = 30 * time.Second
 
-// New creates a worker on taskQueue with everything registered. Stop stops
-// polling at once and waits up to StopTimeout for running activities.
-func New(c client.Client, taskQueue string, acts *activities.Activities) sdkworker.Worker {
-	w := sdkworker.New(c, taskQueue, sdkworker.Options{WorkerStopTimeout: StopTimeout})
-	Register(w, acts)
+// Worker polls a task queue and its webhook queue
+// (workflows.WebhookTaskQueue). Webhook deliveries have their own queue so a
+// backlog of other work (a burst of orders, each with its order-placed
+// workflow) never delays them: each queue is matched on its own, and each can
+// be watched and scaled on its own backlog.
+type Worker struct {
+	workers []sdkworker.Worker
+}
+
+// New creates a worker on taskQueue and its webhook queue, with everything
+// registered on both. Stop stops polling at once and waits up to StopTimeout
+// for running activities.
+func New(c client.Client, taskQueue string, acts *activities.Activities) *Worker {
+	w := &Worker{}
+	for _, queue := range []string{taskQueue, workflows.WebhookTaskQueue(taskQueue)} {
+		one := sdkworker.New(c, queue, sdkworker.Options{WorkerStopTimeout: StopTimeout})
+		Register(one, acts)
+		w.workers = append(w.workers, one)
+	}
 	return w
+}
+
+// Start starts polling both queues.
+func (w *Worker) Start() error {
+	for i, one := range w.workers {
+		if err := one.Start(); err != nil {
+			for _, started := range w.workers[:i] {
+				started.Stop()
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// Stop stops both pollers together, so the whole stop takes at most
+// StopTimeout.
+func (w *Worker) Stop() {
+	var wg sync.WaitGroup
+	for _, one := range w.workers {
+		wg.Go(one.Stop)
+	}
+	wg.Wait()
 }
 
 // EnsureSchedules creates the abandonment sweep's schedule (every 60 s, no

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/mock"
@@ -41,6 +42,34 @@ func TestOrderPlacedFlagsAFailingSideEffect(t *testing.T) {
 	require.NoError(t, env.GetWorkflowResult(&result))
 	require.Equal(t, map[string]string{"email": "failed", "chat": "succeeded", "shipment": "skipped", "rollup": "succeeded"}, result.Steps)
 	require.Equal(t, []string{"email"}, flagged)
+	env.AssertExpectations(t)
+}
+
+// The side effects run side by side: a slow email holds back none of the
+// others, which all run when the workflow starts.
+func TestOrderPlacedRunsSideEffectsSideBySide(t *testing.T) {
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestWorkflowEnvironment()
+	var acts *activities.Activities
+	env.RegisterActivity(acts)
+	ok := activities.SideEffectResult{Status: "succeeded"}
+	env.OnActivity(acts.SendOrderEmail, mock.Anything, mock.Anything).Return(ok, nil).After(10 * time.Minute).Once()
+	started := env.Now()
+	ranAt := map[string]time.Duration{}
+	record := func(kind string) func(context.Context, activities.OrderInput) (activities.SideEffectResult, error) {
+		return func(context.Context, activities.OrderInput) (activities.SideEffectResult, error) {
+			ranAt[kind] = env.Now().Sub(started)
+			return ok, nil
+		}
+	}
+	env.OnActivity(acts.SendChatConfirmation, mock.Anything, mock.Anything).Return(record("chat")).Once()
+	env.OnActivity(acts.CreateOrderShipment, mock.Anything, mock.Anything).Return(record("shipment")).Once()
+	env.OnActivity(acts.RecordOrderRollup, mock.Anything, mock.Anything).Return(record("rollup")).Once()
+
+	env.ExecuteWorkflow(workflows.OrderPlaced, workflows.OrderInput{StoreID: uuid.New(), OrderID: uuid.New()})
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	require.Equal(t, map[string]time.Duration{"chat": 0, "shipment": 0, "rollup": 0}, ranAt)
 	env.AssertExpectations(t)
 }
 

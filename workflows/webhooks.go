@@ -35,6 +35,10 @@ type DispatchResult struct {
 	Failed int // deliveries handed to a retry ladder
 }
 
+// WebhookTaskQueue is the queue of webhook dispatches, ladders and tests
+// beside taskQueue: deliveries never wait behind other work.
+func WebhookTaskQueue(taskQueue string) string { return taskQueue + "-webhooks" }
+
 // DispatchWorkflowID is the id of a batch's workflow; the dispatcher derives
 // it from the batch row, so a second dispatcher cannot start it twice.
 func DispatchWorkflowID(batchID uuid.UUID) string { return "webhook-dispatch:" + batchID.String() }

@@ -125,7 +125,13 @@ func runLoadBench(ctx context.Context, dbURL string, duration time.Duration, con
 		}
 		return routes[0]
 	}
-	deliveredBefore := rec.totalCount()
+	// An order's order-placed workflow ends with its rollup step.
+	placed := func() int {
+		var n int
+		_ = db.Pool.QueryRow(ctx, `SELECT count(*) FROM order_side_effects WHERE store_id = $1 AND kind = 'rollup'`, storeID).Scan(&n)
+		return n
+	}
+	deliveredBefore, placedBefore := rec.totalCount(), placed()
 	usageBefore, wallStart := rusage(), time.Now()
 	deadline := wallStart.Add(duration)
 	for g := range concurrency {
@@ -174,6 +180,11 @@ func runLoadBench(ctx context.Context, dbURL string, duration time.Duration, con
 	}
 	drain := time.Since(drainStart)
 	delivered := rec.totalCount() - deliveredBefore
+	for placed()-placedBefore < orders && time.Since(drainStart) < 3*time.Minute {
+		time.Sleep(100 * time.Millisecond)
+	}
+	placedDrain := time.Since(drainStart)
+	placedCount := placed() - placedBefore
 
 	// The bare baselines, right after, on the same database.
 	addressJSON, _ := json.Marshal(map[string]any{"name": "Mona", "phone": "+201001234567", "line1": "12 Tahrir St", "city": "Cairo", "country": "EG"})
@@ -228,6 +239,10 @@ func runLoadBench(ctx context.Context, dbURL string, duration time.Duration, con
 	fmt.Fprintf(&b, "Webhooks: %d orders × %d subscriptions = %d deliveries; %d arrived, the last %s after the load stopped\n",
 		orders, subscriptions, orders*subscriptions, delivered, drain.Round(time.Millisecond))
 	fmt.Fprintf(&b, "(%.0f deliveries/s over the run and its drain).\n\n", float64(delivered)/(wall+drain).Seconds())
+	fmt.Fprintf(&b, "Order-placed workflows (email over SMTP, chat, shipment, rollup: four activities each): %d of %d finished,\n",
+		placedCount, orders)
+	fmt.Fprintf(&b, "the last %s after the load stopped (%.0f orders/s over the run and its drain).\n\n",
+		placedDrain.Round(time.Millisecond), float64(placedCount)/(wall+placedDrain).Seconds())
 	ordersRate := float64(orders) / wall.Seconds()
 	listRate := perRoute["GET /products?limit=20"]
 	lr := *listRate

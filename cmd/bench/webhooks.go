@@ -5,23 +5,26 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
-	"go.temporal.io/sdk/client"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/google/uuid"
+	"go.temporal.io/sdk/client"
 
 	"github.com/merchantsvc/svc/activities"
 	"github.com/merchantsvc/svc/internal/devenv"
+	"github.com/merchantsvc/svc/internal/mailsink"
 	"github.com/merchantsvc/svc/storage"
 	"github.com/merchantsvc/svc/storage/webhook"
 	"github.com/merchantsvc/svc/worker"
@@ -136,7 +139,16 @@ func startDeliveryRig(ctx context.Context, db *storage.DB, queue string) (*deliv
 	if rig.httpClient, err = (webhook.Guard{AllowPrivate: true}).NewClient(rig.rec.caFile); err != nil {
 		return fail(err)
 	}
-	w := worker.New(rig.temporal, queue, &activities.Activities{DB: db, HTTPClient: rig.httpClient})
+	// A real SMTP sink, so order-placed emails are sent rather than retried.
+	sink, err := mailsink.Start("")
+	if err != nil {
+		return fail(err)
+	}
+	closers = append(closers, func() { _ = sink.Stop() })
+	host, port, _ := net.SplitHostPort(sink.Addr)
+	portNumber, _ := strconv.Atoi(port)
+	mailer := activities.SMTPMailer{Host: host, Port: portNumber, From: "shop@example.com", PlainText: true}
+	w := worker.New(rig.temporal, queue, &activities.Activities{DB: db, HTTPClient: rig.httpClient, Mailer: mailer})
 	if err := w.Start(); err != nil {
 		return fail(err)
 	}
