@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
 
 	"github.com/merchantsvc/svc/activities"
 	"github.com/merchantsvc/svc/activities/einvoice"
@@ -42,6 +43,8 @@ type harness struct {
 	queue  string
 	mail   *mailsink.Sink
 	chat   *fakeChat
+	// temporal is the client of the API, the worker and the dispatcher.
+	temporal client.Client
 	// schedule is the webhook retry ladder the harness's dispatcher uses.
 	schedule []time.Duration
 	// authority is the e-invoicing service the worker talks to, when set
@@ -86,7 +89,13 @@ func (f *fakeChat) messages() []map[string]any {
 
 func newHarness(t *testing.T, cfg api.Config) *harness {
 	t.Helper()
-	db := testenv.DB(t)
+	return newHarnessWith(t, cfg, testenv.DB(t), testenv.Temporal(t))
+}
+
+// newHarnessWith is newHarness over a given database and Temporal client
+// (traced ones, for the tracing test); the worker uses them too.
+func newHarnessWith(t *testing.T, cfg api.Config, db *storage.DB, temporal client.Client) *harness {
+	t.Helper()
 	store := testenv.Blob(t)
 	if cfg.TaskQueue == "" {
 		cfg.TaskQueue = testenv.TaskQueue(t)
@@ -96,9 +105,10 @@ func newHarness(t *testing.T, cfg api.Config) *harness {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.ServeHTTP(w, r) }))
 	t.Cleanup(srv.Close)
 	cfg.BaseURL = srv.URL
-	server := api.NewServer(cfg, db, testenv.Temporal(t), store, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	server := api.NewServer(cfg, db, temporal, store, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	handler = server
-	return &harness{t: t, db: db, blob: store, server: server, url: srv.URL, queue: cfg.TaskQueue, schedule: cfg.WebhookRetrySchedule}
+	return &harness{t: t, db: db, blob: store, server: server, url: srv.URL, queue: cfg.TaskQueue, schedule: cfg.WebhookRetrySchedule,
+		temporal: temporal}
 }
 
 // startWorker runs a worker with every activity on the harness's task
@@ -111,14 +121,14 @@ func (h *harness) startWorker(httpClient *http.Client) {
 	h.mail, h.chat = sink, newFakeChat(h.t)
 	host, port, _ := net.SplitHostPort(sink.Addr)
 	portNumber, _ := strconv.Atoi(port)
-	w := worker.New(testenv.Temporal(h.t), h.queue, &activities.Activities{DB: h.db, Blob: h.blob, HTTPClient: httpClient, BaseURL: h.url,
+	w := worker.New(h.temporal, h.queue, &activities.Activities{DB: h.db, Blob: h.blob, HTTPClient: httpClient, BaseURL: h.url,
 		Mailer:    activities.SMTPMailer{Host: host, Port: portNumber, From: "orders@example.com", PlainText: true},
 		Chat:      activities.HTTPChatProvider{BaseURL: h.chat.srv.URL, Token: "test"},
 		EInvoices: h.authority})
 	require.NoError(h.t, w.Start())
 	h.t.Cleanup(w.Stop)
 	// Like `svc worker`, the dispatcher runs beside the worker.
-	d := &worker.Dispatcher{DB: h.db, Temporal: testenv.Temporal(h.t), TaskQueue: h.queue, Schedule: h.schedule, PollInterval: 50 * time.Millisecond}
+	d := &worker.Dispatcher{DB: h.db, Temporal: h.temporal, TaskQueue: h.queue, Schedule: h.schedule, PollInterval: 50 * time.Millisecond}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); _ = d.Run(ctx) }()

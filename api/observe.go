@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/merchantsvc/svc/internal/metrics"
+	"github.com/merchantsvc/svc/internal/tracing"
 )
 
 // statusRecorder remembers the status a handler wrote.
@@ -48,6 +49,7 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		if rec.status == 0 {
 			rec.status = http.StatusOK
 		}
+		tracing.NameServerSpan(r.Context(), r.Method, route)
 		s.metrics.Requests.WithLabelValues(route, r.Method, strconv.Itoa(rec.status)).Inc()
 		s.metrics.Duration.WithLabelValues(route, r.Method).Observe(time.Since(start).Seconds())
 	})

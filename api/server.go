@@ -17,6 +17,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/merchantsvc/svc/internal/metrics"
+	"github.com/merchantsvc/svc/internal/tracing"
 	"github.com/merchantsvc/svc/storage"
 	"github.com/merchantsvc/svc/storage/blob"
 	"github.com/merchantsvc/svc/storage/webhook"
@@ -50,6 +51,9 @@ type Config struct {
 	// ChatWebhookSecret verifies the chat provider's callbacks; unset, the
 	// callback endpoint answers 404.
 	ChatWebhookSecret string
+	// Tracing, when enabled, gives every request a server span named by its
+	// route pattern, continuing the caller's traceparent.
+	Tracing *tracing.Tracing
 }
 
 // Server is the HTTP API.
@@ -63,6 +67,7 @@ type Server struct {
 	buyerLimiter   *httprate.RateLimiter
 	errRateLimited *apiError
 	router         *chi.Mux
+	handler        http.Handler // the router, inside the tracing span when on
 	metrics        *metrics.API
 	outbox         outboxGauges
 }
@@ -106,12 +111,13 @@ func NewServer(cfg Config, db *storage.DB, temporal client.Client, blobStore *bl
 	s.metrics = metrics.NewAPI()
 	s.outbox = newOutboxGauges(s.metrics.Registry)
 	s.router = s.routes()
+	s.handler = cfg.Tracing.Handler(s.router)
 	return s
 }
 
 // ServeHTTP makes the server an http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	s.router.ServeHTTP(w, r)
+	s.handler.ServeHTTP(w, r)
 }
 
 // Routes lists every method and route pattern served, for the OpenAPI check.

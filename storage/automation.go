@@ -271,15 +271,26 @@ type OrderRef struct {
 	OrderID uuid.UUID
 }
 
+// Placement is an order whose order-placed workflow is not started yet, with
+// the traceparent of the request that placed it (empty when untraced).
+type Placement struct {
+	OrderRef
+	TraceParent string
+}
+
 // FindOrdersAwaitingPlacement lists placed orders whose order-placed
 // workflow has not been started yet, oldest first.
-func (db *DB) FindOrdersAwaitingPlacement(ctx context.Context, limit int) ([]OrderRef, error) {
-	rows, err := db.Pool.Query(ctx, `SELECT store_id, id FROM orders WHERE placed_started_at IS NULL AND status <> 'DRAFT'
-		ORDER BY created_at LIMIT $1`, limit)
+func (db *DB) FindOrdersAwaitingPlacement(ctx context.Context, limit int) ([]Placement, error) {
+	rows, err := db.Pool.Query(ctx, `SELECT store_id, id, COALESCE(trace_parent, '') FROM orders
+		WHERE placed_started_at IS NULL AND status <> 'DRAFT' ORDER BY created_at LIMIT $1`, limit)
 	if err != nil {
 		return nil, fmt.Errorf("find orders awaiting placement: %w", err)
 	}
-	return pgx.CollectRows(rows, pgx.RowToStructByPos[OrderRef])
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (Placement, error) {
+		var p Placement
+		err := row.Scan(&p.StoreID, &p.OrderID, &p.TraceParent)
+		return p, err
+	})
 }
 
 // MarkPlacementStarted records that an order's order-placed workflow exists.

@@ -80,11 +80,16 @@ type Tx struct {
 }
 
 // Open connects to Postgres and checks the connection.
-func Open(ctx context.Context, url string) (*DB, error) {
+func Open(ctx context.Context, url string) (*DB, error) { return OpenTraced(ctx, url, nil) }
+
+// OpenTraced is Open with a query tracer (OpenTelemetry spans for SQL); a nil
+// tracer traces nothing.
+func OpenTraced(ctx context.Context, url string, tracer pgx.QueryTracer) (*DB, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("parse database url: %w", err)
 	}
+	cfg.ConnConfig.Tracer = tracer
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("connect database: %w", err)

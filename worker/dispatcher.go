@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/merchantsvc/svc/internal/tracing"
 	"github.com/merchantsvc/svc/storage"
 	"github.com/merchantsvc/svc/workflows"
 )
@@ -249,7 +250,9 @@ func (d *Dispatcher) startPlacements(ctx context.Context) {
 				if failed.Load() {
 					return nil
 				}
-				_, err := d.startOnce(ctx, d.TaskQueue, workflows.OrderPlacedWorkflowID(ref.OrderID), enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+				// The start, and so the workflow, joins the trace of the
+				// request that placed the order.
+				_, err := d.startOnce(tracing.ContinueFrom(ctx, ref.TraceParent), d.TaskQueue, workflows.OrderPlacedWorkflowID(ref.OrderID), enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 					workflows.OrderPlaced, workflows.OrderInput{StoreID: ref.StoreID, OrderID: ref.OrderID})
 				if err != nil {
 					// Temporal unreachable: the next round tries again.

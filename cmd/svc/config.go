@@ -55,6 +55,10 @@ type Config struct {
 	WebhookCAFile        string `envconfig:"WEBHOOK_CA_FILE"`
 	WebhookRetrySchedule string `envconfig:"WEBHOOK_RETRY_SCHEDULE" default:"10s,30s,2m,10m,30m"`
 
+	// OtelEndpoint is the OTLP/HTTP collector that receives traces (for
+	// example http://otel-collector:4318); unset, tracing is off.
+	OtelEndpoint string `envconfig:"OTEL_ENDPOINT"`
+
 	// Local development (`svc dev`, `svc testenv`) only.
 	DevDir          string `envconfig:"DEV_DIR" default:".dev"`
 	DevPostgresPort int    `envconfig:"DEV_POSTGRES_PORT" default:"54329"`

@@ -104,7 +104,7 @@ func runDev(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer)
 	if err := migrate(ctx, cfg.DatabaseURL, stdout); err != nil {
 		return err
 	}
-	d, err := connect(ctx, cfg, log, nil)
+	d, err := connect(ctx, cfg, log, "svc-dev", nil)
 	if err != nil {
 		return err
 	}
@@ -127,7 +127,7 @@ func runDev(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer)
 	fmt.Fprintf(stdout, "Mail         %s (SMTP %s; one .eml file per message)\n", filepath.Join(dir, "mail"), cfg.SMTPAddr)
 	fmt.Fprintf(stdout, "Logs         %s (services), stderr (API and worker)\n\nCtrl-C stops everything.\n", logFile.Name())
 	cfg.SecureCookies = false // plain http on loopback
-	return serveHTTP(ctx, cfg.HTTPAddr, api.NewServer(apiConfig(cfg), d.db, d.temporal, d.blob, log), log, stdout)
+	return serveHTTP(ctx, cfg.HTTPAddr, api.NewServer(apiConfig(cfg, d.tracing), d.db, d.temporal, d.blob, log), log, stdout)
 }
 
 // runTestEnv starts a throwaway Postgres cluster with a migrated template

@@ -29,6 +29,7 @@ import (
 	"github.com/merchantsvc/svc/activities/einvoice"
 	"github.com/merchantsvc/svc/api"
 	"github.com/merchantsvc/svc/internal/metrics"
+	"github.com/merchantsvc/svc/internal/tracing"
 	"github.com/merchantsvc/svc/migrations"
 	"github.com/merchantsvc/svc/storage"
 	"github.com/merchantsvc/svc/storage/blob"
@@ -94,6 +95,8 @@ type deps struct {
 	db       *storage.DB
 	temporal client.Client
 	blob     *blob.Store
+	tracing  *tracing.Tracing
+	log      *slog.Logger
 }
 
 func (d deps) Close() {
@@ -103,23 +106,40 @@ func (d deps) Close() {
 	if d.db != nil {
 		d.db.Close()
 	}
+	// The last spans go out before the process ends.
+	flush, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := d.tracing.Shutdown(flush); err != nil {
+		d.log.Warn("flush traces", slog.Any("error", err))
+	}
 }
 
-// connect opens Postgres, Temporal and the object store; a worker passes its
-// metrics registry so the Temporal SDK reports into it.
-func connect(ctx context.Context, cfg Config, log *slog.Logger, workerMetrics *metrics.Worker) (deps, error) {
+// connect opens Postgres, Temporal and the object store, traced when
+// SVC_OTEL_ENDPOINT is set (service names the process in its spans); a
+// worker passes its metrics registry so the Temporal SDK reports into it.
+func connect(ctx context.Context, cfg Config, log *slog.Logger, service string, workerMetrics *metrics.Worker) (deps, error) {
 	if cfg.DatabaseURL == "" {
 		return deps{}, errors.New("SVC_DATABASE_URL is not set")
 	}
-	db, err := storage.Open(ctx, cfg.DatabaseURL)
+	tr, err := tracing.New(ctx, cfg.OtelEndpoint, service)
 	if err != nil {
 		return deps{}, err
 	}
-	d := deps{db: db}
+	d := deps{tracing: tr, log: log}
+	interceptors, err := tr.TemporalInterceptors()
+	if err != nil {
+		d.Close()
+		return deps{}, err
+	}
+	if d.db, err = storage.OpenTraced(ctx, cfg.DatabaseURL, tr.QueryTracer()); err != nil {
+		d.Close()
+		return deps{}, err
+	}
 	d.temporal, err = client.DialContext(ctx, client.Options{
-		HostPort:  cfg.TemporalAddress,
-		Namespace: cfg.TemporalNamespace,
-		Logger:    sdklog.NewStructuredLogger(log.With("component", "temporal")),
+		HostPort:     cfg.TemporalAddress,
+		Namespace:    cfg.TemporalNamespace,
+		Interceptors: interceptors, // workers built from this client trace too
+		Logger:       sdklog.NewStructuredLogger(log.With("component", "temporal")),
 		MetricsHandler: func() client.MetricsHandler {
 			if workerMetrics == nil {
 				return nil
@@ -147,12 +167,12 @@ func connect(ctx context.Context, cfg Config, log *slog.Logger, workerMetrics *m
 	return d, nil
 }
 
-func apiConfig(cfg Config) api.Config {
+func apiConfig(cfg Config, tr *tracing.Tracing) api.Config {
 	schedule, _ := cfg.retrySchedule() // checked by loadConfig
 	return api.Config{RateLimitPerMinute: cfg.RateLimitPerMinute, SecureCookies: cfg.SecureCookies,
 		BaseURL: cfg.BaseURL, MerchantURL: cfg.MerchantURL, StorefrontURL: cfg.StorefrontURL, TaskQueue: cfg.TaskQueue,
 		WebhookGuard: webhook.Guard{AllowPrivate: cfg.WebhookAllowPrivate}, WebhookRetrySchedule: schedule,
-		ChatWebhookSecret: cfg.ChatWebhookSecret}
+		ChatWebhookSecret: cfg.ChatWebhookSecret, Tracing: tr}
 }
 
 // startWorker runs the Temporal worker and the outbox dispatcher until ctx
@@ -197,12 +217,12 @@ func startWorker(ctx context.Context, cfg Config, d deps, log *slog.Logger, work
 }
 
 func runAPI(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer) error {
-	d, err := connect(ctx, cfg, log, nil)
+	d, err := connect(ctx, cfg, log, "svc-api", nil)
 	if err != nil {
 		return err
 	}
 	defer d.Close()
-	return serveHTTP(ctx, cfg.HTTPAddr, api.NewServer(apiConfig(cfg), d.db, d.temporal, d.blob, log), log, stdout)
+	return serveHTTP(ctx, cfg.HTTPAddr, api.NewServer(apiConfig(cfg, d.tracing), d.db, d.temporal, d.blob, log), log, stdout)
 }
 
 // serveHTTP serves until ctx ends, then lets in-flight requests finish.
@@ -233,7 +253,7 @@ func serveHTTP(ctx context.Context, addr string, h http.Handler, log *slog.Logge
 
 func runWorker(ctx context.Context, cfg Config, log *slog.Logger) error {
 	workerMetrics := metrics.NewWorker()
-	d, err := connect(ctx, cfg, log, workerMetrics)
+	d, err := connect(ctx, cfg, log, "svc-worker", workerMetrics)
 	if err != nil {
 		return err
 	}

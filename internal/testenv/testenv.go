@@ -111,6 +111,14 @@ func Temporal(t testing.TB) client.Client {
 	return temporalServer.GetDefaultClient()
 }
 
+// TemporalWith returns a new client of the in-process server with opts (for
+// example interceptors), closed with the server.
+func TemporalWith(t testing.TB, opts client.Options) client.Client {
+	t.Helper()
+	Temporal(t)
+	return temporalServer.NewClientWithOptions(opts)
+}
+
 // TaskQueue names a task queue no other test uses.
 func TaskQueue(t testing.TB) string {
 	return fmt.Sprintf("test-%s-%d", t.Name(), rand.Uint32())

@@ -1,0 +1,102 @@
+package tracing_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/merchantsvc/svc/internal/tracing"
+)
+
+// Without an endpoint nothing is wrapped, traced or exported.
+func TestOffWithoutAnEndpoint(t *testing.T) {
+	tr, err := tracing.New(context.Background(), "", "svc-api")
+	require.NoError(t, err)
+	require.False(t, tr.Enabled())
+	h := http.NewServeMux()
+	require.Same(t, h, tr.Handler(h), "the handler is served as it is")
+	require.Nil(t, tr.QueryTracer())
+	interceptors, err := tr.TemporalInterceptors()
+	require.NoError(t, err)
+	require.Empty(t, interceptors)
+	require.Empty(t, tracing.Carrier(context.Background()))
+	require.NoError(t, tr.Shutdown(context.Background()))
+}
+
+// A stored traceparent brings a later span into the trace that stored it.
+func TestCarrierRoundTrip(t *testing.T) {
+	exporter := tracetest.NewInMemoryExporter()
+	tr := tracing.NewWith("svc-test", sdktrace.WithSyncer(exporter))
+	ctx, request := tr.Provider().Tracer("test").Start(context.Background(), "request")
+	stored := tracing.Carrier(ctx)
+	request.End()
+	require.Regexp(t, `^00-[0-9a-f]{32}-[0-9a-f]{16}-01$`, stored)
+
+	_, later := tr.Provider().Tracer("test").Start(tracing.ContinueFrom(context.Background(), stored), "after commit")
+	later.End()
+	spans := exporter.GetSpans()
+	require.Len(t, spans, 2)
+	require.Equal(t, spans[0].SpanContext.TraceID(), spans[1].SpanContext.TraceID())
+	require.Equal(t, spans[0].SpanContext.SpanID(), spans[1].Parent.SpanID())
+	require.Equal(t, context.Background(), tracing.ContinueFrom(context.Background(), ""))
+}
+
+// With an endpoint, spans go to the collector over OTLP/HTTP, at the
+// standard /v1/traces path below the configured URL.
+func TestExportsOverOTLPHTTP(t *testing.T) {
+	var (
+		mu    sync.Mutex
+		paths []string
+		names []string
+	)
+	collector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var req collectortrace.ExportTraceServiceRequest
+		require.NoError(t, proto.Unmarshal(body, &req))
+		mu.Lock()
+		defer mu.Unlock()
+		paths = append(paths, r.URL.Path)
+		for _, rs := range req.ResourceSpans {
+			for _, ss := range rs.ScopeSpans {
+				for _, s := range ss.Spans {
+					names = append(names, s.Name)
+				}
+			}
+		}
+		w.Header().Set("Content-Type", "application/x-protobuf")
+		out, _ := proto.Marshal(&collectortrace.ExportTraceServiceResponse{})
+		_, _ = w.Write(out)
+	}))
+	t.Cleanup(collector.Close)
+
+	for _, endpoint := range []string{collector.URL, collector.URL + "/", collector.URL + "/v1/traces", collector.URL + "/otlp"} {
+		tr, err := tracing.New(context.Background(), endpoint, "svc-api")
+		require.NoError(t, err)
+		require.True(t, tr.Enabled())
+		_, span := tr.Provider().Tracer("test").Start(context.Background(), "GET /api/v1/stores/{store_id}/orders")
+		span.End()
+		require.NoError(t, tr.Shutdown(context.Background()), "shutdown flushes the batch")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	require.Equal(t, []string{"/v1/traces", "/v1/traces", "/v1/traces", "/otlp/v1/traces"}, paths)
+	require.Equal(t, []string{"GET /api/v1/stores/{store_id}/orders", "GET /api/v1/stores/{store_id}/orders",
+		"GET /api/v1/stores/{store_id}/orders", "GET /api/v1/stores/{store_id}/orders"}, names)
+}
+
+// An endpoint that is not an http(s) URL stops the process at start.
+func TestRejectsAnEndpointThatIsNotAURL(t *testing.T) {
+	for _, endpoint := range []string{"otel-collector:4318", "grpc://collector:4317", "http://"} {
+		_, err := tracing.New(context.Background(), endpoint, "svc-api")
+		require.ErrorContains(t, err, "SVC_OTEL_ENDPOINT", endpoint)
+	}
+}
