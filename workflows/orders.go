@@ -25,8 +25,12 @@ func DraftConversionWorkflowID(orderID uuid.UUID) string {
 }
 
 // sideEffectOptions retry each side effect a few times before giving up on it.
+// The start-to-close timeout is also how late a side effect runs when a
+// stopping worker drops a task it had polled but not started (the Go SDK
+// does not drain them, temporalio/sdk-go#1197): the mail and chat clients
+// give up after 15 s, so 30 s bounds both.
 var sideEffectOptions = workflow.ActivityOptions{
-	StartToCloseTimeout: time.Minute,
+	StartToCloseTimeout: 30 * time.Second,
 	RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumAttempts: 5},
 }
 
