@@ -67,6 +67,7 @@ func TestRateLimit(t *testing.T) {
 	token, other := h.pat(m, "catalog:read"), h.pat(m, "catalog:read")
 	path := storePath(m.storeID, "/categories")
 
+	awayFromWindowEdge()
 	start := time.Now()
 	for i := 1; i <= 300; i++ {
 		resp := h.do(request{method: "GET", path: path, auth: bearer(token)})
@@ -419,4 +420,47 @@ func TestMetricsEndpoint(t *testing.T) {
 	require.Contains(t, text, "svc_outbox_backlog ")
 	require.Contains(t, text, "svc_outbox_oldest_age_seconds ")
 	require.NotContains(t, text, m.storeID, "no raw paths as labels")
+}
+
+// Two API replicas over one database share each token's count: the limit
+// holds for the token, not per replica. Each replica counts in memory and
+// shares at every sync (every second in `svc api`; by hand here).
+func TestRateLimitIsSharedAcrossReplicas(t *testing.T) {
+	const limit = 10
+	first := newHarness(t, api.Config{RateLimitPerMinute: limit})
+	second := newHarnessWith(t, api.Config{RateLimitPerMinute: limit}, first.db, testenv.Temporal(t))
+	m := first.signup("shared-limit")
+	token := first.pat(m, "catalog:read")
+	path := storePath(m.storeID, "/categories")
+	ctx := context.Background()
+	remaining := func(h *harness) string {
+		t.Helper()
+		resp := h.do(request{method: "GET", path: path, auth: bearer(token)})
+		require.Equal(t, http.StatusOK, resp.Status)
+		return resp.Header.Get("X-RateLimit-Remaining")
+	}
+	share := func(hs ...*harness) {
+		for _, h := range hs {
+			require.NoError(t, h.server.ShareRateLimits(ctx))
+		}
+	}
+
+	awayFromWindowEdge()
+	for range 6 {
+		remaining(first)
+	}
+	share(first)
+	require.Equal(t, "9", remaining(second), "before a sync the second replica knows only its own request")
+	share(second)
+	require.Equal(t, "2", remaining(second), "after it, the first replica's six count too")
+	share(second, first)
+	require.Equal(t, "1", remaining(first))
+	share(first, second)
+	require.Equal(t, "0", remaining(second))
+	share(second, first)
+	for _, h := range []*harness{first, second} {
+		limited := h.do(request{method: "GET", path: path, auth: bearer(token)})
+		require.Equal(t, http.StatusTooManyRequests, limited.Status, "the token's ten are spent on both replicas")
+		require.Equal(t, "0", limited.Header.Get("X-RateLimit-Remaining"))
+	}
 }

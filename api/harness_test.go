@@ -274,3 +274,12 @@ func (h *harness) createProduct(token, storeID string, body map[string]any) map[
 	require.Equal(h.t, http.StatusCreated, resp.Status, string(resp.Raw))
 	return resp.data()
 }
+
+// awayFromWindowEdge waits for the next minute when less than 10 s of this
+// one is left: rate limits count in wall-clock minutes (the same windows on
+// every replica), and a test expecting exact counts must not straddle two.
+func awayFromWindowEdge() {
+	if left := time.Until(time.Now().Truncate(time.Minute).Add(time.Minute)); left < 10*time.Second {
+		time.Sleep(left)
+	}
+}

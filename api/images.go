@@ -18,6 +18,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
 	_ "golang.org/x/image/webp" // DecodeConfig for WebP uploads
 
 	"github.com/merchantsvc/svc/storage"
@@ -111,15 +112,20 @@ func (s *Server) handleUploadImage() http.HandlerFunc {
 		defer cancel()
 		var entry workflows.ProductImageResult
 		err = run.Get(ctx, &entry)
+		var failed *temporal.WorkflowExecutionError
 		switch {
 		case err == nil:
 			respond(w, http.StatusCreated, newImageResponse(entry))
-		case ctx.Err() != nil && r.Context().Err() == nil:
+		case errors.As(err, &failed):
+			s.writeError(w, r, validationError([]fieldError{{Field: "file", Code: "unprocessable",
+				Message: "the image could not be processed", MessageAr: "تعذّرت معالجة الصورة"}}))
+		case r.Context().Err() == nil:
+			// Not done within the wait (the gRPC layer may report the deadline
+			// a moment before ctx does): processing goes on.
 			respond(w, http.StatusAccepted, imageResponse{ID: img.ID, Status: storage.ImageProcessing, Position: img.Position,
 				StatusURL: fmt.Sprintf("%s/api/v1/stores/%s/products/%s/images/%s", s.cfg.BaseURL, storeID, productID, img.ID)})
 		default:
-			s.writeError(w, r, validationError([]fieldError{{Field: "file", Code: "unprocessable",
-				Message: "the image could not be processed", MessageAr: "تعذّرت معالجة الصورة"}}))
+			s.writeError(w, r, r.Context().Err())
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"runtime/debug"
 	"slices"
 	"strconv"
@@ -213,15 +214,10 @@ func (s *Server) rateLimit(next http.Handler) http.Handler {
 	})
 }
 
-// storefrontRateLimit limits the public storefront per client address (the
-// connection's, not a forwarding header a client could choose).
+// storefrontRateLimit limits the public storefront per client address.
 func (s *Server) storefrontRateLimit(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		host, _, err := net.SplitHostPort(r.RemoteAddr)
-		if err != nil {
-			host = r.RemoteAddr
-		}
-		if s.buyerLimiter.OnLimit(w, r, host) {
+		if s.buyerLimiter.OnLimit(w, r, clientAddress(r, s.cfg.TrustedProxies)) {
 			s.metrics.RateLimited.WithLabelValues("storefront").Inc()
 			reset, _ := strconv.ParseInt(w.Header().Get("X-RateLimit-Reset"), 10, 64)
 			w.Header().Set("Retry-After", strconv.FormatInt(max(reset-time.Now().Unix(), 1), 10))
@@ -232,6 +228,48 @@ func (s *Server) storefrontRateLimit(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// clientAddress is the address a request came from: the connection's,
+// unless that is a trusted proxy, in which case X-Forwarded-For is read from
+// the right (each proxy appends the address it heard from) and the first
+// address no trusted proxy owns is the client. Entries left of it are the
+// client's own say and are never believed.
+func clientAddress(r *http.Request, trusted []netip.Prefix) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	isTrusted := func(s string) bool {
+		addr, err := netip.ParseAddr(strings.TrimSpace(s))
+		if err != nil {
+			return false
+		}
+		addr = addr.Unmap()
+		for _, p := range trusted {
+			if p.Contains(addr) {
+				return true
+			}
+		}
+		return false
+	}
+	if !isTrusted(host) {
+		return host
+	}
+	var hops []string
+	for _, h := range r.Header.Values("X-Forwarded-For") {
+		hops = append(hops, strings.Split(h, ",")...)
+	}
+	for i := len(hops) - 1; i >= 0; i-- {
+		hop := strings.TrimSpace(hops[i])
+		if _, err := netip.ParseAddr(hop); err != nil {
+			return host // a garbled chain: count it against the proxy
+		}
+		if !isTrusted(hop) {
+			return hop
+		}
+	}
+	return host
 }
 
 // bindStore checks the {store_id} path parameter against the credential:

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -51,6 +52,9 @@ type Config struct {
 	// ChatWebhookSecret verifies the chat provider's callbacks; unset, the
 	// callback endpoint answers 404.
 	ChatWebhookSecret string
+	// TrustedProxies are the load balancers whose X-Forwarded-For names the
+	// client (for the storefront's per-address limit); none: the connection.
+	TrustedProxies []netip.Prefix
 	// Tracing, when enabled, gives every request a server span named by its
 	// route pattern, continuing the caller's traceparent.
 	Tracing *tracing.Tracing
@@ -65,6 +69,8 @@ type Server struct {
 	log            *slog.Logger
 	limiter        *httprate.RateLimiter
 	buyerLimiter   *httprate.RateLimiter
+	tokenCounts    *sharedCounter
+	buyerCounts    *sharedCounter
 	errRateLimited *apiError
 	router         *chi.Mux
 	handler        http.Handler // the router, inside the tracing span when on
@@ -101,13 +107,15 @@ func NewServer(cfg Config, db *storage.DB, temporal client.Client, blobStore *bl
 		temporal: temporal,
 		blob:     blobStore,
 		log:      log,
-		// The in-memory counter is per process; see README "Several API instances".
-		limiter:      httprate.NewRateLimiter(cfg.RateLimitPerMinute, time.Minute),
-		buyerLimiter: httprate.NewRateLimiter(cfg.StorefrontRateLimitPerMinute, time.Minute),
+		// The counts are shared by every replica once SyncRateLimits runs.
+		tokenCounts: newSharedCounter("token", time.Minute),
+		buyerCounts: newSharedCounter("storefront", time.Minute),
 		errRateLimited: newError(http.StatusTooManyRequests, "RATE_LIMITED",
 			fmt.Sprintf("Rate limit exceeded: at most %d requests per minute per token", cfg.RateLimitPerMinute),
 			fmt.Sprintf("تم تجاوز حد الطلبات: %d طلب في الدقيقة لكل رمز كحد أقصى", cfg.RateLimitPerMinute)),
 	}
+	s.limiter = httprate.NewRateLimiter(cfg.RateLimitPerMinute, time.Minute, httprate.WithLimitCounter(s.tokenCounts))
+	s.buyerLimiter = httprate.NewRateLimiter(cfg.StorefrontRateLimitPerMinute, time.Minute, httprate.WithLimitCounter(s.buyerCounts))
 	s.metrics = metrics.NewAPI()
 	s.outbox = newOutboxGauges(s.metrics.Registry)
 	s.router = s.routes()

@@ -7,6 +7,7 @@ import (
 	"mime/quotedprintable"
 	"net/http"
 	"net/mail"
+	"net/netip"
 	"net/url"
 	"regexp"
 	"strings"
@@ -286,6 +287,7 @@ func TestAbandonedCheckoutsListFiltersAndRecovery(t *testing.T) {
 func TestStorefrontRateLimitPerClientAddress(t *testing.T) {
 	h := newHarness(t, api.Config{StorefrontRateLimitPerMinute: 3})
 	s := newShop(t, h, "limited", 1)
+	awayFromWindowEdge()
 	for i := range 3 {
 		require.Equal(t, http.StatusOK, h.buyer(s, "GET", "/products", nil, "").Status, "request %d", i+1)
 	}
@@ -296,4 +298,21 @@ func TestStorefrontRateLimitPerClientAddress(t *testing.T) {
 	require.NotEmpty(t, over.errorField("message_ar"))
 	// The merchant API is not affected: it counts per token.
 	require.Equal(t, http.StatusOK, h.do(request{method: "GET", path: storePath(s.m.storeID, "/products"), auth: bearer(s.token)}).Status)
+}
+
+// Behind a trusted load balancer each buyer is limited by the address the
+// balancer heard from, not the balancer's own; what the client wrote into
+// X-Forwarded-For itself is ignored.
+func TestStorefrontRateLimitBehindATrustedProxy(t *testing.T) {
+	h := newHarness(t, api.Config{StorefrontRateLimitPerMinute: 2, TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}})
+	s := newShop(t, h, "proxied", 1)
+	from := func(forwardedFor string) int {
+		return h.do(request{method: "GET", path: "/api/v1/storefront/" + h.subdomain(s) + "/products",
+			headers: map[string]string{"X-Forwarded-For": forwardedFor}}).Status
+	}
+	awayFromWindowEdge()
+	require.Equal(t, http.StatusOK, from("203.0.113.7"))
+	require.Equal(t, http.StatusOK, from("198.51.100.1, 203.0.113.7"), "the client's own entry is not believed")
+	require.Equal(t, http.StatusTooManyRequests, from("203.0.113.7"))
+	require.Equal(t, http.StatusOK, from("203.0.113.8"), "another buyer behind the same balancer has a limit of its own")
 }

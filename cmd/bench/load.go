@@ -70,7 +70,11 @@ func runLoadBench(ctx context.Context, dbURL string, duration time.Duration, con
 			return "", err
 		}
 	}
-	url, stop, err := serve(api.NewServer(api.Config{RateLimitPerMinute: 300, TaskQueue: queue}, db, c, nil, slog.New(slog.DiscardHandler)))
+	srv := api.NewServer(api.Config{RateLimitPerMinute: 300, TaskQueue: queue}, db, c, nil, slog.New(slog.DiscardHandler))
+	sctx, stopSharing := context.WithCancel(ctx)
+	defer stopSharing()
+	go srv.SyncRateLimits(sctx, time.Second) // as `svc api` does
+	url, stop, err := serve(srv)
 	if err != nil {
 		return "", err
 	}

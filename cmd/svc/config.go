@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -29,8 +30,10 @@ type Config struct {
 	// links of recovery emails.
 	StorefrontURL      string `envconfig:"STOREFRONT_URL"`
 	RateLimitPerMinute int    `envconfig:"RATE_LIMIT_PER_MINUTE" default:"300"`
-	SecureCookies      bool   `envconfig:"SECURE_COOKIES" default:"true"`
-	LogLevel           string `envconfig:"LOG_LEVEL" default:"info"`
+	// StorefrontRateLimitPerMinute limits the public storefront per client address.
+	StorefrontRateLimitPerMinute int    `envconfig:"STOREFRONT_RATE_LIMIT_PER_MINUTE" default:"120"`
+	SecureCookies                bool   `envconfig:"SECURE_COOKIES" default:"true"`
+	LogLevel                     string `envconfig:"LOG_LEVEL" default:"info"`
 
 	// Customer email over SMTP (the dev command runs a local sink instead).
 	SMTPAddr     string `envconfig:"SMTP_ADDR"`
@@ -54,6 +57,11 @@ type Config struct {
 	WebhookAllowPrivate  bool   `envconfig:"WEBHOOK_ALLOW_PRIVATE" default:"false"`
 	WebhookCAFile        string `envconfig:"WEBHOOK_CA_FILE"`
 	WebhookRetrySchedule string `envconfig:"WEBHOOK_RETRY_SCHEDULE" default:"10s,30s,2m,10m,30m"`
+
+	// TrustedProxies are the CIDRs of the load balancers in front of the API
+	// (comma-separated); only from them is X-Forwarded-For believed, for the
+	// storefront's per-address rate limit. Empty: the connection's address.
+	TrustedProxies string `envconfig:"TRUSTED_PROXIES"`
 
 	// OtelEndpoint is the OTLP/HTTP collector that receives traces (for
 	// example http://otel-collector:4318); unset, tracing is off.
@@ -83,6 +91,26 @@ func (c Config) retrySchedule() ([]time.Duration, error) {
 	return schedule, nil
 }
 
+// trustedProxies parses SVC_TRUSTED_PROXIES ("10.0.0.0/8, 192.168.1.7").
+func (c Config) trustedProxies() ([]netip.Prefix, error) {
+	var prefixes []netip.Prefix
+	for _, part := range strings.Split(c.TrustedProxies, ",") {
+		if part = strings.TrimSpace(part); part == "" {
+			continue
+		}
+		prefix, err := netip.ParsePrefix(part)
+		if err != nil {
+			addr, addrErr := netip.ParseAddr(part)
+			if addrErr != nil {
+				return nil, fmt.Errorf("SVC_TRUSTED_PROXIES: %q is neither a CIDR nor an address", part)
+			}
+			prefix = netip.PrefixFrom(addr, addr.BitLen())
+		}
+		prefixes = append(prefixes, prefix.Masked())
+	}
+	return prefixes, nil
+}
+
 func loadConfig() (Config, error) {
 	var cfg Config
 	if err := envconfig.Process("svc", &cfg); err != nil {
@@ -95,6 +123,9 @@ func loadConfig() (Config, error) {
 		cfg.MerchantURL = cfg.BaseURL
 	}
 	if _, err := cfg.retrySchedule(); err != nil {
+		return Config{}, err
+	}
+	if _, err := cfg.trustedProxies(); err != nil {
 		return Config{}, err
 	}
 	return cfg, nil

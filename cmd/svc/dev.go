@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	"github.com/merchantsvc/svc/api"
 	"github.com/merchantsvc/svc/internal/devenv"
@@ -127,7 +128,9 @@ func runDev(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer)
 	fmt.Fprintf(stdout, "Mail         %s (SMTP %s; one .eml file per message)\n", filepath.Join(dir, "mail"), cfg.SMTPAddr)
 	fmt.Fprintf(stdout, "Logs         %s (services), stderr (API and worker)\n\nCtrl-C stops everything.\n", logFile.Name())
 	cfg.SecureCookies = false // plain http on loopback
-	return serveHTTP(ctx, cfg.HTTPAddr, api.NewServer(apiConfig(cfg, d.tracing), d.db, d.temporal, d.blob, log), log, stdout)
+	srv := api.NewServer(apiConfig(cfg, d.tracing), d.db, d.temporal, d.blob, log)
+	go srv.SyncRateLimits(ctx, time.Second)
+	return serveHTTP(ctx, cfg.HTTPAddr, srv, log, stdout)
 }
 
 // runTestEnv starts a throwaway Postgres cluster with a migrated template

@@ -169,10 +169,11 @@ func connect(ctx context.Context, cfg Config, log *slog.Logger, service string, 
 
 func apiConfig(cfg Config, tr *tracing.Tracing) api.Config {
 	schedule, _ := cfg.retrySchedule() // checked by loadConfig
-	return api.Config{RateLimitPerMinute: cfg.RateLimitPerMinute, SecureCookies: cfg.SecureCookies,
+	proxies, _ := cfg.trustedProxies()
+	return api.Config{RateLimitPerMinute: cfg.RateLimitPerMinute, StorefrontRateLimitPerMinute: cfg.StorefrontRateLimitPerMinute, SecureCookies: cfg.SecureCookies,
 		BaseURL: cfg.BaseURL, MerchantURL: cfg.MerchantURL, StorefrontURL: cfg.StorefrontURL, TaskQueue: cfg.TaskQueue,
 		WebhookGuard: webhook.Guard{AllowPrivate: cfg.WebhookAllowPrivate}, WebhookRetrySchedule: schedule,
-		ChatWebhookSecret: cfg.ChatWebhookSecret, Tracing: tr}
+		ChatWebhookSecret: cfg.ChatWebhookSecret, Tracing: tr, TrustedProxies: proxies}
 }
 
 // startWorker runs the Temporal worker and the outbox dispatcher until ctx
@@ -222,7 +223,9 @@ func runAPI(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer)
 		return err
 	}
 	defer d.Close()
-	return serveHTTP(ctx, cfg.HTTPAddr, api.NewServer(apiConfig(cfg, d.tracing), d.db, d.temporal, d.blob, log), log, stdout)
+	srv := api.NewServer(apiConfig(cfg, d.tracing), d.db, d.temporal, d.blob, log)
+	go srv.SyncRateLimits(ctx, time.Second) // the replicas share their rate-limit counts
+	return serveHTTP(ctx, cfg.HTTPAddr, srv, log, stdout)
 }
 
 // serveHTTP serves until ctx ends, then lets in-flight requests finish.
