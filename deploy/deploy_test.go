@@ -5,6 +5,7 @@ package deploy_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"os"
@@ -14,6 +15,8 @@ import (
 	"strings"
 	"testing"
 
+	composeloader "github.com/compose-spec/compose-go/v2/loader"
+	composetypes "github.com/compose-spec/compose-go/v2/types"
 	"github.com/stretchr/testify/require"
 	"gopkg.in/yaml.v3"
 )
@@ -142,4 +145,28 @@ func boolInt(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// The compose file loads with compose-go, the loader `docker compose config`
+// runs (schema validation, interpolation, dependency checks), since no
+// Docker client here has the compose plugin.
+func TestComposeFileLoadsLikeDockerCompose(t *testing.T) {
+	project, err := composeloader.LoadWithContext(context.Background(), composetypes.ConfigDetails{
+		WorkingDir:  ".",
+		ConfigFiles: []composetypes.ConfigFile{{Filename: "compose.yaml"}},
+		Environment: composetypes.Mapping{},
+	})
+	require.NoError(t, err)
+	require.Equal(t, "svc", project.Name)
+	for _, role := range []string{"api", "worker"} {
+		svc, ok := project.Services[role]
+		require.True(t, ok, role)
+		require.NotNil(t, svc.Deploy)
+		require.Equal(t, 2, *svc.Deploy.Replicas, role)
+		require.Equal(t, "svc:local", svc.Image, role)
+		require.Contains(t, svc.DependsOn, "migrate", role)
+		require.Equal(t, "http://jaeger:4318", *svc.Environment["SVC_OTEL_ENDPOINT"], role)
+	}
+	require.ElementsMatch(t, []string{"postgres", "temporal", "temporal-ui", "minio", "mailpit", "jaeger", "migrate", "api", "worker", "gateway"},
+		project.ServiceNames())
 }
