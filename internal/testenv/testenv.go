@@ -119,6 +119,19 @@ func TemporalWith(t testing.TB, opts client.Options) client.Client {
 	return temporalServer.NewClientWithOptions(opts)
 }
 
+// TemporalAddress is the in-process server's frontend host:port and the
+// namespace its default client uses, for code that dials by itself.
+func TemporalAddress(t testing.TB) (hostPort, namespace string) {
+	t.Helper()
+	Temporal(t)
+	return temporalServer.GetFrontendHostPort(), temporalServer.GetDefaultNamespace()
+}
+
+// S3 is the test object store's endpoint and credentials.
+func S3(t testing.TB) (endpoint, accessKey, secretKey string) {
+	return env(t, "SVC_TEST_S3_ENDPOINT"), env(t, "SVC_TEST_S3_ACCESS_KEY"), env(t, "SVC_TEST_S3_SECRET_KEY")
+}
+
 // TaskQueue names a task queue no other test uses.
 func TaskQueue(t testing.TB) string {
 	return fmt.Sprintf("test-%s-%d", t.Name(), rand.Uint32())
