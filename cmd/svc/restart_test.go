@@ -32,23 +32,9 @@ import (
 func TestRestartUnderLoadLosesNothing(t *testing.T) {
 	db := testenv.DB(t)
 	ctx := context.Background()
-	user := storage.User{Email: "restart@example.com", PasswordHash: "x", Name: "R"}
-	store := storage.Store{Name: "Restart", Subdomain: "restart", Currency: "EGP", DefaultLanguage: "ar"}
+	user, store, variantID := seedStoreWithStock(t, db, "restart")
 	secret := "svc_pat_restart0000000000000000000000000000000000"
-	var variantID uuid.UUID
 	require.NoError(t, db.InTx(ctx, func(tx *storage.Tx) error {
-		if err := tx.CreateUserAndStore(ctx, &user, &store); err != nil {
-			return err
-		}
-		p := storage.Product{StoreID: store.ID, Name: "Abaya", Price: 45000}
-		if err := tx.CreateProduct(ctx, &p); err != nil {
-			return err
-		}
-		v := storage.Variant{StoreID: store.ID, ProductID: p.ID, Price: 45000, Quantity: 1_000_000}
-		if err := tx.CreateVariant(ctx, &v, true); err != nil {
-			return err
-		}
-		variantID = v.ID
 		return tx.CreateToken(ctx, &storage.Token{Kind: "pat", StoreID: store.ID, UserID: &user.ID, Name: "load", Hint: "0000",
 			Scopes: []string{"orders:write"}}, secret)
 	}))
@@ -154,24 +140,7 @@ func TestRestartUnderLoadLosesNothing(t *testing.T) {
 func TestWorkerRestartUnderLoadLosesNothing(t *testing.T) {
 	db := testenv.DB(t)
 	ctx := context.Background()
-	user := storage.User{Email: "worker-restart@example.com", PasswordHash: "x", Name: "R"}
-	store := storage.Store{Name: "Worker restart", Subdomain: "worker-restart", Currency: "EGP", DefaultLanguage: "ar"}
-	var variantID uuid.UUID
-	require.NoError(t, db.InTx(ctx, func(tx *storage.Tx) error {
-		if err := tx.CreateUserAndStore(ctx, &user, &store); err != nil {
-			return err
-		}
-		p := storage.Product{StoreID: store.ID, Name: "Abaya", Price: 45000}
-		if err := tx.CreateProduct(ctx, &p); err != nil {
-			return err
-		}
-		v := storage.Variant{StoreID: store.ID, ProductID: p.ID, Price: 45000, Quantity: 1_000_000}
-		if err := tx.CreateVariant(ctx, &v, true); err != nil {
-			return err
-		}
-		variantID = v.ID
-		return nil
-	}))
+	_, store, variantID := seedStoreWithStock(t, db, "worker-restart")
 
 	// The subscriber counts each delivery id and each order it hears of.
 	var (
@@ -279,3 +248,29 @@ func TestWorkerRestartUnderLoadLosesNothing(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// seedStoreWithStock makes a merchant, a store named by subdomain and one
+// variant with stock for a million orders.
+func seedStoreWithStock(t *testing.T, db *storage.DB, subdomain string) (storage.User, storage.Store, uuid.UUID) {
+	t.Helper()
+	ctx := context.Background()
+	user := storage.User{Email: subdomain + "@example.com", PasswordHash: "x", Name: "R"}
+	store := storage.Store{Name: subdomain, Subdomain: subdomain, Currency: "EGP", DefaultLanguage: "ar"}
+	var variantID uuid.UUID
+	require.NoError(t, db.InTx(ctx, func(tx *storage.Tx) error {
+		if err := tx.CreateUserAndStore(ctx, &user, &store); err != nil {
+			return err
+		}
+		p := storage.Product{StoreID: store.ID, Name: "Abaya", Price: 45000}
+		if err := tx.CreateProduct(ctx, &p); err != nil {
+			return err
+		}
+		v := storage.Variant{StoreID: store.ID, ProductID: p.ID, Price: 45000, Quantity: 1_000_000}
+		if err := tx.CreateVariant(ctx, &v, true); err != nil {
+			return err
+		}
+		variantID = v.ID
+		return nil
+	}))
+	return user, store, variantID
+}
