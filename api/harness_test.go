@@ -25,6 +25,7 @@ import (
 	"github.com/merchantsvc/svc/api"
 	"github.com/merchantsvc/svc/internal/mailsink"
 	"github.com/merchantsvc/svc/internal/testenv"
+	"github.com/merchantsvc/svc/internal/tracing"
 	"github.com/merchantsvc/svc/storage"
 	"github.com/merchantsvc/svc/storage/blob"
 	"github.com/merchantsvc/svc/worker"
@@ -45,6 +46,8 @@ type harness struct {
 	chat   *fakeChat
 	// temporal is the client of the API, the worker and the dispatcher.
 	temporal client.Client
+	// tracing is the API's, given to the dispatcher too.
+	tracing *tracing.Tracing
 	// schedule is the webhook retry ladder the harness's dispatcher uses.
 	schedule []time.Duration
 	// authority is the e-invoicing service the worker talks to, when set
@@ -108,7 +111,7 @@ func newHarnessWith(t *testing.T, cfg api.Config, db *storage.DB, temporal clien
 	server := api.NewServer(cfg, db, temporal, store, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	handler = server
 	return &harness{t: t, db: db, blob: store, server: server, url: srv.URL, queue: cfg.TaskQueue, schedule: cfg.WebhookRetrySchedule,
-		temporal: temporal}
+		temporal: temporal, tracing: cfg.Tracing}
 }
 
 // startWorker runs a worker with every activity on the harness's task
@@ -128,7 +131,7 @@ func (h *harness) startWorker(httpClient *http.Client) {
 	require.NoError(h.t, w.Start())
 	h.t.Cleanup(w.Stop)
 	// Like `svc worker`, the dispatcher runs beside the worker.
-	d := &worker.Dispatcher{DB: h.db, Temporal: h.temporal, TaskQueue: h.queue, Schedule: h.schedule, PollInterval: 50 * time.Millisecond}
+	d := &worker.Dispatcher{DB: h.db, Temporal: h.temporal, TaskQueue: h.queue, Tracing: h.tracing, Schedule: h.schedule, PollInterval: 50 * time.Millisecond}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); _ = d.Run(ctx) }()

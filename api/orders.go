@@ -13,7 +13,6 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
 
-	"github.com/merchantsvc/svc/internal/tracing"
 	"github.com/merchantsvc/svc/storage"
 )
 
@@ -198,7 +197,6 @@ func (s *Server) handleCreateOrder(draft bool) http.HandlerFunc {
 			return
 		}
 		in := req.newOrder(storeIDFrom(r.Context()), draft, actor(principalFrom(r.Context())))
-		in.TraceParent = tracing.Carrier(r.Context())
 		// The worker's dispatcher starts the order-placed workflow after commit.
 		s.writeTx(w, r, http.StatusCreated, func(tx *storage.Tx) (any, error) {
 			o, err := tx.CreateOrder(r.Context(), in)

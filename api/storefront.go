@@ -10,7 +10,6 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
 
-	"github.com/merchantsvc/svc/internal/tracing"
 	"github.com/merchantsvc/svc/storage"
 )
 
@@ -378,7 +377,7 @@ func (s *Server) handleCheckout() http.HandlerFunc {
 		addr, _ := json.Marshal(shipping)
 		in := storage.NewOrder{ShippingAddress: addr, PaymentMethod: req.PaymentMethod, Notes: strings.TrimSpace(req.Notes),
 			Customer: &storage.OrderCustomer{Name: strings.TrimSpace(req.Customer.Name), Email: req.Customer.Email,
-				Phone: normalizedPtr(req.Customer.Phone)}, TraceParent: tracing.Carrier(r.Context())}
+				Phone: normalizedPtr(req.Customer.Phone)}}
 		var (
 			order storage.Order
 			token string

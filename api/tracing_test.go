@@ -84,7 +84,8 @@ func hasSQLChild(spans map[string]tracetest.SpanStub, parent tracetest.SpanStub)
 // One trace runs from the caller's traceparent through the HTTP request,
 // Temporal and the activity down to its SQL: for a route that starts its
 // workflow itself (the webhook test ping), and for an order, whose
-// order-placed workflow the dispatcher starts after commit.
+// order-placed workflow the dispatcher starts after commit; the order's
+// webhook batch links back to it.
 func TestTracingFollowsARequestThroughTemporalToSQL(t *testing.T) {
 	exporter := tracetest.NewInMemoryExporter()
 	tr := tracing.NewWith("svc-test", sdktrace.WithSyncer(exporter))
@@ -143,6 +144,29 @@ func TestTracingFollowsARequestThroughTemporalToSQL(t *testing.T) {
 	}
 	rollup, _ := named(trace, "RunActivity:RecordOrderRollup")
 	require.True(t, hasSQLChild(trace, rollup))
+	orderRequest := server
+
+	// Its order.created goes out in a webhook batch: a trace of its own
+	// (a batch gathers many requests' events), linked to the request.
+	var dispatch tracetest.SpanStub
+	waitFor(t, "a webhook dispatch linked to the order's request", func() bool {
+		for _, span := range exporter.GetSpans() {
+			for _, link := range span.Links {
+				if span.Name == "webhook dispatch" && link.SpanContext.SpanID() == orderRequest.SpanContext.SpanID() {
+					dispatch = span
+					return true
+				}
+			}
+		}
+		return false
+	})
+	dispatchTrace := dispatch.SpanContext.TraceID().String()
+	require.NotEqual(t, orderTrace, dispatchTrace)
+	spans.waitFor(t, dispatchTrace, []string{"StartWorkflow:Dispatch", "RunWorkflow:Dispatch", "RunActivity:SendFirstAttempts"})
+	trace = spans.of(dispatchTrace)
+	send, _ := named(trace, "RunActivity:SendFirstAttempts")
+	require.True(t, descends(trace, send, dispatch))
+	require.True(t, hasSQLChild(trace, send))
 
 	// Probes are not traced.
 	require.Equal(t, http.StatusOK, h.do(request{method: "GET", path: "/healthz"}).Status)

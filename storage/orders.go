@@ -98,9 +98,6 @@ type NewOrder struct {
 	Discount        int64
 	Notes           string
 	ActorUserID     *uuid.UUID
-	// TraceParent is the W3C traceparent of the placing request (empty when
-	// untraced); the order-placed workflow started after commit continues it.
-	TraceParent string
 }
 
 // StockError names a variant without enough stock.
@@ -185,7 +182,7 @@ func (tx *Tx) CreateOrder(ctx context.Context, in NewOrder) (Order, error) {
 		$8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $23, $24, $25, NULLIF($26, ''))`,
 		o.ID, o.StoreID, o.OrderNumber, o.Status, o.PaymentStatus, o.FulfillmentStatus, o.PaymentMethod, o.Currency, o.CustomerID,
 		o.Customer, o.ShippingAddress, o.Subtotal, o.ShippingFee, o.Discount, o.Total, o.PaidTotal, o.CollectibleTotal,
-		o.CollectedTotal, o.RefundDue, o.TrackingNumber, o.Notes, o.CancelReason, now, search, customer.Phone, in.TraceParent)
+		o.CollectedTotal, o.RefundDue, o.TrackingNumber, o.Notes, o.CancelReason, now, search, customer.Phone, traceParent(ctx))
 	if err != nil {
 		return Order{}, fmt.Errorf("create order: %w", err)
 	}

@@ -48,9 +48,10 @@ func (tx *Tx) emit(ctx context.Context, storeID uuid.UUID, event string, data an
 	}
 	// pg_notify is delivered at commit and wakes the dispatcher at once; the
 	// dispatcher also polls, so a lost notification only delays delivery.
-	if _, err := tx.tx.Exec(ctx, `WITH row AS (INSERT INTO outbox (id, store_id, event, body, created_at) VALUES ($1, $2, $3, $4, $5))
+	if _, err := tx.tx.Exec(ctx, `WITH row AS (INSERT INTO outbox (id, store_id, event, body, created_at, trace_parent)
+			VALUES ($1, $2, $3, $4, $5, NULLIF($6, '')))
 		SELECT pg_notify('`+OutboxChannel+`', '')`,
-		NewID(), storeID, event, body, now); err != nil {
+		NewID(), storeID, event, body, now, traceParent(ctx)); err != nil {
 		return fmt.Errorf("write %s event: %w", event, err)
 	}
 	return nil

@@ -184,7 +184,13 @@ type Batch struct {
 	ID uuid.UUID
 	// Deliveries counts the pending deliveries in it.
 	Deliveries int
+	// TraceParents are the traces that wrote its events (up to
+	// maxBatchLinks), for the dispatch's span links.
+	TraceParents []string
 }
+
+// maxBatchLinks bounds the traces a batch's dispatch links to.
+const maxBatchLinks = 32
 
 // DispatchOutbox turns up to limit undispatched outbox rows into deliveries,
 // one per matching subscription: pending for active ones (grouped into a new
@@ -197,12 +203,25 @@ func (db *DB) DispatchOutbox(ctx context.Context, limit int) (Batch, int, error)
 		events int
 	)
 	err := db.InTx(ctx, func(tx *Tx) error {
-		rows, err := tx.tx.Query(ctx, `SELECT id FROM outbox WHERE dispatched_at IS NULL ORDER BY created_at
+		rows, err := tx.tx.Query(ctx, `SELECT id, COALESCE(trace_parent, '') FROM outbox WHERE dispatched_at IS NULL ORDER BY created_at
 			LIMIT $1 FOR UPDATE SKIP LOCKED`, limit)
 		if err != nil {
 			return fmt.Errorf("claim outbox: %w", err)
 		}
-		ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+		var (
+			ids    []uuid.UUID
+			id     uuid.UUID
+			parent string
+		)
+		seen := map[string]bool{}
+		_, err = pgx.ForEachRow(rows, []any{&id, &parent}, func() error {
+			ids = append(ids, id)
+			if parent != "" && !seen[parent] && len(batch.TraceParents) < maxBatchLinks {
+				seen[parent] = true
+				batch.TraceParents = append(batch.TraceParents, parent)
+			}
+			return nil
+		})
 		if err != nil {
 			return fmt.Errorf("claim outbox: %w", err)
 		}

@@ -39,6 +39,9 @@ type Dispatcher struct {
 	MinBatchInterval time.Duration
 	// StartConcurrency bounds the order-placed workflow starts in flight.
 	StartConcurrency int
+	// Tracing, when on, gives each webhook dispatch a span linked to the
+	// traces of its events.
+	Tracing *tracing.Tracing
 }
 
 func (d *Dispatcher) defaults() {
@@ -175,7 +178,11 @@ func (d *Dispatcher) drainOutbox(ctx context.Context) {
 			return
 		}
 		if batch.Deliveries > 0 {
-			d.start(ctx, batch.ID)
+			// The dispatch gets a trace of its own, linked to the traces
+			// that wrote its events.
+			sctx, span := d.Tracing.StartLinked(ctx, "webhook dispatch", batch.TraceParents)
+			d.start(sctx, batch.ID)
+			span.End()
 		}
 		if events < d.BatchSize {
 			return

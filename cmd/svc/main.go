@@ -205,7 +205,7 @@ func startWorker(ctx context.Context, cfg Config, d deps, log *slog.Logger, work
 	}
 	schedule, _ := cfg.retrySchedule()
 	dispatcher := &worker.Dispatcher{DB: d.db, Temporal: d.temporal, TaskQueue: cfg.TaskQueue, Schedule: schedule,
-		Log: log.With("component", "dispatcher")}
+		Log: log.With("component", "dispatcher"), Tracing: d.tracing}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

@@ -20,6 +20,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 	temporalotel "go.temporal.io/sdk/contrib/opentelemetry"
 	"go.temporal.io/sdk/interceptor"
 )
@@ -144,19 +145,25 @@ func (t *Tracing) QueryTracer() pgx.QueryTracer {
 		otelpgx.WithDisableConnectionDetailsInAttributes())
 }
 
-// Carrier returns ctx's trace context as a W3C traceparent (empty when ctx
-// has no recording span), for work that continues after commit.
-func Carrier(ctx context.Context) string {
-	if !trace.SpanContextFromContext(ctx).IsValid() {
-		return ""
+// StartLinked starts a new trace for work that gathers what many traces
+// wrote (a webhook batch holds events of many requests), linked to each of
+// them (W3C traceparents). End the span when the work is handed on. Off, ctx
+// comes back as it is.
+func (t *Tracing) StartLinked(ctx context.Context, name string, traceparents []string) (context.Context, trace.Span) {
+	if !t.Enabled() {
+		return ctx, noop.Span{}
 	}
-	c := propagation.MapCarrier{}
-	propagation.TraceContext{}.Inject(ctx, c)
-	return c["traceparent"]
+	links := make([]trace.Link, 0, len(traceparents))
+	for _, tp := range traceparents {
+		if sc := trace.SpanContextFromContext(ContinueFrom(ctx, tp)); sc.IsValid() {
+			links = append(links, trace.Link{SpanContext: sc})
+		}
+	}
+	return t.provider.Tracer("svc").Start(ctx, name, trace.WithNewRoot(), trace.WithLinks(links...))
 }
 
-// ContinueFrom returns ctx with traceparent as its remote parent, so spans
-// started under it join the trace that stored it.
+// ContinueFrom returns ctx with traceparent (as stored with a row) as its
+// remote parent, so spans started under it join the trace that stored it.
 func ContinueFrom(ctx context.Context, traceparent string) context.Context {
 	if traceparent == "" {
 		return ctx

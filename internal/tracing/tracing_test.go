@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/propagation"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
@@ -28,25 +29,35 @@ func TestOffWithoutAnEndpoint(t *testing.T) {
 	interceptors, err := tr.TemporalInterceptors()
 	require.NoError(t, err)
 	require.Empty(t, interceptors)
-	require.Empty(t, tracing.Carrier(context.Background()))
+	ctx, span := tr.StartLinked(context.Background(), "webhook dispatch", []string{"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"})
+	require.Equal(t, context.Background(), ctx)
+	require.False(t, span.IsRecording())
 	require.NoError(t, tr.Shutdown(context.Background()))
 }
 
-// A stored traceparent brings a later span into the trace that stored it.
-func TestCarrierRoundTrip(t *testing.T) {
+// A stored traceparent brings a later span into the trace that stored it,
+// and a span gathering several traces links to each.
+func TestContinueFromAndLinks(t *testing.T) {
 	exporter := tracetest.NewInMemoryExporter()
 	tr := tracing.NewWith("svc-test", sdktrace.WithSyncer(exporter))
 	ctx, request := tr.Provider().Tracer("test").Start(context.Background(), "request")
-	stored := tracing.Carrier(ctx)
+	carrier := propagation.MapCarrier{}
+	propagation.TraceContext{}.Inject(ctx, carrier)
+	stored := carrier["traceparent"]
 	request.End()
 	require.Regexp(t, `^00-[0-9a-f]{32}-[0-9a-f]{16}-01$`, stored)
 
 	_, later := tr.Provider().Tracer("test").Start(tracing.ContinueFrom(context.Background(), stored), "after commit")
 	later.End()
+	_, dispatch := tr.StartLinked(context.Background(), "webhook dispatch", []string{stored, "garbage"})
+	dispatch.End()
 	spans := exporter.GetSpans()
-	require.Len(t, spans, 2)
+	require.Len(t, spans, 3)
 	require.Equal(t, spans[0].SpanContext.TraceID(), spans[1].SpanContext.TraceID())
 	require.Equal(t, spans[0].SpanContext.SpanID(), spans[1].Parent.SpanID())
+	require.NotEqual(t, spans[0].SpanContext.TraceID(), spans[2].SpanContext.TraceID(), "a trace of its own")
+	require.Len(t, spans[2].Links, 1, "linked to the valid traceparent only")
+	require.Equal(t, spans[0].SpanContext.SpanID(), spans[2].Links[0].SpanContext.SpanID())
 	require.Equal(t, context.Background(), tracing.ContinueFrom(context.Background(), ""))
 }
 
