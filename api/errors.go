@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 
+	"github.com/merchantsvc/svc/internal/tracing"
 	"github.com/merchantsvc/svc/storage"
 )
 
@@ -160,8 +161,13 @@ func toAPIError(err error) *apiError {
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	e := toAPIError(err)
 	if e.Status >= 500 {
-		s.log.ErrorContext(r.Context(), "request failed", slog.String("request_id", requestID(r.Context())),
-			slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Any("error", err))
+		attrs := []any{slog.String("request_id", requestID(r.Context())),
+			slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Any("error", err)}
+		if traceID := tracing.TraceID(r.Context()); traceID != "" {
+			attrs = append(attrs, slog.String("trace_id", traceID))
+			tracing.RecordError(r.Context(), err)
+		}
+		s.log.ErrorContext(r.Context(), "request failed", attrs...)
 	}
 	encode(w, e.Status, errorEnvelope{Error: errorBody{
 		Code: e.Code, Message: e.Message, MessageAr: e.MessageAr, RequestID: requestID(r.Context()),

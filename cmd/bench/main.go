@@ -39,7 +39,7 @@ func main() {
 		tokens      = flag.Int("tokens", 1000, "tokens the load is spread over (300 requests/min each)")
 		products    = flag.Int("products", 10000, "products in the store")
 		rate        = flag.Int("rate", 300, "requests per second in the latency run")
-		suite       = flag.String("suite", "all", "catalog, webhooks, images, import, orders, proofs, all, or load (not in all)")
+		suite       = flag.String("suite", "all", "catalog, webhooks, images, import, orders, proofs, tracing, all, or load (not in all)")
 		seedOrders  = flag.Int("seed-orders", 1_000_000, "orders in the store for the order list benchmark")
 		imageChildF = flag.String("image-child", "", "internal: process one image file and exit")
 		importRows  = flag.Int("import-rows", 40000, "rows in the import benchmark's CSV")
@@ -104,6 +104,16 @@ func main() {
 		fmt.Print(report)
 		if *out != "" {
 			fail(replaceSection(*out, "load", report))
+		}
+	}
+	if *suite == "tracing" || *suite == "all" {
+		dbURL, err := createDatabase(ctx, admin, template, "bench_tracing")
+		fail(err)
+		report, err := runTracingBench(ctx, dbURL, *duration, *concurrency, *tokens, *products)
+		fail(err)
+		fmt.Print(report)
+		if *out != "" {
+			fail(replaceSection(*out, "tracing", report))
 		}
 	}
 	if *suite == "proofs" || *suite == "all" {

@@ -66,6 +66,9 @@ type Config struct {
 	// OtelEndpoint is the OTLP/HTTP collector that receives traces (for
 	// example http://otel-collector:4318); unset, tracing is off.
 	OtelEndpoint string `envconfig:"OTEL_ENDPOINT"`
+	// OtelSampleRatio is the share of new traces kept; callers' traceparent
+	// decisions are followed.
+	OtelSampleRatio float64 `envconfig:"OTEL_SAMPLE_RATIO" default:"1"`
 
 	// Local development (`svc dev`, `svc testenv`) only.
 	DevDir          string `envconfig:"DEV_DIR" default:".dev"`

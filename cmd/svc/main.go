@@ -121,7 +121,7 @@ func connect(ctx context.Context, cfg Config, log *slog.Logger, service string, 
 	if cfg.DatabaseURL == "" {
 		return deps{}, errors.New("SVC_DATABASE_URL is not set")
 	}
-	tr, err := tracing.New(ctx, cfg.OtelEndpoint, service)
+	tr, err := tracing.New(ctx, cfg.OtelEndpoint, service, cfg.OtelSampleRatio)
 	if err != nil {
 		return deps{}, err
 	}

@@ -57,7 +57,7 @@ func TestAPIProcessExportsTraces(t *testing.T) {
 	cfg := Config{HTTPAddr: "127.0.0.1:0", DatabaseURL: testenv.DatabaseURL(t, true), TemporalAddress: hostPort,
 		TemporalNamespace: namespace, TaskQueue: testenv.TaskQueue(t), S3Endpoint: endpoint, S3AccessKey: accessKey,
 		S3SecretKey: secretKey, S3Bucket: "svc-test", RateLimitPerMinute: 300, StorefrontRateLimitPerMinute: 120,
-		LogLevel: "error", OtelEndpoint: collector.URL}
+		LogLevel: "error", OtelEndpoint: collector.URL, OtelSampleRatio: 1}
 	ctx, stop := context.WithCancel(context.Background())
 	out := addrWriter{addr: make(chan string, 1)}
 	done := make(chan error, 1)

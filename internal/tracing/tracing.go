@@ -38,7 +38,11 @@ type Tracing struct {
 // such as http://otel-collector:4318 that spans are posted below, at
 // /v1/traces, as with OTEL_EXPORTER_OTLP_ENDPOINT (a URL that already ends
 // in /v1/traces is used as it is). An empty endpoint turns tracing off.
-func New(ctx context.Context, endpoint, service string) (*Tracing, error) {
+//
+// sampleRatio is the share of new traces kept (0 < ratio ≤ 1); a request
+// that arrives with a traceparent follows its caller's decision, and work
+// continued from a stored traceparent follows the request's.
+func New(ctx context.Context, endpoint, service string, sampleRatio float64) (*Tracing, error) {
 	if endpoint == "" {
 		return &Tracing{}, nil
 	}
@@ -46,11 +50,15 @@ func New(ctx context.Context, endpoint, service string) (*Tracing, error) {
 	if err != nil {
 		return nil, err
 	}
+	if !(sampleRatio > 0 && sampleRatio <= 1) {
+		return nil, fmt.Errorf("SVC_OTEL_SAMPLE_RATIO %v: want more than 0 and at most 1", sampleRatio)
+	}
 	exporter, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(target))
 	if err != nil {
 		return nil, fmt.Errorf("otlp exporter for %s: %w", endpoint, err)
 	}
-	return NewWith(service, sdktrace.WithBatcher(exporter)), nil
+	return NewWith(service, sdktrace.WithBatcher(exporter),
+		sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.TraceIDRatioBased(sampleRatio)))), nil
 }
 
 // tracesURL is endpoint with the OTLP traces path below it.
@@ -160,6 +168,20 @@ func (t *Tracing) StartLinked(ctx context.Context, name string, traceparents []s
 		}
 	}
 	return t.provider.Tracer("svc").Start(ctx, name, trace.WithNewRoot(), trace.WithLinks(links...))
+}
+
+// TraceID is the id of the trace ctx belongs to, empty without one; logs
+// carry it so a log line leads to its trace.
+func TraceID(ctx context.Context) string {
+	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
+		return sc.TraceID().String()
+	}
+	return ""
+}
+
+// RecordError puts err on ctx's span, when it records one.
+func RecordError(ctx context.Context, err error) {
+	trace.SpanFromContext(ctx).RecordError(err)
 }
 
 // ContinueFrom returns ctx with traceparent (as stored with a row) as its

@@ -2,6 +2,7 @@ package tracing_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -20,7 +21,7 @@ import (
 
 // Without an endpoint nothing is wrapped, traced or exported.
 func TestOffWithoutAnEndpoint(t *testing.T) {
-	tr, err := tracing.New(context.Background(), "", "svc-api")
+	tr, err := tracing.New(context.Background(), "", "svc-api", 1)
 	require.NoError(t, err)
 	require.False(t, tr.Enabled())
 	h := http.NewServeMux()
@@ -61,6 +62,22 @@ func TestContinueFromAndLinks(t *testing.T) {
 	require.Equal(t, context.Background(), tracing.ContinueFrom(context.Background(), ""))
 }
 
+// A failed request's log line names its trace, and the span holds the error.
+func TestTraceIDAndRecordError(t *testing.T) {
+	require.Empty(t, tracing.TraceID(context.Background()))
+	tracing.RecordError(context.Background(), errors.New("no span: nothing happens"))
+
+	exporter := tracetest.NewInMemoryExporter()
+	tr := tracing.NewWith("svc-test", sdktrace.WithSyncer(exporter))
+	ctx, span := tr.Provider().Tracer("test").Start(context.Background(), "request")
+	tracing.RecordError(ctx, errors.New("database down"))
+	span.End()
+	got := exporter.GetSpans()[0]
+	require.Equal(t, got.SpanContext.TraceID().String(), tracing.TraceID(ctx))
+	require.Len(t, got.Events, 1)
+	require.Equal(t, "exception", got.Events[0].Name)
+}
+
 // With an endpoint, spans go to the collector over OTLP/HTTP, at the
 // standard /v1/traces path below the configured URL.
 func TestExportsOverOTLPHTTP(t *testing.T) {
@@ -90,7 +107,7 @@ func TestExportsOverOTLPHTTP(t *testing.T) {
 	t.Cleanup(collector.Close)
 
 	for _, endpoint := range []string{collector.URL, collector.URL + "/", collector.URL + "/v1/traces", collector.URL + "/otlp"} {
-		tr, err := tracing.New(context.Background(), endpoint, "svc-api")
+		tr, err := tracing.New(context.Background(), endpoint, "svc-api", 1)
 		require.NoError(t, err)
 		require.True(t, tr.Enabled())
 		_, span := tr.Provider().Tracer("test").Start(context.Background(), "GET /api/v1/stores/{store_id}/orders")
@@ -104,10 +121,52 @@ func TestExportsOverOTLPHTTP(t *testing.T) {
 		"GET /api/v1/stores/{store_id}/orders", "GET /api/v1/stores/{store_id}/orders"}, names)
 }
 
-// An endpoint that is not an http(s) URL stops the process at start.
-func TestRejectsAnEndpointThatIsNotAURL(t *testing.T) {
+// New traces are kept at the sample ratio; a trace the caller sampled is
+// kept whatever the ratio.
+func TestSampleRatio(t *testing.T) {
+	var (
+		mu    sync.Mutex
+		names []string
+	)
+	collector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var req collectortrace.ExportTraceServiceRequest
+		require.NoError(t, proto.Unmarshal(body, &req))
+		mu.Lock()
+		defer mu.Unlock()
+		for _, rs := range req.ResourceSpans {
+			for _, ss := range rs.ScopeSpans {
+				for _, s := range ss.Spans {
+					names = append(names, s.Name)
+				}
+			}
+		}
+	}))
+	t.Cleanup(collector.Close)
+	tr, err := tracing.New(context.Background(), collector.URL, "svc-api", 1e-9)
+	require.NoError(t, err)
+	tracer := tr.Provider().Tracer("test")
+	for range 100 {
+		_, span := tracer.Start(context.Background(), "unsampled root")
+		span.End()
+	}
+	_, span := tracer.Start(tracing.ContinueFrom(context.Background(), "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"), "caller sampled")
+	span.End()
+	require.NoError(t, tr.Shutdown(context.Background()))
+	mu.Lock()
+	defer mu.Unlock()
+	require.Equal(t, []string{"caller sampled"}, names)
+}
+
+// An endpoint that is not an http(s) URL, or a ratio outside (0, 1], stops
+// the process at start.
+func TestRejectsBadSettings(t *testing.T) {
 	for _, endpoint := range []string{"otel-collector:4318", "grpc://collector:4317", "http://"} {
-		_, err := tracing.New(context.Background(), endpoint, "svc-api")
+		_, err := tracing.New(context.Background(), endpoint, "svc-api", 1)
 		require.ErrorContains(t, err, "SVC_OTEL_ENDPOINT", endpoint)
+	}
+	for _, ratio := range []float64{0, -0.5, 1.5} {
+		_, err := tracing.New(context.Background(), "http://collector:4318", "svc-api", ratio)
+		require.ErrorContains(t, err, "SVC_OTEL_SAMPLE_RATIO", "%v", ratio)
 	}
 }
