@@ -265,9 +265,14 @@ func runWorker(ctx context.Context, cfg Config, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	// The worker's own /metrics (Temporal SDK, deliveries, import rows).
+	// The worker's own /metrics (Temporal SDK, deliveries, import rows), and
+	// the API's probes over the worker's connections: /healthz (the process
+	// is up) and /readyz (Postgres, Temporal and the object store answer).
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", metrics.Handler(workerMetrics.Registry))
+	probes := api.NewServer(apiConfig(cfg, nil), d.db, d.temporal, d.blob, log)
+	mux.Handle("/healthz", probes)
+	mux.Handle("/readyz", probes)
 	metricsDone := make(chan error, 1)
 	go func() { metricsDone <- serveHTTP(ctx, cfg.MetricsAddr, mux, log, io.Discard) }()
 	<-ctx.Done()

@@ -3,16 +3,19 @@ package main
 import (
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/merchantsvc/svc/internal/mailsink"
 	"github.com/merchantsvc/svc/internal/testenv"
 )
 
@@ -82,4 +85,42 @@ func TestAPIProcessExportsTraces(t *testing.T) {
 		}
 	}
 	require.Positive(t, queries, "the store lookup is a span: %v", names)
+}
+
+// `svc worker` serves the probes its Deployment uses beside its metrics.
+func TestWorkerProcessServesProbesAndMetrics(t *testing.T) {
+	hostPort, namespace := testenv.TemporalAddress(t)
+	endpoint, accessKey, secretKey := testenv.S3(t)
+	sink, err := mailsink.Start("")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = sink.Stop() })
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	metricsAddr := l.Addr().String()
+	require.NoError(t, l.Close())
+	cfg := Config{MetricsAddr: metricsAddr, DatabaseURL: testenv.DatabaseURL(t, true), TemporalAddress: hostPort,
+		TemporalNamespace: namespace, TaskQueue: testenv.TaskQueue(t), S3Endpoint: endpoint, S3AccessKey: accessKey,
+		S3SecretKey: secretKey, S3Bucket: "svc-test", SMTPAddr: sink.Addr, SMTPFrom: "orders@example.com", SMTPNoTLS: true,
+		WebhookRetrySchedule: "10s", LogLevel: "error", OtelSampleRatio: 1}
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, cfg, []string{"worker"}, io.Discard, io.Discard) }()
+	get := func(path string) (int, string) {
+		resp, err := http.Get("http://" + metricsAddr + path)
+		if err != nil {
+			return 0, err.Error()
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	require.Eventually(t, func() bool { code, _ := get("/healthz"); return code == http.StatusOK }, 20*time.Second, 20*time.Millisecond)
+	code, body := get("/readyz")
+	require.Equal(t, http.StatusOK, code, body)
+	require.JSONEq(t, `{"success": true, "data": {"postgres": "ok", "temporal": "ok", "object_store": "ok"}}`, body)
+	code, body = get("/metrics")
+	require.Equal(t, http.StatusOK, code)
+	require.Contains(t, body, "temporal_")
+	stop()
+	require.NoError(t, <-done)
 }
