@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
+	"os"
+	"os/exec"
 	"runtime"
 	"sort"
 	"strings"
@@ -23,9 +25,28 @@ import (
 
 // loadRoute is one kind of request of the mixed workload.
 type loadRoute struct {
-	name   string
-	weight int
-	make   func(token string) (*http.Request, error)
+	Name   string `json:"name"`
+	Weight int    `json:"weight"` // share of requests, in percent
+	Method string `json:"method"`
+	Path   string `json:"path"` // below the store's base URL
+	Body   []byte `json:"body,omitempty"`
+}
+
+// loadClientSpec is what the load tool, a child process, is asked to do.
+type loadClientSpec struct {
+	Base        string        `json:"base"`
+	Tokens      []string      `json:"tokens"`
+	Routes      []loadRoute   `json:"routes"`
+	Duration    time.Duration `json:"duration"`
+	Concurrency int           `json:"concurrency"`
+}
+
+// loadRouteResult is what the load tool saw of one route.
+type loadRouteResult struct {
+	Requests  int             `json:"requests"`
+	Errors    int             `json:"errors"`
+	Statuses  map[int]int     `json:"statuses"`
+	Latencies []time.Duration `json:"latencies"`
 }
 
 // runLoadBench drives a mixed workload — catalog reads, order creates (each
@@ -86,49 +107,13 @@ func runLoadBench(ctx context.Context, dbURL string, duration time.Duration, con
 	}
 	orderBody, _ := json.Marshal(map[string]any{"customer_id": customerID.String(), "lines": lines, "payment_method": "cod",
 		"shipping_address": map[string]any{"name": "Mona", "phone": "+201001234567", "line1": "12 Tahrir St", "city": "Cairo", "country": "EG"}})
-	base := url + "/api/v1/stores/" + storeID.String()
-	get := func(path string) func(string) (*http.Request, error) {
-		return func(token string) (*http.Request, error) {
-			req, err := http.NewRequest(http.MethodGet, base+path, nil)
-			if err == nil {
-				req.Header.Set("Authorization", "Bearer "+token)
-			}
-			return req, err
-		}
-	}
-	routes := []loadRoute{
-		{"GET /products?limit=20", 60, get("/products?limit=20")},
-		{"POST /orders (5 lines)", 25, func(token string) (*http.Request, error) {
-			req, err := http.NewRequest(http.MethodPost, base+"/orders", bytes.NewReader(orderBody))
-			if err == nil {
-				req.Header.Set("Authorization", "Bearer "+token)
-				req.Header.Set("Content-Type", "application/json")
-			}
-			return req, err
-		}},
-		{"GET /orders?limit=20", 15, get("/orders?limit=20")},
-	}
-
+	spec := loadClientSpec{Base: url + "/api/v1/stores/" + storeID.String(), Tokens: secrets, Duration: duration, Concurrency: concurrency,
+		Routes: []loadRoute{
+			{Name: "GET /products?limit=20", Weight: 60, Method: http.MethodGet, Path: "/products?limit=20"},
+			{Name: "POST /orders (5 lines)", Weight: 25, Method: http.MethodPost, Path: "/orders", Body: orderBody},
+			{Name: "GET /orders?limit=20", Weight: 15, Method: http.MethodGet, Path: "/orders?limit=20"},
+		}}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: concurrency * 2}}
-	var (
-		mu       sync.Mutex
-		perRoute = map[string]*result{}
-		wg       sync.WaitGroup
-		next     int
-	)
-	for _, r := range routes {
-		perRoute[r.name] = &result{statuses: map[int]int{}}
-	}
-	pick := func(rng *rand.Rand) loadRoute {
-		n := rng.IntN(100)
-		for _, r := range routes {
-			if n < r.weight {
-				return r
-			}
-			n -= r.weight
-		}
-		return routes[0]
-	}
 	// An order's order-placed workflow ends with its rollup step.
 	placed := func() int {
 		var n int
@@ -137,46 +122,13 @@ func runLoadBench(ctx context.Context, dbURL string, duration time.Duration, con
 	}
 	deliveredBefore, placedBefore := rec.totalCount(), placed()
 	usageBefore, wallStart := rusage(), time.Now()
-	deadline := wallStart.Add(duration)
-	for g := range concurrency {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			rng := rand.New(rand.NewPCG(uint64(g), 7))
-			for time.Now().Before(deadline) {
-				r := pick(rng)
-				mu.Lock()
-				next++
-				token := secrets[next%len(secrets)]
-				mu.Unlock()
-				req, err := r.make(token)
-				if err != nil {
-					continue
-				}
-				start := time.Now()
-				resp, err := client.Do(req)
-				status := 0
-				if err == nil {
-					_, _ = io.Copy(io.Discard, resp.Body)
-					resp.Body.Close()
-					status = resp.StatusCode
-				}
-				mu.Lock()
-				res := perRoute[r.name]
-				res.requests++
-				res.latencies = append(res.latencies, time.Since(start))
-				res.statuses[status]++
-				if status >= 400 || status == 0 {
-					res.errors++
-				}
-				mu.Unlock()
-			}
-		}()
+	perRoute, err := runLoadClient(spec)
+	if err != nil {
+		return "", err
 	}
-	wg.Wait()
 	wall := time.Since(wallStart)
 	usageAfter := rusage()
-	orders := perRoute["POST /orders (5 lines)"].statuses[http.StatusCreated]
+	orders := perRoute["POST /orders (5 lines)"].Statuses[http.StatusCreated]
 	want := deliveredBefore + orders*subscriptions
 	drainStart := time.Now()
 	for rec.totalCount() < want && time.Since(drainStart) < 60*time.Second {
@@ -220,8 +172,8 @@ func runLoadBench(ctx context.Context, dbURL string, duration time.Duration, con
 	var b strings.Builder
 	fmt.Fprintf(&b, "Measured %s on %d CPUs (%s): %d closed-loop clients for %s over %d tokens; %d webhook subscriptions on\n",
 		time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), cpuModel(), concurrency, duration, tokenCount, subscriptions)
-	fmt.Fprintf(&b, "order.created (loopback TLS receiver); API, worker, dispatcher and Temporal (SQLite) in one process with the load\n")
-	fmt.Fprintf(&b, "generator, Postgres beside it.\n\n")
+	fmt.Fprintf(&b, "order.created (loopback TLS receiver); API, worker, dispatcher and Temporal (SQLite) in one server process, the\n")
+	fmt.Fprintf(&b, "load tool in a process of its own, Postgres beside them.\n\n")
 	fmt.Fprintf(&b, "| route (share) | requests | requests/s | p50 | p99 | errors |\n|---|---:|---:|---:|---:|---:|\n")
 	names := make([]string, 0, len(perRoute))
 	for n := range perRoute {
@@ -230,16 +182,17 @@ func runLoadBench(ctx context.Context, dbURL string, duration time.Duration, con
 	sort.Strings(names)
 	var total, totalErrors int
 	for _, n := range names {
-		r := *perRoute[n]
-		r.elapsed = wall
+		got := perRoute[n]
+		r := result{requests: got.Requests, errors: got.Errors, statuses: got.Statuses, latencies: got.Latencies, elapsed: wall}
 		total += r.requests
 		totalErrors += r.errors
 		fmt.Fprintf(&b, "| %s | %d | %.0f | %s | %s | %d |\n", n, r.requests, r.rps(), ms(r.percentile(0.5)), ms(r.percentile(0.99)), r.errors)
 	}
 	cpu := (usageAfter.cpu - usageBefore.cpu).Seconds() / wall.Seconds()
-	fmt.Fprintf(&b, "\n**%d requests in %s: %.0f requests/s, %d errors.** Process CPU %.2f cores of %d (load generator included);\n",
-		total, wall.Round(time.Millisecond), float64(total)/wall.Seconds(), totalErrors, cpu, runtime.NumCPU())
-	fmt.Fprintf(&b, "peak RSS %d MB.\n\n", usageAfter.maxRSSKB/1024)
+	toolCPU := (usageAfter.childrenCPU - usageBefore.childrenCPU).Seconds() / wall.Seconds()
+	fmt.Fprintf(&b, "\n**%d requests in %s: %.0f requests/s, %d errors.** Server CPU %.2f cores of %d (the load tool used %.2f more);\n",
+		total, wall.Round(time.Millisecond), float64(total)/wall.Seconds(), totalErrors, cpu, runtime.NumCPU(), toolCPU)
+	fmt.Fprintf(&b, "server peak RSS %d MB.\n\n", usageAfter.maxRSSKB/1024)
 	fmt.Fprintf(&b, "Webhooks: %d orders × %d subscriptions = %d deliveries; %d arrived, the last %s after the load stopped\n",
 		orders, subscriptions, orders*subscriptions, delivered, drain.Round(time.Millisecond))
 	fmt.Fprintf(&b, "(%.0f deliveries/s over the run and its drain).\n\n", float64(delivered)/(wall+drain).Seconds())
@@ -248,9 +201,7 @@ func runLoadBench(ctx context.Context, dbURL string, duration time.Duration, con
 	fmt.Fprintf(&b, "the last %s after the load stopped (%.0f orders/s over the run and its drain).\n\n",
 		placedDrain.Round(time.Millisecond), float64(placedCount)/(wall+placedDrain).Seconds())
 	ordersRate := float64(orders) / wall.Seconds()
-	listRate := perRoute["GET /products?limit=20"]
-	lr := *listRate
-	lr.elapsed = wall
+	lr := result{requests: perRoute["GET /products?limit=20"].Requests, elapsed: wall}
 	fmt.Fprintf(&b, "| physical-limit baseline, same run | alone | under the mix | mix / alone |\n|---|---:|---:|---:|\n")
 	fmt.Fprintf(&b, "| order transaction (`storage.CreateOrder`, bare) | %.0f orders/s | %.0f orders/s (25%% of the mix) | %.0f%% |\n",
 		bareOrders.rps(), ordersRate, 100*ordersRate/bareOrders.rps())
@@ -259,20 +210,115 @@ func runLoadBench(ctx context.Context, dbURL string, duration time.Duration, con
 	return b.String(), nil
 }
 
-// usage is this process's CPU time and peak resident memory.
+// usage is this process's CPU time and peak resident memory, and the CPU
+// time of its finished children (the load tool).
 type usage struct {
-	cpu      time.Duration
-	maxRSSKB int64
+	cpu, childrenCPU time.Duration
+	maxRSSKB         int64
 }
 
 func rusage() usage {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return usage{cpu: time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), maxRSSKB: ru.Maxrss}
+	var self, children syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &self)
+	_ = syscall.Getrusage(syscall.RUSAGE_CHILDREN, &children)
+	return usage{cpu: time.Duration(self.Utime.Nano() + self.Stime.Nano()),
+		childrenCPU: time.Duration(children.Utime.Nano() + children.Stime.Nano()), maxRSSKB: self.Maxrss}
 }
 
 func (rec *deliveryReceiver) totalCount() int {
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	return rec.total
+}
+
+// runLoadClient runs the load tool as a child process (this binary with
+// -load-client), so the server's CPU and memory are measured without it.
+func runLoadClient(spec loadClientSpec) (map[string]loadRouteResult, error) {
+	raw, err := json.Marshal(spec)
+	if err != nil {
+		return nil, err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(self, "-load-client", "-")
+	cmd.Stdin, cmd.Stderr = bytes.NewReader(raw), os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("load tool: %w", err)
+	}
+	var results map[string]loadRouteResult
+	return results, json.Unmarshal(out, &results)
+}
+
+// loadClient is the load tool: closed-loop clients picking routes by weight
+// for the spec's duration; it prints what each route saw as JSON.
+func loadClient(in io.Reader, out io.Writer) error {
+	var spec loadClientSpec
+	if err := json.NewDecoder(in).Decode(&spec); err != nil {
+		return fmt.Errorf("read the load spec: %w", err)
+	}
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: spec.Concurrency * 2}}
+	var (
+		mu       sync.Mutex
+		perRoute = map[string]*loadRouteResult{}
+		wg       sync.WaitGroup
+		next     int
+	)
+	for _, r := range spec.Routes {
+		perRoute[r.Name] = &loadRouteResult{Statuses: map[int]int{}}
+	}
+	pick := func(rng *rand.Rand) loadRoute {
+		n := rng.IntN(100)
+		for _, r := range spec.Routes {
+			if n < r.Weight {
+				return r
+			}
+			n -= r.Weight
+		}
+		return spec.Routes[0]
+	}
+	deadline := time.Now().Add(spec.Duration)
+	for g := range spec.Concurrency {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(g), 7))
+			for time.Now().Before(deadline) {
+				r := pick(rng)
+				mu.Lock()
+				next++
+				token := spec.Tokens[next%len(spec.Tokens)]
+				mu.Unlock()
+				req, err := http.NewRequest(r.Method, spec.Base+r.Path, bytes.NewReader(r.Body))
+				if err != nil {
+					continue
+				}
+				req.Header.Set("Authorization", "Bearer "+token)
+				if r.Body != nil {
+					req.Header.Set("Content-Type", "application/json")
+				}
+				start := time.Now()
+				resp, err := client.Do(req)
+				status := 0
+				if err == nil {
+					_, _ = io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					status = resp.StatusCode
+				}
+				mu.Lock()
+				res := perRoute[r.Name]
+				res.Requests++
+				res.Latencies = append(res.Latencies, time.Since(start))
+				res.Statuses[status]++
+				if status >= 400 || status == 0 {
+					res.Errors++
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return json.NewEncoder(out).Encode(perRoute)
 }

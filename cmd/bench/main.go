@@ -42,6 +42,7 @@ func main() {
 		suite       = flag.String("suite", "all", "catalog, webhooks, images, import, orders, proofs, tracing, all, or load (not in all)")
 		seedOrders  = flag.Int("seed-orders", 1_000_000, "orders in the store for the order list benchmark")
 		imageChildF = flag.String("image-child", "", "internal: process one image file and exit")
+		loadClientF = flag.String("load-client", "", "internal: run the load tool on the spec read from stdin (-) and print its results")
 		importRows  = flag.Int("import-rows", 40000, "rows in the import benchmark's CSV")
 		events      = flag.Int("events", 1000, "webhook events per run")
 		subs        = flag.Int("subscriptions", 3, "webhook subscriptions receiving every event")
@@ -53,6 +54,10 @@ func main() {
 	flag.Parse()
 	if *imageChildF != "" {
 		fail(imageChild(*imageChildF))
+		return
+	}
+	if *loadClientF != "" {
+		fail(loadClient(os.Stdin, os.Stdout))
 		return
 	}
 	ctx := context.Background()
