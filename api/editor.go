@@ -40,13 +40,8 @@ func handleAssets() http.Handler {
 // editorStore is the signed-in owner's store named in the path, or a
 // redirect to sign in.
 func (s *Server) editorStore(w http.ResponseWriter, r *http.Request) (*storage.User, storage.Store, bool) {
-	user, err := s.pageUser(r)
-	if err != nil {
-		s.writeError(w, r, err)
-		return nil, storage.Store{}, false
-	}
-	if user == nil {
-		toLogin(w, r)
+	user, ok := s.signedIn(w, r)
+	if !ok {
 		return nil, storage.Store{}, false
 	}
 	storeID, err := uuid.Parse(chi.URLParam(r, "store_id"))

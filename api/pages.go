@@ -126,6 +126,21 @@ func (s *Server) pageUser(r *http.Request) (*storage.User, error) {
 	return &u, nil
 }
 
+// signedIn is the signed-in merchant of a page request; without one it
+// sends them to sign in (and back) and reports false.
+func (s *Server) signedIn(w http.ResponseWriter, r *http.Request) (*storage.User, bool) {
+	user, err := s.pageUser(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return nil, false
+	}
+	if user == nil {
+		toLogin(w, r)
+		return nil, false
+	}
+	return user, true
+}
+
 func (s *Server) problemPage(w http.ResponseWriter, r *http.Request, status int, lang, message string) {
 	s.renderPage(w, status, "problem.html", map[string]any{"T": pageWords[lang], "Title": pageWords[lang]["problem_title"],
 		"Error": message})
@@ -256,13 +271,8 @@ var errNotOwner = errors.New("not the store's owner")
 // handleConsentPage shows the consent page for a valid consent link.
 func (s *Server) handleConsentPage() http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		user, err := s.pageUser(r)
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		if user == nil {
-			toLogin(w, r)
+		user, ok := s.signedIn(w, r)
+		if !ok {
 			return
 		}
 		lang := s.pageLang(r, user)
@@ -360,13 +370,8 @@ func (s *Server) handleInstallFromListing() http.HandlerFunc {
 // store_id, locale, timestamp and hmac.
 func (s *Server) handleLaunch() http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		user, err := s.pageUser(r)
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		if user == nil {
-			toLogin(w, r)
+		user, ok := s.signedIn(w, r)
+		if !ok {
 			return
 		}
 		lang := s.pageLang(r, user)

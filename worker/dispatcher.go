@@ -76,7 +76,7 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	starts := make(chan struct{})
 	go func() {
 		defer close(starts)
-		d.loop(ctx, startsWake, d.StartRowWorkflows, nil)
+		d.loop(ctx, startsWake, d.startRowWorkflows, nil)
 	}()
 	sweep := time.NewTicker(d.SweepInterval)
 	defer sweep.Stop()
@@ -152,15 +152,14 @@ func (d *Dispatcher) listen(ctx context.Context, wakes ...chan<- struct{}) {
 // then the outbox drain.
 func (d *Dispatcher) DispatchPending(ctx context.Context) {
 	d.defaults()
-	d.StartRowWorkflows(ctx)
+	d.startRowWorkflows(ctx)
 	d.drainOutbox(ctx)
 }
 
-// StartRowWorkflows starts the workflows that belong to one row each: the
+// startRowWorkflows starts the workflows that belong to one row each: the
 // order-placed workflow of new orders, the hash of uploaded proofs and the
 // e-invoice syncs.
-func (d *Dispatcher) StartRowWorkflows(ctx context.Context) {
-	d.defaults()
+func (d *Dispatcher) startRowWorkflows(ctx context.Context) {
 	d.startPlacements(ctx)
 	d.startProofHashes(ctx)
 	d.startEInvoiceSyncs(ctx)

@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -260,14 +261,9 @@ func loadClient(in io.Reader, out io.Writer) error {
 		return fmt.Errorf("read the load spec: %w", err)
 	}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: spec.Concurrency * 2}}
-	var (
-		mu       sync.Mutex
-		perRoute = map[string]*loadRouteResult{}
-		wg       sync.WaitGroup
-		next     int
-	)
+	recorders := map[string]*recorder{}
 	for _, r := range spec.Routes {
-		perRoute[r.Name] = &loadRouteResult{Statuses: map[int]int{}}
+		recorders[r.Name] = &recorder{result: result{statuses: map[int]int{}}}
 	}
 	pick := func(rng *rand.Rand) loadRoute {
 		n := rng.IntN(100)
@@ -279,6 +275,10 @@ func loadClient(in io.Reader, out io.Writer) error {
 		}
 		return spec.Routes[0]
 	}
+	var (
+		next atomic.Uint64
+		wg   sync.WaitGroup
+	)
 	deadline := time.Now().Add(spec.Duration)
 	for g := range spec.Concurrency {
 		wg.Add(1)
@@ -287,38 +287,31 @@ func loadClient(in io.Reader, out io.Writer) error {
 			rng := rand.New(rand.NewPCG(uint64(g), 7))
 			for time.Now().Before(deadline) {
 				r := pick(rng)
-				mu.Lock()
-				next++
-				token := spec.Tokens[next%len(spec.Tokens)]
-				mu.Unlock()
-				req, err := http.NewRequest(r.Method, spec.Base+r.Path, bytes.NewReader(r.Body))
-				if err != nil {
-					continue
-				}
-				req.Header.Set("Authorization", "Bearer "+token)
-				if r.Body != nil {
-					req.Header.Set("Content-Type", "application/json")
-				}
-				start := time.Now()
-				resp, err := client.Do(req)
-				status := 0
-				if err == nil {
-					_, _ = io.Copy(io.Discard, resp.Body)
-					resp.Body.Close()
-					status = resp.StatusCode
-				}
-				mu.Lock()
-				res := perRoute[r.Name]
-				res.Requests++
-				res.Latencies = append(res.Latencies, time.Since(start))
-				res.Statuses[status]++
-				if status >= 400 || status == 0 {
-					res.Errors++
-				}
-				mu.Unlock()
+				token := spec.Tokens[next.Add(1)%uint64(len(spec.Tokens))]
+				once(client, func() (*http.Request, error) {
+					req, err := http.NewRequest(r.Method, spec.Base+r.Path, bytes.NewReader(r.Body))
+					if err == nil {
+						req.Header.Set("Authorization", "Bearer "+token)
+						if r.Body != nil {
+							req.Header.Set("Content-Type", "application/json")
+						}
+					}
+					return req, err
+				}, recorders[r.Name])
 			}
 		}()
 	}
 	wg.Wait()
-	return json.NewEncoder(out).Encode(perRoute)
+	results := map[string]loadRouteResult{}
+	for name, rec := range recorders {
+		// A route's errors are refused connections and 4xx/5xx answers (201 is a created order).
+		errors := 0
+		for status, n := range rec.statuses {
+			if status == 0 || status >= 400 {
+				errors += n
+			}
+		}
+		results[name] = loadRouteResult{Requests: rec.requests, Errors: errors, Statuses: rec.statuses, Latencies: rec.latencies}
+	}
+	return json.NewEncoder(out).Encode(results)
 }

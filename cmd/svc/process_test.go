@@ -5,15 +5,11 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
-	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/merchantsvc/svc/internal/mailsink"
 	"github.com/merchantsvc/svc/internal/testenv"
@@ -23,37 +19,7 @@ import (
 // OTLP/HTTP, named by route pattern with the SQL under them, and flushes the
 // last batch when it stops.
 func TestAPIProcessExportsTraces(t *testing.T) {
-	var (
-		mu       sync.Mutex
-		names    []string
-		services = map[string]bool{}
-	)
-	collector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		var req collectortrace.ExportTraceServiceRequest
-		if err := proto.Unmarshal(body, &req); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		for _, rs := range req.ResourceSpans {
-			for _, attr := range rs.Resource.Attributes {
-				if attr.Key == "service.name" {
-					services[attr.Value.GetStringValue()] = true
-				}
-			}
-			for _, ss := range rs.ScopeSpans {
-				for _, s := range ss.Spans {
-					names = append(names, s.Name)
-				}
-			}
-		}
-		out, _ := proto.Marshal(&collectortrace.ExportTraceServiceResponse{})
-		w.Header().Set("Content-Type", "application/x-protobuf")
-		_, _ = w.Write(out)
-	}))
-	t.Cleanup(collector.Close)
+	collector := testenv.TraceCollector(t)
 
 	hostPort, namespace := testenv.TemporalAddress(t)
 	endpoint, accessKey, secretKey := testenv.S3(t)
@@ -74,9 +40,8 @@ func TestAPIProcessExportsTraces(t *testing.T) {
 	stop() // SIGTERM
 	require.NoError(t, <-done)
 
-	mu.Lock()
-	defer mu.Unlock()
-	require.Equal(t, map[string]bool{"svc-api": true}, services)
+	require.Equal(t, map[string]bool{"svc-api": true}, collector.Services())
+	names := collector.SpanNames()
 	require.Contains(t, names, "GET /api/v1/storefront/{subdomain}/products")
 	var queries int
 	for _, n := range names {

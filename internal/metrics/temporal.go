@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"maps"
 	"strings"
 	"sync"
 	"time"
@@ -51,57 +52,48 @@ func (h temporalHandler) values() []string {
 // WithTags implements client.MetricsHandler.
 func (h temporalHandler) WithTags(tags map[string]string) client.MetricsHandler {
 	merged := make(map[string]string, len(h.tags)+len(tags))
-	for k, v := range h.tags {
-		merged[k] = v
-	}
-	for k, v := range tags {
-		merged[k] = v
-	}
+	maps.Copy(merged, h.tags)
+	maps.Copy(merged, tags)
 	return temporalHandler{vecs: h.vecs, tags: merged}
+}
+
+// family returns the vector registered under name, making and registering
+// it on first use.
+func family[V prometheus.Collector](v *temporalVecs, vecs map[string]V, name string, newVec func() V) V {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	vec, ok := vecs[name]
+	if !ok {
+		vec = newVec()
+		_ = v.registry.Register(vec)
+		vecs[name] = vec
+	}
+	return vec
 }
 
 // Counter implements client.MetricsHandler.
 func (h temporalHandler) Counter(name string) client.MetricsCounter {
-	v := h.vecs
-	v.mu.Lock()
-	vec, ok := v.counters[name]
-	if !ok {
-		vec = prometheus.NewCounterVec(prometheus.CounterOpts{Name: metricName(name), Help: "Temporal SDK: " + name}, temporalLabels)
-		_ = v.registry.Register(vec)
-		v.counters[name] = vec
-	}
-	v.mu.Unlock()
+	vec := family(h.vecs, h.vecs.counters, name, func() *prometheus.CounterVec {
+		return prometheus.NewCounterVec(prometheus.CounterOpts{Name: metricName(name), Help: "Temporal SDK: " + name}, temporalLabels)
+	})
 	c := vec.WithLabelValues(h.values()...)
 	return counterFunc(func(d int64) { c.Add(float64(d)) })
 }
 
 // Gauge implements client.MetricsHandler.
 func (h temporalHandler) Gauge(name string) client.MetricsGauge {
-	v := h.vecs
-	v.mu.Lock()
-	vec, ok := v.gauges[name]
-	if !ok {
-		vec = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: metricName(name), Help: "Temporal SDK: " + name}, temporalLabels)
-		_ = v.registry.Register(vec)
-		v.gauges[name] = vec
-	}
-	v.mu.Unlock()
-	g := vec.WithLabelValues(h.values()...)
-	return gaugeFunc(g.Set)
+	vec := family(h.vecs, h.vecs.gauges, name, func() *prometheus.GaugeVec {
+		return prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: metricName(name), Help: "Temporal SDK: " + name}, temporalLabels)
+	})
+	return gaugeFunc(vec.WithLabelValues(h.values()...).Set)
 }
 
 // Timer implements client.MetricsHandler.
 func (h temporalHandler) Timer(name string) client.MetricsTimer {
-	v := h.vecs
-	v.mu.Lock()
-	vec, ok := v.timers[name]
-	if !ok {
-		vec = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: metricName(name) + "_seconds", Help: "Temporal SDK: " + name,
+	vec := family(h.vecs, h.vecs.timers, name, func() *prometheus.HistogramVec {
+		return prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: metricName(name) + "_seconds", Help: "Temporal SDK: " + name,
 			Buckets: prometheus.ExponentialBuckets(0.001, 4, 10)}, temporalLabels)
-		_ = v.registry.Register(vec)
-		v.timers[name] = vec
-	}
-	v.mu.Unlock()
+	})
 	o := vec.WithLabelValues(h.values()...)
 	return timerFunc(func(d time.Duration) { o.Observe(d.Seconds()) })
 }

@@ -3,19 +3,15 @@ package tracing_test
 import (
 	"context"
 	"errors"
-	"io"
 	"net/http"
-	"net/http/httptest"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/propagation"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
-	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
-	"google.golang.org/protobuf/proto"
 
+	"github.com/merchantsvc/svc/internal/testenv"
 	"github.com/merchantsvc/svc/internal/tracing"
 )
 
@@ -81,31 +77,7 @@ func TestTraceIDAndRecordError(t *testing.T) {
 // With an endpoint, spans go to the collector over OTLP/HTTP, at the
 // standard /v1/traces path below the configured URL.
 func TestExportsOverOTLPHTTP(t *testing.T) {
-	var (
-		mu    sync.Mutex
-		paths []string
-		names []string
-	)
-	collector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		var req collectortrace.ExportTraceServiceRequest
-		require.NoError(t, proto.Unmarshal(body, &req))
-		mu.Lock()
-		defer mu.Unlock()
-		paths = append(paths, r.URL.Path)
-		for _, rs := range req.ResourceSpans {
-			for _, ss := range rs.ScopeSpans {
-				for _, s := range ss.Spans {
-					names = append(names, s.Name)
-				}
-			}
-		}
-		w.Header().Set("Content-Type", "application/x-protobuf")
-		out, _ := proto.Marshal(&collectortrace.ExportTraceServiceResponse{})
-		_, _ = w.Write(out)
-	}))
-	t.Cleanup(collector.Close)
-
+	collector := testenv.TraceCollector(t)
 	for _, endpoint := range []string{collector.URL, collector.URL + "/", collector.URL + "/v1/traces", collector.URL + "/otlp"} {
 		tr, err := tracing.New(context.Background(), endpoint, "svc-api", 1)
 		require.NoError(t, err)
@@ -114,35 +86,15 @@ func TestExportsOverOTLPHTTP(t *testing.T) {
 		span.End()
 		require.NoError(t, tr.Shutdown(context.Background()), "shutdown flushes the batch")
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	require.Equal(t, []string{"/v1/traces", "/v1/traces", "/v1/traces", "/otlp/v1/traces"}, paths)
+	require.Equal(t, []string{"/v1/traces", "/v1/traces", "/v1/traces", "/otlp/v1/traces"}, collector.Paths())
 	require.Equal(t, []string{"GET /api/v1/stores/{store_id}/orders", "GET /api/v1/stores/{store_id}/orders",
-		"GET /api/v1/stores/{store_id}/orders", "GET /api/v1/stores/{store_id}/orders"}, names)
+		"GET /api/v1/stores/{store_id}/orders", "GET /api/v1/stores/{store_id}/orders"}, collector.SpanNames())
 }
 
 // New traces are kept at the sample ratio; a trace the caller sampled is
 // kept whatever the ratio.
 func TestSampleRatio(t *testing.T) {
-	var (
-		mu    sync.Mutex
-		names []string
-	)
-	collector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		var req collectortrace.ExportTraceServiceRequest
-		require.NoError(t, proto.Unmarshal(body, &req))
-		mu.Lock()
-		defer mu.Unlock()
-		for _, rs := range req.ResourceSpans {
-			for _, ss := range rs.ScopeSpans {
-				for _, s := range ss.Spans {
-					names = append(names, s.Name)
-				}
-			}
-		}
-	}))
-	t.Cleanup(collector.Close)
+	collector := testenv.TraceCollector(t)
 	tr, err := tracing.New(context.Background(), collector.URL, "svc-api", 1e-9)
 	require.NoError(t, err)
 	tracer := tr.Provider().Tracer("test")
@@ -153,9 +105,7 @@ func TestSampleRatio(t *testing.T) {
 	_, span := tracer.Start(tracing.ContinueFrom(context.Background(), "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"), "caller sampled")
 	span.End()
 	require.NoError(t, tr.Shutdown(context.Background()))
-	mu.Lock()
-	defer mu.Unlock()
-	require.Equal(t, []string{"caller sampled"}, names)
+	require.Equal(t, []string{"caller sampled"}, collector.SpanNames())
 }
 
 // An endpoint that is not an http(s) URL, or a ratio outside (0, 1], stops
