@@ -24,9 +24,6 @@ type Activities struct {
 	BaseURL string
 	// ImportBatchSize is how many CSV rows one transaction applies (default 1000).
 	ImportBatchSize int
-	// ImportBatchDelay pauses between import batches; tests use it to stop a
-	// worker in the middle of an import.
-	ImportBatchDelay time.Duration
 	// Mailer sends customer emails; Chat sends chat-app messages.
 	Mailer Mailer
 	Chat   ChatProvider
@@ -36,8 +33,17 @@ type Activities struct {
 	Metrics *metrics.Worker
 }
 
+// CheckDatabaseInput asks for nothing: the smoke check has no parameters.
+type CheckDatabaseInput struct{}
+
+// CheckDatabaseResult is the database's clock.
+type CheckDatabaseResult struct {
+	Now time.Time
+}
+
 // CheckDatabase reads the database clock; the smoke workflow uses it to prove
 // a worker reaches Postgres.
-func (a *Activities) CheckDatabase(ctx context.Context) (time.Time, error) {
-	return a.DB.Now(ctx)
+func (a *Activities) CheckDatabase(ctx context.Context, _ CheckDatabaseInput) (CheckDatabaseResult, error) {
+	now, err := a.DB.Now(ctx)
+	return CheckDatabaseResult{Now: now}, err
 }

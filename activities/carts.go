@@ -10,10 +10,19 @@ import (
 	"github.com/merchantsvc/svc/storage/orderemail"
 )
 
+// SweepAbandonedCartsInput asks for nothing: a sweep covers every store.
+type SweepAbandonedCartsInput struct{}
+
+// SweepAbandonedCartsResult counts the carts marked.
+type SweepAbandonedCartsResult struct {
+	Marked int
+}
+
 // SweepAbandonedCarts marks every store's inactive carts abandoned with the
 // store's own threshold.
-func (a *Activities) SweepAbandonedCarts(ctx context.Context) (int, error) {
-	return a.DB.SweepAbandonedCarts(ctx)
+func (a *Activities) SweepAbandonedCarts(ctx context.Context, _ SweepAbandonedCartsInput) (SweepAbandonedCartsResult, error) {
+	n, err := a.DB.SweepAbandonedCarts(ctx)
+	return SweepAbandonedCartsResult{Marked: n}, err
 }
 
 // RecoveryEmailInput names the cart and the link back to it.

@@ -19,10 +19,31 @@ type ImageInput struct {
 	ImageID   uuid.UUID
 }
 
+// ProcessProductImageResult is the attached image and its sizes' addresses.
+type ProcessProductImageResult struct {
+	ImageID      uuid.UUID
+	URL          string
+	ThumbnailURL string
+	MediumURL    string
+	LargeURL     string
+	Width        int
+	Height       int
+	Position     int
+}
+
 // ProcessProductImage reads the original, writes the three WebP sizes to the
 // object store and attaches the image to its product. An image libvips
 // cannot read fails for good (no retry).
-func (a *Activities) ProcessProductImage(ctx context.Context, in ImageInput) (storage.ImageEntry, error) {
+func (a *Activities) ProcessProductImage(ctx context.Context, in ImageInput) (ProcessProductImageResult, error) {
+	e, err := a.processImage(ctx, in)
+	if err != nil {
+		return ProcessProductImageResult{}, err
+	}
+	return ProcessProductImageResult{ImageID: e.ID, URL: e.URL, ThumbnailURL: e.ThumbnailURL, MediumURL: e.MediumURL,
+		LargeURL: e.LargeURL, Width: e.Width, Height: e.Height, Position: e.Position}, nil
+}
+
+func (a *Activities) processImage(ctx context.Context, in ImageInput) (storage.ImageEntry, error) {
 	original, err := a.Blob.Get(ctx, storage.ImageKey(in.StoreID, in.ProductID, in.ImageID, "original"))
 	if err != nil {
 		return storage.ImageEntry{}, err
@@ -57,7 +78,16 @@ func (a *Activities) mediaURL(storeID, imageID uuid.UUID, size string) string {
 	return fmt.Sprintf("%s/media/%s/%s/%s.webp", a.BaseURL, storeID, imageID, size)
 }
 
+// FailProductImageInput names the image and why it failed.
+type FailProductImageInput struct {
+	ImageInput
+	Reason string
+}
+
+// FailProductImageResult is empty: the failure is recorded on the image.
+type FailProductImageResult struct{}
+
 // FailProductImage records that an image could not be processed.
-func (a *Activities) FailProductImage(ctx context.Context, in ImageInput, reason string) error {
-	return a.DB.FailProductImage(ctx, in.StoreID, in.ImageID, reason)
+func (a *Activities) FailProductImage(ctx context.Context, in FailProductImageInput) (FailProductImageResult, error) {
+	return FailProductImageResult{}, a.DB.FailProductImage(ctx, in.StoreID, in.ImageID, in.Reason)
 }

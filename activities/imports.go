@@ -29,11 +29,25 @@ type ImportInput struct {
 	ImportID uuid.UUID
 }
 
+// ImportResult is how an import ended, with its counts.
+type ImportResult struct {
+	Status    string
+	Created   int
+	Updated   int
+	Unchanged int
+	Failed    int
+}
+
 // RunProductImport applies an uploaded CSV in batches, each in one
 // transaction with the import's progress, heartbeating after each. A retry
 // (a crashed or stopped worker) resumes after the last committed batch, so
 // every row is applied exactly once. Row errors never stop the import.
-func (a *Activities) RunProductImport(ctx context.Context, in ImportInput) (storage.ProductImport, error) {
+func (a *Activities) RunProductImport(ctx context.Context, in ImportInput) (ImportResult, error) {
+	imp, err := a.runImport(ctx, in)
+	return ImportResult{Status: imp.Status, Created: imp.Created, Updated: imp.Updated, Unchanged: imp.Unchanged, Failed: imp.Failed}, err
+}
+
+func (a *Activities) runImport(ctx context.Context, in ImportInput) (storage.ProductImport, error) {
 	imp, err := a.DB.FindImport(ctx, in.StoreID, in.ImportID)
 	if err != nil || imp.Status != storage.ImportRunning {
 		return imp, err
@@ -141,13 +155,6 @@ func (a *Activities) RunProductImport(ctx context.Context, in ImportInput) (stor
 			a.Metrics.ImportedRows(batch.Count)
 			activity.RecordHeartbeat(ctx, done)
 		}()
-		if a.ImportBatchDelay > 0 {
-			select {
-			case <-ctx.Done():
-			case <-activity.GetWorkerStopChannel(ctx):
-			case <-time.After(a.ImportBatchDelay):
-			}
-		}
 	}
 	wg.Wait()
 	if firstErr != nil {
@@ -177,8 +184,11 @@ func (a *Activities) failImport(ctx context.Context, in ImportInput, reason stri
 	return imp, temporal.NewNonRetryableApplicationError(reason, "IMPORT_FAILED", nil)
 }
 
+// FailProductImportResult is empty: the failure is recorded on the import.
+type FailProductImportResult struct{}
+
 // FailProductImport ends an import whose activity gave up.
-func (a *Activities) FailProductImport(ctx context.Context, in ImportInput) error {
+func (a *Activities) FailProductImport(ctx context.Context, in ImportInput) (FailProductImportResult, error) {
 	_, err := a.DB.FinishImport(ctx, in.StoreID, in.ImportID, storage.ImportFailed, "the import stopped after repeated errors", importNotifyAfter)
-	return err
+	return FailProductImportResult{}, err
 }

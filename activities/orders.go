@@ -8,7 +8,6 @@ import (
 	"slices"
 
 	"github.com/google/uuid"
-	"go.temporal.io/sdk/temporal"
 
 	"github.com/merchantsvc/svc/storage"
 	"github.com/merchantsvc/svc/storage/orderemail"
@@ -22,9 +21,12 @@ type OrderInput struct {
 
 // SideEffectResult says what a side effect did.
 type SideEffectResult struct {
-	Status string // succeeded, skipped
+	Status string // succeeded, skipped, or StatusRefused by a resend's guard
 	Detail string
 }
+
+// StatusRefused is a resend a guard refused; Detail names the guard.
+const StatusRefused = "refused"
 
 func (a *Activities) order(ctx context.Context, in OrderInput) (storage.Order, storage.StoreSettings, error) {
 	o, err := a.DB.FindOrderByRef(ctx, in.StoreID, in.OrderID.String())
@@ -156,7 +158,7 @@ func (a *Activities) ResendChatConfirmation(ctx context.Context, in OrderInput) 
 	}
 	template, phone, err := a.chatGuards(ctx, o, settings)
 	if err != nil {
-		return SideEffectResult{Status: "refused", Detail: err.Error()}, nil
+		return SideEffectResult{Status: StatusRefused, Detail: err.Error()}, nil
 	}
 	status, err := a.sendChat(ctx, o, settings, template, phone)
 	return SideEffectResult{Status: status, Detail: template}, err
@@ -209,36 +211,25 @@ func (a *Activities) RecordOrderRollup(ctx context.Context, in OrderInput) (Side
 	return SideEffectResult{Status: "succeeded"}, a.DB.AddOrderToRollup(ctx, in.StoreID, in.OrderID)
 }
 
-// FlagSideEffectFailure records a side effect that kept failing and flags
-// the order for a person; the order itself is untouched.
-func (a *Activities) FlagSideEffectFailure(ctx context.Context, in OrderInput, kind, reason string) error {
-	if err := a.DB.RecordSideEffect(ctx, in.StoreID, in.OrderID, kind, "failed", map[string]string{"error": reason}); err != nil {
-		return err
-	}
-	return a.DB.FlagOrder(ctx, in.StoreID, in.OrderID, storage.ReasonSideEffectFailed+":"+kind,
-		fmt.Sprintf("The %s step after the order was placed failed: %s", kind, reason),
-		fmt.Sprintf("فشلت خطوة %s بعد إنشاء الطلب", kind), map[string]string{"kind": kind})
+// FlagSideEffectInput names the order, the side effect that kept failing
+// (email, chat, shipment, rollup) and its last error.
+type FlagSideEffectInput struct {
+	StoreID uuid.UUID
+	OrderID uuid.UUID
+	Kind    string
+	Reason  string
 }
 
-// ConvertDraftOrder moves a draft to PENDING (see storage.ConvertDraft).
-// Refusals come back as non-retryable errors typed with the API's codes.
-func (a *Activities) ConvertDraftOrder(ctx context.Context, in OrderInput) error {
-	err := a.DB.InTx(ctx, func(tx *storage.Tx) error {
-		_, err := tx.ConvertDraft(ctx, in.StoreID, in.OrderID, nil)
-		return err
-	})
-	var (
-		stock      *storage.StockError
-		transition *storage.TransitionError
-		invalid    *storage.InvalidError
-	)
-	switch {
-	case errors.As(err, &stock):
-		return temporal.NewNonRetryableApplicationError(stock.Error(), "INSUFFICIENT_STOCK", err)
-	case errors.As(err, &transition):
-		return temporal.NewNonRetryableApplicationError(transition.Error(), "INVALID_STATUS_TRANSITION", err)
-	case errors.As(err, &invalid):
-		return temporal.NewNonRetryableApplicationError(invalid.Error(), "VALIDATION_FAILED", err)
+// FlagSideEffectResult is empty: the flag is recorded on the order.
+type FlagSideEffectResult struct{}
+
+// FlagSideEffectFailure records a side effect that kept failing and flags
+// the order for a person; the order itself is untouched.
+func (a *Activities) FlagSideEffectFailure(ctx context.Context, in FlagSideEffectInput) (FlagSideEffectResult, error) {
+	if err := a.DB.RecordSideEffect(ctx, in.StoreID, in.OrderID, in.Kind, "failed", map[string]string{"error": in.Reason}); err != nil {
+		return FlagSideEffectResult{}, err
 	}
-	return err
+	return FlagSideEffectResult{}, a.DB.FlagOrder(ctx, in.StoreID, in.OrderID, storage.ReasonSideEffectFailed+":"+in.Kind,
+		fmt.Sprintf("The %s step after the order was placed failed: %s", in.Kind, in.Reason),
+		fmt.Sprintf("فشلت خطوة %s بعد إنشاء الطلب", in.Kind), map[string]string{"kind": in.Kind})
 }

@@ -7,6 +7,7 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/google/uuid"
 	"github.com/merchantsvc/svc/activities/einvoice"
 	"github.com/merchantsvc/svc/activities/imaging"
 	"github.com/merchantsvc/svc/storage"
@@ -18,10 +19,17 @@ type ProofHash struct {
 	DuplicateSuspected bool
 }
 
+// HashProofInput names a proof and where its image is.
+type HashProofInput struct {
+	StoreID  uuid.UUID
+	ProofID  uuid.UUID
+	ImageKey string
+}
+
 // HashPaymentProof computes a proof's 64-bit perceptual hash from its image
 // and runs the duplicate gate. An image that cannot be decoded fails for
 // good: the proof keeps no hash and its similar list stays empty.
-func (a *Activities) HashPaymentProof(ctx context.Context, in storage.ProofToHash) (ProofHash, error) {
+func (a *Activities) HashPaymentProof(ctx context.Context, in HashProofInput) (ProofHash, error) {
 	data, err := a.Blob.Get(ctx, in.ImageKey)
 	if err != nil {
 		return ProofHash{}, err
@@ -45,7 +53,23 @@ func (a *Activities) HashPaymentProof(ctx context.Context, in storage.ProofToHas
 // issued is cancelled here alone). It acts on the row as it is now, so a
 // repeated or late run does nothing twice. A refusal by the authority is
 // kept on the invoice and not retried.
-func (a *Activities) SyncEInvoice(ctx context.Context, ref storage.EInvoiceRef) (string, error) {
+func (a *Activities) SyncEInvoice(ctx context.Context, in SyncEInvoiceInput) (SyncEInvoiceResult, error) {
+	status, err := a.syncEInvoice(ctx, storage.EInvoiceRef{StoreID: in.StoreID, ID: in.InvoiceID})
+	return SyncEInvoiceResult{Status: status}, err
+}
+
+// SyncEInvoiceInput names an e-invoice.
+type SyncEInvoiceInput struct {
+	StoreID   uuid.UUID
+	InvoiceID uuid.UUID
+}
+
+// SyncEInvoiceResult is the invoice's status after the sync.
+type SyncEInvoiceResult struct {
+	Status string
+}
+
+func (a *Activities) syncEInvoice(ctx context.Context, ref storage.EInvoiceRef) (string, error) {
 	for range 2 { // issue, then a cancel that arrived meanwhile
 		inv, err := a.DB.FindEInvoice(ctx, ref.StoreID, ref.ID)
 		if err != nil {

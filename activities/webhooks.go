@@ -97,6 +97,17 @@ type FirstAttemptsInput struct {
 	Final bool
 }
 
+// FirstAttemptsResult lists the deliveries whose first attempt failed.
+type FirstAttemptsResult struct {
+	Failed []FailedDelivery
+}
+
+// FailedDelivery is one delivery that needs the retry ladder.
+type FailedDelivery struct {
+	StoreID    uuid.UUID
+	DeliveryID uuid.UUID
+}
+
 // recordChunk is how many first attempts are recorded per transaction.
 const recordChunk = 200
 
@@ -106,10 +117,10 @@ const recordChunk = 200
 // database work per delivery stays small. Deliveries already recorded (a
 // retried activity) are not sent again; ones sent but not yet recorded when
 // a worker died are sent again, which at-least-once delivery allows.
-func (a *Activities) SendFirstAttempts(ctx context.Context, in FirstAttemptsInput) ([]storage.DeliveryRef, error) {
+func (a *Activities) SendFirstAttempts(ctx context.Context, in FirstAttemptsInput) (FirstAttemptsResult, error) {
 	targets, err := a.DB.FindBatchTargets(ctx, in.BatchID)
 	if err != nil {
-		return nil, err
+		return FirstAttemptsResult{}, err
 	}
 	results := make(chan storage.AttemptRecord)
 	sem := make(chan struct{}, firstAttemptConcurrency)
@@ -127,7 +138,7 @@ func (a *Activities) SendFirstAttempts(ctx context.Context, in FirstAttemptsInpu
 		close(results)
 	}()
 	var (
-		failed  []storage.DeliveryRef
+		failed  []FailedDelivery
 		pending []storage.AttemptRecord
 		done    int
 		saveErr error
@@ -145,7 +156,7 @@ func (a *Activities) SendFirstAttempts(ctx context.Context, in FirstAttemptsInpu
 	for rec := range results {
 		a.Metrics.Delivery(rec.Status)
 		if rec.Status == storage.DeliveryRetrying {
-			failed = append(failed, storage.DeliveryRef{StoreID: rec.StoreID, DeliveryID: rec.Attempt.DeliveryID})
+			failed = append(failed, FailedDelivery{StoreID: rec.StoreID, DeliveryID: rec.Attempt.DeliveryID})
 		}
 		if pending = append(pending, rec); len(pending) >= recordChunk {
 			flush()
@@ -154,9 +165,9 @@ func (a *Activities) SendFirstAttempts(ctx context.Context, in FirstAttemptsInpu
 	flush()
 	if saveErr != nil {
 		// Retry the activity: recorded deliveries are skipped next time.
-		return nil, fmt.Errorf("record first attempts: %w", saveErr)
+		return FirstAttemptsResult{}, fmt.Errorf("record first attempts: %w", saveErr)
 	}
-	return failed, nil
+	return FirstAttemptsResult{Failed: failed}, nil
 }
 
 func (a *Activities) firstAttempt(ctx context.Context, t storage.DeliveryTarget, final bool) storage.AttemptRecord {

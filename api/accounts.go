@@ -82,31 +82,28 @@ func (req signupRequest) Valid() []fieldError {
 	return c.result()
 }
 
-func (s *Server) handleSignup() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleSignup() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		req, err := decode[signupRequest](r)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		hash, err := bcrypt.GenerateFromPassword([]byte(req.Password), bcrypt.DefaultCost)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		user := storage.User{Email: strings.TrimSpace(req.Email), PasswordHash: string(hash), Name: strings.TrimSpace(req.Name)}
 		store := storage.Store{Name: strings.TrimSpace(req.Store.Name), Subdomain: req.Store.Subdomain,
 			Currency: req.Store.Currency, DefaultLanguage: req.Store.DefaultLanguage}
 		err = s.db.InTx(r.Context(), func(tx *storage.Tx) error { return tx.CreateUserAndStore(r.Context(), &user, &store) })
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		if err := s.startSession(w, r, user.ID); err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		respond(w, http.StatusCreated, map[string]any{"user": newUserResponse(user), "store": newStoreResponse(store)})
+		return nil
 	}
 }
 
@@ -125,32 +122,29 @@ func (req loginRequest) Valid() []fieldError {
 // dummyHash keeps a login for an unknown email as slow as one for a known email.
 var dummyHash, _ = bcrypt.GenerateFromPassword([]byte("not a password of anyone"), bcrypt.DefaultCost)
 
-func (s *Server) handleLogin() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleLogin() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		req, err := decode[loginRequest](r)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		user, err := s.checkPassword(r.Context(), req.Email, req.Password)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		stores, err := s.db.FindStoresByOwner(r.Context(), user.ID)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		if err := s.startSession(w, r, user.ID); err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		list := make([]storeResponse, 0, len(stores))
 		for _, st := range stores {
 			list = append(list, newStoreResponse(st))
 		}
 		respond(w, http.StatusOK, map[string]any{"user": newUserResponse(user), "stores": list})
+		return nil
 	}
 }
 
@@ -182,17 +176,17 @@ func (s *Server) startSession(w http.ResponseWriter, r *http.Request, userID uui
 	return nil
 }
 
-func (s *Server) handleLogout() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleLogout() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		if cookie, err := r.Cookie(sessionCookie); err == nil {
 			if err := s.db.DeleteSession(r.Context(), cookie.Value); err != nil {
-				s.writeError(w, r, err)
-				return
+				return err
 			}
 		}
 		http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: "", Path: "/", MaxAge: -1,
 			HttpOnly: true, Secure: s.cfg.SecureCookies, SameSite: http.SameSiteLaxMode})
 		w.WriteHeader(http.StatusNoContent)
+		return nil
 	}
 }
 
@@ -201,8 +195,8 @@ type tenantResponse struct {
 	LifecycleState string    `json:"lifecycle_state"`
 }
 
-func (s *Server) handleMe() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleMe() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		ctx := r.Context()
 		p := principalFrom(ctx)
 		var (
@@ -212,8 +206,7 @@ func (s *Server) handleMe() http.HandlerFunc {
 		if p.userID != uuid.Nil {
 			u, err := s.db.FindUserByID(ctx, p.userID)
 			if err != nil && !errors.Is(err, storage.ErrNotFound) {
-				s.writeError(w, r, err)
-				return
+				return err
 			}
 			if err == nil {
 				resp := newUserResponse(u)
@@ -224,15 +217,13 @@ func (s *Server) handleMe() http.HandlerFunc {
 		if p.isToken() {
 			st, err := s.db.FindStoreByID(ctx, p.token.StoreID)
 			if err != nil {
-				s.writeError(w, r, err)
-				return
+				return err
 			}
 			store = &st
 		} else {
 			stores, err := s.db.FindStoresByOwner(ctx, p.userID)
 			if err != nil {
-				s.writeError(w, r, err)
-				return
+				return err
 			}
 			if len(stores) > 0 {
 				store = &stores[0]
@@ -242,6 +233,7 @@ func (s *Server) handleMe() http.HandlerFunc {
 			tenant = &tenantResponse{StoreID: store.ID, LifecycleState: store.LifecycleState}
 		}
 		respond(w, http.StatusOK, map[string]any{"user": user, "tenant": tenant})
+		return nil
 	}
 }
 
@@ -261,28 +253,26 @@ type tokenInfoResponse struct {
 var errTokenRequired = newError(http.StatusForbidden, "TOKEN_REQUIRED",
 	"This endpoint describes the bearer token used; call it with a token", "هذه العملية تصف رمز الوصول المستخدم؛ استدعها باستخدام رمز")
 
-func (s *Server) handleTokenInfo() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleTokenInfo() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		p := principalFrom(r.Context())
 		if !p.isToken() {
-			s.writeError(w, r, errTokenRequired)
-			return
+			return errTokenRequired
 		}
 		store, err := s.db.FindStoreByID(r.Context(), p.token.StoreID)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		var slug string
 		if p.token.Kind == "app" {
 			if slug, err = s.db.AppSlugOfToken(r.Context(), p.token.ID); err != nil {
-				s.writeError(w, r, err)
-				return
+				return err
 			}
 		}
 		respond(w, http.StatusOK, tokenInfoResponse{TokenType: p.token.Kind, AppSlug: slug, Name: p.token.Name, StoreID: store.ID,
 			StoreName: store.Name, Subdomain: store.Subdomain, Currency: store.Currency,
 			DefaultLanguage: store.DefaultLanguage, Scopes: p.token.Scopes, ExpiresAt: utcPtr(p.token.ExpiresAt)})
+		return nil
 	}
 }
 
@@ -342,12 +332,11 @@ func newTokenResponse(t storage.Token) tokenResponse {
 		ExpiresAt: utcPtr(t.ExpiresAt), RevokedAt: utcPtr(t.RevokedAt), LastUsedAt: utcPtr(t.LastUsedAt), CreatedAt: t.CreatedAt.UTC()}
 }
 
-func (s *Server) handleCreateAccessToken() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleCreateAccessToken() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		req, err := decode[createTokenRequest](r)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		p := principalFrom(r.Context())
 		scopes := slices.Compact(slices.Sorted(slices.Values(req.Scopes)))
@@ -358,7 +347,7 @@ func (s *Server) handleCreateAccessToken() http.HandlerFunc {
 			expires := time.Now().UTC().Add(time.Duration(*req.ExpiresInDays) * 24 * time.Hour)
 			token.ExpiresAt = &expires
 		}
-		s.writeTx(w, r, http.StatusCreated, func(tx *storage.Tx) (any, error) {
+		return s.writeTx(w, r, http.StatusCreated, func(tx *storage.Tx) (any, error) {
 			if err := tx.CreateToken(r.Context(), &token, secret); err != nil {
 				return nil, err
 			}
@@ -369,29 +358,28 @@ func (s *Server) handleCreateAccessToken() http.HandlerFunc {
 	}
 }
 
-func (s *Server) handleListAccessTokens() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleListAccessTokens() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		tokens, err := s.db.FindTokens(r.Context(), storeIDFrom(r.Context()), "pat")
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		items := make([]tokenResponse, 0, len(tokens))
 		for _, t := range tokens {
 			items = append(items, newTokenResponse(t))
 		}
 		respond(w, http.StatusOK, newList(items, 1, max(len(items), 1), len(items)))
+		return nil
 	}
 }
 
-func (s *Server) handleRevokeAccessToken() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleRevokeAccessToken() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := pathUUID(r, "token_id")
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
-		s.writeTx(w, r, http.StatusNoContent, func(tx *storage.Tx) (any, error) {
+		return s.writeTx(w, r, http.StatusNoContent, func(tx *storage.Tx) (any, error) {
 			return nil, tx.RevokeToken(r.Context(), storeIDFrom(r.Context()), id, "pat")
 		})
 	}

@@ -148,12 +148,11 @@ func newAppResponse(a storage.App) appResponse {
 
 // handleRegisterApp registers a partner app from its manifest (session);
 // the client secret appears only in this answer and at rotation.
-func (s *Server) handleRegisterApp() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleRegisterApp() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		req, err := decode[manifestRequest](r)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		if req.Webhooks != nil {
 			// The manifest's receiver obeys the subscription URL rules (decisions §7).
@@ -163,8 +162,7 @@ func (s *Server) handleRegisterApp() http.HandlerFunc {
 				c.fields[i].Field = "webhooks.url"
 			}
 			if err := c.result(); err != nil {
-				s.writeError(w, r, validationError(err))
-				return
+				return validationError(err)
 			}
 		}
 		secret := newSecret(clientSecretPrefix)
@@ -178,36 +176,35 @@ func (s *Server) handleRegisterApp() http.HandlerFunc {
 			a.OptionalScopes = []string{}
 		}
 		if err := s.db.InTx(r.Context(), func(tx *storage.Tx) error { return tx.CreateApp(r.Context(), &a) }); err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		respond(w, http.StatusCreated, map[string]any{"app": newAppResponse(a), "client_id": a.ClientID, "client_secret": secret})
+		return nil
 	}
 }
 
-func (s *Server) handleListApps() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleListApps() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		apps, err := s.db.FindAppsByOwner(r.Context(), principalFrom(r.Context()).userID)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		items := make([]appResponse, 0, len(apps))
 		for _, a := range apps {
 			items = append(items, newAppResponse(a))
 		}
 		respond(w, http.StatusOK, items)
+		return nil
 	}
 }
 
 // handleRotateAppSecret issues a new client secret; the old one is dead at
 // once (token exchange, revoke, and every signature).
-func (s *Server) handleRotateAppSecret() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleRotateAppSecret() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := pathUUID(r, "app_id")
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		secret := newSecret(clientSecretPrefix)
 		var a storage.App
@@ -216,10 +213,10 @@ func (s *Server) handleRotateAppSecret() http.HandlerFunc {
 			return err
 		})
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		respond(w, http.StatusOK, map[string]any{"app": newAppResponse(a), "client_id": a.ClientID, "client_secret": secret})
+		return nil
 	}
 }
 
@@ -259,39 +256,25 @@ func (req tokenRequest) Valid() []fieldError {
 // handleTokenExchange trades an authorization code for an app token. The
 // code is burnt by the first exchange that presents it, whatever happens
 // afterwards.
-func (s *Server) handleTokenExchange() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleTokenExchange() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		req, err := decode[tokenRequest](r)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		if req.GrantType != nil && *req.GrantType != "authorization_code" {
-			s.writeError(w, r, errUnsupportedGrant)
-			return
+			return errUnsupportedGrant
 		}
 		grant, burnErr := s.db.BurnAuthCode(r.Context(), req.Code)
 		a, err := s.clientApp(r, req.ClientID, req.ClientSecret)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		switch {
-		case errors.Is(burnErr, storage.ErrCodeInvalid):
-			s.writeError(w, r, errCodeInvalid)
-			return
-		case errors.Is(burnErr, storage.ErrCodeUsed):
-			s.writeError(w, r, errCodeUsed)
-			return
-		case errors.Is(burnErr, storage.ErrCodeExpired):
-			s.writeError(w, r, errCodeExpired)
-			return
 		case burnErr != nil:
-			s.writeError(w, r, burnErr)
-			return
+			return burnErr
 		case grant.AppID != a.ID:
-			s.writeError(w, r, errCodeInvalid) // another app's code
-			return
+			return storage.ErrCodeInvalid // another app's code
 		}
 		secret := newSecret(appPrefix)
 		var token storage.Token
@@ -300,10 +283,10 @@ func (s *Server) handleTokenExchange() http.HandlerFunc {
 			return err
 		})
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		respond(w, http.StatusOK, map[string]any{"access_token": secret, "scopes": token.Scopes, "store_id": token.StoreID})
+		return nil
 	}
 }
 
@@ -323,36 +306,33 @@ func (req revokeRequest) Valid() []fieldError {
 
 // handleRevoke revokes one of the app's tokens. The answer is the same for
 // any token, known or not, and the same statement runs either way.
-func (s *Server) handleRevoke() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleRevoke() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		req, err := decode[revokeRequest](r)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		a, err := s.clientApp(r, req.ClientID, req.ClientSecret)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		if err := s.db.RevokeAppToken(r.Context(), a.ID, req.Token); err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		respond(w, http.StatusOK, map[string]any{"revoked": true})
+		return nil
 	}
 }
 
 // handleUninstallApp removes an app from a store (session): its tokens
 // answer 401 INVALID_TOKEN from then on and its webhooks stop.
-func (s *Server) handleUninstallApp() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleUninstallApp() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := pathUUID(r, "app_id")
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
-		s.writeTx(w, r, http.StatusNoContent, func(tx *storage.Tx) (any, error) {
+		return s.writeTx(w, r, http.StatusNoContent, func(tx *storage.Tx) (any, error) {
 			return nil, tx.UninstallApp(r.Context(), storeIDFrom(r.Context()), id)
 		})
 	}

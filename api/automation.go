@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -15,79 +14,32 @@ import (
 	"github.com/merchantsvc/svc/workflows"
 )
 
-// orderInStore reads the {order_id} path parameter and checks the order is
-// the store's, answering the error itself when not.
-func (s *Server) orderInStore(w http.ResponseWriter, r *http.Request) (storage.Order, bool) {
+// orderInStore reads the {order_id} path parameter and finds the store's order.
+func (s *Server) orderInStore(r *http.Request) (storage.Order, error) {
 	id, err := pathUUID(r, "order_id")
-	if err == nil {
-		var o storage.Order
-		if o, err = s.db.FindOrderByRef(r.Context(), storeIDFrom(r.Context()), id.String()); err == nil {
-			return o, true
-		}
+	if err != nil {
+		return storage.Order{}, err
 	}
-	s.writeError(w, r, err)
-	return storage.Order{}, false
+	return s.db.FindOrderByRef(r.Context(), storeIDFrom(r.Context()), id.String())
 }
 
-var conversionErrors = map[string]*apiError{
-	"INSUFFICIENT_STOCK": newError(http.StatusConflict, "INSUFFICIENT_STOCK",
-		"Not enough stock to convert this draft", "المخزون غير كافٍ لتحويل هذه المسودة"),
-	"INVALID_STATUS_TRANSITION": newError(http.StatusConflict, "INVALID_STATUS_TRANSITION",
-		"Only a draft can be converted", "لا يمكن تحويل إلا المسودات"),
-	"VALIDATION_FAILED": newError(http.StatusUnprocessableEntity, "VALIDATION_FAILED",
-		"The draft can no longer be placed", "لم يعد من الممكن تنفيذ هذه المسودة"),
-}
-
-// handleConvertDraft runs the draft-conversion workflow and answers once
-// the draft has moved (or was refused); the side effects go on after.
-func (s *Server) handleConvertDraft() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		o, found := s.orderInStore(w, r)
-		if !found {
-			return
-		}
-		id, storeID := o.ID, o.StoreID
-		if o.Status != storage.OrderDraft {
-			s.writeError(w, r, &storage.TransitionError{From: o.Status, To: storage.OrderPending, AllowedNext: storage.AllowedNext(o.Status)})
-			return
-		}
-		run, err := s.temporal.ExecuteWorkflow(r.Context(), client.StartWorkflowOptions{
-			ID: workflows.DraftConversionWorkflowID(id), TaskQueue: s.cfg.TaskQueue,
-		}, workflows.DraftConversion, workflows.OrderInput{StoreID: storeID, OrderID: id})
+// handleConvertDraft serves POST /stores/{store_id}/orders/{order_id}/convert:
+// the draft moves to PENDING in the request's transaction, taking its stock,
+// and the dispatcher starts its order-placed workflow after commit, as for
+// any new order.
+func (s *Server) handleConvertDraft() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		id, err := pathUUID(r, "order_id")
 		if err != nil {
-			s.writeError(w, r, fmt.Errorf("start draft conversion: %w", err))
-			return
+			return err
 		}
-		deadline := time.Now().Add(s.cfg.ImportWait)
-		for {
-			var state workflows.ConversionState
-			value, err := s.temporal.QueryWorkflow(r.Context(), run.GetID(), run.GetRunID(), workflows.ConversionQuery)
-			if err == nil && value.Get(&state) == nil && state.Done {
-				if state.Code != "" {
-					e, known := conversionErrors[state.Code]
-					if !known {
-						s.writeError(w, r, errors.New(state.Message))
-						return
-					}
-					refusal := *e
-					refusal.Message += ": " + state.Message
-					s.writeError(w, r, &refusal)
-					return
-				}
-				break
+		return s.writeTx(w, r, http.StatusOK, func(tx *storage.Tx) (any, error) {
+			o, err := tx.ConvertDraft(r.Context(), storeIDFrom(r.Context()), id, actor(principalFrom(r.Context())))
+			if err != nil {
+				return nil, err
 			}
-			if time.Now().After(deadline) || r.Context().Err() != nil {
-				s.writeError(w, r, fmt.Errorf("draft conversion did not finish: %v", err))
-				return
-			}
-			time.Sleep(25 * time.Millisecond)
-		}
-		converted, err := s.db.FindOrderByRef(r.Context(), storeID, id.String())
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		respond(w, http.StatusOK, newOrderResponse(converted))
+			return ok(newOrderResponse(o)), nil
+		})
 	}
 }
 
@@ -101,19 +53,17 @@ type autopilotResponse struct {
 	CreatedAt time.Time `json:"created_at"`
 }
 
-func (s *Server) handleListAutopilot() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleListAutopilot() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		q := newQueryParser(r)
 		limit := q.intIn("limit", 1, 200, 50)
 		offset := q.intIn("offset", 0, 1<<30, 0)
 		if err := q.err(); err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		list, total, err := s.db.FindAutopilotExceptions(r.Context(), storeIDFrom(r.Context()), limit, offset)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		items := make([]autopilotResponse, 0, len(list))
 		for _, e := range list {
@@ -122,6 +72,7 @@ func (s *Server) handleListAutopilot() http.HandlerFunc {
 		}
 		respond(w, http.StatusOK, map[string]any{"items": items, "pagination": map[string]any{
 			"offset": offset, "limit": limit, "total": total, "has_next": offset+len(items) < total}})
+		return nil
 	}
 }
 
@@ -135,18 +86,16 @@ func (req resolveRequest) Valid() []fieldError {
 	return c.result()
 }
 
-func (s *Server) handleResolveAutopilot() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleResolveAutopilot() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := pathUUID(r, "order_id")
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		if _, err := decode[resolveRequest](r); err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
-		s.writeTx(w, r, http.StatusOK, func(tx *storage.Tx) (any, error) {
+		return s.writeTx(w, r, http.StatusOK, func(tx *storage.Tx) (any, error) {
 			n, err := tx.ResolveAutopilotExceptions(r.Context(), storeIDFrom(r.Context()), id)
 			if err != nil {
 				return nil, err
@@ -159,11 +108,11 @@ func (s *Server) handleResolveAutopilot() http.HandlerFunc {
 	}
 }
 
-func (s *Server) handleEmailPreview() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		o, found := s.orderInStore(w, r)
-		if !found {
-			return
+func (s *Server) handleEmailPreview() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		o, err := s.orderInStore(r)
+		if err != nil {
+			return err
 		}
 		storeID := o.StoreID
 		status := r.URL.Query().Get("status")
@@ -173,67 +122,59 @@ func (s *Server) handleEmailPreview() http.HandlerFunc {
 		var c checker
 		c.oneOf("status", status, storage.OrderStatuses)
 		if len(c.fields) > 0 {
-			s.writeError(w, r, validationError(c.fields))
-			return
+			return validationError(c.fields)
 		}
 		settings, err := s.db.FindStoreSettings(r.Context(), storeID)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		email, err := orderemail.Render(settings.Name, settings.DefaultLanguage, o, status)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.Header().Set("X-Email-Subject", email.Subject)
 		_, _ = w.Write([]byte(email.HTML))
+		return nil
 	}
 }
 
-var chatRefusals = map[string]*apiError{
-	"CHAT_DISABLED": newError(http.StatusConflict, "CHAT_DISABLED",
+// refusals are the workflows' refusals (ApplicationError types) a caller sees.
+var refusals = map[string]*apiError{
+	workflows.RefusalChatDisabled: newError(http.StatusConflict, "CHAT_DISABLED",
 		"Chat confirmations are switched off for this store", "رسائل التأكيد عبر الدردشة متوقفة لهذا المتجر"),
-	"CHAT_OPTED_OUT": newError(http.StatusConflict, "CHAT_OPTED_OUT",
+	workflows.RefusalChatOptedOut: newError(http.StatusConflict, "CHAT_OPTED_OUT",
 		"The customer opted out of chat messages", "اختار العميل عدم تلقي رسائل الدردشة"),
-	"CHAT_TEMPLATE_NOT_APPROVED": newError(http.StatusConflict, "CHAT_TEMPLATE_NOT_APPROVED",
+	workflows.RefusalChatNotApproved: newError(http.StatusConflict, "CHAT_TEMPLATE_NOT_APPROVED",
 		"The chat template for this order is not approved", "قالب رسالة الدردشة لهذا الطلب غير معتمد"),
-	"CHAT_NO_PHONE": newError(http.StatusConflict, "CHAT_NO_PHONE",
+	workflows.RefusalChatNoPhone: newError(http.StatusConflict, "CHAT_NO_PHONE",
 		"The customer has no phone number", "لا يوجد رقم هاتف للعميل"),
 }
 
 // handleResend resends the status email or the chat confirmation through
 // the worker and answers what happened.
-func (s *Server) handleResend(kind string) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		o, found := s.orderInStore(w, r)
-		if !found {
-			return
+func (s *Server) handleResend(kind string) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		o, err := s.orderInStore(r)
+		if err != nil {
+			return err
 		}
 		id, storeID := o.ID, o.StoreID
-		in := workflows.OrderMessageInput{OrderInput: workflows.OrderInput{StoreID: storeID, OrderID: id}, Kind: kind}
+		in := workflows.OrderMessageInput{StoreID: storeID, OrderID: id, Kind: kind}
 		ctx, cancel := context.WithTimeout(r.Context(), 40*time.Second)
 		defer cancel()
 		run, err := s.temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-			ID: workflows.OrderMessageWorkflowID(in, requestID(r.Context())), TaskQueue: s.cfg.TaskQueue,
+			ID: workflows.OrderMessageWorkflowID(id, kind, requestID(r.Context())), TaskQueue: s.cfg.TaskQueue,
 		}, workflows.OrderMessage, in)
 		if err != nil {
-			s.writeError(w, r, fmt.Errorf("start resend: %w", err))
-			return
+			return fmt.Errorf("start resend: %w", err)
 		}
 		var out workflows.OrderMessageResult
 		if err := run.Get(ctx, &out); err != nil {
-			s.writeError(w, r, fmt.Errorf("resend %s: %w", kind, err))
-			return
-		}
-		if out.Status == "refused" {
-			if e, known := chatRefusals[out.Detail]; known {
-				s.writeError(w, r, e)
-				return
-			}
+			return fmt.Errorf("resend %s: %w", kind, err)
 		}
 		respond(w, http.StatusOK, map[string]any{"status": out.Status, "detail": out.Detail})
+		return nil
 	}
 }
 
@@ -249,17 +190,16 @@ type chatMessageResponse struct {
 	UpdatedAt         time.Time `json:"updated_at"`
 }
 
-func (s *Server) handleChatMessages() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		o, found := s.orderInStore(w, r)
-		if !found {
-			return
+func (s *Server) handleChatMessages() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		o, err := s.orderInStore(r)
+		if err != nil {
+			return err
 		}
 		id, storeID := o.ID, o.StoreID
 		list, err := s.db.FindChatMessages(r.Context(), storeID, id)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		items := make([]chatMessageResponse, 0, len(list))
 		for _, m := range list {
@@ -268,5 +208,6 @@ func (s *Server) handleChatMessages() http.HandlerFunc {
 				CreatedAt: m.CreatedAt.UTC(), UpdatedAt: m.UpdatedAt.UTC()})
 		}
 		respond(w, http.StatusOK, items)
+		return nil
 	}
 }

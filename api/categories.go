@@ -42,19 +42,18 @@ func (req createCategoryRequest) Valid() []fieldError {
 	return c.result()
 }
 
-func (s *Server) handleCreateCategory() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleCreateCategory() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		req, err := decode[createCategoryRequest](r)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		c := storage.Category{StoreID: storeIDFrom(r.Context()), Name: strings.TrimSpace(req.Name), Position: req.Position}
 		if req.ParentID != nil {
 			id, _ := parseUUID(*req.ParentID)
 			c.ParentID = &id
 		}
-		s.writeTx(w, r, http.StatusCreated, func(tx *storage.Tx) (any, error) {
+		return s.writeTx(w, r, http.StatusCreated, func(tx *storage.Tx) (any, error) {
 			if err := tx.CreateCategory(r.Context(), &c); err != nil {
 				return nil, err
 			}
@@ -63,40 +62,38 @@ func (s *Server) handleCreateCategory() http.HandlerFunc {
 	}
 }
 
-func (s *Server) handleListCategories() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleListCategories() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		q := newQueryParser(r)
 		page, limit := q.page(20)
 		if err := q.err(); err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		categories, total, err := s.db.FindCategories(r.Context(), storeIDFrom(r.Context()), storage.Page{Page: page, Limit: limit})
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		items := make([]categoryResponse, 0, len(categories))
 		for _, c := range categories {
 			items = append(items, newCategoryResponse(c))
 		}
 		respond(w, http.StatusOK, newList(items, page, limit, total))
+		return nil
 	}
 }
 
-func (s *Server) handleGetCategory() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleGetCategory() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := pathUUID(r, "category_id")
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		c, err := s.db.FindCategoryByID(r.Context(), storeIDFrom(r.Context()), id)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		respond(w, http.StatusOK, newCategoryResponse(c))
+		return nil
 	}
 }
 
@@ -122,17 +119,15 @@ func (req updateCategoryRequest) Valid() []fieldError {
 	return c.result()
 }
 
-func (s *Server) handleUpdateCategory() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleUpdateCategory() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := pathUUID(r, "category_id")
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		req, err := decode[updateCategoryRequest](r)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		var upd storage.CategoryUpdate
 		if req.Name.Set {
@@ -146,7 +141,7 @@ func (s *Server) handleUpdateCategory() http.HandlerFunc {
 		if req.Position.Set {
 			upd.Position = &req.Position.Value
 		}
-		s.writeTx(w, r, http.StatusOK, func(tx *storage.Tx) (any, error) {
+		return s.writeTx(w, r, http.StatusOK, func(tx *storage.Tx) (any, error) {
 			c, err := tx.UpdateCategory(r.Context(), storeIDFrom(r.Context()), id, upd)
 			if err != nil {
 				return nil, err
@@ -156,14 +151,13 @@ func (s *Server) handleUpdateCategory() http.HandlerFunc {
 	}
 }
 
-func (s *Server) handleDeleteCategory() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleDeleteCategory() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := pathUUID(r, "category_id")
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
-		s.writeTx(w, r, http.StatusNoContent, func(tx *storage.Tx) (any, error) {
+		return s.writeTx(w, r, http.StatusNoContent, func(tx *storage.Tx) (any, error) {
 			return nil, tx.DeleteCategory(r.Context(), storeIDFrom(r.Context()), id)
 		})
 	}

@@ -47,28 +47,24 @@ type chatCallback struct {
 // changes, and the customer's tap on "confirm", which confirms a PENDING COD
 // order. The body must be signed with SVC_CHAT_WEBHOOK_SECRET
 // (X-Hub-Signature-256: sha256=<hex HMAC of the raw body>).
-func (s *Server) handleChatCallback() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleChatCallback() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, maxJSONBody))
 		if err != nil {
-			s.writeError(w, r, errPayloadTooLarge)
-			return
+			return errPayloadTooLarge
 		}
 		if s.cfg.ChatWebhookSecret == "" {
-			s.writeError(w, r, errNotFound)
-			return
+			return errNotFound
 		}
 		mac := hmac.New(sha256.New, []byte(s.cfg.ChatWebhookSecret))
 		mac.Write(body)
 		want := "sha256=" + hex.EncodeToString(mac.Sum(nil))
 		if !hmac.Equal([]byte(strings.ToLower(r.Header.Get("X-Hub-Signature-256"))), []byte(want)) {
-			s.writeError(w, r, errBadSignature)
-			return
+			return errBadSignature
 		}
 		var cb chatCallback
 		if err := json.Unmarshal(body, &cb); err != nil {
-			s.writeError(w, r, errMalformedJSON)
-			return
+			return errMalformedJSON
 		}
 		updated, confirmed := 0, 0
 		for _, entry := range cb.Entry {
@@ -86,8 +82,7 @@ func (s *Server) handleChatCallback() http.HandlerFunc {
 						continue // not ours, or a state we do not track
 					}
 					if err != nil {
-						s.writeError(w, r, err)
-						return
+						return err
 					}
 					updated++
 				}
@@ -97,8 +92,7 @@ func (s *Server) handleChatCallback() http.HandlerFunc {
 					}
 					moved, err := s.db.ConfirmByChat(r.Context(), m.Context.ID)
 					if err != nil && !errors.Is(err, storage.ErrNotFound) {
-						s.writeError(w, r, err)
-						return
+						return err
 					}
 					if moved {
 						confirmed++
@@ -107,5 +101,6 @@ func (s *Server) handleChatCallback() http.HandlerFunc {
 			}
 		}
 		respond(w, http.StatusOK, map[string]int{"statuses_applied": updated, "orders_confirmed": confirmed})
+		return nil
 	}
 }

@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -12,7 +11,6 @@ import (
 	"github.com/google/uuid"
 	"go.temporal.io/sdk/client"
 
-	"github.com/merchantsvc/svc/activities"
 	"github.com/merchantsvc/svc/storage"
 	"github.com/merchantsvc/svc/workflows"
 )
@@ -59,21 +57,19 @@ func newCheckoutResponse(c storage.Cart) checkoutResponse {
 
 // handleListCheckouts marks the store's carts inactive for the threshold as
 // abandoned (the lazy rule of spec §3), then lists them.
-func (s *Server) handleListCheckouts() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleListCheckouts() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		storeID := storeIDFrom(r.Context())
 		q := newQueryParser(r)
 		page, limit := q.page(20)
 		include, only, hasContact := q.boolean("include_recovered"), q.boolean("only_recovered"), q.boolean("has_contact")
 		defaultMinutes, err := s.db.AbandonmentThreshold(r.Context(), storeID)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		minutes := q.intIn("abandonment_threshold_minutes", storage.MinAbandonmentMinutes, storage.MaxAbandonmentMinutes, defaultMinutes)
 		if err := q.err(); err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		f := storage.CheckoutFilter{HasContact: hasContact, Page: storage.Page{Page: page, Limit: limit},
 			IncludeRecovered: include != nil && *include, OnlyRecovered: only != nil && *only}
@@ -81,37 +77,34 @@ func (s *Server) handleListCheckouts() http.HandlerFunc {
 			_, err := tx.MarkCartsAbandoned(r.Context(), storeID, time.Duration(minutes)*time.Minute)
 			return err
 		}); err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		carts, total, err := s.db.FindAbandonedCheckouts(r.Context(), storeID, f)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		items := make([]checkoutResponse, 0, len(carts))
 		for _, c := range carts {
 			items = append(items, newCheckoutResponse(c))
 		}
 		respond(w, http.StatusOK, newList(items, page, limit, total))
+		return nil
 	}
 }
 
-func (s *Server) handleCheckoutSummary() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleCheckoutSummary() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		q := newQueryParser(r)
 		from, to := q.dateTime("date_from"), q.dateTime("date_to")
 		if from != nil && to != nil && from.After(*to) {
 			q.add("date_from", "out_of_range", "must not be after date_to")
 		}
 		if err := q.err(); err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		sum, err := s.db.SummarizeCheckouts(r.Context(), storeIDFrom(r.Context()), from, to)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		rate := 0.0
 		if n := sum.Abandoned.Count + sum.Recovered.Count; n > 0 {
@@ -126,22 +119,22 @@ func (s *Server) handleCheckoutSummary() http.HandlerFunc {
 			"recovery_rate": rate,
 			"payback":       map[string]any{"emails_sent": sum.EmailsSent, "recovered_after_email": tally(sum.RecoveredAfterEmail)},
 		})
+		return nil
 	}
 }
 
-func (s *Server) handleGetCheckout() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleGetCheckout() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := pathUUID(r, "checkout_id")
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		c, err := s.db.FindCart(r.Context(), storeIDFrom(r.Context()), id)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		respond(w, http.StatusOK, newCheckoutResponse(c))
+		return nil
 	}
 }
 
@@ -163,18 +156,16 @@ func (req markRecoveredRequest) Valid() []fieldError {
 	return c.result()
 }
 
-func (s *Server) handleMarkRecovered() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleMarkRecovered() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := pathUUID(r, "checkout_id")
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		var req markRecoveredRequest
 		if r.ContentLength != 0 {
 			if req, err = decode[markRecoveredRequest](r); err != nil {
-				s.writeError(w, r, err)
-				return
+				return err
 			}
 		}
 		var orderID *uuid.UUID
@@ -182,11 +173,8 @@ func (s *Server) handleMarkRecovered() http.HandlerFunc {
 			id, _ := parseUUID(*req.OrderID)
 			orderID = &id
 		}
-		s.writeTx(w, r, http.StatusOK, func(tx *storage.Tx) (any, error) {
+		return s.writeTx(w, r, http.StatusOK, func(tx *storage.Tx) (any, error) {
 			c, err := tx.MarkCheckoutRecovered(r.Context(), storeIDFrom(r.Context()), id, orderID, req.Note)
-			if errors.Is(err, storage.ErrCheckoutNotAbandoned) {
-				return nil, errCheckoutNotAbandoned
-			}
 			if err != nil {
 				return nil, err
 			}
@@ -205,58 +193,51 @@ func (s *Server) recoveryLink(subdomain string, cartID uuid.UUID, token string) 
 // handleSendRecoveryEmail mails the cart's contact a link back to the cart
 // (through the recovery-email workflow, over SMTP) and answers when it has
 // gone out; recovery_email_sent_at is set each time.
-func (s *Server) handleSendRecoveryEmail() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleSendRecoveryEmail() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := pathUUID(r, "checkout_id")
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		storeID := storeIDFrom(r.Context())
 		c, err := s.db.FindCart(r.Context(), storeID, id)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		if c.CheckedOutAt != nil || c.Status == storage.CartRecovered {
-			s.writeError(w, r, errCheckoutCompleted)
-			return
+			return errCheckoutCompleted
 		}
 		if c.Email == nil {
-			s.writeError(w, r, validationError([]fieldError{{Field: "email", Code: "required",
-				Message: "the checkout has no email address to send to", MessageAr: "لا يوجد بريد إلكتروني لهذه السلة"}}))
-			return
+			return validationError([]fieldError{{Field: "email", Code: "required",
+				Message: "the checkout has no email address to send to", MessageAr: "لا يوجد بريد إلكتروني لهذه السلة"}})
 		}
 		store, err := s.db.FindStoreByID(r.Context(), storeID)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		var token string
 		if err := s.db.InTx(r.Context(), func(tx *storage.Tx) error {
 			token, err = tx.IssueCartToken(r.Context(), storeID, id, "recovery")
 			return err
 		}); err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
-		in := activities.RecoveryEmailInput{StoreID: storeID, CartID: id, Link: s.recoveryLink(store.Subdomain, id, token)}
+		in := workflows.RecoveryEmailInput{StoreID: storeID, CartID: id, Link: s.recoveryLink(store.Subdomain, id, token)}
 		run, err := s.temporal.ExecuteWorkflow(r.Context(), client.StartWorkflowOptions{
-			ID: workflows.RecoveryEmailWorkflowID(in, storage.NewID().String()), TaskQueue: s.cfg.TaskQueue,
+			ID: workflows.RecoveryEmailWorkflowID(id, storage.NewID().String()), TaskQueue: s.cfg.TaskQueue,
 		}, workflows.RecoveryEmail, in)
 		if err != nil {
-			s.writeError(w, r, fmt.Errorf("start recovery email: %w", err))
-			return
+			return fmt.Errorf("start recovery email: %w", err)
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), s.cfg.ImageWait)
 		defer cancel()
-		var sent activities.RecoveryEmailResult
+		var sent workflows.RecoveryEmailResult
 		if err := run.Get(ctx, &sent); err != nil {
 			s.log.WarnContext(r.Context(), "recovery email not sent", "checkout_id", id.String(), "error", err)
-			s.writeError(w, r, errRecoveryEmailFailed)
-			return
+			return errRecoveryEmailFailed
 		}
 		respond(w, http.StatusOK, map[string]any{"checkout_id": id, "sent": true, "to": sent.To,
 			"recovery_email_sent_at": sent.SentAt.UTC()})
+		return nil
 	}
 }

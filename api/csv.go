@@ -25,26 +25,26 @@ var errNotCSV = newError(http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYP
 	"The file is not a CSV: send UTF-8 text with the columns of GET /products/template",
 	"الملف ليس CSV: أرسل نصًا بترميز UTF-8 بأعمدة القالب GET /products/template")
 
-func (s *Server) handleCSVTemplate() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleCSVTemplate() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		w.Header().Set("Content-Type", "text/csv; charset=utf-8")
 		w.Header().Set("Content-Disposition", `attachment; filename="products-template.csv"`)
 		_, _ = w.Write(utf8BOM)
 		cw := csv.NewWriter(w)
 		_ = cw.Write(storage.CSVColumns)
 		cw.Flush()
+		return nil
 	}
 }
 
 // handleExport streams every product as CSV, flushing as it goes, so memory
 // stays flat for any catalog size.
-func (s *Server) handleExport() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleExport() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		storeID := storeIDFrom(r.Context())
 		store, err := s.db.FindStoreByID(r.Context(), storeID)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		exponent := storage.CurrencyExponent(store.Currency)
 		w.Header().Set("Content-Type", "text/csv; charset=utf-8")
@@ -80,6 +80,7 @@ func (s *Server) handleExport() http.HandlerFunc {
 			s.log.ErrorContext(r.Context(), "export products", "request_id", requestID(r.Context()), "error", err)
 			panic(http.ErrAbortHandler)
 		}
+		return nil
 	}
 }
 
@@ -130,12 +131,11 @@ func checkCSV(data []byte) (int, error) {
 	return len(records) - 1, nil
 }
 
-func (s *Server) handleImport() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleImport() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		up, err := readUpload(r)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		dryRun := r.URL.Query().Get("dry_run")
 		if v, ok := up.fields["dry_run"]; ok {
@@ -143,63 +143,55 @@ func (s *Server) handleImport() http.HandlerFunc {
 		}
 		isDryRun, err := strconv.ParseBool(dryRun)
 		if dryRun != "" && err != nil {
-			s.writeError(w, r, validationError([]fieldError{{Field: "dry_run", Code: "invalid_type", Message: "must be true or false",
-				MessageAr: arabicFieldMessage("invalid_type")}}))
-			return
+			return validationError([]fieldError{{Field: "dry_run", Code: "invalid_type", Message: "must be true or false",
+				MessageAr: arabicFieldMessage("invalid_type")}})
 		}
 		total, err := checkCSV(up.file)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		storeID := storeIDFrom(r.Context())
 		imp := storage.ProductImport{StoreID: storeID, DryRun: isDryRun, TotalRows: total}
 		if err := s.db.InTx(r.Context(), func(tx *storage.Tx) error { return tx.CreateImport(r.Context(), &imp) }); err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		if err := s.blob.Put(r.Context(), imp.ObjectKey, up.file, "text/csv"); err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
-		in := workflows.ProductImportInput{}
-		in.StoreID, in.ImportID = storeID, imp.ID
 		run, err := s.temporal.ExecuteWorkflow(r.Context(), client.StartWorkflowOptions{
-			ID: workflows.ProductImportWorkflowID(in), TaskQueue: s.cfg.TaskQueue,
-		}, workflows.ProductImport, in)
+			ID: workflows.ProductImportWorkflowID(imp.ID), TaskQueue: s.cfg.TaskQueue,
+		}, workflows.ProductImport, workflows.ProductImportInput{StoreID: storeID, ImportID: imp.ID})
 		if err != nil {
-			s.writeError(w, r, fmt.Errorf("start import workflow: %w", err))
-			return
+			return fmt.Errorf("start import workflow: %w", err)
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), s.cfg.ImportWait)
 		defer cancel()
 		_ = run.Get(ctx, nil) // the outcome is read from the import row below
 		current, err := s.db.FindImport(context.WithoutCancel(r.Context()), storeID, imp.ID)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		if current.Status == storage.ImportRunning {
 			w.Header().Set("Location", fmt.Sprintf("/api/v1/stores/%s/products/imports/%s", storeID, imp.ID))
 			respond(w, http.StatusAccepted, newImportResponse(current))
-			return
+			return nil
 		}
 		respond(w, http.StatusOK, newImportResponse(current))
+		return nil
 	}
 }
 
-func (s *Server) handleGetImport() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleGetImport() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := pathUUID(r, "import_id")
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		imp, err := s.db.FindImport(r.Context(), storeIDFrom(r.Context()), id)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		respond(w, http.StatusOK, newImportResponse(imp))
+		return nil
 	}
 }

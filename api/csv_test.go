@@ -16,6 +16,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/interceptor"
 
 	"github.com/merchantsvc/svc/activities"
 	"github.com/merchantsvc/svc/api"
@@ -241,8 +243,8 @@ func TestCSVImportSurvivesWorkerRestart(t *testing.T) {
 	h := newHarness(t, api.Config{ImportWait: time.Millisecond})
 	m := h.signup("restart")
 	token := h.pat(m, "catalog:write")
-	slow := worker.New(testenv.Temporal(t), h.queue, &activities.Activities{DB: h.db, Blob: h.blob,
-		ImportBatchSize: 50, ImportBatchDelay: 150 * time.Millisecond})
+	slow := worker.New(testenv.Temporal(t), h.queue, &activities.Activities{DB: h.db, Blob: h.blob, ImportBatchSize: 50},
+		worker.Options{Interceptors: []interceptor.WorkerInterceptor{slowHeartbeats(150 * time.Millisecond)}})
 	require.NoError(t, slow.Start())
 
 	var file strings.Builder
@@ -281,6 +283,49 @@ func TestCSVImportSurvivesWorkerRestart(t *testing.T) {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// slowHeartbeats is a worker interceptor that pauses after every activity
+// heartbeat (an import heartbeats once per batch) until the pause is over or
+// the worker stops, so a test can stop a worker in the middle of an import.
+func slowHeartbeats(pause time.Duration) interceptor.WorkerInterceptor {
+	return &slowWorker{pause: pause}
+}
+
+type slowWorker struct {
+	interceptor.WorkerInterceptorBase
+	pause time.Duration
+}
+
+func (s *slowWorker) InterceptActivity(_ context.Context, next interceptor.ActivityInboundInterceptor) interceptor.ActivityInboundInterceptor {
+	in := &slowActivityInbound{pause: s.pause}
+	in.Next = next
+	return in
+}
+
+type slowActivityInbound struct {
+	interceptor.ActivityInboundInterceptorBase
+	pause time.Duration
+}
+
+func (in *slowActivityInbound) Init(outbound interceptor.ActivityOutboundInterceptor) error {
+	out := &slowActivityOutbound{pause: in.pause}
+	out.Next = outbound
+	return in.Next.Init(out)
+}
+
+type slowActivityOutbound struct {
+	interceptor.ActivityOutboundInterceptorBase
+	pause time.Duration
+}
+
+func (out *slowActivityOutbound) RecordHeartbeat(ctx context.Context, details ...any) {
+	out.Next.RecordHeartbeat(ctx, details...)
+	select {
+	case <-ctx.Done():
+	case <-activity.GetWorkerStopChannel(ctx):
+	case <-time.After(out.pause):
+	}
+}
 
 // The export streams: 100 000 products go out while the heap stays far
 // below what holding them would take.

@@ -95,17 +95,16 @@ func (req createCustomerRequest) Valid() []fieldError {
 	return c.result()
 }
 
-func (s *Server) handleCreateCustomer() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleCreateCustomer() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		req, err := decode[createCustomerRequest](r)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		addresses, _ := json.Marshal(orEmpty(req.Addresses))
 		cust := storage.Customer{StoreID: storeIDFrom(r.Context()), Name: strings.TrimSpace(req.Name), Email: req.Email,
 			Phone: normalizedPtr(req.Phone), Addresses: addresses}
-		s.writeTx(w, r, http.StatusCreated, func(tx *storage.Tx) (any, error) {
+		return s.writeTx(w, r, http.StatusCreated, func(tx *storage.Tx) (any, error) {
 			if err := tx.CreateCustomer(r.Context(), &cust); err != nil {
 				return nil, err
 			}
@@ -129,40 +128,38 @@ func normalizedPtr(phone *string) *string {
 	return &p
 }
 
-func (s *Server) handleListCustomers() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleListCustomers() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		q := newQueryParser(r)
 		page, limit := q.page(20)
 		if err := q.err(); err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		list, total, err := s.db.FindCustomers(r.Context(), storeIDFrom(r.Context()), q.str("search"), storage.Page{Page: page, Limit: limit})
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		items := make([]customerResponse, 0, len(list))
 		for _, c := range list {
 			items = append(items, newCustomerResponse(c))
 		}
 		respond(w, http.StatusOK, newList(items, page, limit, total))
+		return nil
 	}
 }
 
-func (s *Server) handleGetCustomer() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleGetCustomer() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := pathUUID(r, "customer_id")
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		c, err := s.db.FindCustomerByID(r.Context(), storeIDFrom(r.Context()), id)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		respond(w, http.StatusOK, newCustomerResponse(c))
+		return nil
 	}
 }
 
@@ -192,17 +189,15 @@ func (req updateCustomerRequest) Valid() []fieldError {
 	return c.result()
 }
 
-func (s *Server) handleUpdateCustomer() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleUpdateCustomer() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := pathUUID(r, "customer_id")
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		req, err := decode[updateCustomerRequest](r)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		upd := storage.CustomerUpdate{Email: storage.Field[string](req.Email), Phone: storage.Field[string](req.Phone)}
 		upd.Phone.Value = normalizePhone(upd.Phone.Value)
@@ -216,7 +211,7 @@ func (s *Server) handleUpdateCustomer() http.HandlerFunc {
 		if req.ChatOptOut.Set {
 			upd.ChatOptOut = &req.ChatOptOut.Value
 		}
-		s.writeTx(w, r, http.StatusOK, func(tx *storage.Tx) (any, error) {
+		return s.writeTx(w, r, http.StatusOK, func(tx *storage.Tx) (any, error) {
 			c, err := tx.UpdateCustomer(r.Context(), storeIDFrom(r.Context()), id, upd)
 			if err != nil {
 				return nil, err
@@ -226,14 +221,13 @@ func (s *Server) handleUpdateCustomer() http.HandlerFunc {
 	}
 }
 
-func (s *Server) handleDeleteCustomer() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleDeleteCustomer() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := pathUUID(r, "customer_id")
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
-		s.writeTx(w, r, http.StatusNoContent, func(tx *storage.Tx) (any, error) {
+		return s.writeTx(w, r, http.StatusNoContent, func(tx *storage.Tx) (any, error) {
 			return nil, tx.DeleteCustomer(r.Context(), storeIDFrom(r.Context()), id)
 		})
 	}

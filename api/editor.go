@@ -57,15 +57,16 @@ func (s *Server) editorStore(w http.ResponseWriter, r *http.Request) (*storage.U
 	return user, store, true
 }
 
-func (s *Server) handleEditorPage() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleEditorPage() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		user, store, ok := s.editorStore(w, r)
 		if !ok {
-			return
+			return nil
 		}
 		lang := s.pageLang(r, user)
 		s.renderPage(w, http.StatusOK, "editor.html", map[string]any{"T": pageWords[lang], "Title": store.Name, "StoreID": store.ID,
 			"StoreName": store.Name, "Lang": lang})
+		return nil
 	}
 }
 
@@ -186,11 +187,11 @@ func colorHex(s string) bool {
 
 // handlePreview renders a storefront page of the draft for the editor's
 // frame (same origin only).
-func (s *Server) handlePreview() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handlePreview() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		_, store, ok := s.editorStore(w, r)
 		if !ok {
-			return
+			return nil
 		}
 		page := r.URL.Query().Get("page")
 		if !slices.Contains(theme.Pages, page) {
@@ -198,18 +199,15 @@ func (s *Server) handlePreview() http.HandlerFunc {
 		}
 		c, err := s.db.FindCustomization(r.Context(), store.ID)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		data, err := buildPreview(c.Draft, page)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		var body bytes.Buffer
 		if err := pageTemplates.ExecuteTemplate(&body, "preview-sections", data); err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		h := w.Header()
 		h.Set("Content-Type", "text/html; charset=utf-8")
@@ -218,42 +216,40 @@ func (s *Server) handlePreview() http.HandlerFunc {
 		w.WriteHeader(http.StatusOK)
 		_ = pageTemplates.ExecuteTemplate(w, "preview-page", map[string]any{"Data": data, "Body": template.HTML(body.String()),
 			"StoreName": store.Name})
+		return nil
 	}
 }
 
 // handlePreviewRender renders the sections of a posted document, for the
 // frame to swap in when the editor sends new settings.
-func (s *Server) handlePreviewRender() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handlePreviewRender() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		if _, _, ok := s.editorStore(w, r); !ok {
-			return
+			return nil
 		}
 		raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxJSONBody))
 		if err != nil {
-			s.writeError(w, r, errPayloadTooLarge)
-			return
+			return errPayloadTooLarge
 		}
 		var req struct {
 			Document json.RawMessage `json:"document"`
 			Page     string          `json:"page"`
 		}
 		if err := json.Unmarshal(raw, &req); err != nil {
-			s.writeError(w, r, errMalformedJSON)
-			return
+			return errMalformedJSON
 		}
 		if !slices.Contains(theme.Pages, req.Page) {
 			req.Page = "index"
 		}
 		data, err := buildPreview(req.Document, req.Page)
 		if err != nil {
-			s.writeError(w, r, errMalformedJSON)
-			return
+			return errMalformedJSON
 		}
 		var body bytes.Buffer
 		if err := pageTemplates.ExecuteTemplate(&body, "preview-sections", data); err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		respond(w, http.StatusOK, map[string]any{"html": body.String(), "dir": data.Dir, "vars": string(data.Vars)})
+		return nil
 	}
 }

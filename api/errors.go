@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"net/http"
 
+	"go.temporal.io/sdk/temporal"
+
 	"github.com/merchantsvc/svc/internal/tracing"
 	"github.com/merchantsvc/svc/storage"
 )
@@ -18,6 +20,10 @@ type apiError struct {
 	MessageAr   string
 	Fields      []fieldError
 	AllowedNext []string
+	// Header is set on the response (an ETag beside a 412).
+	Header http.Header
+	// Current is the resource as it is now, beside a 412.
+	Current any
 }
 
 func (e *apiError) Error() string { return e.Code + ": " + e.Message }
@@ -42,6 +48,7 @@ type errorBody struct {
 type errorEnvelope struct {
 	Success bool      `json:"success"`
 	Error   errorBody `json:"error"`
+	Current any       `json:"current,omitempty"`
 }
 
 func newError(status int, code, message, messageAr string) *apiError {
@@ -108,6 +115,10 @@ func toAPIError(err error) *apiError {
 		conflict   *storage.ConflictError
 		stock      *storage.StockError
 		transition *storage.TransitionError
+		stale      *storage.StaleDraftError
+		refusal    *temporal.ApplicationError
+
+		themeInvalid *storage.ThemeValidationError
 	)
 	switch {
 	case errors.As(err, &apiErr):
@@ -123,6 +134,19 @@ func toAPIError(err error) *apiError {
 			Message:     fmt.Sprintf("An order cannot move from %s to %s", transition.From, transition.To),
 			MessageAr:   fmt.Sprintf("لا يمكن نقل الطلب من %s إلى %s", transition.From, transition.To),
 			AllowedNext: transition.AllowedNext}
+	case errors.As(err, &themeInvalid):
+		return themeValidationError(themeInvalid.Errors)
+	case errors.As(err, &stale):
+		return &apiError{Status: http.StatusPreconditionFailed, Code: "PRECONDITION_FAILED",
+			Message:   "The draft changed since you read it; here is the current one",
+			MessageAr: "تغيّرت المسودة منذ قراءتها؛ هذه هي النسخة الحالية",
+			Header:    http.Header{"Etag": {stale.Current.ETag}},
+			Current:   map[string]any{"draft": stale.Current.Draft, "etag": stale.Current.ETag}}
+	case errors.As(err, &refusal):
+		if e, known := refusals[refusal.Type()]; known {
+			return e
+		}
+		return errInternal
 	case errors.As(err, &invalid):
 		return validationError([]fieldError{{Field: invalid.Field, Code: invalid.Code, Message: invalid.Message, MessageAr: arabicFieldMessage(invalid.Code)}})
 	case errors.As(err, &conflict):
@@ -151,14 +175,27 @@ func toAPIError(err error) *apiError {
 		return errProofsNotAccepted
 	case errors.Is(err, storage.ErrOrderClosedForPayment):
 		return errOrderClosedForPayment
+	case errors.Is(err, storage.ErrCartCheckedOut):
+		return errCartCheckedOut
+	case errors.Is(err, storage.ErrCheckoutNotAbandoned):
+		return errCheckoutNotAbandoned
+	case errors.Is(err, storage.ErrOrderShipped):
+		return errOrderShipped
+	case errors.Is(err, storage.ErrCodeInvalid):
+		return errCodeInvalid
+	case errors.Is(err, storage.ErrCodeUsed):
+		return errCodeUsed
+	case errors.Is(err, storage.ErrCodeExpired):
+		return errCodeExpired
 	default:
 		return errInternal
 	}
 }
 
-// writeError answers with the error envelope. A 500 says only "internal
-// error"; the cause goes to the log with the request id.
-func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+// writeError is the one error writer: it answers with the error envelope. A
+// 500 says only "internal error"; the cause goes to the request's log with
+// the request id.
+func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	e := toAPIError(err)
 	if e.Status >= 500 {
 		attrs := []any{slog.String("request_id", requestID(r.Context())),
@@ -167,12 +204,15 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 			attrs = append(attrs, slog.String("trace_id", traceID))
 			tracing.RecordError(r.Context(), err)
 		}
-		s.log.ErrorContext(r.Context(), "request failed", attrs...)
+		loggerFrom(r.Context()).ErrorContext(r.Context(), "request failed", attrs...)
+	}
+	for name, values := range e.Header {
+		w.Header()[name] = values
 	}
 	encode(w, e.Status, errorEnvelope{Error: errorBody{
 		Code: e.Code, Message: e.Message, MessageAr: e.MessageAr, RequestID: requestID(r.Context()),
 		Fields: e.Fields, AllowedNext: allowedNext(e),
-	}})
+	}, Current: e.Current})
 }
 
 // allowedNext keeps an empty list visible ("allowed_next": []) on a transition

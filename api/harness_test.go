@@ -127,7 +127,7 @@ func (h *harness) startWorker(httpClient *http.Client) {
 	w := worker.New(h.temporal, h.queue, &activities.Activities{DB: h.db, Blob: h.blob, HTTPClient: httpClient, BaseURL: h.url,
 		Mailer:    activities.SMTPMailer{Host: host, Port: portNumber, From: "orders@example.com", PlainText: true},
 		Chat:      activities.HTTPChatProvider{BaseURL: h.chat.srv.URL, Token: "test"},
-		EInvoices: h.authority})
+		EInvoices: h.authority}, worker.Options{})
 	require.NoError(h.t, w.Start())
 	h.t.Cleanup(w.Stop)
 	// Like `svc worker`, the dispatcher runs beside the worker.

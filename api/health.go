@@ -6,14 +6,15 @@ import (
 	"strings"
 )
 
-func (s *Server) handleHealthz() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleHealthz() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		respond(w, http.StatusOK, map[string]string{"status": "ok"})
+		return nil
 	}
 }
 
-func (s *Server) handleReadyz() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleReadyz() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		checks := s.readiness(r.Context())
 		var failing []string
 		for name, state := range checks {
@@ -23,7 +24,7 @@ func (s *Server) handleReadyz() http.HandlerFunc {
 		}
 		if len(failing) == 0 {
 			respond(w, http.StatusOK, checks)
-			return
+			return nil
 		}
 		sort.Strings(failing)
 		e := *errNotReady
@@ -32,6 +33,6 @@ func (s *Server) handleReadyz() http.HandlerFunc {
 		for _, name := range failing {
 			e.Fields = append(e.Fields, fieldError{Field: name, Code: "unreachable", Message: checks[name], MessageAr: "غير متاح"})
 		}
-		s.writeError(w, r, &e)
+		return &e
 	}
 }

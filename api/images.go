@@ -72,75 +72,69 @@ func checkImage(data []byte) (string, error) {
 	return contentType, nil
 }
 
-func (s *Server) handleUploadImage() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleUploadImage() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		productID, err := pathUUID(r, "product_id")
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		up, err := readUpload(r)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		contentType, err := checkImage(up.file)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		storeID := storeIDFrom(r.Context())
 		img := storage.ProductImage{StoreID: storeID, ProductID: productID, ContentType: contentType}
 		if err := s.db.InTx(r.Context(), func(tx *storage.Tx) error { return tx.CreateProductImage(r.Context(), &img) }); err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		if err := s.blob.Put(r.Context(), img.OriginalKey, up.file, contentType); err != nil {
 			_ = s.db.FailProductImage(context.WithoutCancel(r.Context()), storeID, img.ID, "upload to the object store failed")
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		in := workflows.ProductImageInput{StoreID: storeID, ProductID: productID, ImageID: img.ID}
 		run, err := s.temporal.ExecuteWorkflow(r.Context(), client.StartWorkflowOptions{
-			ID: workflows.ProductImageWorkflowID(in), TaskQueue: s.cfg.TaskQueue,
+			ID: workflows.ProductImageWorkflowID(img.ID), TaskQueue: s.cfg.TaskQueue,
 		}, workflows.ProductImage, in)
 		if err != nil {
-			s.writeError(w, r, fmt.Errorf("start image workflow: %w", err))
-			return
+			return fmt.Errorf("start image workflow: %w", err)
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), s.cfg.ImageWait)
 		defer cancel()
-		var entry workflows.ProductImageResult
-		err = run.Get(ctx, &entry)
+		var out workflows.ProductImageResult
+		err = run.Get(ctx, &out)
 		var failed *temporal.WorkflowExecutionError
 		switch {
 		case err == nil:
-			respond(w, http.StatusCreated, newImageResponse(entry))
+			respond(w, http.StatusCreated, newImageResponse(storage.ImageEntry{ID: out.ImageID, URL: out.URL, ThumbnailURL: out.ThumbnailURL,
+				MediumURL: out.MediumURL, LargeURL: out.LargeURL, Width: out.Width, Height: out.Height, Position: out.Position}))
 		case errors.As(err, &failed):
-			s.writeError(w, r, validationError([]fieldError{{Field: "file", Code: "unprocessable",
-				Message: "the image could not be processed", MessageAr: "تعذّرت معالجة الصورة"}}))
+			return validationError([]fieldError{{Field: "file", Code: "unprocessable",
+				Message: "the image could not be processed", MessageAr: "تعذّرت معالجة الصورة"}})
 		case r.Context().Err() == nil:
 			// Not done within the wait (the gRPC layer may report the deadline
 			// a moment before ctx does): processing goes on.
 			respond(w, http.StatusAccepted, imageResponse{ID: img.ID, Status: storage.ImageProcessing, Position: img.Position,
 				StatusURL: fmt.Sprintf("%s/api/v1/stores/%s/products/%s/images/%s", s.cfg.BaseURL, storeID, productID, img.ID)})
 		default:
-			s.writeError(w, r, r.Context().Err())
+			return r.Context().Err()
 		}
+		return nil
 	}
 }
 
-func (s *Server) handleGetImage() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleGetImage() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		productID, err := pathUUID(r, "product_id")
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		imageID, err := pathUUID(r, "image_id")
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		storeID := storeIDFrom(r.Context())
 		img, err := s.db.FindProductImage(r.Context(), storeID, imageID)
@@ -148,15 +142,13 @@ func (s *Server) handleGetImage() http.HandlerFunc {
 			err = storage.ErrNotFound
 		}
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		resp := imageResponse{ID: img.ID, Status: img.Status, Position: img.Position}
 		if img.Status == storage.ImageReady {
 			p, err := s.db.FindProductByID(r.Context(), storeID, productID)
 			if err != nil {
-				s.writeError(w, r, err)
-				return
+				return err
 			}
 			for _, e := range productImages(p) {
 				if e.ID == img.ID {
@@ -165,6 +157,7 @@ func (s *Server) handleGetImage() http.HandlerFunc {
 			}
 		}
 		respond(w, http.StatusOK, resp)
+		return nil
 	}
 }
 
@@ -184,26 +177,26 @@ func (req deleteImageRequest) Valid() []fieldError {
 	return c.result()
 }
 
-func (s *Server) handleDeleteImage() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleDeleteImage() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		productID, err := pathUUID(r, "product_id")
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		req, err := decode[deleteImageRequest](r)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		storeID := storeIDFrom(r.Context())
 		var img storage.ProductImage
-		if s.writeTx(w, r, http.StatusNoContent, func(tx *storage.Tx) (any, error) {
+		if err := s.writeTx(w, r, http.StatusNoContent, func(tx *storage.Tx) (any, error) {
 			img, err = tx.DeleteProductImage(r.Context(), storeID, productID, req.URL)
 			return nil, err
-		}) {
-			s.removeObjects(r.Context(), strings.TrimSuffix(img.OriginalKey, "original"))
+		}); err != nil {
+			return err
 		}
+		s.removeObjects(r.Context(), strings.TrimSuffix(img.OriginalKey, "original"))
+		return nil
 	}
 }
 
@@ -227,19 +220,17 @@ func (req setAltRequest) Valid() []fieldError {
 	return c.result()
 }
 
-func (s *Server) handleSetImageAlt() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleSetImageAlt() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		productID, err := pathUUID(r, "product_id")
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		req, err := decode[setAltRequest](r)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
-		s.writeTx(w, r, http.StatusOK, func(tx *storage.Tx) (any, error) {
+		return s.writeTx(w, r, http.StatusOK, func(tx *storage.Tx) (any, error) {
 			if err := tx.SetImageAlt(r.Context(), storeIDFrom(r.Context()), productID, req.URL, req.Alt); err != nil {
 				return nil, err
 			}
@@ -253,28 +244,24 @@ var mediaFiles = []string{"large.webp", "medium.webp", "thumbnail.webp"}
 // handleMedia serves image bytes from the object store. The URLs are public
 // (storefronts embed them) and unguessable (image ids are random); the bytes
 // never change, so they are cached for a year.
-func (s *Server) handleMedia() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleMedia() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		storeID, err1 := parseUUID(chi.URLParam(r, "store_id"))
 		imageID, err2 := parseUUID(chi.URLParam(r, "image_id"))
 		file := chi.URLParam(r, "file")
 		if err1 != nil || err2 != nil || !slices.Contains(mediaFiles, file) {
-			s.writeError(w, r, errNotFound)
-			return
+			return errNotFound
 		}
 		img, err := s.db.FindProductImage(r.Context(), storeID, imageID)
 		if err != nil || img.Status != storage.ImageReady {
-			s.writeError(w, r, errNotFound)
-			return
+			return errNotFound
 		}
 		body, size, err := s.blob.Open(r.Context(), storage.ImageKey(storeID, img.ProductID, imageID, file))
 		if errors.Is(err, blob.ErrNotFound) {
-			s.writeError(w, r, errNotFound)
-			return
+			return errNotFound
 		}
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		defer body.Close()
 		w.Header().Set("Content-Type", "image/webp")
@@ -282,5 +269,6 @@ func (s *Server) handleMedia() http.HandlerFunc {
 		w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		_, _ = io.Copy(w, body)
+		return nil
 	}
 }

@@ -30,6 +30,7 @@ const (
 	principalKey
 	storeIDKey
 	idempotencyKey
+	loggerKey
 )
 
 // principal is who is calling: a signed-in merchant or a bearer token.
@@ -110,7 +111,7 @@ func (s *Server) recoverer(next http.Handler) http.Handler {
 				if v == http.ErrAbortHandler {
 					panic(v)
 				}
-				s.writeError(w, r, fmt.Errorf("panic: %v\n%s", v, debug.Stack()))
+				writeError(w, r, fmt.Errorf("panic: %v\n%s", v, debug.Stack()))
 			}
 		}()
 		next.ServeHTTP(w, r)
@@ -128,7 +129,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, err := s.identify(r)
 		if err != nil {
-			s.writeError(w, r, err)
+			writeError(w, r, err)
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey, p)))
@@ -186,7 +187,7 @@ func (s *Server) identify(r *http.Request) (*principal, error) {
 func (s *Server) sessionOnly(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if principalFrom(r.Context()).isToken() {
-			s.writeError(w, r, errTokenNotAllowed)
+			writeError(w, r, errTokenNotAllowed)
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -207,7 +208,7 @@ func (s *Server) rateLimit(next http.Handler) http.Handler {
 			reset, _ := strconv.ParseInt(w.Header().Get("X-RateLimit-Reset"), 10, 64)
 			wait := max(reset-time.Now().Unix(), 1)
 			w.Header().Set("Retry-After", strconv.FormatInt(wait, 10))
-			s.writeError(w, r, s.errRateLimited)
+			writeError(w, r, s.errRateLimited)
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -221,7 +222,7 @@ func (s *Server) storefrontRateLimit(next http.Handler) http.Handler {
 			s.metrics.RateLimited.WithLabelValues("storefront").Inc()
 			reset, _ := strconv.ParseInt(w.Header().Get("X-RateLimit-Reset"), 10, 64)
 			w.Header().Set("Retry-After", strconv.FormatInt(max(reset-time.Now().Unix(), 1), 10))
-			s.writeError(w, r, newError(http.StatusTooManyRequests, "RATE_LIMITED",
+			writeError(w, r, newError(http.StatusTooManyRequests, "RATE_LIMITED",
 				"Too many storefront requests from this address; try again shortly",
 				"طلبات كثيرة من هذا العنوان إلى واجهة المتجر؛ حاول مجددًا بعد قليل"))
 			return
@@ -279,23 +280,23 @@ func (s *Server) bindStore(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		storeID, err := pathUUID(r, "store_id")
 		if err != nil {
-			s.writeError(w, r, err)
+			writeError(w, r, err)
 			return
 		}
 		p := principalFrom(r.Context())
 		if p.isToken() {
 			if p.token.StoreID != storeID {
-				s.writeError(w, r, errStoreMismatch)
+				writeError(w, r, errStoreMismatch)
 				return
 			}
 		} else {
 			store, err := s.db.FindStoreByID(r.Context(), storeID)
 			if errors.Is(err, storage.ErrNotFound) || (err == nil && store.OwnerUserID != p.userID) {
-				s.writeError(w, r, errStoreMismatch)
+				writeError(w, r, errStoreMismatch)
 				return
 			}
 			if err != nil {
-				s.writeError(w, r, err)
+				writeError(w, r, err)
 				return
 			}
 		}
@@ -308,7 +309,7 @@ func (s *Server) requireScope(scope string) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if !principalFrom(r.Context()).allows(scope) {
-				s.writeError(w, r, &apiError{Status: http.StatusForbidden, Code: "SCOPE_MISSING",
+				writeError(w, r, &apiError{Status: http.StatusForbidden, Code: "SCOPE_MISSING",
 					Message:   "This token lacks the scope " + scope,
 					MessageAr: "هذا الرمز لا يملك الصلاحية " + scope})
 				return
@@ -338,13 +339,13 @@ func (s *Server) idempotency(next http.Handler) http.Handler {
 			return
 		}
 		if !printableASCII(key, 255) {
-			s.writeError(w, r, validationError([]fieldError{{Field: "Idempotency-Key", Code: "invalid",
+			writeError(w, r, validationError([]fieldError{{Field: "Idempotency-Key", Code: "invalid",
 				Message: "must be 1 to 255 printable ASCII characters", MessageAr: "يجب أن يكون من 1 إلى 255 حرفًا مطبوعًا"}}))
 			return
 		}
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxIdempotentBody))
 		if err != nil {
-			s.writeError(w, r, errPayloadTooLarge)
+			writeError(w, r, errPayloadTooLarge)
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
@@ -358,7 +359,7 @@ func (s *Server) idempotency(next http.Handler) http.Handler {
 
 		stored, err := s.db.ClaimIdempotencyKey(r.Context(), scope, fingerprint.Sum(nil))
 		if err != nil {
-			s.writeError(w, r, err)
+			writeError(w, r, err)
 			return
 		}
 		if stored != nil {

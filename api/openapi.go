@@ -21,14 +21,14 @@ var OpenAPIDocument = sync.OnceValues(func() ([]byte, error) {
 	return json.Marshal(doc)
 })
 
-func (s *Server) handleOpenAPI() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleOpenAPI() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		doc, err := OpenAPIDocument()
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(doc)
+		return nil
 	}
 }

@@ -2,7 +2,6 @@ package api
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -189,16 +188,15 @@ func actor(p *principal) *uuid.UUID {
 	return &id
 }
 
-func (s *Server) handleCreateOrder(draft bool) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleCreateOrder(draft bool) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		req, err := decode[createOrderRequest](r)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		in := req.newOrder(storeIDFrom(r.Context()), draft, actor(principalFrom(r.Context())))
 		// The worker's dispatcher starts the order-placed workflow after commit.
-		s.writeTx(w, r, http.StatusCreated, func(tx *storage.Tx) (any, error) {
+		return s.writeTx(w, r, http.StatusCreated, func(tx *storage.Tx) (any, error) {
 			o, err := tx.CreateOrder(r.Context(), in)
 			if err != nil {
 				return nil, err
@@ -218,8 +216,8 @@ func orderFilter(q *queryParser) storage.OrderFilter {
 	return f
 }
 
-func (s *Server) handleListOrders() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleListOrders() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		q := newQueryParser(r)
 		page, limit := q.page(20)
 		f := orderFilter(q)
@@ -238,55 +236,52 @@ func (s *Server) handleListOrders() http.HandlerFunc {
 			f.FulfillmentStatus = v
 		}
 		if err := q.err(); err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		orders, total, err := s.db.FindOrders(r.Context(), storeIDFrom(r.Context()), f)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		items := make([]orderResponse, 0, len(orders))
 		for _, o := range orders {
 			items = append(items, newOrderResponse(o))
 		}
 		respond(w, http.StatusOK, newList(items, page, limit, total))
+		return nil
 	}
 }
 
-func (s *Server) handleOrderCounts() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleOrderCounts() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		q := newQueryParser(r)
 		f := orderFilter(q)
 		if err := q.err(); err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		counts, total, err := s.db.CountOrders(r.Context(), storeIDFrom(r.Context()), f)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		respond(w, http.StatusOK, map[string]any{"counts": counts, "total": total})
+		return nil
 	}
 }
 
 const maxOrderRef = 64
 
-func (s *Server) handleGetOrder() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleGetOrder() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		ref := chi.URLParam(r, "order_ref")
 		if utf8.RuneCountInString(ref) > maxOrderRef || ref == "" {
-			s.writeError(w, r, validationError([]fieldError{{Field: "order_ref", Code: "too_long",
-				Message: "must be an order id or an order number of at most 64 characters", MessageAr: arabicFieldMessage("too_long")}}))
-			return
+			return validationError([]fieldError{{Field: "order_ref", Code: "too_long",
+				Message: "must be an order id or an order number of at most 64 characters", MessageAr: arabicFieldMessage("too_long")}})
 		}
 		o, err := s.db.FindOrderByRef(r.Context(), storeIDFrom(r.Context()), ref)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		respond(w, http.StatusOK, newOrderResponse(o))
+		return nil
 	}
 }
 
@@ -306,19 +301,17 @@ func (req updateStatusRequest) Valid() []fieldError {
 	return c.result()
 }
 
-func (s *Server) handleUpdateOrderStatus() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleUpdateOrderStatus() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := pathUUID(r, "order_id")
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		req, err := decode[updateStatusRequest](r)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
-		s.writeTx(w, r, http.StatusOK, func(tx *storage.Tx) (any, error) {
+		return s.writeTx(w, r, http.StatusOK, func(tx *storage.Tx) (any, error) {
 			o, err := tx.TransitionOrder(r.Context(), storeIDFrom(r.Context()), id, req.Status, req.TrackingNumber, req.Note,
 				actor(principalFrom(r.Context())))
 			if err != nil {
@@ -329,20 +322,18 @@ func (s *Server) handleUpdateOrderStatus() http.HandlerFunc {
 	}
 }
 
-func (s *Server) handleCancelOrder() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleCancelOrder() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := pathUUID(r, "order_id")
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		reason := r.URL.Query().Get("reason")
 		if utf8.RuneCountInString(reason) > 1000 {
-			s.writeError(w, r, validationError([]fieldError{{Field: "reason", Code: "too_long", Message: "must be at most 1000 characters",
-				MessageAr: arabicFieldMessage("too_long")}}))
-			return
+			return validationError([]fieldError{{Field: "reason", Code: "too_long", Message: "must be at most 1000 characters",
+				MessageAr: arabicFieldMessage("too_long")}})
 		}
-		s.writeTx(w, r, http.StatusNoContent, func(tx *storage.Tx) (any, error) {
+		return s.writeTx(w, r, http.StatusNoContent, func(tx *storage.Tx) (any, error) {
 			_, err := tx.CancelOrder(r.Context(), storeIDFrom(r.Context()), id, reason, actor(principalFrom(r.Context())))
 			return nil, err
 		})
@@ -372,19 +363,17 @@ func (req commentRequest) Valid() []fieldError {
 	return c.result()
 }
 
-func (s *Server) handleAddComment() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleAddComment() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := pathUUID(r, "order_id")
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		req, err := decode[commentRequest](r)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
-		s.writeTx(w, r, http.StatusCreated, func(tx *storage.Tx) (any, error) {
+		return s.writeTx(w, r, http.StatusCreated, func(tx *storage.Tx) (any, error) {
 			a, err := tx.AddOrderComment(r.Context(), storeIDFrom(r.Context()), id, req.Body, actor(principalFrom(r.Context())))
 			if err != nil {
 				return nil, err
@@ -397,12 +386,11 @@ func (s *Server) handleAddComment() http.HandlerFunc {
 // handleActivities lists staff comments and system events, newest first
 // (spec: page ≥ 1, limit 1-100 default 50); timeline lists status changes
 // oldest first.
-func (s *Server) handleActivities(timeline bool) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleActivities(timeline bool) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := pathUUID(r, "order_id")
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		q := newQueryParser(r)
 		page, limit := q.page(50)
@@ -410,13 +398,11 @@ func (s *Server) handleActivities(timeline bool) http.HandlerFunc {
 			page, limit = 1, 1000
 		}
 		if err := q.err(); err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		storeID := storeIDFrom(r.Context())
 		if _, err := s.db.FindOrderByRef(r.Context(), storeID, id.String()); err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		var kinds []string
 		if timeline {
@@ -424,8 +410,7 @@ func (s *Server) handleActivities(timeline bool) http.HandlerFunc {
 		}
 		list, err := s.db.FindOrderActivities(r.Context(), storeID, id, kinds, storage.Page{Page: page, Limit: limit}, timeline)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		items := make([]activityResponse, 0, len(list))
 		for _, a := range list {
@@ -433,14 +418,14 @@ func (s *Server) handleActivities(timeline bool) http.HandlerFunc {
 		}
 		if timeline {
 			respond(w, http.StatusOK, items)
-			return
+			return nil
 		}
 		total, err := s.db.CountOrderActivities(r.Context(), storeID, id)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		respond(w, http.StatusOK, newList(items, page, limit, total))
+		return nil
 	}
 }
 
@@ -467,17 +452,15 @@ func (req updateOrderRequest) Valid() []fieldError {
 var errOrderShipped = newError(http.StatusConflict, "ORDER_SHIPPED",
 	"The shipping address cannot change once the order has shipped", "لا يمكن تغيير عنوان الشحن بعد شحن الطلب")
 
-func (s *Server) handleUpdateOrder() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleUpdateOrder() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := pathUUID(r, "order_id")
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		req, err := decode[updateOrderRequest](r)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		upd := storage.OrderUpdate{TrackingNumber: storage.Field[string](req.TrackingNumber)}
 		if req.Notes.Set {
@@ -488,11 +471,8 @@ func (s *Server) handleUpdateOrder() http.HandlerFunc {
 			addr.Phone = normalizePhone(addr.Phone)
 			upd.ShippingAddress, _ = json.Marshal(addr)
 		}
-		s.writeTx(w, r, http.StatusOK, func(tx *storage.Tx) (any, error) {
+		return s.writeTx(w, r, http.StatusOK, func(tx *storage.Tx) (any, error) {
 			o, err := tx.UpdateOrder(r.Context(), storeIDFrom(r.Context()), id, upd, actor(principalFrom(r.Context())))
-			if errors.Is(err, storage.ErrOrderShipped) {
-				return nil, errOrderShipped
-			}
 			if err != nil {
 				return nil, err
 			}
@@ -530,12 +510,11 @@ type bulkFailure struct {
 
 // handleBulkStatus moves each order in its own transaction, so one refusal
 // does not hold back the rest; the answer says what happened to each.
-func (s *Server) handleBulkStatus() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleBulkStatus() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		req, err := decode[bulkStatusRequest](r)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		storeID := storeIDFrom(r.Context())
 		updated, failed := []string{}, []bulkFailure{}
@@ -548,8 +527,7 @@ func (s *Server) handleBulkStatus() http.HandlerFunc {
 			if err != nil {
 				e := toAPIError(err)
 				if e.Status >= 500 {
-					s.writeError(w, r, err)
-					return
+					return err
 				}
 				failed = append(failed, bulkFailure{OrderID: raw, Code: e.Code, Message: e.Message, MessageAr: e.MessageAr})
 				continue
@@ -557,5 +535,6 @@ func (s *Server) handleBulkStatus() http.HandlerFunc {
 			updated = append(updated, raw)
 		}
 		respond(w, http.StatusOK, map[string]any{"updated": updated, "failed": failed})
+		return nil
 	}
 }

@@ -131,7 +131,7 @@ func (s *Server) pageUser(r *http.Request) (*storage.User, error) {
 func (s *Server) signedIn(w http.ResponseWriter, r *http.Request) (*storage.User, bool) {
 	user, err := s.pageUser(r)
 	if err != nil {
-		s.writeError(w, r, err)
+		writeError(w, r, err)
 		return nil, false
 	}
 	if user == nil {
@@ -159,8 +159,8 @@ func safeNext(next string) string {
 	return next
 }
 
-func (s *Server) handleLoginPage() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleLoginPage() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		lang := s.pageLang(r, nil)
 		other := url.Values{"next": {r.URL.Query().Get("next")}}
 		if lang == "ar" {
@@ -168,36 +168,36 @@ func (s *Server) handleLoginPage() http.HandlerFunc {
 		}
 		s.renderPage(w, http.StatusOK, "login.html", map[string]any{"T": pageWords[lang], "Title": pageWords[lang]["signin_title"],
 			"CSRF": s.pageCSRF(w, r), "Next": safeNext(r.URL.Query().Get("next")), "OtherLangURL": "/login?" + other.Encode()})
+		return nil
 	}
 }
 
 // handleLoginForm signs a merchant in from the page and returns them to
 // where they were going.
-func (s *Server) handleLoginForm() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleLoginForm() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
 		lang := s.pageLang(r, nil)
 		if err := r.ParseForm(); err != nil || !csrfValid(r) {
 			s.problemPage(w, r, http.StatusForbidden, lang, pageWords[lang]["bad_form"])
-			return
+			return nil
 		}
 		next := safeNext(r.PostFormValue("next"))
 		email := strings.TrimSpace(r.PostFormValue("email"))
 		user, err := s.checkPassword(r.Context(), email, r.PostFormValue("password"))
 		if err != nil && !errors.Is(err, errBadLogin) {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		if err != nil {
 			s.renderPage(w, http.StatusUnauthorized, "login.html", map[string]any{"T": pageWords[lang], "Title": pageWords[lang]["signin_title"],
 				"CSRF": s.pageCSRF(w, r), "Next": next, "Email": email, "Error": pageWords[lang]["bad_login"], "OtherLangURL": "/login?lang=en"})
-			return
+			return nil
 		}
 		if err := s.startSession(w, r, user.ID); err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		http.Redirect(w, r, next, http.StatusSeeOther)
+		return nil
 	}
 }
 
@@ -269,25 +269,24 @@ func (s *Server) checkConsent(r *http.Request, values url.Values, user *storage.
 var errNotOwner = errors.New("not the store's owner")
 
 // handleConsentPage shows the consent page for a valid consent link.
-func (s *Server) handleConsentPage() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleConsentPage() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		user, ok := s.signedIn(w, r)
 		if !ok {
-			return
+			return nil
 		}
 		lang := s.pageLang(r, user)
 		c, err := s.checkConsent(r, r.URL.Query(), user)
 		if errors.Is(err, errNotOwner) {
 			toLogin(w, r) // sign in as the store's owner and come back
-			return
+			return nil
 		}
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		if c.Problem != "" {
 			s.problemPage(w, r, http.StatusBadRequest, lang, c.Problem)
-			return
+			return nil
 		}
 		type scopeLine struct{ Name, Words string }
 		lines := make([]scopeLine, 0, len(c.Scopes))
@@ -296,66 +295,65 @@ func (s *Server) handleConsentPage() http.HandlerFunc {
 		}
 		s.renderPage(w, http.StatusOK, "consent.html", map[string]any{"T": pageWords[lang], "Title": pageWords[lang]["consent_title"],
 			"CSRF": s.pageCSRF(w, r), "App": c.App.Name, "Store": c.Store.Name, "Scopes": lines, "Params": c.Params})
+		return nil
 	}
 }
 
 // handleConsentForm takes the merchant's answer: Allow redirects with a
 // single-use code and a signature, Deny with error=access_denied and state.
-func (s *Server) handleConsentForm() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleConsentForm() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
 		user, err := s.pageUser(r)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		if user == nil {
 			http.Redirect(w, r, "/login", http.StatusSeeOther)
-			return
+			return nil
 		}
 		lang := s.pageLang(r, user)
 		if err := r.ParseForm(); err != nil || !csrfValid(r) {
 			s.problemPage(w, r, http.StatusForbidden, lang, pageWords[lang]["bad_form"])
-			return
+			return nil
 		}
 		c, err := s.checkConsent(r, r.PostForm, user)
 		if errors.Is(err, errNotOwner) {
 			s.problemPage(w, r, http.StatusForbidden, lang, "sign in as the store's owner")
-			return
+			return nil
 		}
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		if c.Problem != "" {
 			s.problemPage(w, r, http.StatusBadRequest, lang, c.Problem)
-			return
+			return nil
 		}
 		redirect := c.Params["redirect_uri"]
 		if r.PostFormValue("decision") != "allow" {
 			http.Redirect(w, r, redirect+"?"+url.Values{"error": {"access_denied"}, "state": {c.Params["state"]}}.Encode(), http.StatusFound)
-			return
+			return nil
 		}
 		code := newSecret(codePrefix)
 		if err := s.db.InTx(r.Context(), func(tx *storage.Tx) error {
 			return tx.CreateAuthCode(r.Context(), code, c.App.ID, c.Store.ID, user.ID, c.Scopes, redirect)
 		}); err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		params := url.Values{"code": {code}, "state": {c.Params["state"]}, "store_id": {c.Store.ID.String()}}
 		http.Redirect(w, r, withSignature(redirect, c.App.ClientSecret, params, time.Now().Unix()), http.StatusFound)
+		return nil
 	}
 }
 
 // handleInstallFromListing starts an install from the app store: the
 // service chooses state and the app's first redirect URL receives the code.
-func (s *Server) handleInstallFromListing() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleInstallFromListing() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		app, err := s.db.FindAppBySlug(r.Context(), chi.URLParam(r, "slug"))
 		if err != nil {
 			s.problemPage(w, r, http.StatusNotFound, "ar", "unknown app")
-			return
+			return nil
 		}
 		b := make([]byte, 18)
 		_, _ = rand.Read(b)
@@ -363,43 +361,44 @@ func (s *Server) handleInstallFromListing() http.HandlerFunc {
 			"redirect_uri": {app.RedirectURLs[0]}, "scope": {strings.Join(app.Scopes, " ")},
 			"state": {base64.RawURLEncoding.EncodeToString(b)}}
 		http.Redirect(w, r, "/oauth/authorize?"+q.Encode(), http.StatusFound)
+		return nil
 	}
 }
 
 // handleLaunch opens an installed app for the signed-in owner: app_url with
 // store_id, locale, timestamp and hmac.
-func (s *Server) handleLaunch() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleLaunch() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		user, ok := s.signedIn(w, r)
 		if !ok {
-			return
+			return nil
 		}
 		lang := s.pageLang(r, user)
 		app, err := s.db.FindAppBySlug(r.Context(), chi.URLParam(r, "slug"))
 		if err != nil {
 			s.problemPage(w, r, http.StatusNotFound, lang, "unknown app")
-			return
+			return nil
 		}
 		storeID, err := uuid.Parse(r.URL.Query().Get("store_id"))
 		if err != nil {
 			s.problemPage(w, r, http.StatusBadRequest, lang, "store_id must be a store's id")
-			return
+			return nil
 		}
 		store, err := s.db.FindStoreByID(r.Context(), storeID)
 		if err != nil || store.OwnerUserID != user.ID {
 			toLogin(w, r)
-			return
+			return nil
 		}
 		installed, err := s.db.AppInstalled(r.Context(), app.ID, storeID)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		if !installed {
 			s.problemPage(w, r, http.StatusNotFound, lang, "the app is not installed on this store")
-			return
+			return nil
 		}
 		params := url.Values{"store_id": {storeID.String()}, "locale": {lang}}
 		http.Redirect(w, r, withSignature(app.AppURL, app.ClientSecret, params, time.Now().Unix()), http.StatusFound)
+		return nil
 	}
 }

@@ -74,44 +74,40 @@ type paymentResult struct {
 	Order orderResponse `json:"order"`
 }
 
-func (s *Server) handleListProofs() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleListProofs() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		orderID, err := pathUUID(r, "order_id")
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		proofs, err := s.db.FindPaymentProofs(r.Context(), storeIDFrom(r.Context()), orderID)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		items := make([]proofResponse, 0, len(proofs))
 		for _, p := range proofs {
 			items = append(items, s.newProofResponse(p))
 		}
 		respond(w, http.StatusOK, items)
+		return nil
 	}
 }
 
 // handleProofImage streams a proof's image after checking the proof is the
 // store's, with a short private cache.
-func (s *Server) handleProofImage() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleProofImage() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		proofID, err := pathUUID(r, "proof_id")
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		p, err := s.db.FindPaymentProof(r.Context(), storeIDFrom(r.Context()), proofID)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		body, size, err := s.blob.Open(r.Context(), p.ImageKey)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		defer body.Close()
 		w.Header().Set("Content-Type", p.ContentType)
@@ -121,20 +117,19 @@ func (s *Server) handleProofImage() http.HandlerFunc {
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		w.WriteHeader(http.StatusOK)
 		_, _ = io.Copy(w, body)
+		return nil
 	}
 }
 
-func (s *Server) handleSimilarProofs() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleSimilarProofs() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		proofID, err := pathUUID(r, "proof_id")
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		similar, err := s.db.FindSimilarProofs(r.Context(), storeIDFrom(r.Context()), proofID)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		items := make([]proofResponse, 0, len(similar))
 		for _, p := range similar {
@@ -143,17 +138,17 @@ func (s *Server) handleSimilarProofs() http.HandlerFunc {
 			items = append(items, resp)
 		}
 		respond(w, http.StatusOK, items)
+		return nil
 	}
 }
 
-func (s *Server) handleApproveProof() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleApproveProof() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		proofID, err := pathUUID(r, "proof_id")
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
-		s.writeTx(w, r, http.StatusOK, func(tx *storage.Tx) (any, error) {
+		return s.writeTx(w, r, http.StatusOK, func(tx *storage.Tx) (any, error) {
 			p, err := tx.ApproveProof(r.Context(), storeIDFrom(r.Context()), proofID, actor(principalFrom(r.Context())))
 			if err != nil {
 				return nil, err
@@ -174,19 +169,17 @@ func (req reasonRequest) Valid() []fieldError {
 	return c.result()
 }
 
-func (s *Server) handleRejectProof() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleRejectProof() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		proofID, err := pathUUID(r, "proof_id")
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		req, err := decode[reasonRequest](r)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
-		s.writeTx(w, r, http.StatusOK, func(tx *storage.Tx) (any, error) {
+		return s.writeTx(w, r, http.StatusOK, func(tx *storage.Tx) (any, error) {
 			p, err := tx.RejectProof(r.Context(), storeIDFrom(r.Context()), proofID, strings.TrimSpace(req.Reason), actor(principalFrom(r.Context())))
 			if err != nil {
 				return nil, err
@@ -196,19 +189,17 @@ func (s *Server) handleRejectProof() http.HandlerFunc {
 	}
 }
 
-func (s *Server) handleVoidPayment() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleVoidPayment() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		proofID, err := pathUUID(r, "proof_id")
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		req, err := decode[reasonRequest](r)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
-		s.writeTx(w, r, http.StatusOK, func(tx *storage.Tx) (any, error) {
+		return s.writeTx(w, r, http.StatusOK, func(tx *storage.Tx) (any, error) {
 			p, o, err := tx.VoidPayment(r.Context(), storeIDFrom(r.Context()), proofID, strings.TrimSpace(req.Reason), actor(principalFrom(r.Context())))
 			if err != nil {
 				return nil, err
@@ -218,24 +209,23 @@ func (s *Server) handleVoidPayment() http.HandlerFunc {
 	}
 }
 
-func (s *Server) handlePendingReview() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handlePendingReview() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		q := newQueryParser(r)
 		page, limit := q.page(20)
 		if err := q.err(); err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		orders, total, err := s.db.FindPendingReviewOrders(r.Context(), storeIDFrom(r.Context()), storage.Page{Page: page, Limit: limit})
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		items := make([]orderResponse, 0, len(orders))
 		for _, o := range orders {
 			items = append(items, newOrderResponse(o))
 		}
 		respond(w, http.StatusOK, newList(items, page, limit, total))
+		return nil
 	}
 }
 
@@ -252,53 +242,49 @@ func (s *Server) storeProofImage(ctx context.Context, storeID, proofID uuid.UUID
 
 // handleRecordPayment records a receipt and the amount the merchant took
 // (multipart `receipt` + `amount` in minor units).
-func (s *Server) handleRecordPayment() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleRecordPayment() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		orderID, err := pathUUID(r, "order_id")
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		up, err := readUploadField(r, "receipt")
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		amount, err := strconv.ParseInt(strings.TrimSpace(up.fields["amount"]), 10, 64)
 		if err != nil || amount <= 0 {
-			s.writeError(w, r, validationError([]fieldError{{Field: "amount", Code: "out_of_range",
-				Message: "must be a whole number of minor units greater than 0", MessageAr: arabicFieldMessage("out_of_range")}}))
-			return
+			return validationError([]fieldError{{Field: "amount", Code: "out_of_range",
+				Message: "must be a whole number of minor units greater than 0", MessageAr: arabicFieldMessage("out_of_range")}})
 		}
 		storeID, proofID := storeIDFrom(r.Context()), storage.NewID()
 		key, contentType, err := s.storeProofImage(r.Context(), storeID, proofID, up.file)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		in := storage.NewProof{ID: proofID, StoreID: storeID, OrderID: orderID, ImageKey: key, ContentType: contentType,
 			Amount: amount, ActorUserID: actor(principalFrom(r.Context()))}
-		committed := s.writeTx(w, r, http.StatusCreated, func(tx *storage.Tx) (any, error) {
+		err = s.writeTx(w, r, http.StatusCreated, func(tx *storage.Tx) (any, error) {
 			p, o, err := tx.RecordPayment(r.Context(), in)
 			if err != nil {
 				return nil, err
 			}
 			return ok(paymentResult{Proof: s.newProofResponse(p), Order: newOrderResponse(o)}), nil
 		})
-		if !committed {
+		if err != nil {
 			_ = s.blob.RemovePrefix(context.WithoutCancel(r.Context()), key)
 		}
+		return err
 	}
 }
 
-func (s *Server) handleMarkPaid() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleMarkPaid() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		orderID, err := pathUUID(r, "order_id")
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
-		s.writeTx(w, r, http.StatusOK, func(tx *storage.Tx) (any, error) {
+		return s.writeTx(w, r, http.StatusOK, func(tx *storage.Tx) (any, error) {
 			o, err := tx.MarkOrderPaid(r.Context(), storeIDFrom(r.Context()), orderID, actor(principalFrom(r.Context())))
 			if err != nil {
 				return nil, err
@@ -308,19 +294,17 @@ func (s *Server) handleMarkPaid() http.HandlerFunc {
 	}
 }
 
-func (s *Server) handleUnmarkPaid() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleUnmarkPaid() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		orderID, err := pathUUID(r, "order_id")
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		req, err := decode[reasonRequest](r)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
-		s.writeTx(w, r, http.StatusOK, func(tx *storage.Tx) (any, error) {
+		return s.writeTx(w, r, http.StatusOK, func(tx *storage.Tx) (any, error) {
 			o, err := tx.UnmarkOrderPaid(r.Context(), storeIDFrom(r.Context()), orderID, strings.TrimSpace(req.Reason), actor(principalFrom(r.Context())))
 			if err != nil {
 				return nil, err
@@ -377,24 +361,22 @@ type partialAcceptanceResponse struct {
 	AutoMarkedPaid bool              `json:"auto_marked_paid"`
 }
 
-func (s *Server) handlePartialAcceptance() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handlePartialAcceptance() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		orderID, err := pathUUID(r, "order_id")
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		req, err := decode[partialAcceptanceRequest](r)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		lines := make([]storage.AcceptedLine, 0, len(req.Lines))
 		for _, l := range req.Lines {
 			id, _ := parseUUID(l.LineID)
 			lines = append(lines, storage.AcceptedLine{LineID: id, AcceptedQuantity: *l.AcceptedQuantity})
 		}
-		s.writeTx(w, r, http.StatusOK, func(tx *storage.Tx) (any, error) {
+		return s.writeTx(w, r, http.StatusOK, func(tx *storage.Tx) (any, error) {
 			res, err := tx.AcceptPartially(r.Context(), storeIDFrom(r.Context()), orderID, lines, req.Note, actor(principalFrom(r.Context())))
 			if err != nil {
 				return nil, err
@@ -413,38 +395,32 @@ func (s *Server) handlePartialAcceptance() http.HandlerFunc {
 // for an order, opened by the X-Order-Token handed out at checkout. A wrong
 // store, order or token is the same 404, so nothing can be probed. The
 // worker hashes the image afterwards.
-func (s *Server) handleStorefrontProof() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleStorefrontProof() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		orderID, err := pathUUID(r, "order_id")
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		store, err := s.db.FindStoreBySubdomain(r.Context(), chi.URLParam(r, "subdomain"))
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		token := r.Header.Get("X-Order-Token")
 		valid, err := s.db.OrderTokenValid(r.Context(), store.ID, orderID, token)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		if token == "" || !valid {
-			s.writeError(w, r, errNotFound)
-			return
+			return errNotFound
 		}
 		up, err := readUpload(r)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		proofID := storage.NewID()
 		key, contentType, err := s.storeProofImage(r.Context(), store.ID, proofID, up.file)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		var proof storage.PaymentProof
 		err = s.db.InTx(r.Context(), func(tx *storage.Tx) error {
@@ -454,11 +430,11 @@ func (s *Server) handleStorefrontProof() http.HandlerFunc {
 		})
 		if err != nil {
 			_ = s.blob.RemovePrefix(context.WithoutCancel(r.Context()), key)
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		// The buyer sees the proof's state, not the merchant's review data.
 		respond(w, http.StatusCreated, map[string]any{"id": proof.ID, "order_id": proof.OrderID, "status": proof.Status,
 			"created_at": proof.CreatedAt.UTC()})
+		return nil
 	}
 }

@@ -100,12 +100,11 @@ func (req createProductRequest) Valid() []fieldError {
 	return c.result()
 }
 
-func (s *Server) handleCreateProduct() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleCreateProduct() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		req, err := decode[createProductRequest](r)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		p := storage.Product{StoreID: storeIDFrom(r.Context()), Name: strings.TrimSpace(req.Name), Description: req.Description,
 			SKU: req.SKU, Price: *req.Price, CostPrice: req.CostPrice, Quantity: req.Quantity}
@@ -119,7 +118,7 @@ func (s *Server) handleCreateProduct() http.HandlerFunc {
 		if isJSONObject(req.Attributes) {
 			p.Attributes = req.Attributes
 		}
-		s.writeTx(w, r, http.StatusCreated, func(tx *storage.Tx) (any, error) {
+		return s.writeTx(w, r, http.StatusCreated, func(tx *storage.Tx) (any, error) {
 			if err := tx.CreateProduct(r.Context(), &p); err != nil {
 				return nil, err
 			}
@@ -128,8 +127,8 @@ func (s *Server) handleCreateProduct() http.HandlerFunc {
 	}
 }
 
-func (s *Server) handleListProducts() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleListProducts() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		q := newQueryParser(r)
 		page, limit := q.page(20)
 		f := storage.ProductFilter{
@@ -151,35 +150,33 @@ func (s *Server) handleListProducts() http.HandlerFunc {
 			q.add("price_min", "out_of_range", "must not exceed price_max")
 		}
 		if err := q.err(); err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		products, total, err := s.db.FindProducts(r.Context(), storeIDFrom(r.Context()), f)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		items := make([]productResponse, 0, len(products))
 		for _, p := range products {
 			items = append(items, newProductResponse(p))
 		}
 		respond(w, http.StatusOK, newList(items, page, limit, total))
+		return nil
 	}
 }
 
-func (s *Server) handleGetProduct() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleGetProduct() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := pathUUID(r, "product_id")
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		p, err := s.db.FindProductByID(r.Context(), storeIDFrom(r.Context()), id)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		respond(w, http.StatusOK, newProductResponse(p))
+		return nil
 	}
 }
 
@@ -271,19 +268,17 @@ func (req updateProductRequest) update() storage.ProductUpdate {
 	return upd
 }
 
-func (s *Server) handleUpdateProduct() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleUpdateProduct() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := pathUUID(r, "product_id")
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		req, err := decode[updateProductRequest](r)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
-		s.writeTx(w, r, http.StatusOK, func(tx *storage.Tx) (any, error) {
+		return s.writeTx(w, r, http.StatusOK, func(tx *storage.Tx) (any, error) {
 			p, err := tx.UpdateProduct(r.Context(), storeIDFrom(r.Context()), id, req.update())
 			if err != nil {
 				return nil, err
@@ -293,19 +288,20 @@ func (s *Server) handleUpdateProduct() http.HandlerFunc {
 	}
 }
 
-func (s *Server) handleDeleteProduct() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleDeleteProduct() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := pathUUID(r, "product_id")
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		storeID := storeIDFrom(r.Context())
-		if s.writeTx(w, r, http.StatusNoContent, func(tx *storage.Tx) (any, error) {
+		if err := s.writeTx(w, r, http.StatusNoContent, func(tx *storage.Tx) (any, error) {
 			_, err := tx.DeleteProduct(r.Context(), storeID, id)
 			return nil, err
-		}) {
-			s.removeObjects(r.Context(), storage.ProductPrefix(storeID, id))
+		}); err != nil {
+			return err
 		}
+		s.removeObjects(r.Context(), storage.ProductPrefix(storeID, id))
+		return nil
 	}
 }

@@ -141,9 +141,9 @@ func (s *Server) Routes() ([][2]string, error) {
 // writeTx runs fn in one transaction and answers with what it returns. When
 // the request carries an Idempotency-Key the response is stored in that same
 // transaction, so the key commits with the change it guards.
-// fn returns the whole response body (nil for none). It reports whether the
-// change committed.
-func (s *Server) writeTx(w http.ResponseWriter, r *http.Request, status int, fn func(tx *storage.Tx) (any, error)) bool {
+// fn returns the whole response body (nil for none). An error means nothing
+// committed and nothing was written: the handler returns it.
+func (s *Server) writeTx(w http.ResponseWriter, r *http.Request, status int, fn func(tx *storage.Tx) (any, error)) error {
 	var body []byte
 	pending, _ := r.Context().Value(idempotencyKey).(*pendingKey)
 	err := s.db.InTx(r.Context(), func(tx *storage.Tx) error {
@@ -170,8 +170,7 @@ func (s *Server) writeTx(w http.ResponseWriter, r *http.Request, status int, fn 
 		return nil
 	})
 	if err != nil {
-		s.writeError(w, r, err)
-		return false
+		return err
 	}
 	if pending != nil {
 		pending.completed = true
@@ -181,7 +180,7 @@ func (s *Server) writeTx(w http.ResponseWriter, r *http.Request, status int, fn 
 	}
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
-	return true
+	return nil
 }
 
 func jsonUnmarshal(raw []byte, v any) error { return json.Unmarshal(raw, v) }

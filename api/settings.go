@@ -28,14 +28,14 @@ func newSettingsResponse(s storage.StoreSettings) settingsResponse {
 		EInvoicing: s.EInvoicing, AbandonmentMinutes: s.AbandonmentMinutes}
 }
 
-func (s *Server) handleGetSettings() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleGetSettings() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		settings, err := s.db.FindStoreSettings(r.Context(), storeIDFrom(r.Context()))
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		respond(w, http.StatusOK, newSettingsResponse(settings))
+		return nil
 	}
 }
 
@@ -80,12 +80,11 @@ func (req updateSettingsRequest) Valid() []fieldError {
 
 // handleUpdateSettings changes the store's name, language and order
 // automation switches (settings:write).
-func (s *Server) handleUpdateSettings() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleUpdateSettings() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		req, err := decode[updateSettingsRequest](r)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		var upd storage.StoreSettingsUpdate
 		if req.Name.Set {
@@ -116,7 +115,7 @@ func (s *Server) handleUpdateSettings() http.HandlerFunc {
 				upd.ChatTemplatesApproved = []string{}
 			}
 		}
-		s.writeTx(w, r, http.StatusOK, func(tx *storage.Tx) (any, error) {
+		return s.writeTx(w, r, http.StatusOK, func(tx *storage.Tx) (any, error) {
 			settings, err := tx.UpdateStoreSettings(r.Context(), storeIDFrom(r.Context()), upd)
 			if err != nil {
 				return nil, err

@@ -2,7 +2,6 @@ package api
 
 import (
 	"encoding/json"
-	"errors"
 	"net/http"
 	"strings"
 	"time"
@@ -78,59 +77,52 @@ func newStorefrontProduct(p storage.Product, currency string) storefrontProduct 
 	return storefrontProduct{ID: p.ID, Name: p.Name, Description: p.Description, Price: p.Price, Currency: currency, Images: p.Images}
 }
 
-func (s *Server) handleStorefrontProducts() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleStorefrontProducts() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		store, err := s.storefrontStore(r)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		q := newQueryParser(r)
 		page, limit := q.page(20)
 		if err := q.err(); err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		active := "active"
 		products, total, err := s.db.FindProducts(r.Context(), store.ID, storage.ProductFilter{Status: &active, Search: q.str("search"),
 			Page: storage.Page{Page: page, Limit: limit}})
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		items := make([]storefrontProduct, 0, len(products))
 		for _, p := range products {
 			items = append(items, newStorefrontProduct(p, store.Currency))
 		}
 		respond(w, http.StatusOK, newList(items, page, limit, total))
+		return nil
 	}
 }
 
-func (s *Server) handleStorefrontProduct() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleStorefrontProduct() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		store, err := s.storefrontStore(r)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		id, err := pathUUID(r, "product_id")
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		p, err := s.db.FindProductByID(r.Context(), store.ID, id)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		if p.Status != "active" {
-			s.writeError(w, r, errNotFound)
-			return
+			return errNotFound
 		}
 		variants, err := s.db.FindVariants(r.Context(), store.ID, id)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		resp := newStorefrontProduct(p, store.Currency)
 		resp.Variants = []storefrontVariant{}
@@ -138,6 +130,7 @@ func (s *Server) handleStorefrontProduct() http.HandlerFunc {
 			resp.Variants = append(resp.Variants, storefrontVariant{ID: v.ID, SKU: v.SKU, Price: v.Price, Options: v.Options, Available: v.Quantity > 0})
 		}
 		respond(w, http.StatusOK, resp)
+		return nil
 	}
 }
 
@@ -220,18 +213,16 @@ func (req cartRequest) update(replaceLines bool) storage.CartUpdate {
 
 // handleCreateCart opens a cart (optionally with lines and contact) and
 // hands out its token, shown only here.
-func (s *Server) handleCreateCart() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleCreateCart() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		store, err := s.storefrontStore(r)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		var req cartRequest
 		if r.ContentLength != 0 {
 			if req, err = decode[cartRequest](r); err != nil {
-				s.writeError(w, r, err)
-				return
+				return err
 			}
 		}
 		var (
@@ -248,56 +239,50 @@ func (s *Server) handleCreateCart() http.HandlerFunc {
 			return err
 		})
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		respond(w, http.StatusCreated, map[string]any{"cart": newCartResponse(cart), "cart_token": token})
+		return nil
 	}
 }
 
-func (s *Server) handleGetCart() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleGetCart() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		store, cartID, err := s.storefrontCart(r)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		cart, err := s.db.FindCart(r.Context(), store.ID, cartID)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		respond(w, http.StatusOK, newCartResponse(cart))
+		return nil
 	}
 }
 
 // handleUpdateCart replaces the cart's lines (checked against stock) and
 // sets its contact details.
-func (s *Server) handleUpdateCart() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleUpdateCart() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		store, cartID, err := s.storefrontCart(r)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		req, err := decode[cartRequest](r)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		var cart storage.Cart
 		err = s.db.InTx(r.Context(), func(tx *storage.Tx) error {
 			cart, err = tx.UpdateCart(r.Context(), store.ID, cartID, req.update(req.Lines != nil))
 			return err
 		})
-		if errors.Is(err, storage.ErrCartCheckedOut) {
-			err = errCartCheckedOut
-		}
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		respond(w, http.StatusOK, newCartResponse(cart))
+		return nil
 	}
 }
 
@@ -360,17 +345,15 @@ func newBuyerOrder(o storage.Order) buyerOrder {
 
 // handleCheckout turns the cart into a PENDING order through the admin
 // create's path and hands out the order token for the proof upload.
-func (s *Server) handleCheckout() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleCheckout() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		store, cartID, err := s.storefrontCart(r)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		req, err := decode[checkoutRequest](r)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		shipping := *req.ShippingAddress
 		shipping.Phone = normalizePhone(shipping.Phone)
@@ -386,14 +369,11 @@ func (s *Server) handleCheckout() http.HandlerFunc {
 			order, token, _, err = tx.CheckoutCart(r.Context(), store.ID, cartID, in)
 			return err
 		})
-		if errors.Is(err, storage.ErrCartCheckedOut) {
-			err = errCartCheckedOut
-		}
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		// The worker's dispatcher starts the order-placed workflow after commit.
 		respond(w, http.StatusCreated, map[string]any{"order": newBuyerOrder(order), "order_token": token})
+		return nil
 	}
 }

@@ -2,7 +2,6 @@ package api
 
 import (
 	"encoding/json"
-	"errors"
 	"io"
 	"mime"
 	"net/http"
@@ -48,60 +47,44 @@ func newCustomizationResponse(c storage.Customization) customizationResponse {
 	return customizationResponse{Draft: c.Draft, Published: published, ETag: c.ETag, Revision: c.Revision, SavedAt: c.SavedAt.UTC()}
 }
 
-func (s *Server) handleGetCustomization() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleGetCustomization() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		c, err := s.db.FindCustomization(r.Context(), storeIDFrom(r.Context()))
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		w.Header().Set("ETag", c.ETag)
 		respond(w, http.StatusOK, newCustomizationResponse(c))
+		return nil
 	}
 }
 
 // handleSaveDraft replaces the draft when If-Match is its current tag:
 // missing 428, stale 412 with the current draft and tag, invalid 422 with
 // every invalid place as a JSON Pointer.
-func (s *Server) handleSaveDraft() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleSaveDraft() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		ifMatch := strings.TrimSpace(r.Header.Get("If-Match"))
 		if ifMatch == "" {
-			s.writeError(w, r, errPreconditionRequired)
-			return
+			return errPreconditionRequired
 		}
 		if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
-			s.writeError(w, r, errUnsupportedMediaType)
-			return
+			return errUnsupportedMediaType
 		}
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxJSONBody))
 		if err != nil {
-			s.writeError(w, r, errPayloadTooLarge)
-			return
+			return errPayloadTooLarge
 		}
 		if !json.Valid(body) {
-			s.writeError(w, r, errMalformedJSON)
-			return
+			return errMalformedJSON
 		}
 		c, err := s.db.SaveDraft(r.Context(), storeIDFrom(r.Context()), ifMatch, body)
-		var invalid *storage.ThemeValidationError
-		switch {
-		case errors.As(err, &invalid):
-			s.writeError(w, r, themeValidationError(invalid.Errors))
-			return
-		case errors.Is(err, storage.ErrStaleDraft):
-			w.Header().Set("ETag", c.ETag)
-			encode(w, http.StatusPreconditionFailed, map[string]any{"success": false,
-				"error": errorBody{Code: "PRECONDITION_FAILED", Message: "The draft changed since you read it; here is the current one",
-					MessageAr: "تغيّرت المسودة منذ قراءتها؛ هذه هي النسخة الحالية", RequestID: requestID(r.Context())},
-				"current": map[string]any{"draft": c.Draft, "etag": c.ETag}})
-			return
-		case err != nil:
-			s.writeError(w, r, err)
-			return
+		if err != nil {
+			return err
 		}
 		w.Header().Set("ETag", c.ETag)
 		respond(w, http.StatusOK, map[string]any{"draft": c.Draft, "etag": c.ETag, "revision": c.Revision, "saved_at": c.SavedAt.UTC()})
+		return nil
 	}
 }
 
@@ -134,14 +117,13 @@ func (req publishRequest) Valid() []fieldError {
 	return c.result()
 }
 
-func (s *Server) handlePublishTheme() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handlePublishTheme() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		var req publishRequest
 		if r.ContentLength != 0 {
 			var err error
 			if req, err = decode[publishRequest](r); err != nil {
-				s.writeError(w, r, err)
-				return
+				return err
 			}
 		}
 		name := ""
@@ -150,63 +132,56 @@ func (s *Server) handlePublishTheme() http.HandlerFunc {
 		}
 		v, err := s.db.PublishDraft(r.Context(), storeIDFrom(r.Context()), name)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		respond(w, http.StatusCreated, newVersionResponse(v, false))
+		return nil
 	}
 }
 
-func (s *Server) handleListThemeVersions() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleListThemeVersions() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		versions, err := s.db.FindThemeVersions(r.Context(), storeIDFrom(r.Context()))
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		items := make([]versionResponse, 0, len(versions))
 		for _, v := range versions {
 			items = append(items, newVersionResponse(v, false))
 		}
 		respond(w, http.StatusOK, items)
+		return nil
 	}
 }
 
-func (s *Server) handleGetThemeVersion() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleGetThemeVersion() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := pathUUID(r, "version_id")
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		v, err := s.db.FindThemeVersion(r.Context(), storeIDFrom(r.Context()), id)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		respond(w, http.StatusOK, newVersionResponse(v, true))
+		return nil
 	}
 }
 
-func (s *Server) handleRestoreThemeVersion() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleRestoreThemeVersion() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := pathUUID(r, "version_id")
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		v, c, err := s.db.RestoreThemeVersion(r.Context(), storeIDFrom(r.Context()), id)
-		var invalid *storage.ThemeValidationError
-		if errors.As(err, &invalid) {
-			s.writeError(w, r, themeValidationError(invalid.Errors))
-			return
-		}
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		w.Header().Set("ETag", c.ETag)
 		respond(w, http.StatusCreated, map[string]any{"version": newVersionResponse(v, false), "draft": c.Draft, "etag": c.ETag})
+		return nil
 	}
 }
 
@@ -234,35 +209,33 @@ func (s *Server) themeDocument(r *http.Request, c storage.Customization, ref str
 
 // handleCompareThemes answers an RFC 6902 patch from one side to the other
 // (from + patch = to) and the readable list of changes.
-func (s *Server) handleCompareThemes() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleCompareThemes() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		c, err := s.db.FindCustomization(r.Context(), storeIDFrom(r.Context()))
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		from, err := s.themeDocument(r, c, r.URL.Query().Get("from"))
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		to, err := s.themeDocument(r, c, r.URL.Query().Get("to"))
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		patch, changes, err := theme.Diff(from, to)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		respond(w, http.StatusOK, map[string]any{"patch": patch, "changes": changes})
+		return nil
 	}
 }
 
-func (s *Server) handleThemeSchemas() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleThemeSchemas() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		t := theme.Default()
 		respond(w, http.StatusOK, map[string]any{"name": t.Name, "version": t.Version, "settings_schema": t.Settings, "sections": t.Sections})
+		return nil
 	}
 }

@@ -63,37 +63,34 @@ func (req createVariantRequest) Valid() []fieldError {
 	return c.result()
 }
 
-func (s *Server) handleListVariants() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleListVariants() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		productID, err := pathUUID(r, "product_id")
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		variants, err := s.db.FindVariants(r.Context(), storeIDFrom(r.Context()), productID)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		list := make([]variantResponse, 0, len(variants))
 		for _, v := range variants {
 			list = append(list, newVariantResponse(v))
 		}
 		encode(w, http.StatusOK, list)
+		return nil
 	}
 }
 
-func (s *Server) handleCreateVariant() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleCreateVariant() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		productID, err := pathUUID(r, "product_id")
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		req, err := decode[createVariantRequest](r)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		v := storage.Variant{StoreID: storeIDFrom(r.Context()), ProductID: productID, SKU: req.SKU, Barcode: req.Barcode,
 			CostPrice: req.CostPrice, Quantity: req.Quantity}
@@ -103,7 +100,7 @@ func (s *Server) handleCreateVariant() http.HandlerFunc {
 		if isJSONObject(req.Options) {
 			v.Options = req.Options
 		}
-		s.writeTx(w, r, http.StatusCreated, func(tx *storage.Tx) (any, error) {
+		return s.writeTx(w, r, http.StatusCreated, func(tx *storage.Tx) (any, error) {
 			if err := tx.CreateVariant(r.Context(), &v, req.Price != nil); err != nil {
 				return nil, err
 			}
@@ -172,24 +169,21 @@ func (req updateVariantRequest) update() storage.VariantUpdate {
 	return upd
 }
 
-func (s *Server) handleUpdateVariant() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleUpdateVariant() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		productID, err := pathUUID(r, "product_id")
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		id, err := pathUUID(r, "variant_id")
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		req, err := decode[updateVariantRequest](r)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
-		s.writeTx(w, r, http.StatusOK, func(tx *storage.Tx) (any, error) {
+		return s.writeTx(w, r, http.StatusOK, func(tx *storage.Tx) (any, error) {
 			v, err := tx.UpdateVariant(r.Context(), storeIDFrom(r.Context()), productID, id, req.update())
 			if err != nil {
 				return nil, err
@@ -199,19 +193,17 @@ func (s *Server) handleUpdateVariant() http.HandlerFunc {
 	}
 }
 
-func (s *Server) handleDeleteVariant() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleDeleteVariant() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		productID, err := pathUUID(r, "product_id")
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		id, err := pathUUID(r, "variant_id")
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
-		s.writeTx(w, r, http.StatusNoContent, func(tx *storage.Tx) (any, error) {
+		return s.writeTx(w, r, http.StatusNoContent, func(tx *storage.Tx) (any, error) {
 			return nil, tx.DeleteVariant(r.Context(), storeIDFrom(r.Context()), productID, id)
 		})
 	}

@@ -77,22 +77,20 @@ func (req createSubscriptionRequest) Valid() []fieldError {
 	return c.result()
 }
 
-func (s *Server) handleCreateWebhook() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleCreateWebhook() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		req, err := decode[createSubscriptionRequest](r)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		var c checker
 		s.checkWebhookURL(r.Context(), &c, req.URL)
 		if len(c.fields) > 0 {
-			s.writeError(w, r, validationError(c.fields))
-			return
+			return validationError(c.fields)
 		}
 		sub := storage.Subscription{StoreID: storeIDFrom(r.Context()), URL: req.URL, Events: dedupe(req.Events),
 			Description: req.Description, IsActive: req.IsActive == nil || *req.IsActive, Secret: newSecret(webhookSecretPrefix)}
-		s.writeTx(w, r, http.StatusCreated, func(tx *storage.Tx) (any, error) {
+		return s.writeTx(w, r, http.StatusCreated, func(tx *storage.Tx) (any, error) {
 			if err := tx.CreateSubscription(r.Context(), &sub); err != nil {
 				return nil, err
 			}
@@ -113,34 +111,33 @@ func dedupe(events []string) []string {
 	return out
 }
 
-func (s *Server) handleListWebhooks() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleListWebhooks() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		subs, err := s.db.FindSubscriptions(r.Context(), storeIDFrom(r.Context()))
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		list := make([]subscriptionResponse, 0, len(subs))
 		for _, sub := range subs {
 			list = append(list, newSubscriptionResponse(sub))
 		}
 		respond(w, http.StatusOK, list)
+		return nil
 	}
 }
 
-func (s *Server) handleGetWebhook() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleGetWebhook() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := pathUUID(r, "webhook_id")
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		sub, err := s.db.FindSubscriptionByID(r.Context(), storeIDFrom(r.Context()), id)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		respond(w, http.StatusOK, newSubscriptionResponse(sub))
+		return nil
 	}
 }
 
@@ -164,25 +161,22 @@ func (req updateSubscriptionRequest) Valid() []fieldError {
 	return c.result()
 }
 
-func (s *Server) handleUpdateWebhook() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleUpdateWebhook() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := pathUUID(r, "webhook_id")
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		req, err := decode[updateSubscriptionRequest](r)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		var upd storage.SubscriptionUpdate
 		if req.URL.Set {
 			var c checker
 			s.checkWebhookURL(r.Context(), &c, req.URL.Value)
 			if len(c.fields) > 0 {
-				s.writeError(w, r, validationError(c.fields))
-				return
+				return validationError(c.fields)
 			}
 			upd.URL = &req.URL.Value
 		}
@@ -195,7 +189,7 @@ func (s *Server) handleUpdateWebhook() http.HandlerFunc {
 		if req.IsActive.Set {
 			upd.IsActive = &req.IsActive.Value
 		}
-		s.writeTx(w, r, http.StatusOK, func(tx *storage.Tx) (any, error) {
+		return s.writeTx(w, r, http.StatusOK, func(tx *storage.Tx) (any, error) {
 			sub, err := tx.UpdateSubscription(r.Context(), storeIDFrom(r.Context()), id, upd)
 			if err != nil {
 				return nil, err
@@ -205,28 +199,26 @@ func (s *Server) handleUpdateWebhook() http.HandlerFunc {
 	}
 }
 
-func (s *Server) handleDeleteWebhook() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleDeleteWebhook() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := pathUUID(r, "webhook_id")
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
-		s.writeTx(w, r, http.StatusNoContent, func(tx *storage.Tx) (any, error) {
+		return s.writeTx(w, r, http.StatusNoContent, func(tx *storage.Tx) (any, error) {
 			return nil, tx.DeleteSubscription(r.Context(), storeIDFrom(r.Context()), id)
 		})
 	}
 }
 
-func (s *Server) handleRotateWebhookSecret() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleRotateWebhookSecret() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := pathUUID(r, "webhook_id")
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		secret := newSecret(webhookSecretPrefix)
-		s.writeTx(w, r, http.StatusOK, func(tx *storage.Tx) (any, error) {
+		return s.writeTx(w, r, http.StatusOK, func(tx *storage.Tx) (any, error) {
 			sub, err := tx.RotateSubscriptionSecret(r.Context(), storeIDFrom(r.Context()), id, secret)
 			if err != nil {
 				return nil, err
@@ -248,12 +240,11 @@ type testResult struct {
 
 // handleTestWebhook delivers a signed webhook.ping at once (through a
 // short workflow on the worker) and answers what the endpoint answered.
-func (s *Server) handleTestWebhook() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleTestWebhook() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := pathUUID(r, "webhook_id")
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		storeID := storeIDFrom(r.Context())
 		var delivery storage.Delivery
@@ -265,8 +256,7 @@ func (s *Server) handleTestWebhook() http.HandlerFunc {
 			return err
 		})
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), 40*time.Second)
 		defer cancel()
@@ -274,13 +264,11 @@ func (s *Server) handleTestWebhook() http.HandlerFunc {
 			ID: workflows.WebhookTestWorkflowID(delivery.ID), TaskQueue: workflows.WebhookTaskQueue(s.cfg.TaskQueue),
 		}, workflows.WebhookTest, workflows.WebhookTestInput{StoreID: storeID, DeliveryID: delivery.ID})
 		if err != nil {
-			s.writeError(w, r, fmt.Errorf("start webhook test: %w", err))
-			return
+			return fmt.Errorf("start webhook test: %w", err)
 		}
 		var out workflows.WebhookTestResult
 		if err := run.Get(ctx, &out); err != nil {
-			s.writeError(w, r, fmt.Errorf("webhook test: %w", err))
-			return
+			return fmt.Errorf("webhook test: %w", err)
 		}
 		res := testResult{DeliveryID: delivery.ID, ResponseBody: out.ResponseBody, DurationMS: out.DurationMS}
 		if out.StatusCode != 0 {
@@ -290,6 +278,7 @@ func (s *Server) handleTestWebhook() http.HandlerFunc {
 			res.Error = &out.Error
 		}
 		respond(w, http.StatusOK, res)
+		return nil
 	}
 }
 
@@ -305,28 +294,24 @@ type attemptResponse struct {
 	AttemptedAt  time.Time `json:"attempted_at"`
 }
 
-func (s *Server) handleWebhookLogs() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleWebhookLogs() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := pathUUID(r, "webhook_id")
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		q := newQueryParser(r)
 		page, limit := q.page(20)
 		if err := q.err(); err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		storeID := storeIDFrom(r.Context())
 		if _, err := s.db.FindSubscriptionByID(r.Context(), storeID, id); err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		attempts, total, err := s.db.FindAttempts(r.Context(), storeID, id, storage.Page{Page: page, Limit: limit})
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		items := make([]attemptResponse, 0, len(attempts))
 		for _, a := range attempts {
@@ -339,6 +324,7 @@ func (s *Server) handleWebhookLogs() http.HandlerFunc {
 			items = append(items, item)
 		}
 		respond(w, http.StatusOK, newList(items, page, limit, total))
+		return nil
 	}
 }
 
@@ -360,19 +346,17 @@ func (s *Server) startLadders(ctx context.Context, deliveries []storage.Delivery
 	return nil
 }
 
-func (s *Server) handleRedeliver() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleRedeliver() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := pathUUID(r, "webhook_id")
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		deliveryID, err := pathUUID(r, "delivery_id")
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
-		s.requeue(w, r, id, &deliveryID, time.Time{})
+		return s.requeue(w, r, id, &deliveryID, time.Time{})
 	}
 }
 
@@ -386,19 +370,17 @@ func (req recoverRequest) Valid() []fieldError {
 	return c.result()
 }
 
-func (s *Server) handleRecover() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleRecover() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := pathUUID(r, "webhook_id")
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		req, err := decode[recoverRequest](r)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
-		s.requeue(w, r, id, nil, *req.Since)
+		return s.requeue(w, r, id, nil, *req.Since)
 	}
 }
 
@@ -406,7 +388,7 @@ var errSubscriptionInactive = newError(http.StatusConflict, "WEBHOOK_INACTIVE",
 	"The subscription is switched off; re-enable it with PATCH is_active=true first",
 	"الاشتراك متوقف؛ أعد تفعيله أولًا عبر PATCH بقيمة is_active=true")
 
-func (s *Server) requeue(w http.ResponseWriter, r *http.Request, subID uuid.UUID, deliveryID *uuid.UUID, since time.Time) {
+func (s *Server) requeue(w http.ResponseWriter, r *http.Request, subID uuid.UUID, deliveryID *uuid.UUID, since time.Time) error {
 	storeID := storeIDFrom(r.Context())
 	var deliveries []storage.Delivery
 	err := s.db.InTx(r.Context(), func(tx *storage.Tx) error {
@@ -427,18 +409,17 @@ func (s *Server) requeue(w http.ResponseWriter, r *http.Request, subID uuid.UUID
 		return nil
 	})
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	if err := s.startLadders(r.Context(), deliveries); err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	ids := make([]uuid.UUID, 0, len(deliveries))
 	for _, d := range deliveries {
 		ids = append(ids, d.ID)
 	}
 	respond(w, http.StatusAccepted, map[string]any{"queued": len(ids), "delivery_ids": ids})
+	return nil
 }
 
 type notificationResponse struct {
@@ -453,18 +434,16 @@ type notificationResponse struct {
 	ReadAt    *time.Time `json:"read_at"`
 }
 
-func (s *Server) handleListNotifications() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleListNotifications() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		q := newQueryParser(r)
 		page, limit := q.page(20)
 		if err := q.err(); err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		list, total, err := s.db.FindNotifications(r.Context(), storeIDFrom(r.Context()), storage.Page{Page: page, Limit: limit})
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		items := make([]notificationResponse, 0, len(list))
 		for _, n := range list {
@@ -472,5 +451,6 @@ func (s *Server) handleListNotifications() http.HandlerFunc {
 				BodyAr: n.BodyAr, Data: n.Data, CreatedAt: n.CreatedAt.UTC(), ReadAt: utcPtr(n.ReadAt)})
 		}
 		respond(w, http.StatusOK, newList(items, page, limit, total))
+		return nil
 	}
 }

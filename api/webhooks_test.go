@@ -417,7 +417,7 @@ func TestWebhookOutboxSurvivesTemporalOutageAndDuplicateDispatch(t *testing.T) {
 	// Temporal is back: two dispatchers sweep and dispatch at the same time.
 	httpClient, err := webhook.Guard{AllowPrivate: true}.NewClient(rec.caFile)
 	require.NoError(t, err)
-	w := worker.New(testenv.Temporal(t), queue, &activities.Activities{DB: h.db, HTTPClient: httpClient})
+	w := worker.New(testenv.Temporal(t), queue, &activities.Activities{DB: h.db, HTTPClient: httpClient}, worker.Options{})
 	require.NoError(t, w.Start())
 	t.Cleanup(w.Stop)
 	for i := range 3 {

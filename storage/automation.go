@@ -246,8 +246,9 @@ func (tx *Tx) ConvertDraft(ctx context.Context, storeID, orderID uuid.UUID, acto
 		return Order{}, err
 	}
 	o.Status, o.UpdatedAt = OrderPending, tx.now()
-	// The conversion workflow starts the order-placed workflow itself.
-	if _, err := tx.tx.Exec(ctx, `UPDATE orders SET status = 'PENDING', updated_at = $3, placed_started_at = $3 WHERE store_id = $1 AND id = $2`,
+	// placed_started_at stays NULL: the dispatcher starts the order-placed
+	// workflow after commit, as for any new order.
+	if _, err := tx.tx.Exec(ctx, `UPDATE orders SET status = 'PENDING', updated_at = $3 WHERE store_id = $1 AND id = $2`,
 		storeID, orderID, o.UpdatedAt); err != nil {
 		return Order{}, fmt.Errorf("convert draft: %w", err)
 	}

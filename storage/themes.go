@@ -19,6 +19,17 @@ const MaxThemeVersions = 20
 // ErrStaleDraft refuses a save whose If-Match is not the current tag.
 var ErrStaleDraft = errors.New("draft changed since it was read")
 
+// StaleDraftError is ErrStaleDraft with the current customization, which
+// the refusal hands back so the editor can merge.
+type StaleDraftError struct {
+	Current Customization
+}
+
+func (e *StaleDraftError) Error() string { return ErrStaleDraft.Error() }
+
+// Is makes a StaleDraftError match ErrStaleDraft.
+func (e *StaleDraftError) Is(target error) bool { return target == ErrStaleDraft }
+
 // ThemeValidationError lists every invalid place of a draft.
 type ThemeValidationError struct {
 	Errors []theme.ValidationError
@@ -167,7 +178,7 @@ func (db *DB) SaveDraft(ctx context.Context, storeID uuid.UUID, ifMatch string, 
 		if findErr != nil {
 			return Customization{}, findErr
 		}
-		return current, ErrStaleDraft
+		return current, &StaleDraftError{Current: current}
 	}
 	if err != nil {
 		return Customization{}, fmt.Errorf("save draft: %w", err)

@@ -259,7 +259,7 @@ func (d *Dispatcher) startPlacements(ctx context.Context) {
 				// The start, and so the workflow, joins the trace of the
 				// request that placed the order.
 				_, err := d.startOnce(tracing.ContinueFrom(ctx, ref.TraceParent), d.TaskQueue, workflows.OrderPlacedWorkflowID(ref.OrderID), enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-					workflows.OrderPlaced, workflows.OrderInput{StoreID: ref.StoreID, OrderID: ref.OrderID})
+					workflows.OrderPlaced, workflows.OrderPlacedInput{StoreID: ref.StoreID, OrderID: ref.OrderID})
 				if err != nil {
 					// Temporal unreachable: the next round tries again.
 					failed.Store(true)
@@ -291,8 +291,8 @@ func (d *Dispatcher) startProofHashes(ctx context.Context) {
 		return
 	}
 	for _, p := range proofs {
-		_, err := d.startOnce(ctx, d.TaskQueue, workflows.PaymentProofWorkflowID(p), enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-			workflows.PaymentProof, p)
+		_, err := d.startOnce(ctx, d.TaskQueue, workflows.PaymentProofWorkflowID(p.ProofID), enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+			workflows.PaymentProof, workflows.PaymentProofInput{StoreID: p.StoreID, ProofID: p.ProofID, ImageKey: p.ImageKey})
 		if err != nil {
 			d.Log.Warn("start payment-proof workflow", slog.String("proof_id", p.ProofID.String()), slog.Any("error", err))
 			return
@@ -317,8 +317,8 @@ func (d *Dispatcher) startEInvoiceSyncs(ctx context.Context) {
 	}
 	for _, change := range changes {
 		ref := change.EInvoiceRef
-		running, err := d.startOnce(ctx, d.TaskQueue, workflows.EInvoiceWorkflowID(ref), enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
-			workflows.EInvoiceSync, ref)
+		running, err := d.startOnce(ctx, d.TaskQueue, workflows.EInvoiceWorkflowID(ref.ID), enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+			workflows.EInvoiceSync, workflows.EInvoiceSyncInput{StoreID: ref.StoreID, InvoiceID: ref.ID})
 		if err != nil {
 			d.Log.Warn("start e-invoice workflow", slog.String("e_invoice_id", ref.ID.String()), slog.Any("error", err))
 			return

@@ -9,6 +9,7 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/temporal"
 	sdkworker "go.temporal.io/sdk/worker"
 
@@ -28,7 +29,6 @@ func Register(r sdkworker.Registry, acts *activities.Activities) {
 	r.RegisterWorkflow(workflows.ProductImage)
 	r.RegisterWorkflow(workflows.ProductImport)
 	r.RegisterWorkflow(workflows.OrderPlaced)
-	r.RegisterWorkflow(workflows.DraftConversion)
 	r.RegisterWorkflow(workflows.OrderMessage)
 	r.RegisterWorkflow(workflows.PaymentProof)
 	r.RegisterWorkflow(workflows.EInvoiceSync)
@@ -50,13 +50,20 @@ type Worker struct {
 	workers []sdkworker.Worker
 }
 
+// Options tune a worker beyond its queue and its activities' dependencies.
+type Options struct {
+	// Interceptors wrap every workflow and activity the worker runs (tests
+	// use one to slow an import down and stop the worker in its middle).
+	Interceptors []interceptor.WorkerInterceptor
+}
+
 // New creates a worker on taskQueue and its webhook queue, with everything
 // registered on both. Stop stops polling at once and waits up to StopTimeout
 // for running activities.
-func New(c client.Client, taskQueue string, acts *activities.Activities) *Worker {
+func New(c client.Client, taskQueue string, acts *activities.Activities, opts Options) *Worker {
 	w := &Worker{}
 	for _, queue := range []string{taskQueue, workflows.WebhookTaskQueue(taskQueue)} {
-		one := sdkworker.New(c, queue, sdkworker.Options{WorkerStopTimeout: StopTimeout})
+		one := sdkworker.New(c, queue, sdkworker.Options{WorkerStopTimeout: StopTimeout, Interceptors: opts.Interceptors})
 		Register(one, acts)
 		w.workers = append(w.workers, one)
 	}

@@ -25,7 +25,7 @@ func TestPingWorkflowRunsOnWorker(t *testing.T) {
 	db := testenv.DB(t)
 	c := testenv.Temporal(t)
 	queue := testenv.TaskQueue(t)
-	w := worker.New(c, queue, &activities.Activities{DB: db})
+	w := worker.New(c, queue, &activities.Activities{DB: db}, worker.Options{})
 	require.NoError(t, w.Start())
 	t.Cleanup(w.Stop)
 
@@ -65,7 +65,7 @@ func TestAbandonmentSweepWorkflow(t *testing.T) {
 	db := testenv.DB(t)
 	c := testenv.Temporal(t)
 	queue := testenv.TaskQueue(t)
-	w := worker.New(c, queue, &activities.Activities{DB: db})
+	w := worker.New(c, queue, &activities.Activities{DB: db}, worker.Options{})
 	require.NoError(t, w.Start())
 	t.Cleanup(w.Stop)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -97,7 +97,7 @@ func TestAbandonmentSweepWorkflow(t *testing.T) {
 	require.NoError(t, err)
 	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "sweep-" + queue, TaskQueue: queue}, workflows.AbandonmentSweep)
 	require.NoError(t, err)
-	var marked int
-	require.NoError(t, run.Get(ctx, &marked))
-	require.Equal(t, 1, marked)
+	var result workflows.AbandonmentSweepResult
+	require.NoError(t, run.Get(ctx, &result))
+	require.Equal(t, 1, result.Marked)
 }

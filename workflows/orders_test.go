@@ -29,13 +29,13 @@ func TestOrderPlacedFlagsAFailingSideEffect(t *testing.T) {
 	env.OnActivity(acts.CreateOrderShipment, mock.Anything, mock.Anything).Return(activities.SideEffectResult{Status: "skipped"}, nil).Once()
 	env.OnActivity(acts.RecordOrderRollup, mock.Anything, mock.Anything).Return(ok, nil).Once()
 	var flagged []string
-	env.OnActivity(acts.FlagSideEffectFailure, mock.Anything, mock.Anything, mock.Anything, mock.Anything).Return(
-		func(_ context.Context, _ activities.OrderInput, kind, _ string) error {
-			flagged = append(flagged, kind)
-			return nil
+	env.OnActivity(acts.FlagSideEffectFailure, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in activities.FlagSideEffectInput) (activities.FlagSideEffectResult, error) {
+			flagged = append(flagged, in.Kind)
+			return activities.FlagSideEffectResult{}, nil
 		})
 
-	env.ExecuteWorkflow(workflows.OrderPlaced, workflows.OrderInput{StoreID: uuid.New(), OrderID: uuid.New()})
+	env.ExecuteWorkflow(workflows.OrderPlaced, workflows.OrderPlacedInput{StoreID: uuid.New(), OrderID: uuid.New()})
 	require.True(t, env.IsWorkflowCompleted())
 	require.NoError(t, env.GetWorkflowError())
 	var result workflows.OrderPlacedResult
@@ -66,50 +66,27 @@ func TestOrderPlacedRunsSideEffectsSideBySide(t *testing.T) {
 	env.OnActivity(acts.CreateOrderShipment, mock.Anything, mock.Anything).Return(record("shipment")).Once()
 	env.OnActivity(acts.RecordOrderRollup, mock.Anything, mock.Anything).Return(record("rollup")).Once()
 
-	env.ExecuteWorkflow(workflows.OrderPlaced, workflows.OrderInput{StoreID: uuid.New(), OrderID: uuid.New()})
+	env.ExecuteWorkflow(workflows.OrderPlaced, workflows.OrderPlacedInput{StoreID: uuid.New(), OrderID: uuid.New()})
 	require.True(t, env.IsWorkflowCompleted())
 	require.NoError(t, env.GetWorkflowError())
 	require.Equal(t, map[string]time.Duration{"chat": 0, "shipment": 0, "rollup": 0}, ranAt)
 	env.AssertExpectations(t)
 }
 
-// Conversion moves the draft, then runs every side effect exactly once in
-// the order-placed child workflow.
-func TestDraftConversionRunsSideEffectsOnce(t *testing.T) {
+// A resend whose guard holds ends with the guard's refusal as a
+// non-retryable ApplicationError of a declared type, for the API to answer.
+func TestOrderMessageRefusalIsATypedError(t *testing.T) {
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestWorkflowEnvironment()
 	var acts *activities.Activities
 	env.RegisterActivity(acts)
-	env.RegisterWorkflow(workflows.OrderPlaced)
-	ok := activities.SideEffectResult{Status: "succeeded"}
-	env.OnActivity(acts.ConvertDraftOrder, mock.Anything, mock.Anything).Return(nil).Once()
-	for _, fn := range []any{acts.SendOrderEmail, acts.SendChatConfirmation, acts.CreateOrderShipment, acts.RecordOrderRollup} {
-		env.OnActivity(fn, mock.Anything, mock.Anything).Return(ok, nil).Once()
-	}
-	env.ExecuteWorkflow(workflows.DraftConversion, workflows.OrderInput{StoreID: uuid.New(), OrderID: uuid.New()})
+	env.OnActivity(acts.ResendChatConfirmation, mock.Anything, mock.Anything).
+		Return(activities.SideEffectResult{Status: activities.StatusRefused, Detail: workflows.RefusalChatOptedOut}, nil).Once()
+	env.ExecuteWorkflow(workflows.OrderMessage, workflows.OrderMessageInput{StoreID: uuid.New(), OrderID: uuid.New(), Kind: workflows.OrderMessageChat})
 	require.True(t, env.IsWorkflowCompleted())
-	require.NoError(t, env.GetWorkflowError())
-	var result workflows.OrderPlacedResult
-	require.NoError(t, env.GetWorkflowResult(&result))
-	require.Equal(t, map[string]string{"email": "succeeded", "chat": "succeeded", "shipment": "succeeded", "rollup": "succeeded"}, result.Steps)
+	var refusal *temporal.ApplicationError
+	require.ErrorAs(t, env.GetWorkflowError(), &refusal)
+	require.Equal(t, workflows.RefusalChatOptedOut, refusal.Type())
+	require.True(t, refusal.NonRetryable())
 	env.AssertExpectations(t)
-}
-
-// A refused conversion runs no side effect and reports the refusal.
-func TestDraftConversionRefusedRunsNothing(t *testing.T) {
-	var suite testsuite.WorkflowTestSuite
-	env := suite.NewTestWorkflowEnvironment()
-	var acts *activities.Activities
-	env.RegisterActivity(acts)
-	env.RegisterWorkflow(workflows.OrderPlaced)
-	env.OnActivity(acts.ConvertDraftOrder, mock.Anything, mock.Anything).Return(
-		temporal.NewNonRetryableApplicationError("not enough stock", "INSUFFICIENT_STOCK", nil))
-	env.ExecuteWorkflow(workflows.DraftConversion, workflows.OrderInput{StoreID: uuid.New(), OrderID: uuid.New()})
-	require.True(t, env.IsWorkflowCompleted())
-	value, err := env.QueryWorkflow(workflows.ConversionQuery)
-	require.NoError(t, err)
-	var state workflows.ConversionState
-	require.NoError(t, value.Get(&state))
-	require.Equal(t, workflows.ConversionState{Done: true, Code: "INSUFFICIENT_STOCK", Message: "not enough stock"}, state)
-	env.AssertNotCalled(t, "SendOrderEmail", mock.Anything, mock.Anything)
 }

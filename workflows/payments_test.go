@@ -22,14 +22,14 @@ func TestEInvoiceSyncRetriesUntilTheAuthorityAnswers(t *testing.T) {
 	env := suite.NewTestWorkflowEnvironment()
 	var acts *activities.Activities
 	env.RegisterActivity(acts)
-	env.OnActivity(acts.SyncEInvoice, mock.Anything, mock.Anything).Return("", errors.New("authority answered 503")).Times(6)
-	env.OnActivity(acts.SyncEInvoice, mock.Anything, mock.Anything).Return(storage.EInvoiceIssued, nil).Once()
-	env.ExecuteWorkflow(workflows.EInvoiceSync, storage.EInvoiceRef{StoreID: uuid.New(), ID: uuid.New()})
+	env.OnActivity(acts.SyncEInvoice, mock.Anything, mock.Anything).Return(activities.SyncEInvoiceResult{}, errors.New("authority answered 503")).Times(6)
+	env.OnActivity(acts.SyncEInvoice, mock.Anything, mock.Anything).Return(activities.SyncEInvoiceResult{Status: storage.EInvoiceIssued}, nil).Once()
+	env.ExecuteWorkflow(workflows.EInvoiceSync, workflows.EInvoiceSyncInput{StoreID: uuid.New(), InvoiceID: uuid.New()})
 	require.True(t, env.IsWorkflowCompleted())
 	require.NoError(t, env.GetWorkflowError())
-	var status string
-	require.NoError(t, env.GetWorkflowResult(&status))
-	require.Equal(t, storage.EInvoiceIssued, status)
+	var result workflows.EInvoiceSyncResult
+	require.NoError(t, env.GetWorkflowResult(&result))
+	require.Equal(t, storage.EInvoiceIssued, result.Status)
 	env.AssertExpectations(t)
 }
 
@@ -40,8 +40,8 @@ func TestEInvoiceSyncStopsOnARefusal(t *testing.T) {
 	var acts *activities.Activities
 	env.RegisterActivity(acts)
 	env.OnActivity(acts.SyncEInvoice, mock.Anything, mock.Anything).
-		Return("", temporal.NewNonRetryableApplicationError("refused", "EINVOICE_REFUSED", nil)).Once()
-	env.ExecuteWorkflow(workflows.EInvoiceSync, storage.EInvoiceRef{StoreID: uuid.New(), ID: uuid.New()})
+		Return(activities.SyncEInvoiceResult{}, temporal.NewNonRetryableApplicationError("refused", "EINVOICE_REFUSED", nil)).Once()
+	env.ExecuteWorkflow(workflows.EInvoiceSync, workflows.EInvoiceSyncInput{StoreID: uuid.New(), InvoiceID: uuid.New()})
 	require.True(t, env.IsWorkflowCompleted())
 	require.Error(t, env.GetWorkflowError())
 	env.AssertExpectations(t)
@@ -56,18 +56,18 @@ func TestPaymentProofHashing(t *testing.T) {
 	env.RegisterActivity(acts)
 	env.OnActivity(acts.HashPaymentProof, mock.Anything, mock.Anything).Return(activities.ProofHash{}, errors.New("object store timeout")).Once()
 	env.OnActivity(acts.HashPaymentProof, mock.Anything, mock.Anything).Return(activities.ProofHash{PerceptualHash: 42, DuplicateSuspected: true}, nil).Once()
-	env.ExecuteWorkflow(workflows.PaymentProof, storage.ProofToHash{StoreID: uuid.New(), ProofID: uuid.New()})
+	env.ExecuteWorkflow(workflows.PaymentProof, workflows.PaymentProofInput{StoreID: uuid.New(), ProofID: uuid.New()})
 	require.NoError(t, env.GetWorkflowError())
-	var duplicate bool
-	require.NoError(t, env.GetWorkflowResult(&duplicate))
-	require.True(t, duplicate)
+	var result workflows.PaymentProofResult
+	require.NoError(t, env.GetWorkflowResult(&result))
+	require.True(t, result.DuplicateSuspected)
 	env.AssertExpectations(t)
 
 	env = suite.NewTestWorkflowEnvironment()
 	env.RegisterActivity(acts)
 	env.OnActivity(acts.HashPaymentProof, mock.Anything, mock.Anything).
 		Return(activities.ProofHash{}, temporal.NewNonRetryableApplicationError("cannot decode", "UNREADABLE_IMAGE", nil)).Once()
-	env.ExecuteWorkflow(workflows.PaymentProof, storage.ProofToHash{StoreID: uuid.New(), ProofID: uuid.New()})
+	env.ExecuteWorkflow(workflows.PaymentProof, workflows.PaymentProofInput{StoreID: uuid.New(), ProofID: uuid.New()})
 	require.Error(t, env.GetWorkflowError())
 	env.AssertExpectations(t)
 }

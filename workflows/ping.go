@@ -1,5 +1,3 @@
-// Package workflows holds deterministic orchestration only: no I/O, no
-// time.Now, no goroutines, no map iteration. Side effects are activities.
 package workflows
 
 import (
@@ -10,9 +8,6 @@ import (
 
 	"github.com/merchantsvc/svc/activities"
 )
-
-// a is the typed reference used to name activities.
-var a *activities.Activities
 
 // PingInput names the caller of a smoke run.
 type PingInput struct {
@@ -34,9 +29,9 @@ func Ping(ctx workflow.Context, in PingInput) (PingResult, error) {
 		StartToCloseTimeout: 10 * time.Second,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
 	})
-	var dbTime time.Time
-	if err := workflow.ExecuteActivity(ctx, a.CheckDatabase).Get(ctx, &dbTime); err != nil {
+	var out activities.CheckDatabaseResult
+	if err := workflow.ExecuteActivity(ctx, a.CheckDatabase, activities.CheckDatabaseInput{}).Get(ctx, &out); err != nil {
 		return PingResult{}, err
 	}
-	return PingResult{Greeting: "pong to " + in.From, DatabaseTime: dbTime}, nil
+	return PingResult{Greeting: "pong to " + in.From, DatabaseTime: out.Now}, nil
 }

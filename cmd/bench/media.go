@@ -168,7 +168,7 @@ func runImportBench(ctx context.Context, dbURL string, rowsWanted int) (string, 
 	}
 	defer c.Close()
 	const queue = "bench-import"
-	w := worker.New(c, queue, &activities.Activities{DB: db, Blob: store})
+	w := worker.New(c, queue, &activities.Activities{DB: db, Blob: store}, worker.Options{})
 	if err := w.Start(); err != nil {
 		return "", err
 	}

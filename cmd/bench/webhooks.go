@@ -148,7 +148,7 @@ func startDeliveryRig(ctx context.Context, db *storage.DB, queue string) (*deliv
 	host, port, _ := net.SplitHostPort(sink.Addr)
 	portNumber, _ := strconv.Atoi(port)
 	mailer := activities.SMTPMailer{Host: host, Port: portNumber, From: "shop@example.com", PlainText: true}
-	w := worker.New(rig.temporal, queue, &activities.Activities{DB: db, HTTPClient: rig.httpClient, Mailer: mailer})
+	w := worker.New(rig.temporal, queue, &activities.Activities{DB: db, HTTPClient: rig.httpClient, Mailer: mailer}, worker.Options{})
 	if err := w.Start(); err != nil {
 		return fail(err)
 	}

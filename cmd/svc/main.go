@@ -195,7 +195,7 @@ func startWorker(ctx context.Context, cfg Config, d deps, log *slog.Logger, work
 	w := worker.New(d.temporal, cfg.TaskQueue, &activities.Activities{DB: d.db, Blob: d.blob, HTTPClient: httpClient,
 		BaseURL: cfg.BaseURL, Mailer: mailer, Chat: chat,
 		EInvoices: &einvoice.HTTP{BaseURL: cfg.EInvoiceURL, Token: cfg.EInvoiceToken, Client: &http.Client{Timeout: 30 * time.Second}},
-		Metrics:   workerMetrics})
+		Metrics:   workerMetrics}, worker.Options{})
 	if err := w.Start(); err != nil {
 		return nil, fmt.Errorf("start worker: %w", err)
 	}

@@ -1,0 +1,42 @@
+package workflows
+
+import (
+	"time"
+
+	"github.com/google/uuid"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/merchantsvc/svc/activities"
+)
+
+// EInvoiceSyncInput names an e-invoice.
+type EInvoiceSyncInput struct {
+	StoreID   uuid.UUID
+	InvoiceID uuid.UUID
+}
+
+// EInvoiceSyncResult is the invoice's status once the authority answered.
+type EInvoiceSyncResult struct {
+	Status string
+}
+
+// EInvoiceWorkflowID is the id of an e-invoice's sync with the authority.
+// One id per invoice: a cancel waits for an issue still in flight.
+func EInvoiceWorkflowID(invoiceID uuid.UUID) string {
+	return "e-invoice:" + invoiceID.String()
+}
+
+// EInvoiceSync tells the tax authority about an e-invoice's state, retrying
+// for up to a day while the authority is unreachable.
+func EInvoiceSync(ctx workflow.Context, in EInvoiceSyncInput) (EInvoiceSyncResult, error) {
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout:    time.Minute,
+		ScheduleToCloseTimeout: 24 * time.Hour,
+		RetryPolicy:            &temporal.RetryPolicy{InitialInterval: 5 * time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Minute},
+	})
+	var out activities.SyncEInvoiceResult
+	err := workflow.ExecuteActivity(actx, a.SyncEInvoice,
+		activities.SyncEInvoiceInput{StoreID: in.StoreID, InvoiceID: in.InvoiceID}).Get(ctx, &out)
+	return EInvoiceSyncResult{Status: out.Status}, err
+}

@@ -1,0 +1,87 @@
+package workflows
+
+import (
+	"time"
+
+	"github.com/google/uuid"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/merchantsvc/svc/activities"
+)
+
+// OrderPlacedInput names a placed order.
+type OrderPlacedInput struct {
+	StoreID uuid.UUID
+	OrderID uuid.UUID
+}
+
+// OrderPlacedResult is what each side effect did, by kind (email, chat,
+// shipment, rollup): succeeded, skipped or failed.
+type OrderPlacedResult struct {
+	Steps map[string]string
+}
+
+// OrderPlacedWorkflowID is the id of an order's side effects; deriving it
+// from the order means a repeated start can never run them twice.
+func OrderPlacedWorkflowID(orderID uuid.UUID) string { return "order-placed:" + orderID.String() }
+
+// sideEffectOptions retry each side effect a few times before giving up on it.
+// The start-to-close timeout is also how late a side effect runs when a
+// stopping worker drops a task it had polled but not started (the Go SDK
+// does not drain them, temporalio/sdk-go#1197): the mail and chat clients
+// give up after 15 s, so 30 s bounds both.
+var sideEffectOptions = workflow.ActivityOptions{
+	StartToCloseTimeout: 30 * time.Second,
+	RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumAttempts: 5},
+}
+
+// parallelSideEffects is the GetVersion change id of running the side
+// effects side by side; histories recorded before it replay one at a time.
+const parallelSideEffects = "side-effects-in-parallel"
+
+// OrderPlaced runs what follows a placed order: the status email, the chat
+// confirmation, an automatic shipment when the store wants one, and the
+// analytics rollup. Each is an activity, retried and recorded once; one that
+// keeps failing flags an autopilot exception and never fails the order.
+func OrderPlaced(ctx workflow.Context, in OrderPlacedInput) (OrderPlacedResult, error) {
+	actx := workflow.WithActivityOptions(ctx, sideEffectOptions)
+	order := activities.OrderInput{StoreID: in.StoreID, OrderID: in.OrderID}
+	steps := []struct {
+		kind string
+		fn   any
+	}{
+		{"email", a.SendOrderEmail},
+		{"chat", a.SendChatConfirmation},
+		{"shipment", a.CreateOrderShipment},
+		{"rollup", a.RecordOrderRollup},
+	}
+	// The steps do not depend on each other, so they run side by side: one
+	// workflow task schedules all four rather than one per step, which is
+	// what bounds orders per second on a busy Temporal (docs/benchmarks.md).
+	futures := make([]workflow.Future, len(steps))
+	start := func(i int) { futures[i] = workflow.ExecuteActivity(actx, steps[i].fn, order) }
+	if workflow.GetVersion(ctx, parallelSideEffects, workflow.DefaultVersion, 1) == 1 {
+		for i := range steps {
+			start(i)
+		}
+	}
+	result := OrderPlacedResult{Steps: map[string]string{}}
+	for i, step := range steps {
+		if futures[i] == nil {
+			start(i)
+		}
+		var out activities.SideEffectResult
+		err := futures[i].Get(ctx, &out)
+		if err == nil {
+			result.Steps[step.kind] = out.Status
+			continue
+		}
+		result.Steps[step.kind] = "failed"
+		flag := activities.FlagSideEffectInput{StoreID: in.StoreID, OrderID: in.OrderID, Kind: step.kind, Reason: err.Error()}
+		if err := workflow.ExecuteActivity(actx, a.FlagSideEffectFailure, flag).Get(ctx, nil); err != nil {
+			return result, err
+		}
+	}
+	return result, nil
+}

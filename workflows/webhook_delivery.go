@@ -1,0 +1,72 @@
+package workflows
+
+import (
+	"time"
+
+	"github.com/google/uuid"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/merchantsvc/svc/activities"
+	"github.com/merchantsvc/svc/storage"
+)
+
+// DefaultRetrySchedule is the wait before each retry (spec §6.2).
+var DefaultRetrySchedule = []time.Duration{10 * time.Second, 30 * time.Second, 2 * time.Minute, 10 * time.Minute, 30 * time.Minute}
+
+// attemptOptions run one attempt: the 10 s HTTP timeout plus recording.
+// Activity retries cover infrastructure faults only; HTTP failures are
+// outcomes, retried by the ladder's durable timers.
+var attemptOptions = workflow.ActivityOptions{
+	StartToCloseTimeout: 30 * time.Second,
+	RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumAttempts: 5},
+}
+
+// DeliveryInput is one delivery's ladder.
+type DeliveryInput struct {
+	StoreID    uuid.UUID
+	DeliveryID uuid.UUID
+	// Schedule is the wait before each remaining attempt.
+	Schedule []time.Duration
+	// NextAttempt is the number of the first attempt this ladder makes.
+	NextAttempt int
+}
+
+// DeliveryResult is how the ladder ended.
+type DeliveryResult struct {
+	Status   string
+	Attempts int
+}
+
+// DeliveryWorkflowID is the id of one delivery's retry ladder.
+func DeliveryWorkflowID(deliveryID uuid.UUID) string {
+	return "webhook-delivery:" + deliveryID.String()
+}
+
+// Delivery retries one delivery after each wait of its schedule (durable
+// timers): until a 2xx, a 410, a switched-off subscription, or the last
+// attempt, whose failure exhausts the delivery and switches the subscription off.
+func Delivery(ctx workflow.Context, in DeliveryInput) (DeliveryResult, error) {
+	ctx = workflow.WithActivityOptions(ctx, attemptOptions)
+	result := DeliveryResult{Status: storage.DeliveryRetrying}
+	for i, wait := range in.Schedule {
+		if wait > 0 {
+			if err := workflow.Sleep(ctx, wait); err != nil {
+				return result, err
+			}
+		}
+		attempt := in.NextAttempt + i
+		var out activities.AttemptOutcome
+		err := workflow.ExecuteActivity(ctx, a.AttemptDelivery, activities.AttemptInput{
+			StoreID: in.StoreID, DeliveryID: in.DeliveryID, Attempt: attempt, Final: i == len(in.Schedule)-1,
+		}).Get(ctx, &out)
+		if err != nil {
+			return result, err
+		}
+		result = DeliveryResult{Status: out.Status, Attempts: attempt}
+		if out.Status != storage.DeliveryRetrying {
+			return result, nil
+		}
+	}
+	return result, nil
+}

@@ -1,0 +1,66 @@
+package workflows
+
+import (
+	"errors"
+	"time"
+
+	"github.com/google/uuid"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/merchantsvc/svc/activities"
+)
+
+// DispatchInput names a batch of first attempts and the ladder its failures follow.
+type DispatchInput struct {
+	BatchID  uuid.UUID
+	Schedule []time.Duration
+}
+
+// DispatchResult counts what the batch did.
+type DispatchResult struct {
+	Failed int // deliveries handed to a retry ladder
+}
+
+// WebhookTaskQueue is the queue of webhook dispatches, ladders and tests
+// beside taskQueue: deliveries never wait behind other work.
+func WebhookTaskQueue(taskQueue string) string { return taskQueue + "-webhooks" }
+
+// DispatchWorkflowID is the id of a batch's workflow; the dispatcher derives
+// it from the batch row, so a second dispatcher cannot start it twice.
+func DispatchWorkflowID(batchID uuid.UUID) string { return "webhook-dispatch:" + batchID.String() }
+
+// Dispatch sends a batch's first attempts in one activity and starts a retry
+// ladder only for the deliveries that failed. The happy path costs one
+// workflow and one activity per batch rather than per delivery.
+func Dispatch(ctx workflow.Context, in DispatchInput) (DispatchResult, error) {
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 10 * time.Minute,
+		HeartbeatTimeout:    time.Minute,
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumAttempts: 10},
+	})
+	var out activities.FirstAttemptsResult
+	err := workflow.ExecuteActivity(ctx, a.SendFirstAttempts,
+		activities.FirstAttemptsInput{BatchID: in.BatchID, Final: len(in.Schedule) == 0}).Get(ctx, &out)
+	if err != nil {
+		return DispatchResult{}, err
+	}
+	for _, f := range out.Failed {
+		child := workflow.ExecuteChildWorkflow(workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
+			WorkflowID:        DeliveryWorkflowID(f.DeliveryID),
+			ParentClosePolicy: enumspb.PARENT_CLOSE_POLICY_ABANDON,
+		}), Delivery, DeliveryInput{StoreID: f.StoreID, DeliveryID: f.DeliveryID, Schedule: in.Schedule, NextAttempt: 2})
+		// Wait only for the ladder to exist; it outlives this workflow.
+		var started workflow.Execution
+		if err := child.GetChildWorkflowExecution().Get(ctx, &started); err != nil && !isAlreadyStarted(err) {
+			return DispatchResult{}, err
+		}
+	}
+	return DispatchResult{Failed: len(out.Failed)}, nil
+}
+
+func isAlreadyStarted(err error) bool {
+	var already *temporal.ChildWorkflowExecutionAlreadyStartedError
+	return errors.As(err, &already)
+}
