@@ -9,7 +9,7 @@ MINIO_BIN     := $(BIN_DIR)/minio-$(MINIO_VERSION)/minio
 GO_TEST_FLAGS ?= -count=1 -timeout 15m
 export SVC_MINIO_BIN := $(MINIO_BIN)
 
-.PHONY: dev test build bench load minio deps postgres-check system-libs clean-dev
+.PHONY: dev test build bench load minio deps postgres-check system-libs clean-dev record-histories
 
 ## dev: run everything locally (Postgres, Temporal + UI, MinIO, API, worker).
 dev: deps build
@@ -19,7 +19,14 @@ dev: deps build
 test: deps
 	go build ./...
 	go vet ./...
+	go tool workflowcheck ./workflows/...
 	go run ./cmd/svc testenv -- go test $(GO_TEST_FLAGS) ./...
+
+## record-histories: run every workflow on the real stack and write its
+## history to workflows/testdata/histories/current (the replay tests read it).
+record-histories: deps
+	go run ./cmd/svc testenv -- env SVC_RECORD_HISTORIES=$(CURDIR)/workflows/testdata/histories/current \
+		go test -count=1 -run TestRecordWorkflowHistories ./api/
 
 ## bench: every benchmark of docs/benchmarks.md (-suite narrows it; see cmd/bench).
 bench: deps

@@ -4,7 +4,9 @@
 package activities
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"net/http"
 	"time"
 
@@ -39,6 +41,23 @@ type CheckDatabaseInput struct{}
 // CheckDatabaseResult is the database's clock.
 type CheckDatabaseResult struct {
 	Now time.Time
+}
+
+// UnmarshalJSON also reads the bare time that workers before this shape
+// recorded, so their histories still replay.
+func (r *CheckDatabaseResult) UnmarshalJSON(b []byte) error {
+	type current CheckDatabaseResult
+	return decodeLegacy(b, (*current)(r), &r.Now)
+}
+
+// decodeLegacy decodes a result recorded in today's shape (a JSON object)
+// into current, and one recorded before results were structs (a bare value)
+// into legacy.
+func decodeLegacy(b []byte, current, legacy any) error {
+	if trimmed := bytes.TrimSpace(b); len(trimmed) > 0 && trimmed[0] == '{' {
+		return json.Unmarshal(b, current)
+	}
+	return json.Unmarshal(b, legacy)
 }
 
 // CheckDatabase reads the database clock; the smoke workflow uses it to prove

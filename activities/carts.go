@@ -18,6 +18,12 @@ type SweepAbandonedCartsResult struct {
 	Marked int
 }
 
+// UnmarshalJSON also reads the bare count of histories recorded before.
+func (r *SweepAbandonedCartsResult) UnmarshalJSON(b []byte) error {
+	type current SweepAbandonedCartsResult
+	return decodeLegacy(b, (*current)(r), &r.Marked)
+}
+
 // SweepAbandonedCarts marks every store's inactive carts abandoned with the
 // store's own threshold.
 func (a *Activities) SweepAbandonedCarts(ctx context.Context, _ SweepAbandonedCartsInput) (SweepAbandonedCartsResult, error) {

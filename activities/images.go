@@ -20,15 +20,17 @@ type ImageInput struct {
 }
 
 // ProcessProductImageResult is the attached image and its sizes' addresses.
+// The JSON names are the ones workers before this struct recorded, so their
+// histories decode the same.
 type ProcessProductImageResult struct {
-	ImageID      uuid.UUID
-	URL          string
-	ThumbnailURL string
-	MediumURL    string
-	LargeURL     string
-	Width        int
-	Height       int
-	Position     int
+	ImageID      uuid.UUID `json:"id"`
+	URL          string    `json:"url"`
+	ThumbnailURL string    `json:"thumbnail_url"`
+	MediumURL    string    `json:"medium_url"`
+	LargeURL     string    `json:"large_url"`
+	Width        int       `json:"width"`
+	Height       int       `json:"height"`
+	Position     int       `json:"position"`
 }
 
 // ProcessProductImage reads the original, writes the three WebP sizes to the

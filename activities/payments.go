@@ -69,6 +69,13 @@ type SyncEInvoiceResult struct {
 	Status string
 }
 
+// UnmarshalJSON also reads the bare status of histories recorded before
+// (a sync may retry for a day, so one can be running across a deploy).
+func (r *SyncEInvoiceResult) UnmarshalJSON(b []byte) error {
+	type current SyncEInvoiceResult
+	return decodeLegacy(b, (*current)(r), &r.Status)
+}
+
 func (a *Activities) syncEInvoice(ctx context.Context, ref storage.EInvoiceRef) (string, error) {
 	for range 2 { // issue, then a cancel that arrived meanwhile
 		inv, err := a.DB.FindEInvoice(ctx, ref.StoreID, ref.ID)

@@ -102,6 +102,12 @@ type FirstAttemptsResult struct {
 	Failed []FailedDelivery
 }
 
+// UnmarshalJSON also reads the bare list of histories recorded before.
+func (r *FirstAttemptsResult) UnmarshalJSON(b []byte) error {
+	type current FirstAttemptsResult
+	return decodeLegacy(b, (*current)(r), &r.Failed)
+}
+
 // FailedDelivery is one delivery that needs the retry ladder.
 type FailedDelivery struct {
 	StoreID    uuid.UUID

@@ -22,6 +22,18 @@ const DefaultTaskQueue = "svc"
 
 // Register puts every workflow and activity on r.
 func Register(r sdkworker.Registry, acts *activities.Activities) {
+	RegisterWorkflows(r)
+	r.RegisterActivity(acts)
+}
+
+// WorkflowRegistry is where RegisterWorkflows puts the workflows: a worker,
+// or a replayer checking recorded histories against the code.
+type WorkflowRegistry interface {
+	RegisterWorkflow(w any)
+}
+
+// RegisterWorkflows puts every workflow on r.
+func RegisterWorkflows(r WorkflowRegistry) {
 	r.RegisterWorkflow(workflows.Ping)
 	r.RegisterWorkflow(workflows.Dispatch)
 	r.RegisterWorkflow(workflows.Delivery)
@@ -34,7 +46,6 @@ func Register(r sdkworker.Registry, acts *activities.Activities) {
 	r.RegisterWorkflow(workflows.EInvoiceSync)
 	r.RegisterWorkflow(workflows.AbandonmentSweep)
 	r.RegisterWorkflow(workflows.RecoveryEmail)
-	r.RegisterActivity(acts)
 }
 
 // StopTimeout is how long a stopping worker lets running activities finish

@@ -1,0 +1,130 @@
+package api_test
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/api/temporalproto"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+
+	"github.com/merchantsvc/svc/activities/einvoice"
+	"github.com/merchantsvc/svc/api"
+	"github.com/merchantsvc/svc/storage/webhook"
+	"github.com/merchantsvc/svc/workflows"
+)
+
+// recordedWorkflows is every workflow type the worker registers; the
+// recorder fails when one of them did not run.
+var recordedWorkflows = []string{"Ping", "OrderPlaced", "OrderMessage", "ProductImage", "ProductImport", "Dispatch",
+	"Delivery", "WebhookTest", "PaymentProof", "EInvoiceSync", "AbandonmentSweep", "RecoveryEmail"}
+
+// TestRecordWorkflowHistories runs every workflow through the real API,
+// worker, dispatcher, Temporal, Postgres and MinIO, and writes each one's
+// history as JSON into the directory SVC_RECORD_HISTORIES names, for the
+// replay tests in workflows/ (make record-histories). Skipped otherwise.
+func TestRecordWorkflowHistories(t *testing.T) {
+	dir := os.Getenv("SVC_RECORD_HISTORIES")
+	if dir == "" {
+		t.Skip("set SVC_RECORD_HISTORIES to a directory to record workflow histories (make record-histories)")
+	}
+	rec := newReceiver(t, func(n int) int {
+		if n == 1 {
+			return http.StatusInternalServerError // the first attempt fails, so a ladder runs
+		}
+		return http.StatusOK
+	})
+	h := newHarness(t, api.Config{WebhookGuard: webhook.Guard{AllowPrivate: true}, WebhookRetrySchedule: []time.Duration{200 * time.Millisecond}})
+	authority := &fakeAuthority{}
+	h.authority = &einvoice.HTTP{BaseURL: authority.serve(t).URL, Token: "authority-token"}
+	httpClient, err := webhook.Guard{AllowPrivate: true}.NewClient(rec.caFile)
+	require.NoError(t, err)
+	h.startWorker(httpClient)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	s := newShop(t, h, "histories", 50)
+	require.Equal(t, true, h.settings(s, map[string]any{"e_invoicing": true}).data()["e_invoicing"])
+	hook := h.do(request{method: "POST", path: storePath(s.m.storeID, "/webhooks"), auth: bearer(s.token),
+		body: map[string]any{"url": rec.url(), "events": []string{"order.created"}}})
+	require.Equal(t, http.StatusCreated, hook.Status, string(hook.Raw))
+	hookID := hook.data()["id"].(string)
+
+	// OrderPlaced, Dispatch and Delivery (the first attempt fails), EInvoiceSync, OrderMessage.
+	order := h.placeOrder(s, "instapay", 1)
+	orderID := order["id"].(string)
+	require.Equal(t, http.StatusOK, h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders/"+orderID+"/mark-paid"), auth: bearer(s.token)}).Status)
+	resend := h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders/"+orderID+"/resend-email"), auth: bearer(s.token)})
+	require.Equal(t, http.StatusOK, resend.Status, string(resend.Raw))
+	// WebhookTest.
+	ping := h.do(request{method: "POST", path: storePath(s.m.storeID, "/webhooks/"+hookID+"/test"), auth: bearer(s.token)})
+	require.Equal(t, http.StatusOK, ping.Status, string(ping.Raw))
+	// PaymentProof.
+	second := h.placeOrder(s, "instapay", 1)
+	proof := h.uploadProof(s, second["id"].(string), h.orderToken(s, second["id"].(string)), photo(t, "coffee.jpg"))
+	require.Equal(t, http.StatusCreated, proof.Status, string(proof.Raw))
+	// ProductImage and ProductImport.
+	product := h.createProduct(s.token, s.m.storeID, map[string]any{"name": "Scarf", "price": 9900})
+	image := h.uploadFile(s.token, storePath(s.m.storeID, "/products/"+product["id"].(string)+"/images"), "file", jpegBytes(t, 64, 48), nil)
+	require.Equal(t, http.StatusCreated, image.Status, string(image.Raw))
+	imported := h.importCSV(s.token, s.m.storeID, "sku,name,price\nREC-1,Recorded,1.00\n", nil)
+	require.Equal(t, http.StatusOK, imported.Status, string(imported.Raw))
+	// RecoveryEmail.
+	cartID, _ := h.openCart(s, 1, "reem@example.com")
+	h.exec(`UPDATE carts SET last_activity_at = now() - interval '2 hours' WHERE id = $1`, cartID)
+	require.Equal(t, http.StatusOK, h.checkouts(s, "").Status)
+	sent := h.do(request{method: "POST", path: storePath(s.m.storeID, "/abandoned-checkouts/"+cartID+"/send-recovery-email"), auth: bearer(s.token)})
+	require.Equal(t, http.StatusOK, sent.Status, string(sent.Raw))
+	// Ping and AbandonmentSweep are started directly, as the smoke check and the schedule do.
+	run, err := h.temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: workflows.PingWorkflowID(h.queue), TaskQueue: h.queue},
+		workflows.Ping, workflows.PingInput{From: "recorder"})
+	require.NoError(t, err)
+	require.NoError(t, run.Get(ctx, nil))
+	run, err = h.temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: workflows.AbandonmentScheduleID + ":" + h.queue, TaskQueue: h.queue},
+		workflows.AbandonmentSweep)
+	require.NoError(t, err)
+	require.NoError(t, run.Get(ctx, nil))
+
+	// Every type has a completed run on the test's queues; keep the longest
+	// history of each (the Dispatch that started a ladder, say).
+	query := "(TaskQueue = '" + h.queue + "' OR TaskQueue = '" + workflows.WebhookTaskQueue(h.queue) + "') AND ExecutionStatus = 'Completed'"
+	longest := map[string]*historypb.History{}
+	require.Eventually(t, func() bool {
+		resp, err := h.temporal.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: query, PageSize: 1000})
+		require.NoError(t, err)
+		for _, e := range resp.Executions {
+			name := e.GetType().GetName()
+			if best := longest[name]; best != nil && int64(len(best.Events)) >= e.GetHistoryLength() {
+				continue
+			}
+			longest[name] = history(ctx, t, h.temporal, e.GetExecution().GetWorkflowId(), e.GetExecution().GetRunId())
+		}
+		return len(longest) == len(recordedWorkflows)
+	}, time.Minute, 200*time.Millisecond, "every workflow type completes")
+
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	for _, name := range recordedWorkflows {
+		raw, err := temporalproto.CustomJSONMarshalOptions{Indent: " "}.Marshal(longest[name])
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name+".json"), append(raw, '\n'), 0o644))
+	}
+}
+
+// history reads one execution's whole history.
+func history(ctx context.Context, t *testing.T, c client.Client, workflowID, runID string) *historypb.History {
+	iter := c.GetWorkflowHistory(ctx, workflowID, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	out := &historypb.History{}
+	for iter.HasNext() {
+		event, err := iter.Next()
+		require.NoError(t, err)
+		out.Events = append(out.Events, event)
+	}
+	return out
+}

@@ -1,0 +1,124 @@
+package workflows_test
+
+import (
+	"path/filepath"
+	"reflect"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	sdkworker "go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/merchantsvc/svc/activities"
+	"github.com/merchantsvc/svc/worker"
+	"github.com/merchantsvc/svc/workflows"
+)
+
+// histories are the recorded histories under testdata/histories: current/
+// from this code (make record-histories), and one folder per older commit
+// whose running workflows this code must still be able to finish.
+func histories(t *testing.T) []string {
+	files, err := filepath.Glob("testdata/histories/*/*.json")
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	return files
+}
+
+// Every recorded history replays on today's workflows without a
+// non-determinism error: a deploy never breaks the workflows it finds running.
+func TestReplayRecordedHistories(t *testing.T) {
+	replayer := sdkworker.NewWorkflowReplayer()
+	worker.RegisterWorkflows(replayer)
+	for _, file := range histories(t) {
+		t.Run(strings.TrimPrefix(file, "testdata/histories/"), func(t *testing.T) {
+			require.NoError(t, replayer.ReplayWorkflowHistoryFromJSONFile(nil, file))
+		})
+	}
+}
+
+// Every workflow the worker registers has a history recorded from this code,
+// so a new workflow cannot skip the replay check.
+func TestEveryWorkflowHasARecordedHistory(t *testing.T) {
+	var names registeredNames
+	worker.RegisterWorkflows(&names)
+	var recorded []string
+	for _, file := range histories(t) {
+		if filepath.Base(filepath.Dir(file)) == "current" {
+			recorded = append(recorded, strings.TrimSuffix(filepath.Base(file), ".json"))
+		}
+	}
+	slices.Sort(names)
+	slices.Sort(recorded)
+	require.Equal(t, []string(names), recorded)
+}
+
+// registeredNames records the names of the workflows registered on it, as
+// the SDK names them: the function's own name.
+type registeredNames []string
+
+func (n *registeredNames) RegisterWorkflow(w any) {
+	full := runtime.FuncForPC(reflect.ValueOf(w).Pointer()).Name()
+	*n = append(*n, full[strings.LastIndex(full, ".")+1:])
+}
+
+// A change to a workflow's commands without a GetVersion guard fails the
+// replay tests: each deliberately broken OrderPlaced below is refused on the
+// histories it would corrupt, and today's OrderPlaced is not.
+func TestReplayRefusesNonDeterministicChanges(t *testing.T) {
+	for name, tc := range map[string]struct {
+		workflow any
+		history  string
+	}{
+		"side effects reordered":            {reorderedOrderPlaced, "testdata/histories/current/OrderPlaced.json"},
+		"parallel steps without GetVersion": {unguardedOrderPlaced, "testdata/histories/46dc7df/OrderPlaced.json"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			broken := sdkworker.NewWorkflowReplayer()
+			broken.RegisterWorkflowWithOptions(tc.workflow, workflow.RegisterOptions{Name: "OrderPlaced"})
+			err := broken.ReplayWorkflowHistoryFromJSONFile(nil, tc.history)
+			require.ErrorContains(t, err, "TMPRL1100", "the SDK's non-determinism error")
+
+			today := sdkworker.NewWorkflowReplayer()
+			today.RegisterWorkflow(workflows.OrderPlaced)
+			require.NoError(t, today.ReplayWorkflowHistoryFromJSONFile(nil, tc.history))
+		})
+	}
+}
+
+var sideEffects = workflow.ActivityOptions{StartToCloseTimeout: time.Minute}
+
+// reorderedOrderPlaced runs the side effects in another order.
+func reorderedOrderPlaced(ctx workflow.Context, in workflows.OrderPlacedInput) (workflows.OrderPlacedResult, error) {
+	ctx = workflow.WithActivityOptions(ctx, sideEffects)
+	var acts *activities.Activities
+	order := activities.OrderInput{StoreID: in.StoreID, OrderID: in.OrderID}
+	workflow.GetVersion(ctx, "side-effects-in-parallel", workflow.DefaultVersion, 1)
+	for _, fn := range []any{acts.RecordOrderRollup, acts.CreateOrderShipment, acts.SendChatConfirmation, acts.SendOrderEmail} {
+		if err := workflow.ExecuteActivity(ctx, fn, order).Get(ctx, nil); err != nil {
+			return workflows.OrderPlacedResult{}, err
+		}
+	}
+	return workflows.OrderPlacedResult{}, nil
+}
+
+// unguardedOrderPlaced schedules all four side effects at once with no
+// GetVersion: what OrderPlaced would be had the change shipped unguarded.
+func unguardedOrderPlaced(ctx workflow.Context, in workflows.OrderPlacedInput) (workflows.OrderPlacedResult, error) {
+	ctx = workflow.WithActivityOptions(ctx, sideEffects)
+	var acts *activities.Activities
+	order := activities.OrderInput{StoreID: in.StoreID, OrderID: in.OrderID}
+	var futures []workflow.Future
+	for _, fn := range []any{acts.SendOrderEmail, acts.SendChatConfirmation, acts.CreateOrderShipment, acts.RecordOrderRollup} {
+		futures = append(futures, workflow.ExecuteActivity(ctx, fn, order))
+	}
+	for _, f := range futures {
+		if err := f.Get(ctx, nil); err != nil {
+			return workflows.OrderPlacedResult{}, err
+		}
+	}
+	return workflows.OrderPlacedResult{}, nil
+}
