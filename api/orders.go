@@ -408,7 +408,7 @@ func (s *Server) handleActivities(timeline bool) handlerFunc {
 		if timeline {
 			kinds = []string{"order_created", "draft_created", "status_changed"}
 		}
-		list, err := s.db.FindOrderActivities(r.Context(), storeID, id, kinds, storage.Page{Page: page, Limit: limit}, timeline)
+		list, total, err := s.db.FindOrderActivities(r.Context(), storeID, id, kinds, storage.Page{Page: page, Limit: limit}, timeline)
 		if err != nil {
 			return err
 		}
@@ -419,10 +419,6 @@ func (s *Server) handleActivities(timeline bool) handlerFunc {
 		if timeline {
 			respond(w, http.StatusOK, items)
 			return nil
-		}
-		total, err := s.db.CountOrderActivities(r.Context(), storeID, id)
-		if err != nil {
-			return err
 		}
 		respond(w, http.StatusOK, newList(items, page, limit, total))
 		return nil

@@ -92,33 +92,15 @@ func (db *DB) FlagOrder(ctx context.Context, storeID, orderID uuid.UUID, reason,
 
 // FindAutopilotExceptions lists a store's open exceptions, newest first.
 func (r reader) FindAutopilotExceptions(ctx context.Context, storeID uuid.UUID, limit, offset int) ([]AutopilotException, int, error) {
-	rows, err := r.q.Query(ctx, `SELECT id, order_id, reason, message, message_ar, data, created_at, count(*) OVER ()
-		FROM autopilot_exceptions WHERE store_id = $1 AND status = 'open'
-		ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3`, storeID, limit, offset)
-	if err != nil {
-		return nil, 0, fmt.Errorf("find autopilot exceptions: %w", err)
-	}
-	defer rows.Close()
-	var (
-		list  []AutopilotException
-		total int
-	)
-	for rows.Next() {
+	return findPage(ctx, r, "autopilot exceptions", listQuery{
+		columns: "id, order_id, reason, message, message_ar, data, created_at",
+		from:    "FROM autopilot_exceptions WHERE store_id = $1 AND status = 'open'", args: []any{storeID},
+		orderBy: "created_at DESC, id DESC",
+	}, limit, offset, func(row pgx.CollectableRow) (AutopilotException, error) {
 		var e AutopilotException
-		if err := rows.Scan(&e.ID, &e.OrderID, &e.Reason, &e.Message, &e.MessageAr, &e.Data, &e.CreatedAt, &total); err != nil {
-			return nil, 0, fmt.Errorf("find autopilot exceptions: %w", err)
-		}
-		list = append(list, e)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, 0, err
-	}
-	if len(list) == 0 && offset > 0 {
-		if err := r.q.QueryRow(ctx, `SELECT count(*) FROM autopilot_exceptions WHERE store_id = $1 AND status = 'open'`, storeID).Scan(&total); err != nil {
-			return nil, 0, fmt.Errorf("count autopilot exceptions: %w", err)
-		}
-	}
-	return list, total, nil
+		err := row.Scan(&e.ID, &e.OrderID, &e.Reason, &e.Message, &e.MessageAr, &e.Data, &e.CreatedAt)
+		return e, err
+	})
 }
 
 // ResolveAutopilotExceptions dismisses an order's open flags without

@@ -333,19 +333,12 @@ func (r reader) FindAbandonedCheckouts(ctx context.Context, storeID uuid.UUID, f
 	case f.IncludeRecovered:
 		statuses = append(statuses, CartRecovered)
 	}
-	where := ` FROM carts WHERE store_id = $1 AND abandoned_at IS NOT NULL AND status = ANY ($2)
-		AND ($3::boolean IS NULL OR (email IS NOT NULL OR phone IS NOT NULL) = $3)`
-	var total int
-	if err := r.q.QueryRow(ctx, `SELECT count(*)`+where, storeID, statuses, f.HasContact).Scan(&total); err != nil {
-		return nil, 0, fmt.Errorf("count abandoned checkouts: %w", err)
-	}
-	rows, err := r.q.Query(ctx, `SELECT `+cartColumns+where+` ORDER BY abandoned_at DESC, id DESC LIMIT $4 OFFSET $5`,
-		storeID, statuses, f.HasContact, f.Page.Limit, f.Page.Offset())
-	if err != nil {
-		return nil, 0, fmt.Errorf("find abandoned checkouts: %w", err)
-	}
-	carts, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Cart, error) { return scanCart(row) })
-	return carts, total, err
+	return findPage(ctx, r, "abandoned checkouts", listQuery{
+		columns: cartColumns,
+		from: `FROM carts WHERE store_id = $1 AND abandoned_at IS NOT NULL AND status = ANY ($2)
+			AND ($3::boolean IS NULL OR (email IS NOT NULL OR phone IS NOT NULL) = $3)`, args: []any{storeID, statuses, f.HasContact},
+		orderBy: "abandoned_at DESC, id DESC",
+	}, f.Page.Limit, int(f.Page.Offset()), func(row pgx.CollectableRow) (Cart, error) { return scanCart(row) })
 }
 
 // MarkCheckoutRecovered records that an abandoned checkout was recovered

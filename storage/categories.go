@@ -46,32 +46,10 @@ func (r reader) FindCategoryByID(ctx context.Context, storeID, id uuid.UUID) (Ca
 
 // FindCategories returns a page of the store's categories by position and name.
 func (r reader) FindCategories(ctx context.Context, storeID uuid.UUID, page Page) ([]Category, int, error) {
-	rows, err := r.q.Query(ctx, `SELECT `+categoryColumns+`, count(*) OVER () FROM categories WHERE store_id = $1
-		ORDER BY position, name, id LIMIT $2 OFFSET $3`, storeID, page.Limit, page.Offset())
-	if err != nil {
-		return nil, 0, fmt.Errorf("find categories: %w", err)
-	}
-	defer rows.Close()
-	var (
-		categories []Category
-		total      int
-	)
-	for rows.Next() {
-		var c Category
-		if err := rows.Scan(&c.ID, &c.StoreID, &c.Name, &c.ParentID, &c.Position, &c.CreatedAt, &c.UpdatedAt, &total); err != nil {
-			return nil, 0, fmt.Errorf("find categories: %w", err)
-		}
-		categories = append(categories, c)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, 0, fmt.Errorf("find categories: %w", err)
-	}
-	if len(categories) == 0 && page.Page > 1 {
-		if err := r.q.QueryRow(ctx, `SELECT count(*) FROM categories WHERE store_id = $1`, storeID).Scan(&total); err != nil {
-			return nil, 0, fmt.Errorf("count categories: %w", err)
-		}
-	}
-	return categories, total, nil
+	return findPage(ctx, r, "categories", listQuery{
+		columns: categoryColumns, from: "FROM categories WHERE store_id = $1", args: []any{storeID},
+		orderBy: "position, name, id",
+	}, page.Limit, int(page.Offset()), func(row pgx.CollectableRow) (Category, error) { return scanCategory(row) })
 }
 
 // checkParent refuses a parent outside the store or one that would make a cycle.

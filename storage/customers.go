@@ -86,25 +86,15 @@ func (r reader) FindCustomers(ctx context.Context, storeID uuid.UUID, search *st
 	if search != nil {
 		pattern = "%" + escapeLike(*search) + "%"
 	}
-	rows, err := r.q.Query(ctx, `SELECT `+customerColumns+`, chat_opt_out, count(*) OVER () FROM customers
-		WHERE store_id = $1 AND (name ILIKE $2 OR email ILIKE $2 OR phone ILIKE $2)
-		ORDER BY created_at DESC, id DESC LIMIT $3 OFFSET $4`, storeID, pattern, page.Limit, page.Offset())
-	if err != nil {
-		return nil, 0, fmt.Errorf("find customers: %w", err)
-	}
-	defer rows.Close()
-	var (
-		list  []Customer
-		total int
-	)
-	for rows.Next() {
+	return findPage(ctx, r, "customers", listQuery{
+		columns: customerColumns + ", chat_opt_out",
+		from:    "FROM customers WHERE store_id = $1 AND (name ILIKE $2 OR email ILIKE $2 OR phone ILIKE $2)", args: []any{storeID, pattern},
+		orderBy: "created_at DESC, id DESC",
+	}, page.Limit, int(page.Offset()), func(row pgx.CollectableRow) (Customer, error) {
 		var c Customer
-		if err := rows.Scan(&c.ID, &c.StoreID, &c.Name, &c.Email, &c.Phone, &c.Addresses, &c.CreatedAt, &c.UpdatedAt, &c.ChatOptOut, &total); err != nil {
-			return nil, 0, fmt.Errorf("find customers: %w", err)
-		}
-		list = append(list, c)
-	}
-	return list, total, rows.Err()
+		err := row.Scan(&c.ID, &c.StoreID, &c.Name, &c.Email, &c.Phone, &c.Addresses, &c.CreatedAt, &c.UpdatedAt, &c.ChatOptOut)
+		return c, err
+	})
 }
 
 // UpdateCustomer applies a partial update.

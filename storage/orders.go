@@ -12,9 +12,7 @@ import (
 	sq "github.com/Masterminds/squirrel"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-)
-
-// PaymentMethods are the accepted payment_method values (decisions §4).
+) // PaymentMethods are the accepted payment_method values (decisions §4).
 var PaymentMethods = []string{"cod", "card", "instapay", "mobile_wallet", "bank_transfer"}
 
 // PaymentStatuses and FulfillmentStatuses are the list filters' values.
@@ -110,12 +108,6 @@ type StockError struct {
 
 func (e *StockError) Error() string {
 	return fmt.Sprintf("variant %s has %d in stock, %d requested", e.VariantID, e.Available, e.Requested)
-}
-
-// TransitionError refuses a status move and says which moves are allowed.
-type TransitionError struct {
-	From, To    string
-	AllowedNext []string
 }
 
 func (e *TransitionError) Error() string {
@@ -287,26 +279,6 @@ func (tx *Tx) orderLines(ctx context.Context, storeID uuid.UUID, requested []New
 	return lines, nil
 }
 
-// countStatus moves one order between status counters (from "" when new,
-// to "" when leaving the counts). Drafts are never counted.
-func (tx *Tx) countStatus(ctx context.Context, storeID uuid.UUID, from, to string) error {
-	if from == to {
-		return nil
-	}
-	if from != "" && from != OrderDraft {
-		if _, err := tx.tx.Exec(ctx, `UPDATE order_status_counts SET n = n - 1 WHERE store_id = $1 AND status = $2`, storeID, from); err != nil {
-			return fmt.Errorf("count order status: %w", err)
-		}
-	}
-	if to != "" && to != OrderDraft {
-		if _, err := tx.tx.Exec(ctx, `INSERT INTO order_status_counts (store_id, status, n) VALUES ($1, $2, 1)
-			ON CONFLICT (store_id, status) DO UPDATE SET n = order_status_counts.n + 1`, storeID, to); err != nil {
-			return fmt.Errorf("count order status: %w", err)
-		}
-	}
-	return nil
-}
-
 // orderEvent is the data of order.created and order.status_changed.
 type orderEvent struct {
 	StoreID        uuid.UUID `json:"store_id"`
@@ -330,19 +302,6 @@ func (tx *Tx) emitOrder(ctx context.Context, event string, o Order, from *string
 		data.OldStatus, data.NewStatus, data.TrackingNumber = deref(from), o.Status, o.TrackingNumber
 	}
 	return tx.emit(ctx, o.StoreID, event, data)
-}
-
-func (tx *Tx) addActivity(ctx context.Context, o Order, kind, body string, data any, actor *uuid.UUID) error {
-	raw, err := json.Marshal(data)
-	if err != nil {
-		return err
-	}
-	_, err = tx.tx.Exec(ctx, `INSERT INTO order_activities (id, store_id, order_id, kind, body, data, author_user_id, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, NewID(), o.StoreID, o.ID, kind, body, raw, actor, tx.now())
-	if err != nil {
-		return fmt.Errorf("record order activity: %w", err)
-	}
-	return nil
 }
 
 func (r reader) orderLinesOf(ctx context.Context, storeID, orderID uuid.UUID) ([]OrderLine, error) {
@@ -495,176 +454,6 @@ func (r reader) CountOrders(ctx context.Context, storeID uuid.UUID, f OrderFilte
 		total += n
 	}
 	return counts, total, rows.Err()
-}
-
-func (tx *Tx) lockOrder(ctx context.Context, storeID, id uuid.UUID) (Order, error) {
-	o, err := scanOrder(tx.tx.QueryRow(ctx, `SELECT `+orderColumns+` FROM orders WHERE store_id = $1 AND id = $2 FOR UPDATE`, storeID, id))
-	if err != nil {
-		return Order{}, notFoundIfNoRows(err, "find order "+id.String())
-	}
-	if o.Lines, err = tx.orderLinesOf(ctx, storeID, id); err != nil {
-		return Order{}, err
-	}
-	return o, nil
-}
-
-// fulfillmentFor maps a status onto fulfillment_status where it implies one.
-func fulfillmentFor(status, current string) string {
-	switch status {
-	case OrderShipped:
-		return "in_transit"
-	case OrderDelivered:
-		return "delivered"
-	case OrderReturned:
-		return "returned"
-	}
-	return current
-}
-
-// TransitionOrder moves an order along the status machine, writing an
-// activity and order.status_changed (which carries the tracking number).
-// CANCELLED goes through CancelOrder's rules.
-func (tx *Tx) TransitionOrder(ctx context.Context, storeID, id uuid.UUID, to string, tracking *string, note string, actor *uuid.UUID) (Order, error) {
-	o, err := tx.lockOrder(ctx, storeID, id)
-	if err != nil {
-		return Order{}, err
-	}
-	if !CanMove(o.Status, to) {
-		return Order{}, &TransitionError{From: o.Status, To: to, AllowedNext: AllowedNext(o.Status)}
-	}
-	// Any move through the status endpoints settles what automation flagged.
-	if _, err := tx.ResolveAutopilotExceptions(ctx, storeID, id); err != nil {
-		return Order{}, err
-	}
-	if to == OrderCancelled {
-		return tx.cancel(ctx, o, note, actor)
-	}
-	from := o.Status
-	o.Status, o.FulfillmentStatus = to, fulfillmentFor(to, o.FulfillmentStatus)
-	if tracking != nil {
-		o.TrackingNumber = tracking
-	}
-	o.UpdatedAt = tx.now()
-	if _, err := tx.tx.Exec(ctx, `UPDATE orders SET status = $3, fulfillment_status = $4, tracking_number = $5, updated_at = $6
-		WHERE store_id = $1 AND id = $2`, storeID, id, o.Status, o.FulfillmentStatus, o.TrackingNumber, o.UpdatedAt); err != nil {
-		return Order{}, fmt.Errorf("update order status: %w", err)
-	}
-	if err := tx.countStatus(ctx, storeID, from, to); err != nil {
-		return Order{}, err
-	}
-	if err := tx.addActivity(ctx, o, "status_changed", note, map[string]any{"from": from, "to": to, "tracking_number": o.TrackingNumber}, actor); err != nil {
-		return Order{}, err
-	}
-	return o, tx.emitOrder(ctx, EventOrderStatusChanged, o, &from)
-}
-
-// CancelOrder cancels an order and restocks what was reserved. A draft is
-// cancelled silently; shipped, delivered, returned or cancelled orders refuse.
-func (tx *Tx) CancelOrder(ctx context.Context, storeID, id uuid.UUID, reason string, actor *uuid.UUID) (Order, error) {
-	o, err := tx.lockOrder(ctx, storeID, id)
-	if err != nil {
-		return Order{}, err
-	}
-	if !Cancellable(o.Status) {
-		return Order{}, &TransitionError{From: o.Status, To: OrderCancelled, AllowedNext: AllowedNext(o.Status)}
-	}
-	if _, err := tx.ResolveAutopilotExceptions(ctx, storeID, id); err != nil {
-		return Order{}, err
-	}
-	return tx.cancel(ctx, o, reason, actor)
-}
-
-func (tx *Tx) cancel(ctx context.Context, o Order, reason string, actor *uuid.UUID) (Order, error) {
-	from := o.Status
-	if from != OrderDraft {
-		for _, l := range o.Lines {
-			if l.VariantID == nil {
-				continue
-			}
-			if _, err := tx.tx.Exec(ctx, `UPDATE variants SET quantity = quantity + $3 WHERE store_id = $1 AND id = $2`,
-				o.StoreID, *l.VariantID, l.Quantity-l.ReturnedQuantity); err != nil {
-				return Order{}, fmt.Errorf("restock: %w", err)
-			}
-		}
-	}
-	o.Status, o.UpdatedAt = OrderCancelled, tx.now()
-	if reason != "" {
-		o.CancelReason = &reason
-	}
-	if _, err := tx.tx.Exec(ctx, `UPDATE orders SET status = 'CANCELLED', cancel_reason = $3, updated_at = $4 WHERE store_id = $1 AND id = $2`,
-		o.StoreID, o.ID, o.CancelReason, o.UpdatedAt); err != nil {
-		return Order{}, fmt.Errorf("cancel order: %w", err)
-	}
-	if from != OrderDraft {
-		if err := tx.countStatus(ctx, o.StoreID, from, OrderCancelled); err != nil {
-			return Order{}, err
-		}
-	}
-	if err := tx.addActivity(ctx, o, "status_changed", reason, map[string]any{"from": from, "to": OrderCancelled}, actor); err != nil {
-		return Order{}, err
-	}
-	if from == OrderDraft {
-		return o, nil
-	}
-	return o, tx.emitOrder(ctx, EventOrderStatusChanged, o, &from)
-}
-
-// OrderActivity is a staff comment or a system event on an order.
-type OrderActivity struct {
-	ID           uuid.UUID
-	Kind         string
-	Body         string
-	Data         json.RawMessage
-	AuthorUserID *uuid.UUID
-	CreatedAt    time.Time
-}
-
-// AddOrderComment records a staff comment, visible only to merchant staff.
-func (tx *Tx) AddOrderComment(ctx context.Context, storeID, orderID uuid.UUID, body string, actor *uuid.UUID) (OrderActivity, error) {
-	o, err := scanOrder(tx.tx.QueryRow(ctx, `SELECT `+orderColumns+` FROM orders WHERE store_id = $1 AND id = $2`, storeID, orderID))
-	if err != nil {
-		return OrderActivity{}, notFoundIfNoRows(err, "find order "+orderID.String())
-	}
-	if err := tx.addActivity(ctx, o, "comment", body, map[string]any{}, actor); err != nil {
-		return OrderActivity{}, err
-	}
-	a, err := tx.FindOrderActivities(ctx, storeID, orderID, []string{"comment"}, Page{Page: 1, Limit: 1}, false)
-	if err != nil || len(a) == 0 {
-		return OrderActivity{}, err
-	}
-	return a[0], nil
-}
-
-// FindOrderActivities lists an order's activities of the given kinds (all
-// when none), newest first or oldest first.
-func (r reader) FindOrderActivities(ctx context.Context, storeID, orderID uuid.UUID, kinds []string, page Page, oldestFirst bool) ([]OrderActivity, error) {
-	if kinds == nil {
-		kinds = []string{} // a nil slice is a NULL array, which matches nothing below
-	}
-	order := "DESC"
-	if oldestFirst {
-		order = "ASC"
-	}
-	rows, err := r.q.Query(ctx, `SELECT id, kind, body, data, author_user_id, created_at FROM order_activities
-		WHERE store_id = $1 AND order_id = $2 AND (cardinality($3::text[]) = 0 OR kind = ANY ($3))
-		ORDER BY created_at `+order+`, id `+order+` LIMIT $4 OFFSET $5`, storeID, orderID, kinds, page.Limit, page.Offset())
-	if err != nil {
-		return nil, fmt.Errorf("find order activities: %w", err)
-	}
-	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (OrderActivity, error) {
-		var a OrderActivity
-		err := row.Scan(&a.ID, &a.Kind, &a.Body, &a.Data, &a.AuthorUserID, &a.CreatedAt)
-		return a, err
-	})
-}
-
-// CountOrderActivities counts an order's activities.
-func (r reader) CountOrderActivities(ctx context.Context, storeID, orderID uuid.UUID) (int, error) {
-	var n int
-	if err := r.q.QueryRow(ctx, `SELECT count(*) FROM order_activities WHERE store_id = $1 AND order_id = $2`, storeID, orderID).Scan(&n); err != nil {
-		return 0, fmt.Errorf("count order activities: %w", err)
-	}
-	return n, nil
 }
 
 // OrderUpdate is a partial update of an order's editable fields.

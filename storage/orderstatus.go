@@ -1,5 +1,12 @@
 package storage
 
+import (
+	"context"
+	"fmt"
+
+	"github.com/google/uuid"
+)
+
 // Order statuses (decisions §4).
 const (
 	OrderDraft       = "DRAFT"
@@ -69,4 +76,142 @@ func CanMove(from, to string) bool {
 		}
 	}
 	return false
+}
+
+// TransitionError refuses a status move and says which moves are allowed.
+type TransitionError struct {
+	From, To    string
+	AllowedNext []string
+}
+
+// countStatus moves one order between status counters (from "" when new,
+// to "" when leaving the counts). Drafts are never counted.
+func (tx *Tx) countStatus(ctx context.Context, storeID uuid.UUID, from, to string) error {
+	if from == to {
+		return nil
+	}
+	if from != "" && from != OrderDraft {
+		if _, err := tx.tx.Exec(ctx, `UPDATE order_status_counts SET n = n - 1 WHERE store_id = $1 AND status = $2`, storeID, from); err != nil {
+			return fmt.Errorf("count order status: %w", err)
+		}
+	}
+	if to != "" && to != OrderDraft {
+		if _, err := tx.tx.Exec(ctx, `INSERT INTO order_status_counts (store_id, status, n) VALUES ($1, $2, 1)
+			ON CONFLICT (store_id, status) DO UPDATE SET n = order_status_counts.n + 1`, storeID, to); err != nil {
+			return fmt.Errorf("count order status: %w", err)
+		}
+	}
+	return nil
+}
+
+func (tx *Tx) lockOrder(ctx context.Context, storeID, id uuid.UUID) (Order, error) {
+	o, err := scanOrder(tx.tx.QueryRow(ctx, `SELECT `+orderColumns+` FROM orders WHERE store_id = $1 AND id = $2 FOR UPDATE`, storeID, id))
+	if err != nil {
+		return Order{}, notFoundIfNoRows(err, "find order "+id.String())
+	}
+	if o.Lines, err = tx.orderLinesOf(ctx, storeID, id); err != nil {
+		return Order{}, err
+	}
+	return o, nil
+}
+
+// fulfillmentFor maps a status onto fulfillment_status where it implies one.
+func fulfillmentFor(status, current string) string {
+	switch status {
+	case OrderShipped:
+		return "in_transit"
+	case OrderDelivered:
+		return "delivered"
+	case OrderReturned:
+		return "returned"
+	}
+	return current
+}
+
+// TransitionOrder moves an order along the status machine, writing an
+// activity and order.status_changed (which carries the tracking number).
+// CANCELLED goes through CancelOrder's rules.
+func (tx *Tx) TransitionOrder(ctx context.Context, storeID, id uuid.UUID, to string, tracking *string, note string, actor *uuid.UUID) (Order, error) {
+	o, err := tx.lockOrder(ctx, storeID, id)
+	if err != nil {
+		return Order{}, err
+	}
+	if !CanMove(o.Status, to) {
+		return Order{}, &TransitionError{From: o.Status, To: to, AllowedNext: AllowedNext(o.Status)}
+	}
+	// Any move through the status endpoints settles what automation flagged.
+	if _, err := tx.ResolveAutopilotExceptions(ctx, storeID, id); err != nil {
+		return Order{}, err
+	}
+	if to == OrderCancelled {
+		return tx.cancel(ctx, o, note, actor)
+	}
+	from := o.Status
+	o.Status, o.FulfillmentStatus = to, fulfillmentFor(to, o.FulfillmentStatus)
+	if tracking != nil {
+		o.TrackingNumber = tracking
+	}
+	o.UpdatedAt = tx.now()
+	if _, err := tx.tx.Exec(ctx, `UPDATE orders SET status = $3, fulfillment_status = $4, tracking_number = $5, updated_at = $6
+		WHERE store_id = $1 AND id = $2`, storeID, id, o.Status, o.FulfillmentStatus, o.TrackingNumber, o.UpdatedAt); err != nil {
+		return Order{}, fmt.Errorf("update order status: %w", err)
+	}
+	if err := tx.countStatus(ctx, storeID, from, to); err != nil {
+		return Order{}, err
+	}
+	if err := tx.addActivity(ctx, o, "status_changed", note, map[string]any{"from": from, "to": to, "tracking_number": o.TrackingNumber}, actor); err != nil {
+		return Order{}, err
+	}
+	return o, tx.emitOrder(ctx, EventOrderStatusChanged, o, &from)
+}
+
+// CancelOrder cancels an order and restocks what was reserved. A draft is
+// cancelled silently; shipped, delivered, returned or cancelled orders refuse.
+func (tx *Tx) CancelOrder(ctx context.Context, storeID, id uuid.UUID, reason string, actor *uuid.UUID) (Order, error) {
+	o, err := tx.lockOrder(ctx, storeID, id)
+	if err != nil {
+		return Order{}, err
+	}
+	if !Cancellable(o.Status) {
+		return Order{}, &TransitionError{From: o.Status, To: OrderCancelled, AllowedNext: AllowedNext(o.Status)}
+	}
+	if _, err := tx.ResolveAutopilotExceptions(ctx, storeID, id); err != nil {
+		return Order{}, err
+	}
+	return tx.cancel(ctx, o, reason, actor)
+}
+
+func (tx *Tx) cancel(ctx context.Context, o Order, reason string, actor *uuid.UUID) (Order, error) {
+	from := o.Status
+	if from != OrderDraft {
+		for _, l := range o.Lines {
+			if l.VariantID == nil {
+				continue
+			}
+			if _, err := tx.tx.Exec(ctx, `UPDATE variants SET quantity = quantity + $3 WHERE store_id = $1 AND id = $2`,
+				o.StoreID, *l.VariantID, l.Quantity-l.ReturnedQuantity); err != nil {
+				return Order{}, fmt.Errorf("restock: %w", err)
+			}
+		}
+	}
+	o.Status, o.UpdatedAt = OrderCancelled, tx.now()
+	if reason != "" {
+		o.CancelReason = &reason
+	}
+	if _, err := tx.tx.Exec(ctx, `UPDATE orders SET status = 'CANCELLED', cancel_reason = $3, updated_at = $4 WHERE store_id = $1 AND id = $2`,
+		o.StoreID, o.ID, o.CancelReason, o.UpdatedAt); err != nil {
+		return Order{}, fmt.Errorf("cancel order: %w", err)
+	}
+	if from != OrderDraft {
+		if err := tx.countStatus(ctx, o.StoreID, from, OrderCancelled); err != nil {
+			return Order{}, err
+		}
+	}
+	if err := tx.addActivity(ctx, o, "status_changed", reason, map[string]any{"from": from, "to": OrderCancelled}, actor); err != nil {
+		return Order{}, err
+	}
+	if from == OrderDraft {
+		return o, nil
+	}
+	return o, tx.emitOrder(ctx, EventOrderStatusChanged, o, &from)
 }

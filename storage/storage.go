@@ -59,6 +59,7 @@ type querier interface {
 	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
 }
 
 type reader struct {
@@ -151,13 +152,6 @@ func notFoundIfNoRows(err error, what string) error {
 }
 
 // Page is a 1-based page request.
-type Page struct {
-	Page  int
-	Limit int
-}
-
-// Offset is the row offset of the page.
-func (p Page) Offset() uint64 { return uint64((p.Page - 1) * p.Limit) }
 
 // Now asks Postgres for its clock: the cheapest proof the database answers.
 func (db *DB) Now(ctx context.Context) (time.Time, error) {

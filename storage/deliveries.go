@@ -1,0 +1,387 @@
+package storage
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+)
+
+// Delivery statuses.
+const (
+	DeliveryPending   = "pending"
+	DeliveryRetrying  = "retrying"
+	DeliverySucceeded = "succeeded"
+	DeliveryExhausted = "exhausted"
+	DeliveryGone      = "gone"
+	DeliverySkipped   = "skipped"
+	// DeliveryFailed ends a test ping that did not get a 2xx; pings never switch a subscription off.
+	DeliveryFailed = "failed"
+)
+
+// Delivery is one event for one subscription; X-SVC-Delivery is its id.
+type Delivery struct {
+	ID             uuid.UUID
+	StoreID        uuid.UUID
+	SubscriptionID uuid.UUID
+	Event          string
+	Body           []byte
+	Status         string
+	Attempts       int
+	CreatedAt      time.Time
+}
+
+// Batch is a set of first attempts dispatched together; one workflow each.
+type Batch struct {
+	ID uuid.UUID
+	// Deliveries counts the pending deliveries in it.
+	Deliveries int
+	// TraceParents are the traces that wrote its events (up to
+	// maxBatchLinks), for the dispatch's span links.
+	TraceParents []string
+}
+
+// maxBatchLinks bounds the traces a batch's dispatch links to.
+const maxBatchLinks = 32
+
+// DispatchOutbox turns up to limit undispatched outbox rows into deliveries,
+// one per matching subscription: pending for active ones (grouped into a new
+// batch), skipped for switched-off ones. SKIP LOCKED lets several
+// dispatchers run without taking the same rows; the unique (outbox,
+// subscription) pair means a row can never yield two deliveries.
+func (db *DB) DispatchOutbox(ctx context.Context, limit int) (Batch, int, error) {
+	var (
+		batch  = Batch{ID: NewID()}
+		events int
+	)
+	err := db.InTx(ctx, func(tx *Tx) error {
+		rows, err := tx.tx.Query(ctx, `SELECT id, COALESCE(trace_parent, '') FROM outbox WHERE dispatched_at IS NULL ORDER BY created_at
+			LIMIT $1 FOR UPDATE SKIP LOCKED`, limit)
+		if err != nil {
+			return fmt.Errorf("claim outbox: %w", err)
+		}
+		var (
+			ids    []uuid.UUID
+			id     uuid.UUID
+			parent string
+		)
+		seen := map[string]bool{}
+		_, err = pgx.ForEachRow(rows, []any{&id, &parent}, func() error {
+			ids = append(ids, id)
+			if parent != "" && !seen[parent] && len(batch.TraceParents) < maxBatchLinks {
+				seen[parent] = true
+				batch.TraceParents = append(batch.TraceParents, parent)
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("claim outbox: %w", err)
+		}
+		events = len(ids)
+		if events == 0 {
+			return nil
+		}
+		now := tx.now()
+		if _, err := tx.tx.Exec(ctx, `INSERT INTO webhook_batches (id, created_at) VALUES ($1, $2)`, batch.ID, now); err != nil {
+			return fmt.Errorf("create batch: %w", err)
+		}
+		err = tx.tx.QueryRow(ctx, `WITH inserted AS (
+				INSERT INTO webhook_deliveries (id, store_id, subscription_id, outbox_id, batch_id, event, body, status, created_at)
+				SELECT gen_random_uuid(), o.store_id, s.id, o.id,
+				       CASE WHEN s.is_active THEN $2::uuid END, o.event, o.body,
+				       CASE WHEN s.is_active THEN 'pending' ELSE 'skipped' END, o.created_at
+				FROM outbox o JOIN webhook_subscriptions s ON s.store_id = o.store_id AND o.event = ANY (s.events)
+				WHERE o.id = ANY ($1)
+				ON CONFLICT (outbox_id, subscription_id) DO NOTHING
+				RETURNING status)
+			SELECT count(*) FILTER (WHERE status = 'pending') FROM inserted`, ids, batch.ID).Scan(&batch.Deliveries)
+		if err != nil {
+			return fmt.Errorf("create deliveries: %w", err)
+		}
+		if _, err := tx.tx.Exec(ctx, `UPDATE outbox SET dispatched_at = $2 WHERE id = ANY ($1)`, ids, now); err != nil {
+			return fmt.Errorf("mark outbox dispatched: %w", err)
+		}
+		if batch.Deliveries == 0 {
+			_, err = tx.tx.Exec(ctx, `DELETE FROM webhook_batches WHERE id = $1`, batch.ID)
+		}
+		return err
+	})
+	if err != nil || batch.Deliveries == 0 {
+		return Batch{}, events, err
+	}
+	return batch, events, nil
+}
+
+// MarkBatchStarted records that the batch's workflow exists.
+func (db *DB) MarkBatchStarted(ctx context.Context, batchID uuid.UUID) error {
+	if _, err := db.Pool.Exec(ctx, `UPDATE webhook_batches SET started_at = $2 WHERE id = $1 AND started_at IS NULL`, batchID, db.now()); err != nil {
+		return fmt.Errorf("mark batch started: %w", err)
+	}
+	return nil
+}
+
+// FindUnstartedBatches lists batches whose workflow start has not been
+// recorded for at least olderThan (the start failed or the process died).
+func (db *DB) FindUnstartedBatches(ctx context.Context, olderThan time.Duration) ([]uuid.UUID, error) {
+	rows, err := db.Pool.Query(ctx, `SELECT id FROM webhook_batches WHERE started_at IS NULL AND created_at <= $1 ORDER BY created_at LIMIT 100`,
+		db.now().Add(-olderThan))
+	if err != nil {
+		return nil, fmt.Errorf("find unstarted batches: %w", err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	if err != nil {
+		return nil, fmt.Errorf("find unstarted batches: %w", err)
+	}
+	return ids, nil
+}
+
+// DeliveryRef names a delivery with its store.
+type DeliveryRef struct {
+	StoreID    uuid.UUID
+	DeliveryID uuid.UUID
+}
+
+// DeliveryTarget is what one attempt needs: the delivery and its
+// subscription's current URL, secret and state.
+type DeliveryTarget struct {
+	Delivery
+	URL      string
+	Secret   string
+	IsActive bool
+}
+
+// FindDeliveryTarget reads a delivery with its subscription's current settings.
+func (r reader) FindDeliveryTarget(ctx context.Context, storeID, deliveryID uuid.UUID) (DeliveryTarget, error) {
+	var t DeliveryTarget
+	err := r.q.QueryRow(ctx, `SELECT d.id, d.store_id, d.subscription_id, d.event, d.body, d.status, d.attempts, d.created_at,
+			s.url, COALESCE(a.client_secret, s.secret), s.is_active
+		FROM webhook_deliveries d JOIN webhook_subscriptions s ON s.store_id = d.store_id AND s.id = d.subscription_id
+		LEFT JOIN apps a ON a.id = s.app_id
+		WHERE d.store_id = $1 AND d.id = $2`, storeID, deliveryID).
+		Scan(&t.ID, &t.StoreID, &t.SubscriptionID, &t.Event, &t.Body, &t.Status, &t.Attempts, &t.CreatedAt, &t.URL, &t.Secret, &t.IsActive)
+	if err != nil {
+		return DeliveryTarget{}, notFoundIfNoRows(err, "find delivery "+deliveryID.String())
+	}
+	return t, nil
+}
+
+// Attempt is one logged try of a delivery.
+type Attempt struct {
+	DeliveryID   uuid.UUID
+	Event        string
+	Attempt      int
+	Status       string // succeeded, failed, exhausted, gone, skipped
+	ResponseCode *int
+	ResponseBody string
+	Error        string
+	Duration     time.Duration
+	AttemptedAt  time.Time
+}
+
+// RecordAttempt logs an attempt and moves the delivery to status. When the
+// delivery is exhausted, the subscription is switched off and the merchant
+// gets a dashboard notification, in the same transaction.
+func (db *DB) RecordAttempt(ctx context.Context, storeID uuid.UUID, a Attempt, status string) error {
+	return db.InTx(ctx, func(tx *Tx) error {
+		var subID uuid.UUID
+		completed := status != DeliveryRetrying && status != DeliveryPending
+		err := tx.tx.QueryRow(ctx, `UPDATE webhook_deliveries SET status = $3, attempts = GREATEST(attempts, $4),
+				last_response_code = COALESCE($5, last_response_code),
+				completed_at = CASE WHEN $6 THEN $7::timestamptz END
+			WHERE store_id = $1 AND id = $2 RETURNING subscription_id`,
+			storeID, a.DeliveryID, status, a.Attempt, a.ResponseCode, completed, a.AttemptedAt).Scan(&subID)
+		if err != nil {
+			return notFoundIfNoRows(err, "record attempt")
+		}
+		_, err = tx.tx.Exec(ctx, `INSERT INTO webhook_attempts (id, store_id, subscription_id, delivery_id, attempt, status,
+				response_code, response_body, error, duration_ms, attempted_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+			NewID(), storeID, subID, a.DeliveryID, a.Attempt, a.Status, a.ResponseCode, a.ResponseBody, a.Error,
+			a.Duration.Milliseconds(), a.AttemptedAt)
+		if err != nil {
+			return fmt.Errorf("log attempt: %w", err)
+		}
+		if status != DeliveryExhausted {
+			return nil
+		}
+		return tx.switchOffSubscription(ctx, storeID, subID, a.DeliveryID)
+	})
+}
+
+func (tx *Tx) switchOffSubscription(ctx context.Context, storeID, subID, deliveryID uuid.UUID) error {
+	var url string
+	err := tx.tx.QueryRow(ctx, `UPDATE webhook_subscriptions SET is_active = false, disabled_at = $3,
+			disabled_reason = 'delivery exhausted', updated_at = $3
+		WHERE store_id = $1 AND id = $2 AND is_active RETURNING url`, storeID, subID, tx.now()).Scan(&url)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil // already off: one notification is enough
+	}
+	if err != nil {
+		return fmt.Errorf("switch off subscription: %w", err)
+	}
+	data, _ := json.Marshal(map[string]any{"subscription_id": subID, "delivery_id": deliveryID, "url": url})
+	return tx.CreateNotification(ctx, Notification{StoreID: storeID, Kind: "webhook.disabled",
+		Title:   "Webhook switched off",
+		TitleAr: "تم إيقاف الويب هوك",
+		Body:    fmt.Sprintf("Deliveries to %s failed after every retry. Fix the endpoint, then re-enable the subscription.", url),
+		BodyAr:  fmt.Sprintf("فشل إرسال الأحداث إلى %s بعد كل المحاولات. أصلح نقطة الاستقبال ثم أعد تفعيل الاشتراك.", url),
+		Data:    data})
+}
+
+// FindAttempts lists a subscription's attempts, newest first.
+func (r reader) FindAttempts(ctx context.Context, storeID, subscriptionID uuid.UUID, page Page) ([]Attempt, int, error) {
+	return findPage(ctx, r, "attempts", listQuery{
+		columns: "a.delivery_id, d.event, a.attempt, a.status, a.response_code, a.response_body, a.error, a.duration_ms, a.attempted_at",
+		from: `FROM webhook_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id
+			WHERE a.store_id = $1 AND a.subscription_id = $2`, args: []any{storeID, subscriptionID},
+		orderBy: "a.attempted_at DESC, a.attempt DESC, a.delivery_id",
+	}, page.Limit, int(page.Offset()), func(row pgx.CollectableRow) (Attempt, error) {
+		var (
+			a  Attempt
+			ms int64
+		)
+		err := row.Scan(&a.DeliveryID, &a.Event, &a.Attempt, &a.Status, &a.ResponseCode, &a.ResponseBody, &a.Error, &ms, &a.AttemptedAt)
+		a.Duration = time.Duration(ms) * time.Millisecond
+		return a, err
+	})
+}
+
+// CreatePingDelivery records a webhook.ping delivery for the test operation.
+func (tx *Tx) CreatePingDelivery(ctx context.Context, storeID, subscriptionID uuid.UUID) (Delivery, error) {
+	now := tx.now()
+	d := Delivery{ID: NewID(), StoreID: storeID, SubscriptionID: subscriptionID, Event: EventWebhookPing,
+		Status: DeliveryPending, CreatedAt: now}
+	body, err := json.Marshal(eventBody{Event: EventWebhookPing, Timestamp: now.Format(time.RFC3339),
+		Data: map[string]any{"store_id": storeID, "subscription_id": subscriptionID}})
+	if err != nil {
+		return Delivery{}, err
+	}
+	d.Body = body
+	_, err = tx.tx.Exec(ctx, `INSERT INTO webhook_deliveries (id, store_id, subscription_id, event, body, status, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`, d.ID, storeID, subscriptionID, d.Event, d.Body, d.Status, now)
+	if err != nil {
+		return Delivery{}, fmt.Errorf("create ping delivery: %w", err)
+	}
+	return d, nil
+}
+
+// RequeueDeliveries marks a subscription's deliveries for another round of
+// attempts: one delivery (redeliver) or every exhausted or skipped one since
+// a time (recover). It returns them with their attempt counts so far.
+func (tx *Tx) RequeueDeliveries(ctx context.Context, storeID, subscriptionID uuid.UUID, deliveryID *uuid.UUID, since time.Time) ([]Delivery, error) {
+	query := `UPDATE webhook_deliveries SET status = 'retrying', completed_at = NULL
+		WHERE store_id = $1 AND subscription_id = $2 AND event <> 'webhook.ping' AND `
+	args := []any{storeID, subscriptionID}
+	if deliveryID != nil {
+		query += `id = $3 AND status <> 'retrying'`
+		args = append(args, *deliveryID)
+	} else {
+		query += `status IN ('exhausted', 'skipped') AND created_at >= $3`
+		args = append(args, since)
+	}
+	rows, err := tx.tx.Query(ctx, query+` RETURNING id, store_id, subscription_id, event, body, status, attempts, created_at`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("requeue deliveries: %w", err)
+	}
+	deliveries, err := pgx.CollectRows(rows, pgx.RowToStructByPos[Delivery])
+	if err != nil {
+		return nil, fmt.Errorf("requeue deliveries: %w", err)
+	}
+	return deliveries, nil
+}
+
+// FindBatchTargets loads every delivery of a batch still awaiting its first
+// attempt, with its subscription's current URL, secret and state, in one query.
+func (db *DB) FindBatchTargets(ctx context.Context, batchID uuid.UUID) ([]DeliveryTarget, error) {
+	rows, err := db.Pool.Query(ctx, `SELECT d.id, d.store_id, d.subscription_id, d.event, d.body, d.status, d.attempts, d.created_at,
+			s.url, COALESCE(a.client_secret, s.secret), s.is_active
+		FROM webhook_deliveries d JOIN webhook_subscriptions s ON s.store_id = d.store_id AND s.id = d.subscription_id
+		LEFT JOIN apps a ON a.id = s.app_id
+		WHERE d.batch_id = $1 AND d.status = 'pending' AND d.attempts = 0
+		ORDER BY d.created_at, d.id`, batchID)
+	if err != nil {
+		return nil, fmt.Errorf("find batch targets: %w", err)
+	}
+	defer rows.Close()
+	var targets []DeliveryTarget
+	for rows.Next() {
+		var t DeliveryTarget
+		if err := rows.Scan(&t.ID, &t.StoreID, &t.SubscriptionID, &t.Event, &t.Body, &t.Status, &t.Attempts, &t.CreatedAt,
+			&t.URL, &t.Secret, &t.IsActive); err != nil {
+			return nil, fmt.Errorf("find batch targets: %w", err)
+		}
+		targets = append(targets, t)
+	}
+	return targets, rows.Err()
+}
+
+// AttemptRecord is one attempt and the delivery status it leads to.
+type AttemptRecord struct {
+	StoreID        uuid.UUID
+	SubscriptionID uuid.UUID
+	Attempt        Attempt
+	Status         string
+}
+
+// RecordAttempts logs many attempts and moves their deliveries in one
+// transaction (the first attempts of a batch). Exhausted deliveries switch
+// their subscription off as RecordAttempt does.
+func (db *DB) RecordAttempts(ctx context.Context, records []AttemptRecord) error {
+	if len(records) == 0 {
+		return nil
+	}
+	n := len(records)
+	var (
+		ids, stores, subs, attemptIDs = make([]uuid.UUID, n), make([]uuid.UUID, n), make([]uuid.UUID, n), make([]uuid.UUID, n)
+		statuses, logStatuses         = make([]string, n), make([]string, n)
+		attempts                      = make([]int32, n)
+		codes                         = make([]*int32, n)
+		bodies, errs                  = make([]string, n), make([]string, n)
+		durations                     = make([]int64, n)
+		times                         = make([]time.Time, n)
+		completed                     = make([]bool, n)
+	)
+	for i, r := range records {
+		ids[i], stores[i], subs[i], attemptIDs[i] = r.Attempt.DeliveryID, r.StoreID, r.SubscriptionID, NewID()
+		statuses[i], logStatuses[i] = r.Status, r.Attempt.Status
+		attempts[i] = int32(r.Attempt.Attempt)
+		if r.Attempt.ResponseCode != nil {
+			c := int32(*r.Attempt.ResponseCode)
+			codes[i] = &c
+		}
+		bodies[i], errs[i] = r.Attempt.ResponseBody, r.Attempt.Error
+		durations[i], times[i] = r.Attempt.Duration.Milliseconds(), r.Attempt.AttemptedAt
+		completed[i] = r.Status != DeliveryRetrying && r.Status != DeliveryPending
+	}
+	return db.InTx(ctx, func(tx *Tx) error {
+		_, err := tx.tx.Exec(ctx, `UPDATE webhook_deliveries d SET status = u.status, attempts = GREATEST(d.attempts, u.attempt),
+				last_response_code = COALESCE(u.code, d.last_response_code),
+				completed_at = CASE WHEN u.completed THEN u.at END
+			FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::int[], $5::int[], $6::bool[], $7::timestamptz[])
+				AS u(id, store_id, status, attempt, code, completed, at)
+			WHERE d.store_id = u.store_id AND d.id = u.id`, ids, stores, statuses, attempts, codes, completed, times)
+		if err != nil {
+			return fmt.Errorf("record attempts: %w", err)
+		}
+		_, err = tx.tx.Exec(ctx, `INSERT INTO webhook_attempts (id, store_id, subscription_id, delivery_id, attempt, status,
+				response_code, response_body, error, duration_ms, attempted_at)
+			SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::uuid[], $5::int[], $6::text[], $7::int[], $8::text[],
+				$9::text[], $10::bigint[], $11::timestamptz[])`,
+			attemptIDs, stores, subs, ids, attempts, logStatuses, codes, bodies, errs, durations, times)
+		if err != nil {
+			return fmt.Errorf("log attempts: %w", err)
+		}
+		for _, r := range records {
+			if r.Status == DeliveryExhausted {
+				if err := tx.switchOffSubscription(ctx, r.StoreID, r.SubscriptionID, r.Attempt.DeliveryID); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+}

@@ -1,0 +1,72 @@
+package storage
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+)
+
+func (tx *Tx) addActivity(ctx context.Context, o Order, kind, body string, data any, actor *uuid.UUID) error {
+	raw, err := json.Marshal(data)
+	if err != nil {
+		return err
+	}
+	_, err = tx.tx.Exec(ctx, `INSERT INTO order_activities (id, store_id, order_id, kind, body, data, author_user_id, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, NewID(), o.StoreID, o.ID, kind, body, raw, actor, tx.now())
+	if err != nil {
+		return fmt.Errorf("record order activity: %w", err)
+	}
+	return nil
+}
+
+// OrderActivity is a staff comment or a system event on an order.
+type OrderActivity struct {
+	ID           uuid.UUID
+	Kind         string
+	Body         string
+	Data         json.RawMessage
+	AuthorUserID *uuid.UUID
+	CreatedAt    time.Time
+}
+
+// AddOrderComment records a staff comment, visible only to merchant staff.
+func (tx *Tx) AddOrderComment(ctx context.Context, storeID, orderID uuid.UUID, body string, actor *uuid.UUID) (OrderActivity, error) {
+	o, err := scanOrder(tx.tx.QueryRow(ctx, `SELECT `+orderColumns+` FROM orders WHERE store_id = $1 AND id = $2`, storeID, orderID))
+	if err != nil {
+		return OrderActivity{}, notFoundIfNoRows(err, "find order "+orderID.String())
+	}
+	if err := tx.addActivity(ctx, o, "comment", body, map[string]any{}, actor); err != nil {
+		return OrderActivity{}, err
+	}
+	a, _, err := tx.FindOrderActivities(ctx, storeID, orderID, []string{"comment"}, Page{Page: 1, Limit: 1}, false)
+	if err != nil || len(a) == 0 {
+		return OrderActivity{}, err
+	}
+	return a[0], nil
+}
+
+// FindOrderActivities lists an order's activities of the given kinds (all
+// when none), newest first or oldest first.
+func (r reader) FindOrderActivities(ctx context.Context, storeID, orderID uuid.UUID, kinds []string, page Page, oldestFirst bool) ([]OrderActivity, int, error) {
+	if kinds == nil {
+		kinds = []string{} // a nil slice is a NULL array, which matches nothing below
+	}
+	order := "created_at DESC, id DESC"
+	if oldestFirst {
+		order = "created_at, id"
+	}
+	return findPage(ctx, r, "order activities", listQuery{
+		columns: "id, kind, body, data, author_user_id, created_at",
+		from: `FROM order_activities WHERE store_id = $1 AND order_id = $2
+			AND (cardinality($3::text[]) = 0 OR kind = ANY ($3))`, args: []any{storeID, orderID, kinds},
+		orderBy: order,
+	}, page.Limit, int(page.Offset()), func(row pgx.CollectableRow) (OrderActivity, error) {
+		var a OrderActivity
+		err := row.Scan(&a.ID, &a.Kind, &a.Body, &a.Data, &a.AuthorUserID, &a.CreatedAt)
+		return a, err
+	})
+}
