@@ -7,7 +7,7 @@ import (
 	"github.com/google/uuid"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/merchantsvc/svc/storage/orderemail"
+	"github.com/merchantsvc/svc/internal/orderemail"
 )
 
 // SweepAbandonedCartsInput asks for nothing: a sweep covers every store.

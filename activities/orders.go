@@ -10,7 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/merchantsvc/svc/storage"
-	"github.com/merchantsvc/svc/storage/orderemail"
+	"github.com/merchantsvc/svc/internal/orderemail"
 )
 
 // OrderInput names an order.

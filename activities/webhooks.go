@@ -11,7 +11,7 @@ import (
 	"go.temporal.io/sdk/activity"
 
 	"github.com/merchantsvc/svc/storage"
-	"github.com/merchantsvc/svc/storage/webhook"
+	"github.com/merchantsvc/svc/internal/webhook"
 )
 
 // firstAttemptConcurrency bounds the sends of one dispatch batch in flight.

@@ -18,7 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/merchantsvc/svc/api"
-	"github.com/merchantsvc/svc/storage/webhook"
+	"github.com/merchantsvc/svc/internal/webhook"
 )
 
 // verifyHMAC is how an app checks a redirect or launch (docs/apps.md),

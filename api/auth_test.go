@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/merchantsvc/svc/api"
+	"github.com/merchantsvc/svc/internal/testenv"
 )
 
 func TestSignupLoginLogoutMe(t *testing.T) {
@@ -100,11 +101,11 @@ func TestAccessTokens(t *testing.T) {
 
 	// The secret is stored only as a hash.
 	var stored int
-	require.NoError(t, h.db.Pool.QueryRow(context.Background(),
+	require.NoError(t, testenv.SQL(h.t, h.db).QueryRow(context.Background(),
 		`SELECT count(*) FROM api_tokens WHERE token_hash = sha256(convert_to($1, 'UTF8'))`, token).Scan(&stored))
 	require.Equal(t, 1, stored)
 	var plain int
-	require.NoError(t, h.db.Pool.QueryRow(context.Background(),
+	require.NoError(t, testenv.SQL(h.t, h.db).QueryRow(context.Background(),
 		`SELECT count(*) FROM api_tokens WHERE position(convert_to($1, 'UTF8') in token_hash) > 0 OR name = $1`, token).Scan(&plain))
 	require.Zero(t, plain)
 
@@ -154,7 +155,7 @@ func TestExpiredTokenIsRefused(t *testing.T) {
 	h := newHarness(t, api.Config{})
 	m := h.signup("expiry")
 	token := h.pat(m, "catalog:read")
-	_, err := h.db.Pool.Exec(context.Background(), `UPDATE api_tokens SET expires_at = $1`, time.Now().Add(-time.Second))
+	_, err := testenv.SQL(h.t, h.db).Exec(context.Background(), `UPDATE api_tokens SET expires_at = $1`, time.Now().Add(-time.Second))
 	require.NoError(t, err)
 	resp := h.do(request{method: "GET", path: storePath(m.storeID, "/products"), auth: bearer(token)})
 	require.Equal(t, http.StatusUnauthorized, resp.Status)

@@ -10,7 +10,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/merchantsvc/svc/storage"
-	"github.com/merchantsvc/svc/storage/orderemail"
+	"github.com/merchantsvc/svc/internal/orderemail"
 	"github.com/merchantsvc/svc/workflows"
 )
 

@@ -12,10 +12,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/merchantsvc/svc/api"
+	"github.com/merchantsvc/svc/internal/testenv"
 )
 
 func (h *harness) sideEffects(orderID string) map[string]string {
-	rows, err := h.db.Pool.Query(context.Background(), `SELECT kind, status FROM order_side_effects WHERE order_id = $1`, orderID)
+	rows, err := testenv.SQL(h.t, h.db).Query(context.Background(), `SELECT kind, status FROM order_side_effects WHERE order_id = $1`, orderID)
 	require.NoError(h.t, err)
 	defer rows.Close()
 	out := map[string]string{}
@@ -28,7 +29,7 @@ func (h *harness) sideEffects(orderID string) map[string]string {
 }
 
 func (h *harness) exec(sql string, args ...any) {
-	_, err := h.db.Pool.Exec(context.Background(), sql, args...)
+	_, err := testenv.SQL(h.t, h.db).Exec(context.Background(), sql, args...)
 	require.NoError(h.t, err)
 }
 
@@ -66,8 +67,8 @@ func TestOrderPlacedSideEffectsRunOnce(t *testing.T) {
 	require.Equal(t, "+201001234567", chats[0]["to"])
 
 	var shipments, rollupOrders int
-	require.NoError(t, h.db.Pool.QueryRow(context.Background(), `SELECT count(*) FROM shipments WHERE order_id = $1`, id).Scan(&shipments))
-	require.NoError(t, h.db.Pool.QueryRow(context.Background(), `SELECT orders FROM order_rollups WHERE store_id = $1`, s.m.storeID).Scan(&rollupOrders))
+	require.NoError(t, testenv.SQL(h.t, h.db).QueryRow(context.Background(), `SELECT count(*) FROM shipments WHERE order_id = $1`, id).Scan(&shipments))
+	require.NoError(t, testenv.SQL(h.t, h.db).QueryRow(context.Background(), `SELECT orders FROM order_rollups WHERE store_id = $1`, s.m.storeID).Scan(&rollupOrders))
 	require.Equal(t, 1, shipments)
 	require.Equal(t, 1, rollupOrders)
 	msgs := h.do(request{method: "GET", path: storePath(s.m.storeID, "/orders/"+id+"/chat-messages"), auth: bearer(s.token)})
@@ -242,7 +243,7 @@ func TestChatCallbackUpdatesStatusesAndConfirmsByTap(t *testing.T) {
 	waitFor(t, "the tap-to-confirm message", func() bool { return len(h.chat.messages()) == 1 })
 	var providerID string
 	waitFor(t, "the provider id", func() bool {
-		_ = h.db.Pool.QueryRow(context.Background(), `SELECT COALESCE(provider_message_id, '') FROM chat_messages WHERE order_id = $1`, id).Scan(&providerID)
+		_ = testenv.SQL(h.t, h.db).QueryRow(context.Background(), `SELECT COALESCE(provider_message_id, '') FROM chat_messages WHERE order_id = $1`, id).Scan(&providerID)
 		return providerID != ""
 	})
 

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/merchantsvc/svc/api"
+	"github.com/merchantsvc/svc/internal/testenv"
 )
 
 func TestProductLifecycleWritesOutboxEvents(t *testing.T) {
@@ -27,7 +28,7 @@ func TestProductLifecycleWritesOutboxEvents(t *testing.T) {
 	require.Equal(t, map[string]any{}, p["media_urls"])
 
 	// Alt text lives in media_urls (set by the image work); it must survive updates.
-	_, err := h.db.Pool.Exec(context.Background(), `UPDATE products SET media_urls = '{"https://cdn/x.webp": {"alt": "وشاح"}}' WHERE id = $1`, id)
+	_, err := testenv.SQL(h.t, h.db).Exec(context.Background(), `UPDATE products SET media_urls = '{"https://cdn/x.webp": {"alt": "وشاح"}}' WHERE id = $1`, id)
 	require.NoError(t, err)
 
 	upd := h.do(request{method: "PATCH", path: storePath(m.storeID, "/products/"+id), auth: bearer(token),
@@ -223,7 +224,7 @@ func TestVariants(t *testing.T) {
 	require.Equal(t, http.StatusNoContent, h.do(request{method: "DELETE", path: base + "/" + smallID, auth: bearer(token)}).Status)
 	require.Equal(t, http.StatusNotFound, h.do(request{method: "PATCH", path: base + "/" + smallID, auth: bearer(token), body: map[string]any{"price": 1}}).Status)
 	var remaining int
-	require.NoError(t, h.db.Pool.QueryRow(context.Background(), `SELECT count(*) FROM variants WHERE id = $1`, smallID).Scan(&remaining))
+	require.NoError(t, testenv.SQL(h.t, h.db).QueryRow(context.Background(), `SELECT count(*) FROM variants WHERE id = $1`, smallID).Scan(&remaining))
 	require.Zero(t, remaining, "hard delete")
 
 	missing := h.do(request{method: "GET", path: storePath(m.storeID, "/products/"+uuid.NewString()+"/variants"), auth: bearer(token)})

@@ -43,7 +43,7 @@ func (h *harness) productBySKU(token, storeID, sku string) map[string]any {
 
 func (h *harness) outboxCount(storeID string) int {
 	var n int
-	require.NoError(h.t, h.db.Pool.QueryRow(context.Background(), `SELECT count(*) FROM outbox WHERE store_id = $1`, storeID).Scan(&n))
+	require.NoError(h.t, testenv.SQL(h.t, h.db).QueryRow(context.Background(), `SELECT count(*) FROM outbox WHERE store_id = $1`, storeID).Scan(&n))
 	return n
 }
 
@@ -233,7 +233,7 @@ func TestCSVImportRefusals(t *testing.T) {
 		require.NotEmpty(t, resp.errorField("message_ar"), name)
 	}
 	var imports int
-	require.NoError(t, h.db.Pool.QueryRow(context.Background(), `SELECT count(*) FROM product_imports`).Scan(&imports))
+	require.NoError(t, testenv.SQL(h.t, h.db).QueryRow(context.Background(), `SELECT count(*) FROM product_imports`).Scan(&imports))
 	require.Zero(t, imports, "refused files start nothing")
 }
 
@@ -275,8 +275,8 @@ func TestCSVImportSurvivesWorkerRestart(t *testing.T) {
 	require.EqualValues(t, 600, d["created"])
 	require.EqualValues(t, 600, d["processed_rows"])
 	var products, distinct, events int
-	require.NoError(t, h.db.Pool.QueryRow(context.Background(), `SELECT count(*), count(DISTINCT sku) FROM products WHERE store_id = $1`, m.storeID).Scan(&products, &distinct))
-	require.NoError(t, h.db.Pool.QueryRow(context.Background(), `SELECT count(*) FROM outbox WHERE store_id = $1 AND event = 'product.created'`, m.storeID).Scan(&events))
+	require.NoError(t, testenv.SQL(h.t, h.db).QueryRow(context.Background(), `SELECT count(*), count(DISTINCT sku) FROM products WHERE store_id = $1`, m.storeID).Scan(&products, &distinct))
+	require.NoError(t, testenv.SQL(h.t, h.db).QueryRow(context.Background(), `SELECT count(*) FROM outbox WHERE store_id = $1 AND event = 'product.created'`, m.storeID).Scan(&events))
 	require.Equal(t, 600, products)
 	require.Equal(t, 600, distinct)
 	require.Equal(t, 600, events, "one event per row, none repeated")

@@ -284,7 +284,7 @@ func TestServerErrorIsOpaqueAndNotStored(t *testing.T) {
 	m := h.signup("fault")
 	token := h.pat(m, "catalog:write")
 	ctx := context.Background()
-	_, err := h.db.Pool.Exec(ctx, `ALTER TABLE products RENAME TO products_away`)
+	_, err := testenv.SQL(h.t, h.db).Exec(ctx, `ALTER TABLE products RENAME TO products_away`)
 	require.NoError(t, err)
 
 	req := request{method: "POST", path: storePath(m.storeID, "/products"), auth: bearer(token),
@@ -296,7 +296,7 @@ func TestServerErrorIsOpaqueAndNotStored(t *testing.T) {
 	require.NotContains(t, string(failed.Raw), "products")
 	require.NotContains(t, string(failed.Raw), "SQLSTATE")
 
-	_, err = h.db.Pool.Exec(ctx, `ALTER TABLE products_away RENAME TO products`)
+	_, err = testenv.SQL(h.t, h.db).Exec(ctx, `ALTER TABLE products_away RENAME TO products`)
 	require.NoError(t, err)
 	retried := h.do(req)
 	require.Equal(t, http.StatusCreated, retried.Status, string(retried.Raw))

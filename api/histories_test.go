@@ -17,7 +17,7 @@ import (
 
 	"github.com/merchantsvc/svc/activities/einvoice"
 	"github.com/merchantsvc/svc/api"
-	"github.com/merchantsvc/svc/storage/webhook"
+	"github.com/merchantsvc/svc/internal/webhook"
 	"github.com/merchantsvc/svc/workflows"
 )
 

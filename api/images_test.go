@@ -21,6 +21,7 @@ import (
 	"golang.org/x/image/webp"
 
 	"github.com/merchantsvc/svc/api"
+	"github.com/merchantsvc/svc/internal/testenv"
 	"github.com/merchantsvc/svc/storage"
 )
 
@@ -160,7 +161,7 @@ func TestImageUploadRefusals(t *testing.T) {
 	got := h.do(request{method: "GET", path: storePath(m.storeID, "/products/"+p["id"].(string)), auth: bearer(token)})
 	require.Empty(t, got.data()["images"], "refused uploads change nothing")
 	var rows int
-	require.NoError(t, h.db.Pool.QueryRow(context.Background(), `SELECT count(*) FROM product_images`).Scan(&rows))
+	require.NoError(t, testenv.SQL(h.t, h.db).QueryRow(context.Background(), `SELECT count(*) FROM product_images`).Scan(&rows))
 	require.Zero(t, rows)
 }
 

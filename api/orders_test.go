@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/merchantsvc/svc/api"
+	"github.com/merchantsvc/svc/internal/testenv"
 )
 
 // shop is a store with a product and a variant in stock.
@@ -45,13 +46,13 @@ func orderBody(variantID string, qty int, phone string) map[string]any {
 
 func (h *harness) variantQuantity(s shop) int {
 	var q int
-	require.NoError(h.t, h.db.Pool.QueryRow(context.Background(), `SELECT quantity FROM variants WHERE id = $1`, s.variantID).Scan(&q))
+	require.NoError(h.t, testenv.SQL(h.t, h.db).QueryRow(context.Background(), `SELECT quantity FROM variants WHERE id = $1`, s.variantID).Scan(&q))
 	return q
 }
 
 func (h *harness) events(storeID, event string) []map[string]any {
 	var out []map[string]any
-	rows, err := h.db.Pool.Query(context.Background(), `SELECT body FROM outbox WHERE store_id = $1 AND event = $2 ORDER BY created_at`, storeID, event)
+	rows, err := testenv.SQL(h.t, h.db).Query(context.Background(), `SELECT body FROM outbox WHERE store_id = $1 AND event = $2 ORDER BY created_at`, storeID, event)
 	require.NoError(h.t, err)
 	defer rows.Close()
 	for rows.Next() {
@@ -387,7 +388,7 @@ func TestOrderCountersAgreeWithRecount(t *testing.T) {
 	require.EqualValues(t, 3, list["pagination"].(map[string]any)["total"])
 	waitFor(t, "every placed order's side effects started", func() bool {
 		var waiting int
-		_ = h.db.Pool.QueryRow(context.Background(), `SELECT count(*) FROM orders WHERE placed_started_at IS NULL AND status <> 'DRAFT'`).Scan(&waiting)
+		_ = testenv.SQL(h.t, h.db).QueryRow(context.Background(), `SELECT count(*) FROM orders WHERE placed_started_at IS NULL AND status <> 'DRAFT'`).Scan(&waiting)
 		return waiting == 0
 	})
 }
@@ -412,6 +413,6 @@ func TestConcurrentFirstOrdersOfANewCustomer(t *testing.T) {
 		require.Equal(t, http.StatusCreated, st)
 	}
 	var customers int
-	require.NoError(t, h.db.Pool.QueryRow(context.Background(), `SELECT count(*) FROM customers WHERE store_id = $1`, s.m.storeID).Scan(&customers))
+	require.NoError(t, testenv.SQL(h.t, h.db).QueryRow(context.Background(), `SELECT count(*) FROM customers WHERE store_id = $1`, s.m.storeID).Scan(&customers))
 	require.Equal(t, 1, customers)
 }

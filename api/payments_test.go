@@ -21,6 +21,7 @@ import (
 
 	"github.com/merchantsvc/svc/activities/einvoice"
 	"github.com/merchantsvc/svc/api"
+	"github.com/merchantsvc/svc/internal/testenv"
 	"github.com/merchantsvc/svc/storage"
 )
 
@@ -90,7 +91,7 @@ func (h *harness) orderToken(s shop, orderID string) string {
 // subdomain reads the shop's storefront address.
 func (h *harness) subdomain(s shop) string {
 	var sub string
-	require.NoError(h.t, h.db.Pool.QueryRow(context.Background(), `SELECT subdomain FROM stores WHERE id = $1`, s.m.storeID).Scan(&sub))
+	require.NoError(h.t, testenv.SQL(h.t, h.db).QueryRow(context.Background(), `SELECT subdomain FROM stores WHERE id = $1`, s.m.storeID).Scan(&sub))
 	return sub
 }
 
@@ -141,7 +142,7 @@ func (h *harness) similar(s shop, proofID string) []map[string]any {
 }
 
 func (h *harness) walletEntries(storeID string) []int64 {
-	rows, err := h.db.Pool.Query(context.Background(), `SELECT amount FROM wallet_entries WHERE store_id = $1 ORDER BY created_at, kind`, storeID)
+	rows, err := testenv.SQL(h.t, h.db).Query(context.Background(), `SELECT amount FROM wallet_entries WHERE store_id = $1 ORDER BY created_at, kind`, storeID)
 	require.NoError(h.t, err)
 	var out []int64
 	for rows.Next() {
@@ -188,7 +189,7 @@ func TestMarkPaidAndUnmarkPaid(t *testing.T) {
 	require.EqualValues(t, 49000, resp.data()["balance_due"])
 	require.Equal(t, []int64{-490, 490}, h.walletEntries(s.m.storeID), "reversed by a new entry, never deleted")
 	var reversed, ledger int
-	require.NoError(t, h.db.Pool.QueryRow(context.Background(), `SELECT count(*) FILTER (WHERE status = 'reversed'), count(*)
+	require.NoError(t, testenv.SQL(h.t, h.db).QueryRow(context.Background(), `SELECT count(*) FILTER (WHERE status = 'reversed'), count(*)
 		FROM order_payments WHERE order_id = $1`, id).Scan(&reversed, &ledger))
 	require.Equal(t, 1, reversed)
 	require.Equal(t, 1, ledger)
@@ -269,7 +270,7 @@ func (h *harness) eInvoiceStatus(orderID string) (string, *string) {
 		status string
 		ref    *string
 	)
-	require.NoError(h.t, h.db.Pool.QueryRow(context.Background(), `SELECT status, authority_reference FROM e_invoices WHERE order_id = $1
+	require.NoError(h.t, testenv.SQL(h.t, h.db).QueryRow(context.Background(), `SELECT status, authority_reference FROM e_invoices WHERE order_id = $1
 		ORDER BY created_at DESC LIMIT 1`, orderID).Scan(&status, &ref))
 	return status, ref
 }
@@ -310,7 +311,7 @@ func TestUnmarkPaidCancelsTheEInvoiceAtTheAuthority(t *testing.T) {
 	require.Equal(t, http.StatusOK, h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders/"+second["id"].(string)+"/mark-paid"), auth: bearer(s.token)}).Status)
 	require.Eventually(t, func() bool { status, _ := h.eInvoiceStatus(second["id"].(string)); return status == "failed" }, 20*time.Second, 50*time.Millisecond)
 	var lastError string
-	require.NoError(t, h.db.Pool.QueryRow(context.Background(), `SELECT last_error FROM e_invoices WHERE order_id = $1`, second["id"]).Scan(&lastError))
+	require.NoError(t, testenv.SQL(h.t, h.db).QueryRow(context.Background(), `SELECT last_error FROM e_invoices WHERE order_id = $1`, second["id"]).Scan(&lastError))
 	require.Contains(t, lastError, "taxpayer not registered")
 }
 
@@ -748,7 +749,7 @@ func TestPaymentArithmeticSequences(t *testing.T) {
 				require.Equal(t, st.payStatus, o["payment_status"], "step %d payment_status", i)
 				require.Len(t, h.events(s.m.storeID, "order.paid"), st.paidEvts, "step %d order.paid count", i)
 				var ledger int64
-				require.NoError(t, h.db.Pool.QueryRow(context.Background(), `SELECT COALESCE(sum(amount), 0) FROM order_payments
+				require.NoError(t, testenv.SQL(h.t, h.db).QueryRow(context.Background(), `SELECT COALESCE(sum(amount), 0) FROM order_payments
 					WHERE order_id = $1 AND status = 'succeeded'`, id).Scan(&ledger))
 				require.Equal(t, st.paid, ledger, "step %d: paid_total is the ledger's sum", i)
 			}

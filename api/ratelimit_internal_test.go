@@ -29,7 +29,7 @@ func TestSharedCounterKeepsCountsThroughAFailedSync(t *testing.T) {
 
 	require.NoError(t, c.sync(context.Background(), db, now))
 	var stored int
-	require.NoError(t, db.Pool.QueryRow(context.Background(), `SELECT count FROM rate_limit_counts WHERE limiter = 'token' AND key = 'k'`).Scan(&stored))
+	require.NoError(t, testenv.SQL(t, db).QueryRow(context.Background(), `SELECT count FROM rate_limit_counts WHERE limiter = 'token' AND key = 'k'`).Scan(&stored))
 	require.Equal(t, 3, stored, "added once, after the failure")
 	cur, _, _ = c.Get("k", current, previous)
 	require.Equal(t, 3, cur, "not counted twice here either")
@@ -38,6 +38,6 @@ func TestSharedCounterKeepsCountsThroughAFailedSync(t *testing.T) {
 	require.NoError(t, c.sync(context.Background(), db, later)) // the Get above marked it in use
 	require.NoError(t, c.sync(context.Background(), db, later))
 	require.Empty(t, c.keys)
-	require.NoError(t, db.Pool.QueryRow(context.Background(), `SELECT count(*) FROM rate_limit_counts`).Scan(&stored))
+	require.NoError(t, testenv.SQL(t, db).QueryRow(context.Background(), `SELECT count(*) FROM rate_limit_counts`).Scan(&stored))
 	require.Zero(t, stored)
 }

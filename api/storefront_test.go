@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/merchantsvc/svc/api"
+	"github.com/merchantsvc/svc/internal/testenv"
 )
 
 // buyer calls the storefront of a shop without a bearer token.
@@ -92,7 +93,7 @@ func TestStorefrontCartCheckoutAndProofUpload(t *testing.T) {
 
 	// A variant in an open cart cannot be deleted, nor its product.
 	var productID string
-	require.NoError(t, h.db.Pool.QueryRow(context.Background(), `SELECT product_id FROM variants WHERE id = $1`, s.variantID).Scan(&productID))
+	require.NoError(t, testenv.SQL(h.t, h.db).QueryRow(context.Background(), `SELECT product_id FROM variants WHERE id = $1`, s.variantID).Scan(&productID))
 	del := h.do(request{method: "DELETE", path: storePath(s.m.storeID, "/products/"+productID+"/variants/"+s.variantID), auth: bearer(s.token)})
 	require.Equal(t, http.StatusConflict, del.Status, string(del.Raw))
 	require.Equal(t, "VARIANT_IN_USE", del.errorCode())

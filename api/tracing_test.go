@@ -14,8 +14,8 @@ import (
 	"github.com/merchantsvc/svc/api"
 	"github.com/merchantsvc/svc/internal/testenv"
 	"github.com/merchantsvc/svc/internal/tracing"
+	"github.com/merchantsvc/svc/internal/webhook"
 	"github.com/merchantsvc/svc/storage"
-	"github.com/merchantsvc/svc/storage/webhook"
 )
 
 // traces reads what an in-memory exporter received.

@@ -23,7 +23,7 @@ import (
 	"github.com/merchantsvc/svc/activities"
 	"github.com/merchantsvc/svc/api"
 	"github.com/merchantsvc/svc/internal/testenv"
-	"github.com/merchantsvc/svc/storage/webhook"
+	"github.com/merchantsvc/svc/internal/webhook"
 	"github.com/merchantsvc/svc/worker"
 	"github.com/merchantsvc/svc/workflows"
 )
@@ -484,11 +484,11 @@ func TestWebhooksAreDeliveredWhileTheMainQueueIsBacklogged(t *testing.T) {
 	waitFor(t, "three order.created deliveries", func() bool { return len(rec.requests()) >= 3 })
 	waitFor(t, "the order-placed workflows started on the main queue", func() bool {
 		var started int
-		require.NoError(t, h.db.Pool.QueryRow(ctx, `SELECT count(*) FROM orders WHERE store_id = $1 AND placed_started_at IS NOT NULL`,
+		require.NoError(t, testenv.SQL(h.t, h.db).QueryRow(ctx, `SELECT count(*) FROM orders WHERE store_id = $1 AND placed_started_at IS NOT NULL`,
 			s.m.storeID).Scan(&started))
 		return started == 3
 	})
 	var sideEffects int
-	require.NoError(t, h.db.Pool.QueryRow(ctx, `SELECT count(*) FROM order_side_effects WHERE store_id = $1`, s.m.storeID).Scan(&sideEffects))
+	require.NoError(t, testenv.SQL(h.t, h.db).QueryRow(ctx, `SELECT count(*) FROM order_side_effects WHERE store_id = $1`, s.m.storeID).Scan(&sideEffects))
 	require.Zero(t, sideEffects, "nothing polls the main queue, so no order-placed workflow ran")
 }

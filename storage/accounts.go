@@ -145,7 +145,7 @@ type Session struct {
 // CreateSession stores a session under the hash of its secret.
 func (db *DB) CreateSession(ctx context.Context, secret string, userID uuid.UUID, ttl time.Duration) (Session, error) {
 	s := Session{UserID: userID, ExpiresAt: db.now().Add(ttl)}
-	_, err := db.Pool.Exec(ctx, `INSERT INTO sessions (id_hash, user_id, expires_at) VALUES ($1, $2, $3)`,
+	_, err := db.pool.Exec(ctx, `INSERT INTO sessions (id_hash, user_id, expires_at) VALUES ($1, $2, $3)`,
 		HashSecret(secret), userID, s.ExpiresAt)
 	if err != nil {
 		return Session{}, fmt.Errorf("create session: %w", err)
@@ -156,7 +156,7 @@ func (db *DB) CreateSession(ctx context.Context, secret string, userID uuid.UUID
 // FindSession returns the live session for a cookie secret.
 func (db *DB) FindSession(ctx context.Context, secret string) (Session, error) {
 	var s Session
-	err := db.Pool.QueryRow(ctx, `SELECT user_id, expires_at FROM sessions WHERE id_hash = $1 AND expires_at > $2`,
+	err := db.pool.QueryRow(ctx, `SELECT user_id, expires_at FROM sessions WHERE id_hash = $1 AND expires_at > $2`,
 		HashSecret(secret), db.now()).Scan(&s.UserID, &s.ExpiresAt)
 	if err != nil {
 		return Session{}, notFoundIfNoRows(err, "find session")
@@ -166,7 +166,7 @@ func (db *DB) FindSession(ctx context.Context, secret string) (Session, error) {
 
 // DeleteSession signs a browser out.
 func (db *DB) DeleteSession(ctx context.Context, secret string) error {
-	if _, err := db.Pool.Exec(ctx, `DELETE FROM sessions WHERE id_hash = $1`, HashSecret(secret)); err != nil {
+	if _, err := db.pool.Exec(ctx, `DELETE FROM sessions WHERE id_hash = $1`, HashSecret(secret)); err != nil {
 		return fmt.Errorf("delete session: %w", err)
 	}
 	return nil
@@ -256,7 +256,7 @@ func (db *DB) TouchToken(ctx context.Context, t Token) error {
 	if t.LastUsedAt != nil && now.Sub(*t.LastUsedAt) < time.Minute {
 		return nil
 	}
-	_, err := db.Pool.Exec(ctx, `UPDATE api_tokens SET last_used_at = $2
+	_, err := db.pool.Exec(ctx, `UPDATE api_tokens SET last_used_at = $2
 		WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < $3)`, t.ID, now, now.Add(-time.Minute))
 	if err != nil && !errors.Is(err, context.Canceled) {
 		return fmt.Errorf("touch token: %w", err)

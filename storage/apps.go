@@ -233,7 +233,7 @@ func (r reader) AppInstalled(ctx context.Context, appID, storeID uuid.UUID) (boo
 // (unknown, another app's, a PAT) changes nothing. The same two statements
 // run either way.
 func (db *DB) RevokeAppToken(ctx context.Context, appID uuid.UUID, secret string) error {
-	_, err := db.Pool.Exec(ctx, `UPDATE api_tokens SET revoked_at = COALESCE(revoked_at, $3)
+	_, err := db.pool.Exec(ctx, `UPDATE api_tokens SET revoked_at = COALESCE(revoked_at, $3)
 		WHERE token_hash = $1 AND app_id = $2 AND kind = 'app'`, HashSecret(secret), appID, db.now())
 	if err != nil {
 		return fmt.Errorf("revoke app token: %w", err)

@@ -264,7 +264,7 @@ type Placement struct {
 // FindOrdersAwaitingPlacement lists placed orders whose order-placed
 // workflow has not been started yet, oldest first.
 func (db *DB) FindOrdersAwaitingPlacement(ctx context.Context, limit int) ([]Placement, error) {
-	rows, err := db.Pool.Query(ctx, `SELECT store_id, id, COALESCE(trace_parent, '') FROM orders
+	rows, err := db.pool.Query(ctx, `SELECT store_id, id, COALESCE(trace_parent, '') FROM orders
 		WHERE placed_started_at IS NULL AND status <> 'DRAFT' ORDER BY created_at LIMIT $1`, limit)
 	if err != nil {
 		return nil, fmt.Errorf("find orders awaiting placement: %w", err)
@@ -278,7 +278,7 @@ func (db *DB) FindOrdersAwaitingPlacement(ctx context.Context, limit int) ([]Pla
 
 // MarkPlacementStarted records that an order's order-placed workflow exists.
 func (db *DB) MarkPlacementStarted(ctx context.Context, storeID, orderID uuid.UUID) error {
-	_, err := db.Pool.Exec(ctx, `UPDATE orders SET placed_started_at = $3 WHERE store_id = $1 AND id = $2 AND placed_started_at IS NULL`,
+	_, err := db.pool.Exec(ctx, `UPDATE orders SET placed_started_at = $3 WHERE store_id = $1 AND id = $2 AND placed_started_at IS NULL`,
 		storeID, orderID, db.now())
 	if err != nil {
 		return fmt.Errorf("mark placement started: %w", err)

@@ -305,7 +305,7 @@ func (tx *Tx) MarkCartsAbandoned(ctx context.Context, storeID uuid.UUID, thresho
 // carts are never touched.
 func (db *DB) SweepAbandonedCarts(ctx context.Context) (int, error) {
 	now := db.now()
-	tag, err := db.Pool.Exec(ctx, `UPDATE carts c SET status = 'abandoned', abandoned_at = $1::timestamptz, updated_at = $1::timestamptz
+	tag, err := db.pool.Exec(ctx, `UPDATE carts c SET status = 'abandoned', abandoned_at = $1::timestamptz, updated_at = $1::timestamptz
 		FROM stores s
 		WHERE s.id = c.store_id AND c.status = 'active' AND c.item_count > 0
 		  AND c.last_activity_at <= $1::timestamptz - make_interval(mins => s.abandonment_threshold_minutes)`, now)
@@ -378,7 +378,7 @@ func (tx *Tx) MarkCheckoutRecovered(ctx context.Context, storeID, cartID uuid.UU
 // RecordRecoveryEmail sets when the last recovery email went out.
 func (db *DB) RecordRecoveryEmail(ctx context.Context, storeID, cartID uuid.UUID) (time.Time, error) {
 	var at time.Time
-	err := db.Pool.QueryRow(ctx, `UPDATE carts SET recovery_email_sent_at = $3, updated_at = $3 WHERE store_id = $1 AND id = $2
+	err := db.pool.QueryRow(ctx, `UPDATE carts SET recovery_email_sent_at = $3, updated_at = $3 WHERE store_id = $1 AND id = $2
 		RETURNING recovery_email_sent_at`, storeID, cartID, db.now()).Scan(&at)
 	if err != nil {
 		return time.Time{}, notFoundIfNoRows(err, "record recovery email")

@@ -27,7 +27,7 @@ type ChatMessage struct {
 func (db *DB) CreateChatMessage(ctx context.Context, storeID, orderID uuid.UUID, template, phone string) (uuid.UUID, error) {
 	id := NewID()
 	now := db.now()
-	_, err := db.Pool.Exec(ctx, `INSERT INTO chat_messages (id, store_id, order_id, template, to_phone, status, created_at, updated_at)
+	_, err := db.pool.Exec(ctx, `INSERT INTO chat_messages (id, store_id, order_id, template, to_phone, status, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $5, 'queued', $6, $6)`, id, storeID, orderID, template, phone, now)
 	if err != nil {
 		return uuid.Nil, fmt.Errorf("record chat message: %w", err)
@@ -41,7 +41,7 @@ func (db *DB) UpdateChatMessage(ctx context.Context, storeID, id uuid.UUID, stat
 	if message != "" {
 		msg = &message
 	}
-	_, err := db.Pool.Exec(ctx, `UPDATE chat_messages SET status = $3, provider_message_id = COALESCE($4, provider_message_id),
+	_, err := db.pool.Exec(ctx, `UPDATE chat_messages SET status = $3, provider_message_id = COALESCE($4, provider_message_id),
 		error_code = $5, error_message = $6, updated_at = $7 WHERE store_id = $1 AND id = $2`,
 		storeID, id, status, providerID, code, msg, db.now())
 	if err != nil {

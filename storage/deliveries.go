@@ -118,7 +118,7 @@ func (db *DB) DispatchOutbox(ctx context.Context, limit int) (Batch, int, error)
 
 // MarkBatchStarted records that the batch's workflow exists.
 func (db *DB) MarkBatchStarted(ctx context.Context, batchID uuid.UUID) error {
-	if _, err := db.Pool.Exec(ctx, `UPDATE webhook_batches SET started_at = $2 WHERE id = $1 AND started_at IS NULL`, batchID, db.now()); err != nil {
+	if _, err := db.pool.Exec(ctx, `UPDATE webhook_batches SET started_at = $2 WHERE id = $1 AND started_at IS NULL`, batchID, db.now()); err != nil {
 		return fmt.Errorf("mark batch started: %w", err)
 	}
 	return nil
@@ -127,7 +127,7 @@ func (db *DB) MarkBatchStarted(ctx context.Context, batchID uuid.UUID) error {
 // FindUnstartedBatches lists batches whose workflow start has not been
 // recorded for at least olderThan (the start failed or the process died).
 func (db *DB) FindUnstartedBatches(ctx context.Context, olderThan time.Duration) ([]uuid.UUID, error) {
-	rows, err := db.Pool.Query(ctx, `SELECT id FROM webhook_batches WHERE started_at IS NULL AND created_at <= $1 ORDER BY created_at LIMIT 100`,
+	rows, err := db.pool.Query(ctx, `SELECT id FROM webhook_batches WHERE started_at IS NULL AND created_at <= $1 ORDER BY created_at LIMIT 100`,
 		db.now().Add(-olderThan))
 	if err != nil {
 		return nil, fmt.Errorf("find unstarted batches: %w", err)
@@ -297,7 +297,7 @@ func (tx *Tx) RequeueDeliveries(ctx context.Context, storeID, subscriptionID uui
 // FindBatchTargets loads every delivery of a batch still awaiting its first
 // attempt, with its subscription's current URL, secret and state, in one query.
 func (db *DB) FindBatchTargets(ctx context.Context, batchID uuid.UUID) ([]DeliveryTarget, error) {
-	rows, err := db.Pool.Query(ctx, `SELECT d.id, d.store_id, d.subscription_id, d.event, d.body, d.status, d.attempts, d.created_at,
+	rows, err := db.pool.Query(ctx, `SELECT d.id, d.store_id, d.subscription_id, d.event, d.body, d.status, d.attempts, d.created_at,
 			s.url, COALESCE(a.client_secret, s.secret), s.is_active
 		FROM webhook_deliveries d JOIN webhook_subscriptions s ON s.store_id = d.store_id AND s.id = d.subscription_id
 		LEFT JOIN apps a ON a.id = s.app_id

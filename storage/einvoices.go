@@ -83,7 +83,7 @@ type EInvoiceChange struct {
 // FindEInvoicesAwaitingSync lists e-invoices with a change the authority
 // has not been told of and no workflow started for it.
 func (db *DB) FindEInvoicesAwaitingSync(ctx context.Context, limit int) ([]EInvoiceChange, error) {
-	rows, err := db.Pool.Query(ctx, `SELECT store_id, id, updated_at FROM e_invoices WHERE sync_started_at IS NULL ORDER BY updated_at LIMIT $1`, limit)
+	rows, err := db.pool.Query(ctx, `SELECT store_id, id, updated_at FROM e_invoices WHERE sync_started_at IS NULL ORDER BY updated_at LIMIT $1`, limit)
 	if err != nil {
 		return nil, fmt.Errorf("find e-invoices awaiting sync: %w", err)
 	}
@@ -97,7 +97,7 @@ func (db *DB) FindEInvoicesAwaitingSync(ctx context.Context, limit int) ([]EInvo
 // MarkEInvoiceSyncStarted records that a workflow took the e-invoice's
 // change. A change made since it was found stays unmarked for the next round.
 func (db *DB) MarkEInvoiceSyncStarted(ctx context.Context, c EInvoiceChange) error {
-	if _, err := db.Pool.Exec(ctx, `UPDATE e_invoices SET sync_started_at = $4
+	if _, err := db.pool.Exec(ctx, `UPDATE e_invoices SET sync_started_at = $4
 		WHERE store_id = $1 AND id = $2 AND sync_started_at IS NULL AND updated_at = $3`,
 		c.StoreID, c.ID, c.UpdatedAt, db.now()); err != nil {
 		return fmt.Errorf("mark e-invoice sync started: %w", err)
@@ -108,7 +108,7 @@ func (db *DB) MarkEInvoiceSyncStarted(ctx context.Context, c EInvoiceChange) err
 // RecordEInvoiceIssued stores the authority's reference. An invoice asked to
 // be cancelled meanwhile keeps that state, now with a reference to cancel.
 func (db *DB) RecordEInvoiceIssued(ctx context.Context, storeID, id uuid.UUID, reference string) error {
-	_, err := db.Pool.Exec(ctx, `UPDATE e_invoices SET authority_reference = $3, issued_at = $4, last_error = NULL, updated_at = $4,
+	_, err := db.pool.Exec(ctx, `UPDATE e_invoices SET authority_reference = $3, issued_at = $4, last_error = NULL, updated_at = $4,
 			status = CASE WHEN status = 'pending' THEN 'issued' ELSE status END
 		WHERE store_id = $1 AND id = $2`, storeID, id, reference, db.now())
 	if err != nil {
@@ -120,7 +120,7 @@ func (db *DB) RecordEInvoiceIssued(ctx context.Context, storeID, id uuid.UUID, r
 // RecordEInvoiceCancelled marks an e-invoice cancelled at the authority (or
 // never sent there).
 func (db *DB) RecordEInvoiceCancelled(ctx context.Context, storeID, id uuid.UUID) error {
-	_, err := db.Pool.Exec(ctx, `UPDATE e_invoices SET status = 'cancelled', cancelled_at = $3, last_error = NULL, updated_at = $3
+	_, err := db.pool.Exec(ctx, `UPDATE e_invoices SET status = 'cancelled', cancelled_at = $3, last_error = NULL, updated_at = $3
 		WHERE store_id = $1 AND id = $2 AND status = 'cancel_requested'`, storeID, id, db.now())
 	if err != nil {
 		return fmt.Errorf("record e-invoice cancelled: %w", err)
@@ -130,7 +130,7 @@ func (db *DB) RecordEInvoiceCancelled(ctx context.Context, storeID, id uuid.UUID
 
 // RecordEInvoiceFailed keeps the authority's refusal on the invoice.
 func (db *DB) RecordEInvoiceFailed(ctx context.Context, storeID, id uuid.UUID, message string) error {
-	_, err := db.Pool.Exec(ctx, `UPDATE e_invoices SET status = 'failed', last_error = $3, updated_at = $4 WHERE store_id = $1 AND id = $2`,
+	_, err := db.pool.Exec(ctx, `UPDATE e_invoices SET status = 'failed', last_error = $3, updated_at = $4 WHERE store_id = $1 AND id = $2`,
 		storeID, id, message, db.now())
 	if err != nil {
 		return fmt.Errorf("record e-invoice failure: %w", err)

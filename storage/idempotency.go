@@ -119,7 +119,7 @@ func (tx *Tx) CompleteIdempotencyKey(ctx context.Context, s IdempotencyScope, re
 // CompleteIdempotencyKey stores the response of a claimed key for requests
 // that changed nothing (a refused request replays its refusal).
 func (db *DB) CompleteIdempotencyKey(ctx context.Context, s IdempotencyScope, resp StoredResponse) error {
-	return completeIdempotencyKey(ctx, db.Pool, s, resp)
+	return completeIdempotencyKey(ctx, db.pool, s, resp)
 }
 
 func completeIdempotencyKey(ctx context.Context, q querier, s IdempotencyScope, resp StoredResponse) error {
@@ -135,7 +135,7 @@ func completeIdempotencyKey(ctx context.Context, q querier, s IdempotencyScope, 
 // ReleaseIdempotencyKey frees a key whose request failed with a server error,
 // so the client may retry it.
 func (db *DB) ReleaseIdempotencyKey(ctx context.Context, s IdempotencyScope) error {
-	_, err := db.Pool.Exec(ctx, `DELETE FROM idempotency_keys
+	_, err := db.pool.Exec(ctx, `DELETE FROM idempotency_keys
 		WHERE store_id = $1 AND credential_id = $2 AND method = $3 AND route = $4 AND key = $5 AND state = 'in_flight'`,
 		s.StoreID, s.CredentialID, s.Method, s.Route, s.Key)
 	if err != nil {

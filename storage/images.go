@@ -121,7 +121,7 @@ func (db *DB) AttachProductImage(ctx context.Context, storeID, imageID uuid.UUID
 
 // FailProductImage records why an image could not be processed.
 func (db *DB) FailProductImage(ctx context.Context, storeID, imageID uuid.UUID, reason string) error {
-	_, err := db.Pool.Exec(ctx, `UPDATE product_images SET status = 'failed', error = $3, updated_at = $4
+	_, err := db.pool.Exec(ctx, `UPDATE product_images SET status = 'failed', error = $3, updated_at = $4
 		WHERE store_id = $1 AND id = $2 AND status = 'processing'`, storeID, imageID, reason, db.now())
 	if err != nil {
 		return fmt.Errorf("fail product image: %w", err)

@@ -385,7 +385,7 @@ func (tx *Tx) emitProducts(ctx context.Context, event string, ps []Product) erro
 // StartImport records the file's row count and fixes the batch size on the
 // first attempt; it returns the batch size every attempt must use.
 func (db *DB) StartImport(ctx context.Context, storeID, importID uuid.UUID, total, batchSize int) (int, error) {
-	err := db.Pool.QueryRow(ctx, `UPDATE product_imports SET total_rows = $3,
+	err := db.pool.QueryRow(ctx, `UPDATE product_imports SET total_rows = $3,
 			batch_size = CASE WHEN batch_size = 0 THEN $4 ELSE batch_size END
 		WHERE store_id = $1 AND id = $2 RETURNING batch_size`, storeID, importID, total, batchSize).Scan(&batchSize)
 	if err != nil {
@@ -425,7 +425,7 @@ func (db *DB) FinishImport(ctx context.Context, storeID, importID uuid.UUID, sta
 // ExportProducts streams a store's products in creation order to fn, one
 // at a time, so memory stays flat however many there are.
 func (db *DB) ExportProducts(ctx context.Context, storeID uuid.UUID, fn func(Product) error) error {
-	rows, err := db.Pool.Query(ctx, `SELECT `+productColumns+` FROM products WHERE store_id = $1 ORDER BY created_at, id`, storeID)
+	rows, err := db.pool.Query(ctx, `SELECT `+productColumns+` FROM products WHERE store_id = $1 ORDER BY created_at, id`, storeID)
 	if err != nil {
 		return fmt.Errorf("export products: %w", err)
 	}

@@ -82,7 +82,7 @@ func (db *DB) OutboxBacklog(ctx context.Context) (int, float64, error) {
 		n   int
 		age float64
 	)
-	err := db.Pool.QueryRow(ctx, `SELECT count(*), COALESCE(EXTRACT(EPOCH FROM now() - min(created_at)), 0)::float8
+	err := db.pool.QueryRow(ctx, `SELECT count(*), COALESCE(EXTRACT(EPOCH FROM now() - min(created_at)), 0)::float8
 		FROM outbox WHERE dispatched_at IS NULL`).Scan(&n, &age)
 	if err != nil {
 		return 0, 0, fmt.Errorf("outbox backlog: %w", err)

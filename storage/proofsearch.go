@@ -130,7 +130,7 @@ type ProofToHash struct {
 
 // FindProofsAwaitingHash lists buyer proofs whose workflow has not started.
 func (db *DB) FindProofsAwaitingHash(ctx context.Context, limit int) ([]ProofToHash, error) {
-	rows, err := db.Pool.Query(ctx, `SELECT store_id, id, image_key FROM payment_proofs
+	rows, err := db.pool.Query(ctx, `SELECT store_id, id, image_key FROM payment_proofs
 		WHERE hash_started_at IS NULL AND kind = 'proof' ORDER BY created_at LIMIT $1`, limit)
 	if err != nil {
 		return nil, fmt.Errorf("find proofs awaiting hash: %w", err)
@@ -140,7 +140,7 @@ func (db *DB) FindProofsAwaitingHash(ctx context.Context, limit int) ([]ProofToH
 
 // MarkProofHashStarted records that a proof's workflow exists.
 func (db *DB) MarkProofHashStarted(ctx context.Context, storeID, proofID uuid.UUID) error {
-	_, err := db.Pool.Exec(ctx, `UPDATE payment_proofs SET hash_started_at = $3 WHERE store_id = $1 AND id = $2 AND hash_started_at IS NULL`,
+	_, err := db.pool.Exec(ctx, `UPDATE payment_proofs SET hash_started_at = $3 WHERE store_id = $1 AND id = $2 AND hash_started_at IS NULL`,
 		storeID, proofID, db.now())
 	if err != nil {
 		return fmt.Errorf("mark proof hash started: %w", err)

@@ -19,7 +19,7 @@ type RateCount struct {
 // (a zero count only reads) and returns the totals, in one statement. Windows
 // older than keepAfter are deleted first.
 func (db *DB) SyncRateCounts(ctx context.Context, limiter string, counts []RateCount, keepAfter time.Time) ([]RateCount, error) {
-	if _, err := db.Pool.Exec(ctx, `DELETE FROM rate_limit_counts WHERE limiter = $1 AND window_start < $2`, limiter, keepAfter); err != nil {
+	if _, err := db.pool.Exec(ctx, `DELETE FROM rate_limit_counts WHERE limiter = $1 AND window_start < $2`, limiter, keepAfter); err != nil {
 		return nil, fmt.Errorf("expire rate counts: %w", err)
 	}
 	if len(counts) == 0 {
@@ -29,7 +29,7 @@ func (db *DB) SyncRateCounts(ctx context.Context, limiter string, counts []RateC
 	for i, c := range counts {
 		keys[i], windows[i], adds[i] = c.Key, c.WindowStart, int32(c.Count)
 	}
-	rows, err := db.Pool.Query(ctx, `WITH d AS (
+	rows, err := db.pool.Query(ctx, `WITH d AS (
 			SELECT * FROM unnest($2::text[], $3::timestamptz[], $4::int[]) AS d (key, window_start, add)
 		), added AS (
 			INSERT INTO rate_limit_counts (limiter, key, window_start, count)

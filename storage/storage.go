@@ -2,9 +2,24 @@
 // transactions, and Postgres access. Every query of tenant data takes the store
 // id as an explicit parameter and filters by it.
 //
-// Reads are methods on reader, available on both *DB and *Tx. Writes are methods
-// on *Tx only, so a change and the outbox rows that describe it always commit
-// together; DB.InTx owns the transaction.
+// Reads are methods on reader, available on both *DB and *Tx.
+//
+// Writes come in two kinds. A change a request makes is a method on *Tx: the
+// API runs it inside DB.InTx together with its outbox rows and the
+// idempotency record, so all of them commit or none does. A write that is a
+// step of its own is a method on *DB that owns its transaction (one
+// statement, or DB.InTx inside it, with any outbox rows it writes):
+//   - the worker's steps: an activity's change (AttachProductImage,
+//     ApplyImportBatch, RecordProofHash, RecordAttempts, the e-invoice and
+//     chat records, FlagOrder), the dispatcher's marks (MarkBatchStarted,
+//     MarkPlacementStarted, …) and the abandonment sweep;
+//   - bookkeeping the middleware does around a request (sessions, a token's
+//     last use, claiming and releasing an idempotency key, rate-limit counts);
+//   - the theme editor's compare-and-swap saves (SaveDraft, PublishDraft,
+//     RestoreThemeVersion), whose one statement is the concurrency check.
+//
+// The pool is the package's own: other packages reach Postgres through these
+// methods, and the dispatcher's wake-ups through DB.Listen.
 package storage
 
 import (
@@ -69,7 +84,7 @@ type reader struct {
 // DB is the service's handle on Postgres.
 type DB struct {
 	reader
-	Pool *pgxpool.Pool
+	pool *pgxpool.Pool
 	now  func() time.Time
 }
 
@@ -104,21 +119,52 @@ func OpenTraced(ctx context.Context, url string, tracer pgx.QueryTracer) (*DB, e
 
 // New wraps an existing pool.
 func New(pool *pgxpool.Pool) *DB {
-	return &DB{reader: reader{q: pool}, Pool: pool, now: func() time.Time { return time.Now().UTC() }}
+	return &DB{reader: reader{q: pool}, pool: pool, now: func() time.Time { return time.Now().UTC() }}
 }
 
 // Close releases the pool.
-func (db *DB) Close() { db.Pool.Close() }
+func (db *DB) Close() { db.pool.Close() }
 
 // Ping checks Postgres answers.
-func (db *DB) Ping(ctx context.Context) error { return db.Pool.Ping(ctx) }
+func (db *DB) Ping(ctx context.Context) error { return db.pool.Ping(ctx) }
+
+// Listener receives a Postgres notification channel's signals on a
+// connection of its own.
+type Listener struct {
+	conn *pgxpool.Conn
+}
+
+// Listen holds a connection that listens on channel until Close.
+func (db *DB) Listen(ctx context.Context, channel string) (*Listener, error) {
+	conn, err := db.pool.Acquire(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", channel, err)
+	}
+	if _, err := conn.Exec(ctx, `LISTEN `+pgx.Identifier{channel}.Sanitize()); err != nil {
+		conn.Release()
+		return nil, fmt.Errorf("listen on %s: %w", channel, err)
+	}
+	return &Listener{conn: conn}, nil
+}
+
+// Wait blocks until the next notification (or ctx ends).
+func (l *Listener) Wait(ctx context.Context) error {
+	_, err := l.conn.Conn().WaitForNotification(ctx)
+	return err
+}
+
+// Close stops listening and returns the connection to the pool.
+func (l *Listener) Close(ctx context.Context) {
+	_, _ = l.conn.Exec(context.WithoutCancel(ctx), `UNLISTEN *`)
+	l.conn.Release()
+}
 
 // SetClock replaces the clock, for tests of time rules.
 func (db *DB) SetClock(now func() time.Time) { db.now = now }
 
 // InTx runs fn in one transaction, committing when fn returns nil.
 func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) error {
-	return pgx.BeginFunc(ctx, db.Pool, func(ptx pgx.Tx) error {
+	return pgx.BeginFunc(ctx, db.pool, func(ptx pgx.Tx) error {
 		return fn(&Tx{reader: reader{q: ptx}, tx: ptx, now: db.now})
 	})
 }
@@ -156,7 +202,7 @@ func notFoundIfNoRows(err error, what string) error {
 // Now asks Postgres for its clock: the cheapest proof the database answers.
 func (db *DB) Now(ctx context.Context) (time.Time, error) {
 	var now time.Time
-	if err := db.Pool.QueryRow(ctx, `SELECT now()`).Scan(&now); err != nil {
+	if err := db.pool.QueryRow(ctx, `SELECT now()`).Scan(&now); err != nil {
 		return time.Time{}, fmt.Errorf("database clock: %w", err)
 	}
 	return now.UTC(), nil

@@ -128,7 +128,7 @@ func scanCustomization(row pgx.Row) (Customization, error) {
 // FindCustomization reads a store's customization, creating it from the
 // default theme (and the store's default menus) on first use.
 func (db *DB) FindCustomization(ctx context.Context, storeID uuid.UUID) (Customization, error) {
-	c, err := scanCustomization(db.Pool.QueryRow(ctx, `SELECT `+customizationColumns+` FROM theme_customizations WHERE store_id = $1`, storeID))
+	c, err := scanCustomization(db.pool.QueryRow(ctx, `SELECT `+customizationColumns+` FROM theme_customizations WHERE store_id = $1`, storeID))
 	if !errors.Is(err, pgx.ErrNoRows) {
 		if err != nil {
 			return Customization{}, fmt.Errorf("find customization: %w", err)
@@ -170,7 +170,7 @@ func (db *DB) SaveDraft(ctx context.Context, storeID uuid.UUID, ifMatch string, 
 	if err := db.ValidateThemeDocument(ctx, storeID, canonical); err != nil {
 		return Customization{}, err
 	}
-	c, err := scanCustomization(db.Pool.QueryRow(ctx, `UPDATE theme_customizations
+	c, err := scanCustomization(db.pool.QueryRow(ctx, `UPDATE theme_customizations
 		SET draft = $3, draft_etag = $4, revision = revision + 1, saved_at = $5
 		WHERE store_id = $1 AND draft_etag = $2 RETURNING `+customizationColumns, storeID, ifMatch, canonical, tag, db.now()))
 	if errors.Is(err, pgx.ErrNoRows) {

@@ -117,17 +117,13 @@ func (d *Dispatcher) loop(ctx context.Context, wake <-chan struct{}, round func(
 func (d *Dispatcher) listen(ctx context.Context, wakes ...chan<- struct{}) {
 	for ctx.Err() == nil {
 		err := func() error {
-			conn, err := d.DB.Pool.Acquire(ctx)
+			listener, err := d.DB.Listen(ctx, storage.OutboxChannel)
 			if err != nil {
 				return err
 			}
-			defer conn.Release()
-			if _, err := conn.Exec(ctx, `LISTEN `+storage.OutboxChannel); err != nil {
-				return err
-			}
-			defer func() { _, _ = conn.Exec(context.WithoutCancel(ctx), `UNLISTEN *`) }()
+			defer listener.Close(ctx)
 			for {
-				if _, err := conn.Conn().WaitForNotification(ctx); err != nil {
+				if err := listener.Wait(ctx); err != nil {
 					return err
 				}
 				for _, wake := range wakes {

@@ -93,7 +93,7 @@ func TestAbandonmentSweepWorkflow(t *testing.T) {
 		_, err = tx.UpdateCart(ctx, store.ID, cart.ID, storage.CartUpdate{Lines: []storage.NewOrderLine{{VariantID: v.ID, Quantity: 1}}})
 		return err
 	}))
-	_, err := db.Pool.Exec(ctx, `UPDATE carts SET last_activity_at = now() - interval '61 minutes' WHERE store_id = $1`, storeID)
+	_, err := testenv.SQL(t, db).Exec(ctx, `UPDATE carts SET last_activity_at = now() - interval '61 minutes' WHERE store_id = $1`, storeID)
 	require.NoError(t, err)
 	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "sweep-" + queue, TaskQueue: queue}, workflows.AbandonmentSweep)
 	require.NoError(t, err)

@@ -57,13 +57,13 @@ type loadRouteResult struct {
 // baselines (the order transaction alone, SQL + JSON for the list) in the
 // same run.
 func runLoadBench(ctx context.Context, dbURL string, duration time.Duration, concurrency, tokenCount, subscriptions int) (string, error) {
-	db, err := storage.Open(ctx, dbURL)
+	db, err := openDatabase(ctx, dbURL)
 	if err != nil {
 		return "", err
 	}
 	defer db.Close()
 	const queue = "load"
-	rig, err := startDeliveryRig(ctx, db, queue)
+	rig, err := startDeliveryRig(ctx, db.DB, queue)
 	if err != nil {
 		return "", err
 	}
@@ -73,12 +73,12 @@ func runLoadBench(ctx context.Context, dbURL string, duration time.Duration, con
 	dispatched := make(chan struct{})
 	go func() {
 		defer close(dispatched)
-		d := &worker.Dispatcher{DB: db, Temporal: c, TaskQueue: queue, Log: slog.New(slog.DiscardHandler)}
+		d := &worker.Dispatcher{DB: db.DB, Temporal: c, TaskQueue: queue, Log: slog.New(slog.DiscardHandler)}
 		_ = d.Run(dctx)
 	}()
 	defer func() { stopDispatcher(); <-dispatched }()
 
-	storeID, customerID, variants, secrets, err := seedOrderStore(ctx, db, tokenCount)
+	storeID, customerID, variants, secrets, err := seedOrderStore(ctx, db.DB, tokenCount)
 	if err != nil {
 		return "", err
 	}
@@ -92,7 +92,7 @@ func runLoadBench(ctx context.Context, dbURL string, duration time.Duration, con
 			return "", err
 		}
 	}
-	srv := api.NewServer(api.Config{RateLimitPerMinute: 300, TaskQueue: queue}, db, c, nil, slog.New(slog.DiscardHandler))
+	srv := api.NewServer(api.Config{RateLimitPerMinute: 300, TaskQueue: queue}, db.DB, c, nil, slog.New(slog.DiscardHandler))
 	sctx, stopSharing := context.WithCancel(ctx)
 	defer stopSharing()
 	go srv.SyncRateLimits(sctx, time.Second) // as `svc api` does

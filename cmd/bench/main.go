@@ -151,7 +151,7 @@ func fail(err error) {
 }
 
 func run(ctx context.Context, dbURL, out string, duration time.Duration, concurrency, tokenCount, productCount, rate int) error {
-	db, err := storage.Open(ctx, dbURL)
+	db, err := openDatabase(ctx, dbURL)
 	if err != nil {
 		return err
 	}
@@ -162,7 +162,7 @@ func run(ctx context.Context, dbURL, out string, duration time.Duration, concurr
 	}
 	fmt.Printf("seeded %d products and %d tokens\n", productCount, tokenCount)
 
-	realURL, stopReal, err := serve(api.NewServer(api.Config{RateLimitPerMinute: 300}, db, nil, nil,
+	realURL, stopReal, err := serve(api.NewServer(api.Config{RateLimitPerMinute: 300}, db.DB, nil, nil,
 		slog.New(slog.NewTextHandler(io.Discard, nil))))
 	if err != nil {
 		return err
@@ -238,7 +238,7 @@ func createDatabase(ctx context.Context, admin, template, name string) (string, 
 }
 
 // seed makes one store with productCount products and tokenCount catalog:read tokens.
-func seed(ctx context.Context, db *storage.DB, productCount, tokenCount int) (uuid.UUID, []string, error) {
+func seed(ctx context.Context, db *database, productCount, tokenCount int) (uuid.UUID, []string, error) {
 	user := storage.User{Email: "bench@example.com", PasswordHash: "x", Name: "Bench"}
 	store := storage.Store{Name: "Bench", Subdomain: "bench", Currency: "EGP", DefaultLanguage: "ar"}
 	secrets := make([]string, tokenCount)
@@ -272,7 +272,7 @@ func seed(ctx context.Context, db *storage.DB, productCount, tokenCount int) (uu
 
 // bareHandler runs the API's product-list SQL and encodes the rows: the
 // floor under what the real path can do.
-func bareHandler(db *storage.DB, storeID uuid.UUID) http.Handler {
+func bareHandler(db *database, storeID uuid.UUID) http.Handler {
 	type row struct {
 		ID          uuid.UUID       `json:"id"`
 		StoreID     uuid.UUID       `json:"store_id"`

@@ -144,7 +144,7 @@ func runImageBench() (string, error) {
 // Temporal workflow, batched transactions with outbox rows) and COPYs the
 // same rows into the same table, in the same run.
 func runImportBench(ctx context.Context, dbURL string, rowsWanted int) (string, error) {
-	db, err := storage.Open(ctx, dbURL)
+	db, err := openDatabase(ctx, dbURL)
 	if err != nil {
 		return "", err
 	}
@@ -168,12 +168,12 @@ func runImportBench(ctx context.Context, dbURL string, rowsWanted int) (string, 
 	}
 	defer c.Close()
 	const queue = "bench-import"
-	w := worker.New(c, queue, &activities.Activities{DB: db, Blob: store}, worker.Options{})
+	w := worker.New(c, queue, &activities.Activities{DB: db.DB, Blob: store}, worker.Options{})
 	if err := w.Start(); err != nil {
 		return "", err
 	}
 	defer w.Stop()
-	url, stop, err := serve(api.NewServer(api.Config{TaskQueue: queue, ImportWait: time.Minute}, db, c, store,
+	url, stop, err := serve(api.NewServer(api.Config{TaskQueue: queue, ImportWait: time.Minute}, db.DB, c, store,
 		slog.New(slog.NewTextHandler(io.Discard, nil))))
 	if err != nil {
 		return "", err

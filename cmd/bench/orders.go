@@ -24,16 +24,16 @@ import (
 // against the same storage transaction run bare, and the order list and
 // counts of a store holding a million orders.
 func runOrderBench(ctx context.Context, dbURL string, duration time.Duration, concurrency, tokenCount, seedOrders int) (string, error) {
-	db, err := storage.Open(ctx, dbURL)
+	db, err := openDatabase(ctx, dbURL)
 	if err != nil {
 		return "", err
 	}
 	defer db.Close()
-	storeID, customerID, variants, secrets, err := seedOrderStore(ctx, db, tokenCount)
+	storeID, customerID, variants, secrets, err := seedOrderStore(ctx, db.DB, tokenCount)
 	if err != nil {
 		return "", err
 	}
-	url, stop, err := serve(api.NewServer(api.Config{RateLimitPerMinute: 300}, db, nil, nil, slog.New(slog.NewTextHandler(io.Discard, nil))))
+	url, stop, err := serve(api.NewServer(api.Config{RateLimitPerMinute: 300}, db.DB, nil, nil, slog.New(slog.NewTextHandler(io.Discard, nil))))
 	if err != nil {
 		return "", err
 	}
@@ -236,7 +236,7 @@ func seedOrderStore(ctx context.Context, db *storage.DB, tokenCount int) (uuid.U
 
 // seedManyOrders writes n orders straight into the store with SQL (spread
 // over a year and every status but DRAFT) and rebuilds the counters.
-func seedManyOrders(ctx context.Context, db *storage.DB, storeID, customerID uuid.UUID, n int) (int, time.Duration, error) {
+func seedManyOrders(ctx context.Context, db *database, storeID, customerID uuid.UUID, n int) (int, time.Duration, error) {
 	start := time.Now()
 	_, err := db.Pool.Exec(ctx, `INSERT INTO orders (id, store_id, order_number, status, payment_method, currency, customer_id, customer,
 			shipping_address, subtotal, total, collectible_total, search_text, customer_phone, created_at, updated_at, placed_started_at)

@@ -24,12 +24,12 @@ import (
 // store's 90-day window, with the same queries, in the same run; then the
 // HTTP endpoint itself.
 func runProofBench(ctx context.Context, dbURL string, proofCount, queries int) (string, error) {
-	db, err := storage.Open(ctx, dbURL)
+	db, err := openDatabase(ctx, dbURL)
 	if err != nil {
 		return "", err
 	}
 	defer db.Close()
-	storeID, secrets, err := seedProofStore(ctx, db, 100)
+	storeID, secrets, err := seedProofStore(ctx, db.DB, 100)
 	if err != nil {
 		return "", err
 	}
@@ -85,7 +85,7 @@ func runProofBench(ctx context.Context, dbURL string, proofCount, queries int) (
 		}
 	}
 
-	url, stop, err := serve(api.NewServer(api.Config{RateLimitPerMinute: 1_000_000}, db, nil, nil, slog.New(slog.NewTextHandler(io.Discard, nil))))
+	url, stop, err := serve(api.NewServer(api.Config{RateLimitPerMinute: 1_000_000}, db.DB, nil, nil, slog.New(slog.NewTextHandler(io.Discard, nil))))
 	if err != nil {
 		return "", err
 	}
@@ -163,7 +163,7 @@ func seedProofStore(ctx context.Context, db *storage.DB, tokenCount int) (uuid.U
 	return store.ID, secrets, err
 }
 
-func seedProofOrders(ctx context.Context, db *storage.DB, storeID uuid.UUID, n int) ([]uuid.UUID, error) {
+func seedProofOrders(ctx context.Context, db *database, storeID uuid.UUID, n int) ([]uuid.UUID, error) {
 	rows, err := db.Pool.Query(ctx, `INSERT INTO orders (id, store_id, order_number, status, payment_method, currency, customer,
 			shipping_address, subtotal, total, collectible_total, placed_started_at)
 		SELECT gen_random_uuid(), $1, 'ORD-' || (10000000 + i), 'PENDING', 'instapay', 'EGP', '{"name":"Mona Adel"}', '{}',
@@ -181,7 +181,7 @@ type seededProof struct {
 }
 
 // seedProofs copies n hashed proofs into the store.
-func seedProofs(ctx context.Context, db *storage.DB, storeID uuid.UUID, orders []uuid.UUID, n int) ([]seededProof, int, error) {
+func seedProofs(ctx context.Context, db *database, storeID uuid.UUID, orders []uuid.UUID, n int) ([]seededProof, int, error) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	templates := make([]uint64, 2000)
 	for i := range templates {

@@ -35,7 +35,7 @@ func runTracingBench(ctx context.Context, dbURL string, duration time.Duration, 
 	}
 	defer func() { _ = tr.Shutdown(context.WithoutCancel(ctx)) }()
 
-	plain, err := storage.Open(ctx, dbURL)
+	plain, err := openDatabase(ctx, dbURL)
 	if err != nil {
 		return "", err
 	}
@@ -50,7 +50,7 @@ func runTracingBench(ctx context.Context, dbURL string, duration time.Duration, 
 	}
 	defer traced.Close()
 	quiet := slog.New(slog.DiscardHandler)
-	offURL, stopOff, err := serve(api.NewServer(api.Config{RateLimitPerMinute: 300}, plain, nil, nil, quiet))
+	offURL, stopOff, err := serve(api.NewServer(api.Config{RateLimitPerMinute: 300}, plain.DB, nil, nil, quiet))
 	if err != nil {
 		return "", err
 	}

@@ -26,7 +26,7 @@ import (
 	"github.com/merchantsvc/svc/internal/devenv"
 	"github.com/merchantsvc/svc/internal/mailsink"
 	"github.com/merchantsvc/svc/storage"
-	"github.com/merchantsvc/svc/storage/webhook"
+	"github.com/merchantsvc/svc/internal/webhook"
 	"github.com/merchantsvc/svc/worker"
 )
 
@@ -160,19 +160,19 @@ func startDeliveryRig(ctx context.Context, db *storage.DB, queue string) (*deliv
 // through outbox, dispatcher, Temporal and the worker, beside the same
 // fan-out by a bare goroutine pool with the same HTTP client and signing.
 func runWebhookBench(ctx context.Context, dbURL string, events, subscriptions int, pacedRate int) (string, error) {
-	db, err := storage.Open(ctx, dbURL)
+	db, err := openDatabase(ctx, dbURL)
 	if err != nil {
 		return "", err
 	}
 	defer db.Close()
 	const queue = "bench"
-	rig, err := startDeliveryRig(ctx, db, queue)
+	rig, err := startDeliveryRig(ctx, db.DB, queue)
 	if err != nil {
 		return "", err
 	}
 	defer rig.close()
 	rec, c, httpClient := rig.rec, rig.temporal, rig.httpClient
-	dispatcher := &worker.Dispatcher{DB: db, Temporal: c, TaskQueue: queue, Schedule: []time.Duration{10 * time.Second},
+	dispatcher := &worker.Dispatcher{DB: db.DB, Temporal: c, TaskQueue: queue, Schedule: []time.Duration{10 * time.Second},
 		Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
 	startDispatcher := func() func() {
 		dctx, cancel := context.WithCancel(ctx)
@@ -181,16 +181,16 @@ func runWebhookBench(ctx context.Context, dbURL string, events, subscriptions in
 		return func() { cancel(); <-done }
 	}
 
-	storeID, err := seedWebhookStore(ctx, db, rec.srv.URL, subscriptions)
+	storeID, err := seedWebhookStore(ctx, db.DB, rec.srv.URL, subscriptions)
 	if err != nil {
 		return "", err
 	}
 	stop := startDispatcher()
 	// Warm up: connections, workflow caches.
-	if _, err := driveEvents(ctx, db, rec, storeID, 50, subscriptions, 0, "warm"); err != nil {
+	if _, err := driveEvents(ctx, db.DB, rec, storeID, 50, subscriptions, 0, "warm"); err != nil {
 		return "", err
 	}
-	paced, err := driveEvents(ctx, db, rec, storeID, events, subscriptions, pacedRate, "paced")
+	paced, err := driveEvents(ctx, db.DB, rec, storeID, events, subscriptions, pacedRate, "paced")
 	if err != nil {
 		return "", err
 	}
@@ -198,7 +198,7 @@ func runWebhookBench(ctx context.Context, dbURL string, events, subscriptions in
 	// Fan-out throughput: the events are committed first, then the
 	// dispatcher starts and the clock runs until every first attempt arrived,
 	// which is what the bare pool is timed on too.
-	backlog, err := deliverBacklog(ctx, db, rec, storeID, events, subscriptions, startDispatcher)
+	backlog, err := deliverBacklog(ctx, db.DB, rec, storeID, events, subscriptions, startDispatcher)
 	if err != nil {
 		return "", err
 	}

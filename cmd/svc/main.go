@@ -9,6 +9,7 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io"
@@ -21,7 +22,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/jackc/pgx/v5/stdlib"
+	_ "github.com/jackc/pgx/v5/stdlib" // the pgx driver for database/sql, which the migrations take
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
 
@@ -30,10 +31,10 @@ import (
 	"github.com/merchantsvc/svc/api"
 	"github.com/merchantsvc/svc/internal/metrics"
 	"github.com/merchantsvc/svc/internal/tracing"
+	"github.com/merchantsvc/svc/internal/webhook"
 	"github.com/merchantsvc/svc/migrations"
 	"github.com/merchantsvc/svc/storage"
 	"github.com/merchantsvc/svc/storage/blob"
-	"github.com/merchantsvc/svc/storage/webhook"
 	"github.com/merchantsvc/svc/worker"
 )
 
@@ -304,12 +305,10 @@ func runMigrate(ctx context.Context, cfg Config, stdout io.Writer) error {
 }
 
 func migrate(ctx context.Context, url string, stdout io.Writer) error {
-	db, err := storage.Open(ctx, url)
+	sqlDB, err := sql.Open("pgx", url)
 	if err != nil {
-		return err
+		return fmt.Errorf("open database: %w", err)
 	}
-	defer db.Close()
-	sqlDB := stdlib.OpenDBFromPool(db.Pool)
 	defer sqlDB.Close()
 	if err := migrations.Up(ctx, sqlDB); err != nil {
 		return err

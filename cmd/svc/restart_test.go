@@ -126,8 +126,8 @@ func TestRestartUnderLoadLosesNothing(t *testing.T) {
 	require.Positive(t, before)
 	require.Greater(t, len(created), before, "orders were created after the restart too")
 	var orders, events int
-	require.NoError(t, db.Pool.QueryRow(ctx, `SELECT count(*) FROM orders WHERE store_id = $1`, store.ID).Scan(&orders))
-	require.NoError(t, db.Pool.QueryRow(ctx, `SELECT count(*) FROM outbox WHERE store_id = $1 AND event = 'order.created'`, store.ID).Scan(&events))
+	require.NoError(t, testenv.SQL(t, db).QueryRow(ctx, `SELECT count(*) FROM orders WHERE store_id = $1`, store.ID).Scan(&orders))
+	require.NoError(t, testenv.SQL(t, db).QueryRow(ctx, `SELECT count(*) FROM outbox WHERE store_id = $1 AND event = 'order.created'`, store.ID).Scan(&events))
 	require.Equal(t, len(created), orders, "every answered 201 is an order, and no order went unanswered")
 	require.Equal(t, orders, events, "every order has its order.created event")
 	t.Logf("%d orders, %d refused connections during the restart", orders, refused.Load())
@@ -164,7 +164,7 @@ func TestWorkerRestartUnderLoadLosesNothing(t *testing.T) {
 	t.Cleanup(receiver.Close)
 	caFile := filepath.Join(t.TempDir(), "receiver-ca.pem")
 	require.NoError(t, os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: receiver.Certificate().Raw}), 0o600))
-	_, err := db.Pool.Exec(ctx, `INSERT INTO webhook_subscriptions (id, store_id, url, events, secret, created_at, updated_at)
+	_, err := testenv.SQL(t, db).Exec(ctx, `INSERT INTO webhook_subscriptions (id, store_id, url, events, secret, created_at, updated_at)
 		VALUES (gen_random_uuid(), $1, $2, '{order.created}', 'svc_whsec_restart', now(), now())`, store.ID, receiver.URL+"/hooks")
 	require.NoError(t, err)
 	sink, err := mailsink.Start("")
@@ -232,12 +232,12 @@ func TestWorkerRestartUnderLoadLosesNothing(t *testing.T) {
 	t.Logf("delivered %s after the load", time.Since(loadStopped))
 	var rollups, sideEffects, flagged int
 	require.Eventually(t, func() bool {
-		require.NoError(t, db.Pool.QueryRow(ctx, `SELECT COALESCE(sum(orders), 0) FROM order_rollups WHERE store_id = $1`, store.ID).Scan(&rollups))
+		require.NoError(t, testenv.SQL(t, db).QueryRow(ctx, `SELECT COALESCE(sum(orders), 0) FROM order_rollups WHERE store_id = $1`, store.ID).Scan(&rollups))
 		return rollups == orders
 	}, 75*time.Second, 100*time.Millisecond, "every order-placed workflow finished (a task the stopped worker dropped runs after its 30 s timeout)")
 	t.Logf("placed %s after the load", time.Since(loadStopped))
-	require.NoError(t, db.Pool.QueryRow(ctx, `SELECT count(*) FROM order_side_effects WHERE store_id = $1`, store.ID).Scan(&sideEffects))
-	require.NoError(t, db.Pool.QueryRow(ctx, `SELECT count(*) FROM autopilot_exceptions WHERE store_id = $1 AND reason LIKE $2`,
+	require.NoError(t, testenv.SQL(t, db).QueryRow(ctx, `SELECT count(*) FROM order_side_effects WHERE store_id = $1`, store.ID).Scan(&sideEffects))
+	require.NoError(t, testenv.SQL(t, db).QueryRow(ctx, `SELECT count(*) FROM autopilot_exceptions WHERE store_id = $1 AND reason LIKE $2`,
 		store.ID, storage.ReasonSideEffectFailed+":%").Scan(&flagged))
 	require.Equal(t, 4*orders, sideEffects, "email, chat, shipment and rollup recorded once per order")
 	require.Zero(t, flagged, "no side effect failed")

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/server/temporaltest"
 
@@ -72,12 +73,46 @@ func DatabaseURL(t testing.TB, fromTemplate bool) string {
 // DB opens a fresh migrated database for one test.
 func DB(t testing.TB) *storage.DB {
 	t.Helper()
-	db, err := storage.Open(context.Background(), DatabaseURL(t, true))
+	url := DatabaseURL(t, true)
+	db, err := storage.Open(context.Background(), url)
 	if err != nil {
 		t.Fatalf("open test database: %v", err)
 	}
 	t.Cleanup(db.Close)
+	databaseURLs.Store(db, url)
+	t.Cleanup(func() {
+		databaseURLs.Delete(db)
+		if pool, ok := sqlPools.LoadAndDelete(db); ok {
+			pool.(*pgxpool.Pool).Close()
+		}
+	})
 	return db
+}
+
+// databaseURLs maps each *storage.DB that DB opened to its database's URL;
+// sqlPools to the plain pool SQL opened on it.
+var databaseURLs, sqlPools sync.Map
+
+// SQL is a plain pool on the database of db (opened by DB), for tests that
+// seed rows or check them directly: storage keeps its own pool to itself.
+func SQL(t testing.TB, db *storage.DB) *pgxpool.Pool {
+	t.Helper()
+	if pool, ok := sqlPools.Load(db); ok {
+		return pool.(*pgxpool.Pool)
+	}
+	url, ok := databaseURLs.Load(db)
+	if !ok {
+		t.Fatalf("testenv.SQL: the database was not opened by testenv.DB")
+	}
+	pool, err := pgxpool.New(context.Background(), url.(string))
+	if err != nil {
+		t.Fatalf("open test pool: %v", err)
+	}
+	if existing, loaded := sqlPools.LoadOrStore(db, pool); loaded {
+		pool.Close()
+		return existing.(*pgxpool.Pool)
+	}
+	return pool
 }
 
 // Blob creates a fresh bucket for one test.
