@@ -44,7 +44,7 @@ type ImportResult struct {
 // every row is applied exactly once. Row errors never stop the import.
 func (a *Activities) RunProductImport(ctx context.Context, in ImportInput) (ImportResult, error) {
 	imp, err := a.runImport(ctx, in)
-	return ImportResult{Status: imp.Status, Created: imp.Created, Updated: imp.Updated, Unchanged: imp.Unchanged, Failed: imp.Failed}, err
+	return ImportResult{Status: string(imp.Status), Created: imp.Created, Updated: imp.Updated, Unchanged: imp.Unchanged, Failed: imp.Failed}, err
 }
 
 func (a *Activities) runImport(ctx context.Context, in ImportInput) (storage.ProductImport, error) {

@@ -2,15 +2,14 @@ package activities
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 
 	"github.com/google/uuid"
 
-	"github.com/merchantsvc/svc/storage"
 	"github.com/merchantsvc/svc/internal/orderemail"
+	"github.com/merchantsvc/svc/storage"
 )
 
 // OrderInput names an order.
@@ -108,8 +107,7 @@ func (a *Activities) chatGuards(ctx context.Context, o storage.Order, s storage.
 	if !s.ChatConfirmations {
 		return "", "", ErrChatDisabled
 	}
-	var cust storage.OrderCustomer
-	_ = json.Unmarshal(o.Customer, &cust)
+	cust := o.Customer
 	if cust.Phone == nil {
 		return "", "", ErrChatNoPhone
 	}
@@ -171,8 +169,7 @@ func (a *Activities) sendChat(ctx context.Context, o storage.Order, s storage.St
 	if err != nil {
 		return "", err
 	}
-	var cust storage.OrderCustomer
-	_ = json.Unmarshal(o.Customer, &cust)
+	cust := o.Customer
 	providerID, sendErr := a.Chat.SendTemplate(ctx, ChatMessage{To: phone, Template: template, Language: s.DefaultLanguage,
 		Params:    []string{cust.Name, o.OrderNumber, storage.FormatPrice(o.Total, storage.CurrencyExponent(o.Currency)) + " " + o.Currency},
 		Reference: o.ID.String()})

@@ -55,7 +55,7 @@ func (a *Activities) HashPaymentProof(ctx context.Context, in HashProofInput) (P
 // kept on the invoice and not retried.
 func (a *Activities) SyncEInvoice(ctx context.Context, in SyncEInvoiceInput) (SyncEInvoiceResult, error) {
 	status, err := a.syncEInvoice(ctx, storage.EInvoiceRef{StoreID: in.StoreID, ID: in.InvoiceID})
-	return SyncEInvoiceResult{Status: status}, err
+	return SyncEInvoiceResult{Status: string(status)}, err
 }
 
 // SyncEInvoiceInput names an e-invoice.
@@ -76,7 +76,7 @@ func (r *SyncEInvoiceResult) UnmarshalJSON(b []byte) error {
 	return decodeLegacy(b, (*current)(r), &r.Status)
 }
 
-func (a *Activities) syncEInvoice(ctx context.Context, ref storage.EInvoiceRef) (string, error) {
+func (a *Activities) syncEInvoice(ctx context.Context, ref storage.EInvoiceRef) (storage.EInvoiceStatus, error) {
 	for range 2 { // issue, then a cancel that arrived meanwhile
 		inv, err := a.DB.FindEInvoice(ctx, ref.StoreID, ref.ID)
 		if err != nil {

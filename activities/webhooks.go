@@ -49,7 +49,7 @@ func (a *Activities) attempt(ctx context.Context, in AttemptInput) (AttemptOutco
 	target, err := a.DB.FindDeliveryTarget(ctx, in.StoreID, in.DeliveryID)
 	if errors.Is(err, storage.ErrNotFound) {
 		// The subscription (and its deliveries) was deleted: nothing to send.
-		return AttemptOutcome{Status: storage.DeliverySkipped}, nil
+		return AttemptOutcome{Status: string(storage.DeliverySkipped)}, nil
 	}
 	if err != nil {
 		return AttemptOutcome{}, err
@@ -57,13 +57,13 @@ func (a *Activities) attempt(ctx context.Context, in AttemptInput) (AttemptOutco
 	if target.Attempts >= in.Attempt || terminal(target.Status) {
 		// This attempt was already made and recorded (the activity is being
 		// retried after recording it): report it instead of sending again.
-		return AttemptOutcome{Status: target.Status}, nil
+		return AttemptOutcome{Status: string(target.Status)}, nil
 	}
 	now := time.Now().UTC()
 	if !target.IsActive && !in.Ping {
 		err := a.DB.RecordAttempt(ctx, in.StoreID, storage.Attempt{DeliveryID: in.DeliveryID, Attempt: in.Attempt,
 			Status: storage.DeliverySkipped, Error: "subscription is switched off", AttemptedAt: now}, storage.DeliverySkipped)
-		return AttemptOutcome{Status: storage.DeliverySkipped, Error: "subscription is switched off"}, err
+		return AttemptOutcome{Status: string(storage.DeliverySkipped), Error: "subscription is switched off"}, err
 	}
 	res := webhook.Send(ctx, a.HTTPClient, webhook.Request{URL: target.URL, Secret: target.Secret,
 		DeliveryID: target.ID.String(), Event: target.Event, Body: target.Body}, now)
@@ -77,12 +77,16 @@ func (a *Activities) attempt(ctx context.Context, in AttemptInput) (AttemptOutco
 	if err != nil {
 		return AttemptOutcome{}, fmt.Errorf("record attempt: %w", err)
 	}
-	a.Metrics.Delivery(status)
-	return AttemptOutcome{Status: status, StatusCode: res.StatusCode, ResponseBody: res.Body, Error: res.Err,
+	a.Metrics.Delivery(string(status))
+	return AttemptOutcome{Status: string(status), StatusCode: res.StatusCode, ResponseBody: res.Body, Error: res.Err,
 		DurationMS: res.Duration.Milliseconds()}, nil
 }
 
-func terminal(status string) bool {
+// OutcomeRetrying is the AttemptOutcome status of a delivery whose ladder
+// goes on; every other status ends it.
+const OutcomeRetrying = string(storage.DeliveryRetrying)
+
+func terminal(status storage.DeliveryStatus) bool {
 	switch status {
 	case storage.DeliverySucceeded, storage.DeliveryGone, storage.DeliveryExhausted, storage.DeliveryFailed:
 		return true
@@ -160,7 +164,7 @@ func (a *Activities) SendFirstAttempts(ctx context.Context, in FirstAttemptsInpu
 		}
 	}
 	for rec := range results {
-		a.Metrics.Delivery(rec.Status)
+		a.Metrics.Delivery(string(rec.Status))
 		if rec.Status == storage.DeliveryRetrying {
 			failed = append(failed, FailedDelivery{StoreID: rec.StoreID, DeliveryID: rec.Attempt.DeliveryID})
 		}
@@ -197,17 +201,17 @@ func (a *Activities) firstAttempt(ctx context.Context, t storage.DeliveryTarget,
 
 // outcomeStatus maps an answer to the logged attempt status and the
 // delivery's new status.
-func outcomeStatus(res webhook.Result, final, ping bool) (logStatus, status string) {
+func outcomeStatus(res webhook.Result, final, ping bool) (logStatus, status storage.DeliveryStatus) {
 	switch {
 	case res.OK():
 		return storage.DeliverySucceeded, storage.DeliverySucceeded
 	case res.Gone():
 		return storage.DeliveryGone, storage.DeliveryGone
 	case ping:
-		return "failed", storage.DeliveryFailed
+		return storage.DeliveryFailed, storage.DeliveryFailed
 	case final:
 		return storage.DeliveryExhausted, storage.DeliveryExhausted
 	default:
-		return "failed", storage.DeliveryRetrying
+		return storage.DeliveryFailed, storage.DeliveryRetrying
 	}
 }

@@ -264,12 +264,12 @@ func (s *Server) handleTokenInfo() handlerFunc {
 			return err
 		}
 		var slug string
-		if p.token.Kind == "app" {
+		if p.token.Kind == storage.TokenApp {
 			if slug, err = s.db.AppSlugOfToken(r.Context(), p.token.ID); err != nil {
 				return err
 			}
 		}
-		respond(w, http.StatusOK, tokenInfoResponse{TokenType: p.token.Kind, AppSlug: slug, Name: p.token.Name, StoreID: store.ID,
+		respond(w, http.StatusOK, tokenInfoResponse{TokenType: string(p.token.Kind), AppSlug: slug, Name: p.token.Name, StoreID: store.ID,
 			StoreName: store.Name, Subdomain: store.Subdomain, Currency: store.Currency,
 			DefaultLanguage: store.DefaultLanguage, Scopes: p.token.Scopes, ExpiresAt: utcPtr(p.token.ExpiresAt)})
 		return nil
@@ -341,7 +341,7 @@ func (s *Server) handleCreateAccessToken() handlerFunc {
 		p := principalFrom(r.Context())
 		scopes := slices.Compact(slices.Sorted(slices.Values(req.Scopes)))
 		secret := newSecret(patPrefix)
-		token := storage.Token{Kind: "pat", StoreID: storeIDFrom(r.Context()), UserID: &p.userID,
+		token := storage.Token{Kind: storage.TokenPAT, StoreID: storeIDFrom(r.Context()), UserID: &p.userID,
 			Name: strings.TrimSpace(req.Name), Scopes: scopes, Hint: secret[len(secret)-4:]}
 		if req.ExpiresInDays != nil {
 			expires := time.Now().UTC().Add(time.Duration(*req.ExpiresInDays) * 24 * time.Hour)
@@ -360,7 +360,7 @@ func (s *Server) handleCreateAccessToken() handlerFunc {
 
 func (s *Server) handleListAccessTokens() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		tokens, err := s.db.FindTokens(r.Context(), storeIDFrom(r.Context()), "pat")
+		tokens, err := s.db.FindTokens(r.Context(), storeIDFrom(r.Context()), storage.TokenPAT)
 		if err != nil {
 			return err
 		}
@@ -380,7 +380,7 @@ func (s *Server) handleRevokeAccessToken() handlerFunc {
 			return err
 		}
 		return s.writeTx(w, r, http.StatusNoContent, func(tx *storage.Tx) (any, error) {
-			return nil, tx.RevokeToken(r.Context(), storeIDFrom(r.Context()), id, "pat")
+			return nil, tx.RevokeToken(r.Context(), storeIDFrom(r.Context()), id, storage.TokenPAT)
 		})
 	}
 }

@@ -115,12 +115,12 @@ func (s *Server) handleEmailPreview() handlerFunc {
 			return err
 		}
 		storeID := o.StoreID
-		status := r.URL.Query().Get("status")
+		status := storage.OrderStatus(r.URL.Query().Get("status"))
 		if status == "" {
 			status = o.Status
 		}
 		var c checker
-		c.oneOf("status", status, storage.OrderStatuses)
+		c.oneOf("status", string(status), asStrings(storage.OrderStatuses))
 		if len(c.fields) > 0 {
 			return validationError(c.fields)
 		}

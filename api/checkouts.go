@@ -51,7 +51,7 @@ func newCheckoutResponse(c storage.Cart) checkoutResponse {
 		LastActivityAt: c.LastActivityAt.UTC(), AbandonedAt: utc(c.AbandonedAt), RecoveredAt: utc(c.RecoveredAt),
 		RecoverySource: c.RecoverySource, RecoveryNote: c.RecoveryNote, RecoveryEmailSentAt: utc(c.RecoveryEmailSentAt),
 		CheckedOutAt: utc(c.CheckedOutAt)}
-	resp.Status = c.Status // the merchant sees the real state
+	resp.Status = string(c.Status) // the merchant sees the real state
 	return resp
 }
 

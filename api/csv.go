@@ -103,7 +103,7 @@ func newImportResponse(imp storage.ProductImport) importResponse {
 	if errs == nil {
 		errs = []storage.RowError{}
 	}
-	return importResponse{ImportID: imp.ID, Status: imp.Status, DryRun: imp.DryRun, TotalRows: imp.TotalRows,
+	return importResponse{ImportID: imp.ID, Status: string(imp.Status), DryRun: imp.DryRun, TotalRows: imp.TotalRows,
 		ProcessedRows: imp.ProcessedRows, Created: imp.Created, Updated: imp.Updated, Unchanged: imp.Unchanged,
 		Failed: imp.Failed, Errors: errs, Error: imp.Error}
 }

@@ -133,7 +133,7 @@ func toAPIError(err error) *apiError {
 		return &apiError{Status: http.StatusConflict, Code: "INVALID_STATUS_TRANSITION",
 			Message:     fmt.Sprintf("An order cannot move from %s to %s", transition.From, transition.To),
 			MessageAr:   fmt.Sprintf("لا يمكن نقل الطلب من %s إلى %s", transition.From, transition.To),
-			AllowedNext: transition.AllowedNext}
+			AllowedNext: asStrings(transition.AllowedNext)}
 	case errors.As(err, &themeInvalid):
 		return themeValidationError(themeInvalid.Errors)
 	case errors.As(err, &stale):

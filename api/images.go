@@ -48,7 +48,7 @@ type imageResponse struct {
 }
 
 func newImageResponse(e storage.ImageEntry) imageResponse {
-	return imageResponse{ID: e.ID, Status: storage.ImageReady, URL: e.URL, ThumbnailURL: e.ThumbnailURL, MediumURL: e.MediumURL,
+	return imageResponse{ID: e.ID, Status: string(storage.ImageReady), URL: e.URL, ThumbnailURL: e.ThumbnailURL, MediumURL: e.MediumURL,
 		LargeURL: e.LargeURL, Width: e.Width, Height: e.Height, Position: e.Position}
 }
 
@@ -117,7 +117,7 @@ func (s *Server) handleUploadImage() handlerFunc {
 		case r.Context().Err() == nil:
 			// Not done within the wait (the gRPC layer may report the deadline
 			// a moment before ctx does): processing goes on.
-			respond(w, http.StatusAccepted, imageResponse{ID: img.ID, Status: storage.ImageProcessing, Position: img.Position,
+			respond(w, http.StatusAccepted, imageResponse{ID: img.ID, Status: string(storage.ImageProcessing), Position: img.Position,
 				StatusURL: fmt.Sprintf("%s/api/v1/stores/%s/products/%s/images/%s", s.cfg.BaseURL, storeID, productID, img.ID)})
 		default:
 			return r.Context().Err()
@@ -144,7 +144,7 @@ func (s *Server) handleGetImage() handlerFunc {
 		if err != nil {
 			return err
 		}
-		resp := imageResponse{ID: img.ID, Status: img.Status, Position: img.Position}
+		resp := imageResponse{ID: img.ID, Status: string(img.Status), Position: img.Position}
 		if img.Status == storage.ImageReady {
 			p, err := s.db.FindProductByID(r.Context(), storeID, productID)
 			if err != nil {

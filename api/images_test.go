@@ -233,7 +233,7 @@ func TestImageUploadAnswers202WhenProcessingIsSlow(t *testing.T) {
 	require.True(t, strings.HasPrefix(statusURL, h.url))
 	waitFor(t, "the image to be ready", func() bool {
 		st := h.do(request{method: "GET", path: strings.TrimPrefix(statusURL, h.url), auth: bearer(token)})
-		return st.data()["status"] == storage.ImageReady
+		return st.data()["status"] == string(storage.ImageReady)
 	})
 	st := h.do(request{method: "GET", path: strings.TrimPrefix(statusURL, h.url), auth: bearer(token)})
 	require.EqualValues(t, 1200, st.data()["width"])

@@ -163,7 +163,7 @@ func (s *Server) identify(r *http.Request) (*principal, error) {
 		if err := s.db.TouchToken(ctx, token); err != nil {
 			s.log.WarnContext(ctx, "record token use", slog.Any("error", err))
 		}
-		p := &principal{kind: token.Kind, token: &token}
+		p := &principal{kind: string(token.Kind), token: &token}
 		if token.UserID != nil {
 			p.userID = *token.UserID
 		}

@@ -45,7 +45,7 @@ type orderResponse struct {
 	CollectedTotal    int64               `json:"collected_total"`
 	RefundDue         int64               `json:"refund_due"`
 	CustomerID        *uuid.UUID          `json:"customer_id"`
-	Customer          json.RawMessage     `json:"customer"`
+	Customer          orderCustomer       `json:"customer"`
 	ShippingAddress   json.RawMessage     `json:"shipping_address"`
 	TrackingNumber    *string             `json:"tracking_number"`
 	Notes             string              `json:"notes"`
@@ -56,11 +56,11 @@ type orderResponse struct {
 }
 
 func newOrderResponse(o storage.Order) orderResponse {
-	resp := orderResponse{ID: o.ID, OrderNumber: o.OrderNumber, Status: o.Status, PaymentStatus: o.PaymentStatus,
-		FulfillmentStatus: o.FulfillmentStatus, PaymentMethod: o.PaymentMethod, Currency: o.Currency, Subtotal: o.Subtotal,
+	resp := orderResponse{ID: o.ID, OrderNumber: o.OrderNumber, Status: string(o.Status), PaymentStatus: string(o.PaymentStatus),
+		FulfillmentStatus: string(o.FulfillmentStatus), PaymentMethod: o.PaymentMethod, Currency: o.Currency, Subtotal: o.Subtotal,
 		ShippingFee: o.ShippingFee, Discount: o.Discount, Total: o.Total, PaidTotal: o.PaidTotal, BalanceDue: o.BalanceDue(),
 		CollectibleTotal: o.CollectibleTotal, CollectedTotal: o.CollectedTotal, RefundDue: o.RefundDue, CustomerID: o.CustomerID,
-		Customer: o.Customer, ShippingAddress: o.ShippingAddress, TrackingNumber: o.TrackingNumber, Notes: o.Notes,
+		Customer: orderCustomer{ID: o.Customer.ID, Name: o.Customer.Name, Email: o.Customer.Email, Phone: o.Customer.Phone}, ShippingAddress: o.ShippingAddress, TrackingNumber: o.TrackingNumber, Notes: o.Notes,
 		CancelReason: o.CancelReason, CreatedAt: o.CreatedAt.UTC(), UpdatedAt: o.UpdatedAt.UTC()}
 	resp.Lines = newOrderLineResponses(o.Lines)
 	return resp
@@ -73,6 +73,14 @@ func newOrderLineResponses(lines []storage.OrderLine) []orderLineResponse {
 			SKU: l.SKU, Quantity: l.Quantity, UnitPrice: l.UnitPrice, Total: l.Total, ReturnedQuantity: l.ReturnedQuantity})
 	}
 	return out
+}
+
+// orderCustomer is the customer snapshot kept on an order.
+type orderCustomer struct {
+	ID    uuid.UUID `json:"id"`
+	Name  string    `json:"name"`
+	Email *string   `json:"email"`
+	Phone *string   `json:"phone"`
 }
 
 type inlineCustomer struct {
@@ -222,18 +230,18 @@ func (s *Server) handleListOrders() handlerFunc {
 		page, limit := q.page(20)
 		f := orderFilter(q)
 		f.Page = storage.Page{Page: page, Limit: limit}
-		listed := slices.DeleteFunc(slices.Clone(storage.OrderStatuses), func(s string) bool { return s == storage.OrderDraft })
+		listed := slices.DeleteFunc(slices.Clone(storage.OrderStatuses), func(s storage.OrderStatus) bool { return s == storage.OrderDraft })
 		if v := q.str("status"); v != nil {
-			q.oneOf("status", *v, listed)
-			f.Status = v
+			q.oneOf("status", *v, asStrings(listed))
+			f.Status = (*storage.OrderStatus)(v)
 		}
 		if v := q.str("payment_status"); v != nil {
-			q.oneOf("payment_status", *v, storage.PaymentStatuses)
-			f.PaymentStatus = v
+			q.oneOf("payment_status", *v, asStrings(storage.PaymentStatuses))
+			f.PaymentStatus = (*storage.PaymentStatus)(v)
 		}
 		if v := q.str("fulfillment_status"); v != nil {
-			q.oneOf("fulfillment_status", *v, storage.FulfillmentStatuses)
-			f.FulfillmentStatus = v
+			q.oneOf("fulfillment_status", *v, asStrings(storage.FulfillmentStatuses))
+			f.FulfillmentStatus = (*storage.FulfillmentStatus)(v)
 		}
 		if err := q.err(); err != nil {
 			return err
@@ -293,7 +301,7 @@ type updateStatusRequest struct {
 
 func (req updateStatusRequest) Valid() []fieldError {
 	var c checker
-	c.oneOf("status", req.Status, storage.OrderStatuses)
+	c.oneOf("status", req.Status, asStrings(storage.OrderStatuses))
 	if req.TrackingNumber != nil {
 		c.text("tracking_number", *req.TrackingNumber, 1, 100)
 	}
@@ -312,7 +320,7 @@ func (s *Server) handleUpdateOrderStatus() handlerFunc {
 			return err
 		}
 		return s.writeTx(w, r, http.StatusOK, func(tx *storage.Tx) (any, error) {
-			o, err := tx.TransitionOrder(r.Context(), storeIDFrom(r.Context()), id, req.Status, req.TrackingNumber, req.Note,
+			o, err := tx.TransitionOrder(r.Context(), storeIDFrom(r.Context()), id, storage.OrderStatus(req.Status), req.TrackingNumber, req.Note,
 				actor(principalFrom(r.Context())))
 			if err != nil {
 				return nil, err
@@ -350,7 +358,7 @@ type activityResponse struct {
 }
 
 func newActivityResponse(a storage.OrderActivity) activityResponse {
-	return activityResponse{ID: a.ID, Kind: a.Kind, Body: a.Body, Data: a.Data, AuthorUserID: a.AuthorUserID, CreatedAt: a.CreatedAt.UTC()}
+	return activityResponse{ID: a.ID, Kind: string(a.Kind), Body: a.Body, Data: a.Data, AuthorUserID: a.AuthorUserID, CreatedAt: a.CreatedAt.UTC()}
 }
 
 type commentRequest struct {
@@ -404,9 +412,9 @@ func (s *Server) handleActivities(timeline bool) handlerFunc {
 		if _, err := s.db.FindOrderByRef(r.Context(), storeID, id.String()); err != nil {
 			return err
 		}
-		var kinds []string
+		var kinds []storage.ActivityKind
 		if timeline {
-			kinds = []string{"order_created", "draft_created", "status_changed"}
+			kinds = []storage.ActivityKind{storage.ActivityOrderCreated, storage.ActivityDraftCreated, storage.ActivityStatusChanged}
 		}
 		list, total, err := s.db.FindOrderActivities(r.Context(), storeID, id, kinds, storage.Page{Page: page, Limit: limit}, timeline)
 		if err != nil {
@@ -493,7 +501,7 @@ func (req bulkStatusRequest) Valid() []fieldError {
 			c.add(fmt.Sprintf("order_ids[%d]", i), "invalid_uuid", "must be a uuid")
 		}
 	}
-	c.oneOf("status", req.Status, storage.OrderStatuses)
+	c.oneOf("status", req.Status, asStrings(storage.OrderStatuses))
 	return c.result()
 }
 
@@ -517,7 +525,7 @@ func (s *Server) handleBulkStatus() handlerFunc {
 		for _, raw := range dedupe(req.OrderIDs) {
 			id, _ := parseUUID(raw)
 			err := s.db.InTx(r.Context(), func(tx *storage.Tx) error {
-				_, err := tx.TransitionOrder(r.Context(), storeID, id, req.Status, req.TrackingNumber, "", actor(principalFrom(r.Context())))
+				_, err := tx.TransitionOrder(r.Context(), storeID, id, storage.OrderStatus(req.Status), req.TrackingNumber, "", actor(principalFrom(r.Context())))
 				return err
 			})
 			if err != nil {

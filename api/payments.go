@@ -52,7 +52,7 @@ type proofResponse struct {
 }
 
 func (s *Server) newProofResponse(p storage.PaymentProof) proofResponse {
-	resp := proofResponse{ID: p.ID, OrderID: p.OrderID, Kind: p.Kind, Status: p.Status, Amount: p.Amount,
+	resp := proofResponse{ID: p.ID, OrderID: p.OrderID, Kind: string(p.Kind), Status: string(p.Status), Amount: p.Amount,
 		DuplicateSuspected: p.DuplicateSuspected, DuplicateOf: p.DuplicateOf, Reason: p.Reason,
 		ImageURL:  fmt.Sprintf("%s/api/v1/stores/%s/payment-proofs/%s/image", s.cfg.BaseURL, p.StoreID, p.ID),
 		CreatedAt: p.CreatedAt.UTC(), UpdatedAt: p.UpdatedAt.UTC()}

@@ -162,15 +162,15 @@ type cartResponse struct {
 }
 
 func newCartResponse(c storage.Cart) cartResponse {
-	resp := cartResponse{ID: c.ID, Status: c.Status, Currency: c.Currency, Email: c.Email, Phone: c.Phone, Lines: []cartLineResponse{},
+	resp := cartResponse{ID: c.ID, Status: string(c.Status), Currency: c.Currency, Email: c.Email, Phone: c.Phone, Lines: []cartLineResponse{},
 		ItemCount: c.ItemCount, Subtotal: c.Subtotal, OrderID: c.OrderID, CreatedAt: c.CreatedAt.UTC(), UpdatedAt: c.UpdatedAt.UTC()}
 	for _, l := range c.Lines {
 		resp.Lines = append(resp.Lines, cartLineResponse{VariantID: l.VariantID, ProductID: l.ProductID, Name: l.Name, SKU: l.SKU,
 			Options: l.Options, UnitPrice: l.UnitPrice, Quantity: l.Quantity, Total: l.Total})
 	}
 	// The buyer sees an open cart as active until it is checked out.
-	if resp.Status == storage.CartAbandoned {
-		resp.Status = storage.CartActive
+	if resp.Status == string(storage.CartAbandoned) {
+		resp.Status = string(storage.CartActive)
 	}
 	return resp
 }
@@ -338,7 +338,7 @@ type buyerOrder struct {
 }
 
 func newBuyerOrder(o storage.Order) buyerOrder {
-	return buyerOrder{ID: o.ID, OrderNumber: o.OrderNumber, Status: o.Status, PaymentStatus: o.PaymentStatus, PaymentMethod: o.PaymentMethod,
+	return buyerOrder{ID: o.ID, OrderNumber: o.OrderNumber, Status: string(o.Status), PaymentStatus: string(o.PaymentStatus), PaymentMethod: o.PaymentMethod,
 		Currency: o.Currency, Subtotal: o.Subtotal, ShippingFee: o.ShippingFee, Discount: o.Discount, Total: o.Total,
 		BalanceDue: o.BalanceDue(), ShippingAddress: o.ShippingAddress, Lines: newOrderLineResponses(o.Lines), CreatedAt: o.CreatedAt.UTC()}
 }

@@ -75,6 +75,15 @@ func (c *checker) minInt(field string, value, minValue int64) {
 	}
 }
 
+// asStrings lists the values of a named string type (statuses, kinds) for oneOf.
+func asStrings[T ~string](values []T) []string {
+	out := make([]string, len(values))
+	for i, v := range values {
+		out[i] = string(v)
+	}
+	return out
+}
+
 func (c *checker) oneOf(field, value string, allowed []string) {
 	if !slices.Contains(allowed, value) {
 		c.add(field, "one_of", "must be one of "+strings.Join(allowed, ", "))

@@ -315,7 +315,7 @@ func (s *Server) handleWebhookLogs() handlerFunc {
 		}
 		items := make([]attemptResponse, 0, len(attempts))
 		for _, a := range attempts {
-			item := attemptResponse{DeliveryID: a.DeliveryID, Event: a.Event, Attempt: a.Attempt, Status: a.Status,
+			item := attemptResponse{DeliveryID: a.DeliveryID, Event: a.Event, Attempt: a.Attempt, Status: string(a.Status),
 				ResponseCode: a.ResponseCode, ResponseBody: a.ResponseBody, DurationMS: a.Duration.Milliseconds(),
 				AttemptedAt: a.AttemptedAt.UTC()}
 			if a.Error != "" {
@@ -447,7 +447,7 @@ func (s *Server) handleListNotifications() handlerFunc {
 		}
 		items := make([]notificationResponse, 0, len(list))
 		for _, n := range list {
-			items = append(items, notificationResponse{ID: n.ID, Kind: n.Kind, Title: n.Title, TitleAr: n.TitleAr, Body: n.Body,
+			items = append(items, notificationResponse{ID: n.ID, Kind: string(n.Kind), Title: n.Title, TitleAr: n.TitleAr, Body: n.Body,
 				BodyAr: n.BodyAr, Data: n.Data, CreatedAt: n.CreatedAt.UTC(), ReadAt: utcPtr(n.ReadAt)})
 		}
 		respond(w, http.StatusOK, newList(items, page, limit, total))

@@ -30,7 +30,7 @@ type PartialAcceptance struct {
 }
 
 // partialFrom are the states a delivery can be partly accepted in.
-var partialFrom = []string{OrderConfirmed, OrderProcessing, OrderReadyToShip, OrderShipped}
+var partialFrom = []OrderStatus{OrderConfirmed, OrderProcessing, OrderReadyToShip, OrderShipped}
 
 // AcceptedValue is what the kept pieces (quantity less returned) are worth:
 // their line totals plus shipping, less the discount, never below zero
@@ -114,7 +114,7 @@ func (tx *Tx) AcceptPartially(ctx context.Context, storeID, orderID uuid.UUID, l
 		return PartialAcceptance{}, err
 	}
 
-	wasPaid := o.PaymentStatus == "paid"
+	wasPaid := o.PaymentStatus == PaymentPaid
 	if o.PaymentMethod == "cod" {
 		o.CollectedTotal, o.CollectibleTotal = value, value
 		o.RefundDue = max(o.PaidTotal-value, 0)
@@ -132,7 +132,7 @@ func (tx *Tx) AcceptPartially(ctx context.Context, storeID, orderID uuid.UUID, l
 		}
 		o.RefundDue = max(o.PaidTotal-value, 0)
 	}
-	if err := tx.addActivity(ctx, o, "status_changed", note, map[string]any{"from": from, "to": o.Status, "partial_acceptance": true,
+	if err := tx.addActivity(ctx, o, ActivityStatusChanged, note, map[string]any{"from": from, "to": o.Status, "partial_acceptance": true,
 		"accepted_value": value, "restocked": result.Restocked}, actor); err != nil {
 		return PartialAcceptance{}, err
 	}
@@ -142,7 +142,7 @@ func (tx *Tx) AcceptPartially(ctx context.Context, storeID, orderID uuid.UUID, l
 	if err := tx.settlePayment(ctx, &o, "partial_acceptance", actor); err != nil {
 		return PartialAcceptance{}, err
 	}
-	result.AutoMarkedPaid = !wasPaid && o.PaymentStatus == "paid"
+	result.AutoMarkedPaid = !wasPaid && o.PaymentStatus == PaymentPaid
 	result.Order, result.CollectedTotal, result.RefundDue = o, o.CollectedTotal, o.RefundDue
 	return result, nil
 }

@@ -172,10 +172,19 @@ func (db *DB) DeleteSession(ctx context.Context, secret string) error {
 	return nil
 }
 
+// TokenKind tells a merchant's personal access token from an app's token.
+type TokenKind string
+
+// Token kinds.
+const (
+	TokenPAT TokenKind = "pat"
+	TokenApp TokenKind = "app"
+)
+
 // Token is a bearer credential bound to one store.
 type Token struct {
 	ID         uuid.UUID
-	Kind       string // "pat" or "app"
+	Kind       TokenKind
 	StoreID    uuid.UUID
 	UserID     *uuid.UUID
 	Name       string
@@ -224,7 +233,7 @@ func (r reader) FindTokenBySecret(ctx context.Context, secret string) (Token, er
 }
 
 // FindTokens lists a store's tokens of one kind, newest first.
-func (r reader) FindTokens(ctx context.Context, storeID uuid.UUID, kind string) ([]Token, error) {
+func (r reader) FindTokens(ctx context.Context, storeID uuid.UUID, kind TokenKind) ([]Token, error) {
 	rows, err := r.q.Query(ctx, `SELECT `+tokenColumns+` FROM api_tokens WHERE store_id = $1 AND kind = $2 ORDER BY created_at DESC, id`, storeID, kind)
 	if err != nil {
 		return nil, fmt.Errorf("find tokens: %w", err)
@@ -237,7 +246,7 @@ func (r reader) FindTokens(ctx context.Context, storeID uuid.UUID, kind string) 
 }
 
 // RevokeToken makes a store's token unusable from now on.
-func (tx *Tx) RevokeToken(ctx context.Context, storeID, id uuid.UUID, kind string) error {
+func (tx *Tx) RevokeToken(ctx context.Context, storeID, id uuid.UUID, kind TokenKind) error {
 	tag, err := tx.tx.Exec(ctx, `UPDATE api_tokens SET revoked_at = COALESCE(revoked_at, $4)
 		WHERE store_id = $1 AND id = $2 AND kind = $3`, storeID, id, kind, tx.now())
 	if err != nil {

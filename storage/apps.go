@@ -185,7 +185,7 @@ func (tx *Tx) InstallApp(ctx context.Context, a App, grant AuthCode, secret stri
 			return Token{}, fmt.Errorf("subscribe app webhooks: %w", err)
 		}
 	}
-	t := Token{Kind: "app", StoreID: grant.StoreID, UserID: &grant.UserID, Name: a.Name, Hint: secret[len(secret)-4:], Scopes: grant.Scopes}
+	t := Token{Kind: TokenApp, StoreID: grant.StoreID, UserID: &grant.UserID, Name: a.Name, Hint: secret[len(secret)-4:], Scopes: grant.Scopes}
 	if err := tx.CreateToken(ctx, &t, secret); err != nil {
 		return Token{}, err
 	}

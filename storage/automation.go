@@ -237,12 +237,10 @@ func (tx *Tx) ConvertDraft(ctx context.Context, storeID, orderID uuid.UUID, acto
 	if err := tx.countStatus(ctx, storeID, OrderDraft, OrderPending); err != nil {
 		return Order{}, err
 	}
-	if err := tx.addActivity(ctx, o, "status_changed", "", map[string]any{"from": OrderDraft, "to": OrderPending, "converted": true}, actor); err != nil {
+	if err := tx.addActivity(ctx, o, ActivityStatusChanged, "", map[string]any{"from": OrderDraft, "to": OrderPending, "converted": true}, actor); err != nil {
 		return Order{}, err
 	}
-	var cust OrderCustomer
-	_ = json.Unmarshal(o.Customer, &cust)
-	if err := tx.trustCheck(ctx, o, cust.Phone); err != nil {
+	if err := tx.trustCheck(ctx, o, o.Customer.Phone); err != nil {
 		return Order{}, err
 	}
 	return o, tx.emitOrder(ctx, EventOrderCreated, o, nil)

@@ -20,14 +20,17 @@ var (
 	ErrCheckoutNotAbandoned = errors.New("checkout not abandoned")
 )
 
-// Cart states: active until checkout; abandoned when inactive for the
+// CartStatus is where a cart is: active until checkout; abandoned when inactive for the
 // threshold; recovered when an abandoned cart is checked out or marked so;
 // checked_out when an active cart becomes an order.
+type CartStatus string
+
+// Cart statuses.
 const (
-	CartActive     = "active"
-	CartAbandoned  = "abandoned"
-	CartRecovered  = "recovered"
-	CartCheckedOut = "checked_out"
+	CartActive     CartStatus = "active"
+	CartAbandoned  CartStatus = "abandoned"
+	CartRecovered  CartStatus = "recovered"
+	CartCheckedOut CartStatus = "checked_out"
 )
 
 // Abandonment threshold bounds (spec §8).
@@ -42,7 +45,7 @@ type Cart struct {
 	ID                  uuid.UUID
 	StoreID             uuid.UUID
 	Currency            string
-	Status              string
+	Status              CartStatus
 	Email               *string
 	Phone               *string
 	Subtotal            int64
@@ -326,10 +329,10 @@ type CheckoutFilter struct {
 // FindAbandonedCheckouts lists abandoned carts (and recovered ones when
 // asked), most recently abandoned first.
 func (r reader) FindAbandonedCheckouts(ctx context.Context, storeID uuid.UUID, f CheckoutFilter) ([]Cart, int, error) {
-	statuses := []string{CartAbandoned}
+	statuses := []CartStatus{CartAbandoned}
 	switch {
 	case f.OnlyRecovered:
-		statuses = []string{CartRecovered}
+		statuses = []CartStatus{CartRecovered}
 	case f.IncludeRecovered:
 		statuses = append(statuses, CartRecovered)
 	}

@@ -76,7 +76,7 @@ func (cs cartStore) cart(t *testing.T, withLines bool) uuid.UUID {
 	return id
 }
 
-func (cs cartStore) status(t *testing.T, id uuid.UUID) string {
+func (cs cartStore) status(t *testing.T, id uuid.UUID) storage.CartStatus {
 	c, err := cs.db.FindCart(context.Background(), cs.storeID, id)
 	require.NoError(t, err)
 	return c.Status

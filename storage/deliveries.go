@@ -11,16 +11,19 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
+// DeliveryStatus is where a webhook delivery is.
+type DeliveryStatus string
+
 // Delivery statuses.
 const (
-	DeliveryPending   = "pending"
-	DeliveryRetrying  = "retrying"
-	DeliverySucceeded = "succeeded"
-	DeliveryExhausted = "exhausted"
-	DeliveryGone      = "gone"
-	DeliverySkipped   = "skipped"
+	DeliveryPending   DeliveryStatus = "pending"
+	DeliveryRetrying  DeliveryStatus = "retrying"
+	DeliverySucceeded DeliveryStatus = "succeeded"
+	DeliveryExhausted DeliveryStatus = "exhausted"
+	DeliveryGone      DeliveryStatus = "gone"
+	DeliverySkipped   DeliveryStatus = "skipped"
 	// DeliveryFailed ends a test ping that did not get a 2xx; pings never switch a subscription off.
-	DeliveryFailed = "failed"
+	DeliveryFailed DeliveryStatus = "failed"
 )
 
 // Delivery is one event for one subscription; X-SVC-Delivery is its id.
@@ -30,7 +33,7 @@ type Delivery struct {
 	SubscriptionID uuid.UUID
 	Event          string
 	Body           []byte
-	Status         string
+	Status         DeliveryStatus
 	Attempts       int
 	CreatedAt      time.Time
 }
@@ -174,7 +177,7 @@ type Attempt struct {
 	DeliveryID   uuid.UUID
 	Event        string
 	Attempt      int
-	Status       string // succeeded, failed, exhausted, gone, skipped
+	Status       DeliveryStatus // succeeded, failed, exhausted, gone, skipped
 	ResponseCode *int
 	ResponseBody string
 	Error        string
@@ -185,7 +188,7 @@ type Attempt struct {
 // RecordAttempt logs an attempt and moves the delivery to status. When the
 // delivery is exhausted, the subscription is switched off and the merchant
 // gets a dashboard notification, in the same transaction.
-func (db *DB) RecordAttempt(ctx context.Context, storeID uuid.UUID, a Attempt, status string) error {
+func (db *DB) RecordAttempt(ctx context.Context, storeID uuid.UUID, a Attempt, status DeliveryStatus) error {
 	return db.InTx(ctx, func(tx *Tx) error {
 		var subID uuid.UUID
 		completed := status != DeliveryRetrying && status != DeliveryPending
@@ -224,7 +227,7 @@ func (tx *Tx) switchOffSubscription(ctx context.Context, storeID, subID, deliver
 		return fmt.Errorf("switch off subscription: %w", err)
 	}
 	data, _ := json.Marshal(map[string]any{"subscription_id": subID, "delivery_id": deliveryID, "url": url})
-	return tx.CreateNotification(ctx, Notification{StoreID: storeID, Kind: "webhook.disabled",
+	return tx.CreateNotification(ctx, Notification{StoreID: storeID, Kind: NotificationWebhookDisabled,
 		Title:   "Webhook switched off",
 		TitleAr: "تم إيقاف الويب هوك",
 		Body:    fmt.Sprintf("Deliveries to %s failed after every retry. Fix the endpoint, then re-enable the subscription.", url),
@@ -324,7 +327,7 @@ type AttemptRecord struct {
 	StoreID        uuid.UUID
 	SubscriptionID uuid.UUID
 	Attempt        Attempt
-	Status         string
+	Status         DeliveryStatus
 }
 
 // RecordAttempts logs many attempts and moves their deliveries in one
@@ -347,7 +350,7 @@ func (db *DB) RecordAttempts(ctx context.Context, records []AttemptRecord) error
 	)
 	for i, r := range records {
 		ids[i], stores[i], subs[i], attemptIDs[i] = r.Attempt.DeliveryID, r.StoreID, r.SubscriptionID, NewID()
-		statuses[i], logStatuses[i] = r.Status, r.Attempt.Status
+		statuses[i], logStatuses[i] = string(r.Status), string(r.Attempt.Status)
 		attempts[i] = int32(r.Attempt.Attempt)
 		if r.Attempt.ResponseCode != nil {
 			c := int32(*r.Attempt.ResponseCode)

@@ -9,14 +9,17 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// E-invoice states: pending → issued → cancel_requested → cancelled, or
-// failed when the authority refuses.
+// EInvoiceStatus is where an e-invoice is: pending → issued →
+// cancel_requested → cancelled, or failed when the authority refuses.
+type EInvoiceStatus string
+
+// E-invoice statuses.
 const (
-	EInvoicePending         = "pending"
-	EInvoiceIssued          = "issued"
-	EInvoiceCancelRequested = "cancel_requested"
-	EInvoiceCancelled       = "cancelled"
-	EInvoiceFailed          = "failed"
+	EInvoicePending         EInvoiceStatus = "pending"
+	EInvoiceIssued          EInvoiceStatus = "issued"
+	EInvoiceCancelRequested EInvoiceStatus = "cancel_requested"
+	EInvoiceCancelled       EInvoiceStatus = "cancelled"
+	EInvoiceFailed          EInvoiceStatus = "failed"
 )
 
 // EInvoice is the tax-authority invoice of one payment of an order.
@@ -27,7 +30,7 @@ type EInvoice struct {
 	OrderNumber        string
 	Amount             int64
 	Currency           string
-	Status             string
+	Status             EInvoiceStatus
 	AuthorityReference *string
 	CancelReason       *string
 	LastError          *string

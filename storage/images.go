@@ -9,11 +9,14 @@ import (
 	"github.com/google/uuid"
 )
 
+// ImageStatus is where an uploaded image is in its pipeline.
+type ImageStatus string
+
 // Image statuses.
 const (
-	ImageProcessing = "processing"
-	ImageReady      = "ready"
-	ImageFailed     = "failed"
+	ImageProcessing ImageStatus = "processing"
+	ImageReady      ImageStatus = "ready"
+	ImageFailed     ImageStatus = "failed"
 )
 
 // ProductImage is one uploaded image and where its objects live.
@@ -21,7 +24,7 @@ type ProductImage struct {
 	ID          uuid.UUID
 	StoreID     uuid.UUID
 	ProductID   uuid.UUID
-	Status      string
+	Status      ImageStatus
 	OriginalKey string
 	ContentType string
 	Width       *int
@@ -91,7 +94,7 @@ func (db *DB) AttachProductImage(ctx context.Context, storeID, imageID uuid.UUID
 	err := db.InTx(ctx, func(tx *Tx) error {
 		var (
 			productID uuid.UUID
-			status    string
+			status    ImageStatus
 		)
 		err := tx.tx.QueryRow(ctx, `SELECT product_id, status, position FROM product_images WHERE store_id = $1 AND id = $2 FOR UPDATE`,
 			storeID, imageID).Scan(&productID, &status, &entry.Position)

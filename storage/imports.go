@@ -10,11 +10,14 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
+// ImportStatus is where a CSV import is.
+type ImportStatus string
+
 // Import statuses.
 const (
-	ImportRunning   = "running"
-	ImportSucceeded = "succeeded"
-	ImportFailed    = "failed"
+	ImportRunning   ImportStatus = "running"
+	ImportSucceeded ImportStatus = "succeeded"
+	ImportFailed    ImportStatus = "failed"
 )
 
 // maxStoredRowErrors caps the errors kept for one import; counts stay exact.
@@ -24,7 +27,7 @@ const maxStoredRowErrors = 1000
 type ProductImport struct {
 	ID            uuid.UUID
 	StoreID       uuid.UUID
-	Status        string
+	Status        ImportStatus
 	DryRun        bool
 	ObjectKey     string
 	TotalRows     int
@@ -395,7 +398,7 @@ func (db *DB) StartImport(ctx context.Context, storeID, importID uuid.UUID, tota
 }
 
 // FinishImport ends an import; a long one leaves a dashboard notification.
-func (db *DB) FinishImport(ctx context.Context, storeID, importID uuid.UUID, status, reason string, notifyAfter time.Duration) (ProductImport, error) {
+func (db *DB) FinishImport(ctx context.Context, storeID, importID uuid.UUID, status ImportStatus, reason string, notifyAfter time.Duration) (ProductImport, error) {
 	var imp ProductImport
 	err := db.InTx(ctx, func(tx *Tx) error {
 		var errPtr *string
@@ -413,7 +416,7 @@ func (db *DB) FinishImport(ctx context.Context, storeID, importID uuid.UUID, sta
 		}
 		data, _ := json.Marshal(map[string]any{"import_id": importID, "status": status, "created": imp.Created,
 			"updated": imp.Updated, "failed": imp.Failed})
-		return tx.CreateNotification(ctx, Notification{StoreID: storeID, Kind: "import.finished",
+		return tx.CreateNotification(ctx, Notification{StoreID: storeID, Kind: NotificationImportFinished,
 			Title: "Product import finished", TitleAr: "اكتمل استيراد المنتجات",
 			Body:   fmt.Sprintf("%d created, %d updated, %d unchanged, %d rows with errors.", imp.Created, imp.Updated, imp.Unchanged, imp.Failed),
 			BodyAr: fmt.Sprintf("تم إنشاء %d وتحديث %d، ولم يتغير %d، و%d صفوف بها أخطاء.", imp.Created, imp.Updated, imp.Unchanged, imp.Failed),

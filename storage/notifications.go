@@ -10,11 +10,20 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
+// NotificationKind names what a dashboard notification is about.
+type NotificationKind string
+
+// Notification kinds.
+const (
+	NotificationWebhookDisabled NotificationKind = "webhook.disabled"
+	NotificationImportFinished  NotificationKind = "import.finished"
+)
+
 // Notification is a dashboard message for the merchant.
 type Notification struct {
 	ID        uuid.UUID
 	StoreID   uuid.UUID
-	Kind      string
+	Kind      NotificationKind
 	Title     string
 	TitleAr   string
 	Body      string

@@ -10,7 +10,26 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-func (tx *Tx) addActivity(ctx context.Context, o Order, kind, body string, data any, actor *uuid.UUID) error {
+// ActivityKind names an entry of an order's activity log.
+type ActivityKind string
+
+// Activity kinds.
+const (
+	ActivityComment              ActivityKind = "comment"
+	ActivityOrderCreated         ActivityKind = "order_created"
+	ActivityDraftCreated         ActivityKind = "draft_created"
+	ActivityOrderUpdated         ActivityKind = "order_updated"
+	ActivityStatusChanged        ActivityKind = "status_changed"
+	ActivityPaymentProofUploaded ActivityKind = "payment_proof_uploaded"
+	ActivityPaymentProofApproved ActivityKind = "payment_proof_approved"
+	ActivityPaymentProofRejected ActivityKind = "payment_proof_rejected"
+	ActivityPaymentRecorded      ActivityKind = "payment_recorded"
+	ActivityPaymentUnmarked      ActivityKind = "payment_unmarked"
+	ActivityPaymentVoided        ActivityKind = "payment_voided"
+)
+
+// addActivity appends an entry to an order's activity log.
+func (tx *Tx) addActivity(ctx context.Context, o Order, kind ActivityKind, body string, data any, actor *uuid.UUID) error {
 	raw, err := json.Marshal(data)
 	if err != nil {
 		return err
@@ -26,7 +45,7 @@ func (tx *Tx) addActivity(ctx context.Context, o Order, kind, body string, data 
 // OrderActivity is a staff comment or a system event on an order.
 type OrderActivity struct {
 	ID           uuid.UUID
-	Kind         string
+	Kind         ActivityKind
 	Body         string
 	Data         json.RawMessage
 	AuthorUserID *uuid.UUID
@@ -39,10 +58,10 @@ func (tx *Tx) AddOrderComment(ctx context.Context, storeID, orderID uuid.UUID, b
 	if err != nil {
 		return OrderActivity{}, notFoundIfNoRows(err, "find order "+orderID.String())
 	}
-	if err := tx.addActivity(ctx, o, "comment", body, map[string]any{}, actor); err != nil {
+	if err := tx.addActivity(ctx, o, ActivityComment, body, map[string]any{}, actor); err != nil {
 		return OrderActivity{}, err
 	}
-	a, _, err := tx.FindOrderActivities(ctx, storeID, orderID, []string{"comment"}, Page{Page: 1, Limit: 1}, false)
+	a, _, err := tx.FindOrderActivities(ctx, storeID, orderID, []ActivityKind{ActivityComment}, Page{Page: 1, Limit: 1}, false)
 	if err != nil || len(a) == 0 {
 		return OrderActivity{}, err
 	}
@@ -51,9 +70,10 @@ func (tx *Tx) AddOrderComment(ctx context.Context, storeID, orderID uuid.UUID, b
 
 // FindOrderActivities lists an order's activities of the given kinds (all
 // when none), newest first or oldest first.
-func (r reader) FindOrderActivities(ctx context.Context, storeID, orderID uuid.UUID, kinds []string, page Page, oldestFirst bool) ([]OrderActivity, int, error) {
-	if kinds == nil {
-		kinds = []string{} // a nil slice is a NULL array, which matches nothing below
+func (r reader) FindOrderActivities(ctx context.Context, storeID, orderID uuid.UUID, kinds []ActivityKind, page Page, oldestFirst bool) ([]OrderActivity, int, error) {
+	kindNames := make([]string, 0, len(kinds)) // never nil: a NULL array matches nothing below
+	for _, k := range kinds {
+		kindNames = append(kindNames, string(k))
 	}
 	order := "created_at DESC, id DESC"
 	if oldestFirst {
@@ -62,7 +82,7 @@ func (r reader) FindOrderActivities(ctx context.Context, storeID, orderID uuid.U
 	return findPage(ctx, r, "order activities", listQuery{
 		columns: "id, kind, body, data, author_user_id, created_at",
 		from: `FROM order_activities WHERE store_id = $1 AND order_id = $2
-			AND (cardinality($3::text[]) = 0 OR kind = ANY ($3))`, args: []any{storeID, orderID, kinds},
+			AND (cardinality($3::text[]) = 0 OR kind = ANY ($3))`, args: []any{storeID, orderID, kindNames},
 		orderBy: order,
 	}, page.Limit, int(page.Offset()), func(row pgx.CollectableRow) (OrderActivity, error) {
 		var a OrderActivity

@@ -17,25 +17,52 @@ var PaymentMethods = []string{"cod", "card", "instapay", "mobile_wallet", "bank_
 
 // PaymentStatuses and FulfillmentStatuses are the list filters' values.
 var (
-	PaymentStatuses     = []string{"pending", "awaiting_review", "partially_paid", "paid", "partially_refunded", "refunded"}
-	FulfillmentStatuses = []string{"unfulfilled", "in_transit", "delivered", "partially_delivered", "returned"}
+	PaymentStatuses = []PaymentStatus{PaymentPending, PaymentAwaitingReview, PaymentPartiallyPaid, PaymentPaid,
+		PaymentPartiallyRefunded, PaymentRefunded}
+	FulfillmentStatuses = []FulfillmentStatus{FulfillmentUnfulfilled, FulfillmentInTransit, FulfillmentDelivered,
+		FulfillmentPartiallyDelivered, FulfillmentReturned}
 )
 
 // firstOrderNumber is where every store's numbering starts.
 const firstOrderNumber = 1001
+
+// PaymentStatus is how far an order is paid (decisions §4).
+type PaymentStatus string
+
+// Payment statuses.
+const (
+	PaymentPending           PaymentStatus = "pending"
+	PaymentAwaitingReview    PaymentStatus = "awaiting_review"
+	PaymentPartiallyPaid     PaymentStatus = "partially_paid"
+	PaymentPaid              PaymentStatus = "paid"
+	PaymentPartiallyRefunded PaymentStatus = "partially_refunded"
+	PaymentRefunded          PaymentStatus = "refunded"
+)
+
+// FulfillmentStatus is where an order's goods are.
+type FulfillmentStatus string
+
+// Fulfillment statuses.
+const (
+	FulfillmentUnfulfilled        FulfillmentStatus = "unfulfilled"
+	FulfillmentInTransit          FulfillmentStatus = "in_transit"
+	FulfillmentDelivered          FulfillmentStatus = "delivered"
+	FulfillmentPartiallyDelivered FulfillmentStatus = "partially_delivered"
+	FulfillmentReturned           FulfillmentStatus = "returned"
+)
 
 // Order is a placed (or draft) order with its lines.
 type Order struct {
 	ID                uuid.UUID
 	StoreID           uuid.UUID
 	OrderNumber       string
-	Status            string
-	PaymentStatus     string
-	FulfillmentStatus string
+	Status            OrderStatus
+	PaymentStatus     PaymentStatus
+	FulfillmentStatus FulfillmentStatus
 	PaymentMethod     string
 	Currency          string
 	CustomerID        *uuid.UUID
-	Customer          json.RawMessage
+	Customer          OrderCustomer
 	ShippingAddress   json.RawMessage
 	Subtotal          int64
 	ShippingFee       int64
@@ -140,9 +167,8 @@ func (tx *Tx) CreateOrder(ctx context.Context, in NewOrder) (Order, error) {
 	if err != nil {
 		return Order{}, err
 	}
-	custJSON, _ := json.Marshal(customer)
-	o := Order{ID: NewID(), StoreID: in.StoreID, Status: OrderPending, PaymentStatus: "pending", FulfillmentStatus: "unfulfilled",
-		PaymentMethod: in.PaymentMethod, Currency: store.Currency, CustomerID: &customer.ID, Customer: custJSON,
+	o := Order{ID: NewID(), StoreID: in.StoreID, Status: OrderPending, PaymentStatus: PaymentPending, FulfillmentStatus: FulfillmentUnfulfilled,
+		PaymentMethod: in.PaymentMethod, Currency: store.Currency, CustomerID: &customer.ID, Customer: customer,
 		ShippingAddress: in.ShippingAddress, ShippingFee: in.ShippingFee, Discount: in.Discount, Notes: in.Notes}
 	if in.Draft {
 		o.Status = OrderDraft
@@ -187,9 +213,9 @@ func (tx *Tx) CreateOrder(ctx context.Context, in NewOrder) (Order, error) {
 			return Order{}, fmt.Errorf("create order line: %w", err)
 		}
 	}
-	kind := "order_created"
+	kind := ActivityOrderCreated
 	if in.Draft {
-		kind = "draft_created"
+		kind = ActivityDraftCreated
 	}
 	if err := tx.addActivity(ctx, o, kind, "", map[string]any{"status": o.Status}, in.ActorUserID); err != nil {
 		return Order{}, err
@@ -281,25 +307,28 @@ func (tx *Tx) orderLines(ctx context.Context, storeID uuid.UUID, requested []New
 
 // orderEvent is the data of order.created and order.status_changed.
 type orderEvent struct {
-	StoreID        uuid.UUID `json:"store_id"`
-	OrderID        uuid.UUID `json:"order_id"`
-	OrderNumber    string    `json:"order_number"`
-	Status         string    `json:"status,omitempty"`
-	OldStatus      string    `json:"old_status,omitempty"`
-	NewStatus      string    `json:"new_status,omitempty"`
-	TrackingNumber *string   `json:"tracking_number,omitempty"`
-	PaymentMethod  string    `json:"payment_method,omitempty"`
-	Total          string    `json:"total,omitempty"`
+	StoreID        uuid.UUID   `json:"store_id"`
+	OrderID        uuid.UUID   `json:"order_id"`
+	OrderNumber    string      `json:"order_number"`
+	Status         OrderStatus `json:"status,omitempty"`
+	OldStatus      OrderStatus `json:"old_status,omitempty"`
+	NewStatus      OrderStatus `json:"new_status,omitempty"`
+	TrackingNumber *string     `json:"tracking_number,omitempty"`
+	PaymentMethod  string      `json:"payment_method,omitempty"`
+	Total          string      `json:"total,omitempty"`
 }
 
-func (tx *Tx) emitOrder(ctx context.Context, event string, o Order, from *string) error {
+func (tx *Tx) emitOrder(ctx context.Context, event string, o Order, from *OrderStatus) error {
 	data := orderEvent{StoreID: o.StoreID, OrderID: o.ID, OrderNumber: o.OrderNumber}
 	switch event {
 	case EventOrderCreated:
 		data.Status, data.PaymentMethod = o.Status, o.PaymentMethod
 		data.Total = FormatPrice(o.Total, CurrencyExponent(o.Currency))
 	case EventOrderStatusChanged:
-		data.OldStatus, data.NewStatus, data.TrackingNumber = deref(from), o.Status, o.TrackingNumber
+		data.NewStatus, data.TrackingNumber = o.Status, o.TrackingNumber
+		if from != nil {
+			data.OldStatus = *from
+		}
 	}
 	return tx.emit(ctx, o.StoreID, event, data)
 }
@@ -336,9 +365,9 @@ func (r reader) FindOrderByRef(ctx context.Context, storeID uuid.UUID, ref strin
 
 // OrderFilter narrows the order list and the counts.
 type OrderFilter struct {
-	Status            *string
-	PaymentStatus     *string
-	FulfillmentStatus *string
+	Status            *OrderStatus
+	PaymentStatus     *PaymentStatus
+	FulfillmentStatus *FulfillmentStatus
 	Search            *string
 	DateFrom          *time.Time
 	DateTo            *time.Time
@@ -421,7 +450,7 @@ func (r reader) FindOrders(ctx context.Context, storeID uuid.UUID, f OrderFilter
 
 // CountOrders counts the store's orders per status (drafts excluded) under
 // the filter's date, search and customer conditions.
-func (r reader) CountOrders(ctx context.Context, storeID uuid.UUID, f OrderFilter) (map[string]int, int, error) {
+func (r reader) CountOrders(ctx context.Context, storeID uuid.UUID, f OrderFilter) (map[OrderStatus]int, int, error) {
 	query, args, err := psql.Select("status", "count(*)").From("orders").Where(f.where(storeID, false)).GroupBy("status").ToSql()
 	if f.unfiltered() {
 		// The counters kept with every status change answer without a scan.
@@ -435,7 +464,7 @@ func (r reader) CountOrders(ctx context.Context, storeID uuid.UUID, f OrderFilte
 		return nil, 0, fmt.Errorf("count orders: %w", err)
 	}
 	defer rows.Close()
-	counts := map[string]int{}
+	counts := map[OrderStatus]int{}
 	for _, s := range OrderStatuses {
 		if s != OrderDraft {
 			counts[s] = 0
@@ -444,7 +473,7 @@ func (r reader) CountOrders(ctx context.Context, storeID uuid.UUID, f OrderFilte
 	total := 0
 	for rows.Next() {
 		var (
-			status string
+			status OrderStatus
 			n      int
 		)
 		if err := rows.Scan(&status, &n); err != nil {
@@ -491,5 +520,5 @@ func (tx *Tx) UpdateOrder(ctx context.Context, storeID, id uuid.UUID, upd OrderU
 		WHERE store_id = $1 AND id = $2`, storeID, id, o.Notes, o.ShippingAddress, o.TrackingNumber, o.UpdatedAt); err != nil {
 		return Order{}, fmt.Errorf("update order: %w", err)
 	}
-	return o, tx.addActivity(ctx, o, "order_updated", "", map[string]any{}, actor)
+	return o, tx.addActivity(ctx, o, ActivityOrderUpdated, "", map[string]any{}, actor)
 }

@@ -7,36 +7,39 @@ import (
 	"github.com/google/uuid"
 )
 
-// Order statuses (decisions §4).
+// OrderStatus is where an order is in its life (decisions §4).
+type OrderStatus string
+
+// Order statuses.
 const (
-	OrderDraft       = "DRAFT"
-	OrderPending     = "PENDING"
-	OrderConfirmed   = "CONFIRMED"
-	OrderProcessing  = "PROCESSING"
-	OrderReadyToShip = "READY_TO_SHIP"
-	OrderShipped     = "SHIPPED"
-	OrderDelivered   = "DELIVERED"
-	OrderReturned    = "RETURNED"
-	OrderCancelled   = "CANCELLED"
+	OrderDraft       OrderStatus = "DRAFT"
+	OrderPending     OrderStatus = "PENDING"
+	OrderConfirmed   OrderStatus = "CONFIRMED"
+	OrderProcessing  OrderStatus = "PROCESSING"
+	OrderReadyToShip OrderStatus = "READY_TO_SHIP"
+	OrderShipped     OrderStatus = "SHIPPED"
+	OrderDelivered   OrderStatus = "DELIVERED"
+	OrderReturned    OrderStatus = "RETURNED"
+	OrderCancelled   OrderStatus = "CANCELLED"
 )
 
 // OrderStatuses lists every status in lifecycle order.
-var OrderStatuses = []string{OrderDraft, OrderPending, OrderConfirmed, OrderProcessing, OrderReadyToShip,
+var OrderStatuses = []OrderStatus{OrderDraft, OrderPending, OrderConfirmed, OrderProcessing, OrderReadyToShip,
 	OrderShipped, OrderDelivered, OrderReturned, OrderCancelled}
 
 // forwardPath is the line along which forward skips are allowed.
-var forwardPath = []string{OrderPending, OrderConfirmed, OrderProcessing, OrderReadyToShip, OrderShipped}
+var forwardPath = []OrderStatus{OrderPending, OrderConfirmed, OrderProcessing, OrderReadyToShip, OrderShipped}
 
 // AllowedNext lists the statuses the status endpoints may move an order to
 // from status (decisions §4): forward along PENDING…SHIPPED (skips allowed),
 // READY_TO_SHIP back to PROCESSING, SHIPPED to DELIVERED or RETURNED,
 // DELIVERED to RETURNED, and CANCELLED from any non-terminal status before
 // shipping. A DRAFT leaves only through conversion.
-func AllowedNext(status string) []string {
+func AllowedNext(status OrderStatus) []OrderStatus {
 	if status == OrderDraft {
-		return []string{}
+		return []OrderStatus{}
 	}
-	next := []string{}
+	next := []OrderStatus{}
 	for i, s := range forwardPath {
 		if s != status {
 			continue
@@ -60,7 +63,7 @@ func AllowedNext(status string) []string {
 // Cancellable reports whether an order in status may be cancelled: not once
 // shipped, delivered, returned or already cancelled. A DRAFT is cancelled
 // silently by DELETE.
-func Cancellable(status string) bool {
+func Cancellable(status OrderStatus) bool {
 	switch status {
 	case OrderPending, OrderConfirmed, OrderProcessing, OrderReadyToShip, OrderDraft:
 		return true
@@ -69,7 +72,7 @@ func Cancellable(status string) bool {
 }
 
 // CanMove reports whether the status endpoints may move from to to.
-func CanMove(from, to string) bool {
+func CanMove(from, to OrderStatus) bool {
 	for _, s := range AllowedNext(from) {
 		if s == to {
 			return true
@@ -80,13 +83,13 @@ func CanMove(from, to string) bool {
 
 // TransitionError refuses a status move and says which moves are allowed.
 type TransitionError struct {
-	From, To    string
-	AllowedNext []string
+	From, To    OrderStatus
+	AllowedNext []OrderStatus
 }
 
 // countStatus moves one order between status counters (from "" when new,
 // to "" when leaving the counts). Drafts are never counted.
-func (tx *Tx) countStatus(ctx context.Context, storeID uuid.UUID, from, to string) error {
+func (tx *Tx) countStatus(ctx context.Context, storeID uuid.UUID, from, to OrderStatus) error {
 	if from == to {
 		return nil
 	}
@@ -116,7 +119,7 @@ func (tx *Tx) lockOrder(ctx context.Context, storeID, id uuid.UUID) (Order, erro
 }
 
 // fulfillmentFor maps a status onto fulfillment_status where it implies one.
-func fulfillmentFor(status, current string) string {
+func fulfillmentFor(status OrderStatus, current FulfillmentStatus) FulfillmentStatus {
 	switch status {
 	case OrderShipped:
 		return "in_transit"
@@ -131,7 +134,7 @@ func fulfillmentFor(status, current string) string {
 // TransitionOrder moves an order along the status machine, writing an
 // activity and order.status_changed (which carries the tracking number).
 // CANCELLED goes through CancelOrder's rules.
-func (tx *Tx) TransitionOrder(ctx context.Context, storeID, id uuid.UUID, to string, tracking *string, note string, actor *uuid.UUID) (Order, error) {
+func (tx *Tx) TransitionOrder(ctx context.Context, storeID, id uuid.UUID, to OrderStatus, tracking *string, note string, actor *uuid.UUID) (Order, error) {
 	o, err := tx.lockOrder(ctx, storeID, id)
 	if err != nil {
 		return Order{}, err
@@ -159,7 +162,7 @@ func (tx *Tx) TransitionOrder(ctx context.Context, storeID, id uuid.UUID, to str
 	if err := tx.countStatus(ctx, storeID, from, to); err != nil {
 		return Order{}, err
 	}
-	if err := tx.addActivity(ctx, o, "status_changed", note, map[string]any{"from": from, "to": to, "tracking_number": o.TrackingNumber}, actor); err != nil {
+	if err := tx.addActivity(ctx, o, ActivityStatusChanged, note, map[string]any{"from": from, "to": to, "tracking_number": o.TrackingNumber}, actor); err != nil {
 		return Order{}, err
 	}
 	return o, tx.emitOrder(ctx, EventOrderStatusChanged, o, &from)
@@ -207,7 +210,7 @@ func (tx *Tx) cancel(ctx context.Context, o Order, reason string, actor *uuid.UU
 			return Order{}, err
 		}
 	}
-	if err := tx.addActivity(ctx, o, "status_changed", reason, map[string]any{"from": from, "to": OrderCancelled}, actor); err != nil {
+	if err := tx.addActivity(ctx, o, ActivityStatusChanged, reason, map[string]any{"from": from, "to": OrderCancelled}, actor); err != nil {
 		return Order{}, err
 	}
 	if from == OrderDraft {

@@ -10,7 +10,7 @@ import (
 
 // Every pair of statuses, allowed or refused, against the decisions §4 table.
 func TestOrderStatusMachine(t *testing.T) {
-	allowed := map[string][]string{
+	allowed := map[storage.OrderStatus][]storage.OrderStatus{
 		"DRAFT":         {},
 		"PENDING":       {"CONFIRMED", "PROCESSING", "READY_TO_SHIP", "SHIPPED", "CANCELLED"},
 		"CONFIRMED":     {"PROCESSING", "READY_TO_SHIP", "SHIPPED", "CANCELLED"},

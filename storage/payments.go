@@ -19,16 +19,25 @@ var (
 	ErrOrderClosedForPayment = errors.New("order closed for payment")
 )
 
-// Payment proof kinds and states (decisions §4).
-const (
-	ProofKindProof    = "proof"    // uploaded by the buyer, reviewed by the merchant
-	ProofKindRecorded = "recorded" // a receipt the merchant records with an amount
+// ProofKind is where a payment proof came from (decisions §4).
+type ProofKind string
 
-	ProofAwaitingReview = "awaiting_review"
-	ProofApproved       = "approved"
-	ProofRejected       = "rejected"
-	ProofRecorded       = "recorded"
-	ProofVoided         = "voided"
+// Payment proof kinds.
+const (
+	ProofKindProof    ProofKind = "proof"    // uploaded by the buyer, reviewed by the merchant
+	ProofKindRecorded ProofKind = "recorded" // a receipt the merchant records with an amount
+)
+
+// ProofStatus is where a payment proof is in its review (decisions §4).
+type ProofStatus string
+
+// Payment proof statuses.
+const (
+	ProofAwaitingReview ProofStatus = "awaiting_review"
+	ProofApproved       ProofStatus = "approved"
+	ProofRejected       ProofStatus = "rejected"
+	ProofRecorded       ProofStatus = "recorded"
+	ProofVoided         ProofStatus = "voided"
 )
 
 // Perceptual-hash search (spec §4.3 rule 2).
@@ -43,18 +52,18 @@ const (
 // the collectible total is covered, awaiting review while its latest proof
 // waits, partially paid with anything credited, pending otherwise. Refund
 // states are kept as they are.
-func PaymentStatusFor(current string, paidTotal, collectibleTotal int64, latestProof *string) string {
+func PaymentStatusFor(current PaymentStatus, paidTotal, collectibleTotal int64, latestProof *ProofStatus) PaymentStatus {
 	switch {
-	case current == "refunded" || current == "partially_refunded":
+	case current == PaymentRefunded || current == PaymentPartiallyRefunded:
 		return current
-	case paidTotal >= collectibleTotal && (paidTotal > 0 || current == "paid"):
-		return "paid"
+	case paidTotal >= collectibleTotal && (paidTotal > 0 || current == PaymentPaid):
+		return PaymentPaid
 	case latestProof != nil && *latestProof == ProofAwaitingReview:
-		return "awaiting_review"
+		return PaymentAwaitingReview
 	case paidTotal > 0:
-		return "partially_paid"
+		return PaymentPartiallyPaid
 	default:
-		return "pending"
+		return PaymentPending
 	}
 }
 
@@ -97,7 +106,7 @@ func (tx *Tx) settlePayment(ctx context.Context, o *Order, via string, actor *uu
 		o.RefundDue, o.UpdatedAt); err != nil {
 		return fmt.Errorf("update order payment: %w", err)
 	}
-	if o.PaymentStatus != "paid" || before == "paid" {
+	if o.PaymentStatus != PaymentPaid || before == PaymentPaid {
 		return nil
 	}
 	if err := tx.addActivity(ctx, *o, "payment_paid", "", map[string]any{"via": via, "paid_total": o.PaidTotal}, actor); err != nil {
@@ -153,7 +162,7 @@ func (tx *Tx) MarkOrderPaid(ctx context.Context, storeID, orderID uuid.UUID, act
 	if err != nil {
 		return Order{}, err
 	}
-	if o.PaymentStatus == "paid" {
+	if o.PaymentStatus == PaymentPaid {
 		return Order{}, ErrOrderAlreadyPaid
 	}
 	if err := openForPayment(o); err != nil {
@@ -175,7 +184,7 @@ func (tx *Tx) UnmarkOrderPaid(ctx context.Context, storeID, orderID uuid.UUID, r
 	if err != nil {
 		return Order{}, err
 	}
-	if o.PaymentStatus != "paid" {
+	if o.PaymentStatus != PaymentPaid {
 		return Order{}, ErrOrderNotPaid
 	}
 	var final bool
@@ -204,11 +213,11 @@ func (tx *Tx) UnmarkOrderPaid(ctx context.Context, storeID, orderID uuid.UUID, r
 		WHERE store_id = $1 AND order_id = $2 AND status IN ('pending', 'issued')`, storeID, orderID, reason, now); err != nil {
 		return Order{}, fmt.Errorf("cancel e-invoice: %w", err)
 	}
-	o.PaidTotal, o.PaymentStatus = 0, "pending"
+	o.PaidTotal, o.PaymentStatus = 0, PaymentPending
 	if err := tx.settlePayment(ctx, &o, "unmark_paid", actor); err != nil {
 		return Order{}, err
 	}
-	return o, tx.addActivity(ctx, o, "payment_unmarked", reason, map[string]any{"payment_status": o.PaymentStatus}, actor)
+	return o, tx.addActivity(ctx, o, ActivityPaymentUnmarked, reason, map[string]any{"payment_status": o.PaymentStatus}, actor)
 }
 
 // reverseCommission writes a reversal entry for each commission of the order

@@ -13,10 +13,10 @@ func TestPaymentStatusFor(t *testing.T) {
 	awaiting, rejected := ProofAwaitingReview, ProofRejected
 	for _, tc := range []struct {
 		name        string
-		current     string
+		current     PaymentStatus
 		paid, due   int64
-		latestProof *string
-		want        string
+		latestProof *ProofStatus
+		want        PaymentStatus
 	}{
 		{"nothing paid", "pending", 0, 49000, nil, "pending"},
 		{"part paid", "pending", 20000, 49000, nil, "partially_paid"},

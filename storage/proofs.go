@@ -18,8 +18,8 @@ type PaymentProof struct {
 	ID                 uuid.UUID
 	StoreID            uuid.UUID
 	OrderID            uuid.UUID
-	Kind               string
-	Status             string
+	Kind               ProofKind
+	Status             ProofStatus
 	Amount             *int64
 	ImageKey           string
 	ContentType        string
@@ -57,8 +57,8 @@ func scanProofInto(row pgx.Row, p *PaymentProof, extra ...any) error {
 
 // refreshLatestProof records the status of the order's newest proof on the
 // order (the pending-review list reads it) and returns it.
-func (tx *Tx) refreshLatestProof(ctx context.Context, storeID, orderID uuid.UUID) (*string, error) {
-	var latest *string
+func (tx *Tx) refreshLatestProof(ctx context.Context, storeID, orderID uuid.UUID) (*ProofStatus, error) {
+	var latest *ProofStatus
 	err := tx.tx.QueryRow(ctx, `UPDATE orders SET latest_proof_status = (SELECT status FROM payment_proofs
 			WHERE store_id = $1 AND order_id = $2 ORDER BY created_at DESC, id DESC LIMIT 1)
 		WHERE store_id = $1 AND id = $2 RETURNING latest_proof_status`, storeID, orderID).Scan(&latest)
@@ -85,7 +85,7 @@ func ProofImageKey(storeID, proofID uuid.UUID) string {
 	return fmt.Sprintf("stores/%s/payment-proofs/%s", storeID, proofID)
 }
 
-func (tx *Tx) insertProof(ctx context.Context, in NewProof, kind, status string, amount *int64) (PaymentProof, error) {
+func (tx *Tx) insertProof(ctx context.Context, in NewProof, kind ProofKind, status ProofStatus, amount *int64) (PaymentProof, error) {
 	now := tx.now()
 	p, err := scanProof(tx.tx.QueryRow(ctx, `INSERT INTO payment_proofs (id, store_id, order_id, kind, status, amount, image_key,
 			content_type, created_at, updated_at)
@@ -105,7 +105,7 @@ func (tx *Tx) CreatePaymentProof(ctx context.Context, in NewProof) (PaymentProof
 	if err != nil {
 		return PaymentProof{}, err
 	}
-	if o.PaymentStatus == "paid" {
+	if o.PaymentStatus == PaymentPaid {
 		return PaymentProof{}, ErrOrderAlreadyPaid
 	}
 	if err := openForPayment(o); err != nil {
@@ -118,7 +118,7 @@ func (tx *Tx) CreatePaymentProof(ctx context.Context, in NewProof) (PaymentProof
 	if err != nil {
 		return PaymentProof{}, err
 	}
-	if err := tx.addActivity(ctx, o, "payment_proof_uploaded", "", map[string]any{"proof_id": p.ID}, nil); err != nil {
+	if err := tx.addActivity(ctx, o, ActivityPaymentProofUploaded, "", map[string]any{"proof_id": p.ID}, nil); err != nil {
 		return PaymentProof{}, err
 	}
 	return p, tx.settlePayment(ctx, &o, "proof_uploaded", nil)
@@ -133,7 +133,7 @@ func (tx *Tx) RecordPayment(ctx context.Context, in NewProof) (PaymentProof, Ord
 	if err != nil {
 		return PaymentProof{}, Order{}, err
 	}
-	if o.PaymentStatus == "paid" {
+	if o.PaymentStatus == PaymentPaid {
 		return PaymentProof{}, Order{}, ErrOrderAlreadyPaid
 	}
 	if err := openForPayment(o); err != nil {
@@ -150,7 +150,7 @@ func (tx *Tx) RecordPayment(ctx context.Context, in NewProof) (PaymentProof, Ord
 	if err := tx.credit(ctx, &o, "recorded", &p.ID, in.Amount, in.ActorUserID); err != nil {
 		return PaymentProof{}, Order{}, err
 	}
-	if err := tx.addActivity(ctx, o, "payment_recorded", "", map[string]any{"proof_id": p.ID, "amount": in.Amount}, in.ActorUserID); err != nil {
+	if err := tx.addActivity(ctx, o, ActivityPaymentRecorded, "", map[string]any{"proof_id": p.ID, "amount": in.Amount}, in.ActorUserID); err != nil {
 		return PaymentProof{}, Order{}, err
 	}
 	if err := tx.settlePayment(ctx, &o, "recorded_payment", in.ActorUserID); err != nil {
@@ -177,7 +177,7 @@ func (tx *Tx) lockProof(ctx context.Context, storeID, proofID uuid.UUID) (Paymen
 	return p, o, nil
 }
 
-func (tx *Tx) setProofStatus(ctx context.Context, p *PaymentProof, status string, amount *int64, reason *string, actor *uuid.UUID) error {
+func (tx *Tx) setProofStatus(ctx context.Context, p *PaymentProof, status ProofStatus, amount *int64, reason *string, actor *uuid.UUID) error {
 	now := tx.now()
 	p.Status, p.Reason, p.UpdatedAt = status, reason, now
 	if amount != nil {
@@ -204,7 +204,7 @@ func (tx *Tx) ApproveProof(ctx context.Context, storeID, proofID uuid.UUID, acto
 	if p.Kind != ProofKindProof || p.Status != ProofAwaitingReview {
 		return PaymentProof{}, ErrProofNotReviewable
 	}
-	if o.PaymentStatus == "paid" {
+	if o.PaymentStatus == PaymentPaid {
 		return PaymentProof{}, ErrOrderAlreadyPaid
 	}
 	if err := openForPayment(o); err != nil {
@@ -221,7 +221,7 @@ func (tx *Tx) ApproveProof(ctx context.Context, storeID, proofID uuid.UUID, acto
 	if err := tx.credit(ctx, &o, "proof", &p.ID, amount, actor); err != nil {
 		return PaymentProof{}, err
 	}
-	if err := tx.addActivity(ctx, o, "payment_proof_approved", "", map[string]any{"proof_id": p.ID, "amount": amount}, actor); err != nil {
+	if err := tx.addActivity(ctx, o, ActivityPaymentProofApproved, "", map[string]any{"proof_id": p.ID, "amount": amount}, actor); err != nil {
 		return PaymentProof{}, err
 	}
 	return p, tx.settlePayment(ctx, &o, "proof_approved", actor)
@@ -239,7 +239,7 @@ func (tx *Tx) RejectProof(ctx context.Context, storeID, proofID uuid.UUID, reaso
 	if err := tx.setProofStatus(ctx, &p, ProofRejected, nil, &reason, actor); err != nil {
 		return PaymentProof{}, err
 	}
-	if err := tx.addActivity(ctx, o, "payment_proof_rejected", reason, map[string]any{"proof_id": p.ID}, actor); err != nil {
+	if err := tx.addActivity(ctx, o, ActivityPaymentProofRejected, reason, map[string]any{"proof_id": p.ID}, actor); err != nil {
 		return PaymentProof{}, err
 	}
 	return p, tx.settlePayment(ctx, &o, "proof_rejected", actor)
@@ -252,7 +252,7 @@ func (tx *Tx) VoidPayment(ctx context.Context, storeID, proofID uuid.UUID, reaso
 	if err != nil {
 		return PaymentProof{}, Order{}, err
 	}
-	if o.PaymentStatus == "paid" {
+	if o.PaymentStatus == PaymentPaid {
 		return PaymentProof{}, Order{}, ErrOrderAlreadyPaid
 	}
 	if p.Status != ProofRecorded && p.Status != ProofApproved {
@@ -268,7 +268,7 @@ func (tx *Tx) VoidPayment(ctx context.Context, storeID, proofID uuid.UUID, reaso
 	if err := tx.setProofStatus(ctx, &p, ProofVoided, nil, &reason, actor); err != nil {
 		return PaymentProof{}, Order{}, err
 	}
-	if err := tx.addActivity(ctx, o, "payment_voided", reason, map[string]any{"proof_id": p.ID, "amount": voided}, actor); err != nil {
+	if err := tx.addActivity(ctx, o, ActivityPaymentVoided, reason, map[string]any{"proof_id": p.ID, "amount": voided}, actor); err != nil {
 		return PaymentProof{}, Order{}, err
 	}
 	if err := tx.settlePayment(ctx, &o, "payment_voided", actor); err != nil {

@@ -8,7 +8,6 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/merchantsvc/svc/activities"
-	"github.com/merchantsvc/svc/storage"
 )
 
 // DefaultRetrySchedule is the wait before each retry (spec §6.2).
@@ -48,7 +47,7 @@ func DeliveryWorkflowID(deliveryID uuid.UUID) string {
 // attempt, whose failure exhausts the delivery and switches the subscription off.
 func Delivery(ctx workflow.Context, in DeliveryInput) (DeliveryResult, error) {
 	ctx = workflow.WithActivityOptions(ctx, attemptOptions)
-	result := DeliveryResult{Status: storage.DeliveryRetrying}
+	result := DeliveryResult{Status: activities.OutcomeRetrying}
 	for i, wait := range in.Schedule {
 		if wait > 0 {
 			if err := workflow.Sleep(ctx, wait); err != nil {
@@ -64,7 +63,7 @@ func Delivery(ctx workflow.Context, in DeliveryInput) (DeliveryResult, error) {
 			return result, err
 		}
 		result = DeliveryResult{Status: out.Status, Attempts: attempt}
-		if out.Status != storage.DeliveryRetrying {
+		if out.Status != activities.OutcomeRetrying {
 			return result, nil
 		}
 	}

@@ -17,7 +17,7 @@ import (
 
 // ladder runs the Delivery workflow with AttemptDelivery answering from
 // outcomes, and returns the virtual time of each attempt and its input.
-func ladder(t *testing.T, schedule []time.Duration, outcomes ...string) ([]time.Duration, []activities.AttemptInput, workflows.DeliveryResult) {
+func ladder(t *testing.T, schedule []time.Duration, outcomes ...storage.DeliveryStatus) ([]time.Duration, []activities.AttemptInput, workflows.DeliveryResult) {
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestWorkflowEnvironment()
 	var acts *activities.Activities
@@ -31,7 +31,7 @@ func ladder(t *testing.T, schedule []time.Duration, outcomes ...string) ([]time.
 		func(_ context.Context, in activities.AttemptInput) (activities.AttemptOutcome, error) {
 			at = append(at, env.Now().Sub(start))
 			inputs = append(inputs, in)
-			return activities.AttemptOutcome{Status: outcomes[min(len(inputs), len(outcomes))-1]}, nil
+			return activities.AttemptOutcome{Status: string(outcomes[min(len(inputs), len(outcomes))-1])}, nil
 		})
 	env.ExecuteWorkflow(workflows.Delivery, workflows.DeliveryInput{StoreID: uuid.New(), DeliveryID: uuid.New(),
 		Schedule: schedule, NextAttempt: 2})
@@ -58,13 +58,13 @@ func TestDeliveryLadderDefaultSchedule(t *testing.T) {
 		require.Equal(t, i+2, in.Attempt, "attempt numbers follow the first attempt")
 		require.Equal(t, i == 4, in.Final, "only the fifth retry is final")
 	}
-	require.Equal(t, workflows.DeliveryResult{Status: storage.DeliveryExhausted, Attempts: 6}, result)
+	require.Equal(t, workflows.DeliveryResult{Status: string(storage.DeliveryExhausted), Attempts: 6}, result)
 }
 
 func TestDeliveryLadderStopsOnSuccessOrGone(t *testing.T) {
-	for _, stop := range []string{storage.DeliverySucceeded, storage.DeliveryGone, storage.DeliverySkipped} {
+	for _, stop := range []storage.DeliveryStatus{storage.DeliverySucceeded, storage.DeliveryGone, storage.DeliverySkipped} {
 		at, _, result := ladder(t, workflows.DefaultRetrySchedule, storage.DeliveryRetrying, stop)
 		require.Equal(t, []time.Duration{10 * time.Second, 40 * time.Second}, at, stop)
-		require.Equal(t, workflows.DeliveryResult{Status: stop, Attempts: 3}, result)
+		require.Equal(t, workflows.DeliveryResult{Status: string(stop), Attempts: 3}, result)
 	}
 }

@@ -6,7 +6,6 @@ package orderemail
 import (
 	"bytes"
 	"embed"
-	"encoding/json"
 	"fmt"
 	"html/template"
 
@@ -42,7 +41,7 @@ var dictionary = map[string]words{
 		Footer: "Thank you for shopping with us"},
 }
 
-var statusNames = map[string]map[string]string{
+var statusNames = map[string]map[storage.OrderStatus]string{
 	"ar": {"PENDING": "تم استلام الطلب", "CONFIRMED": "تم تأكيد الطلب", "PROCESSING": "قيد التجهيز", "READY_TO_SHIP": "جاهز للشحن",
 		"SHIPPED": "تم الشحن", "DELIVERED": "تم التوصيل", "RETURNED": "تم الإرجاع", "CANCELLED": "تم الإلغاء", "DRAFT": "مسودة"},
 	"en": {"PENDING": "Order received", "CONFIRMED": "Order confirmed", "PROCESSING": "Being prepared", "READY_TO_SHIP": "Ready to ship",
@@ -50,15 +49,12 @@ var statusNames = map[string]map[string]string{
 }
 
 // Render builds the email for the order at status, in language ("ar" or "en").
-func Render(storeName, language string, o storage.Order, status string) (Email, error) {
+func Render(storeName, language string, o storage.Order, status storage.OrderStatus) (Email, error) {
 	w, ok := dictionary[language]
 	if !ok {
 		w, language = dictionary["ar"], "ar"
 	}
-	var cust storage.OrderCustomer
-	if err := json.Unmarshal(o.Customer, &cust); err != nil {
-		return Email{}, fmt.Errorf("read order customer: %w", err)
-	}
+	cust := o.Customer
 	statusName := statusNames[language][status]
 	var buf bytes.Buffer
 	err := page.Execute(&buf, map[string]any{"W": w, "Store": storeName, "Customer": cust.Name, "Order": o,
