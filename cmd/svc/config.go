@@ -56,12 +56,12 @@ type Config struct {
 	// Webhooks (decisions §7). The first two are for dev and tests only.
 	WebhookAllowPrivate  bool   `envconfig:"WEBHOOK_ALLOW_PRIVATE" default:"false"`
 	WebhookCAFile        string `envconfig:"WEBHOOK_CA_FILE"`
-	WebhookRetrySchedule string `envconfig:"WEBHOOK_RETRY_SCHEDULE" default:"10s,30s,2m,10m,30m"`
+	WebhookRetrySchedule durationList `envconfig:"WEBHOOK_RETRY_SCHEDULE" default:"10s,30s,2m,10m,30m"`
 
 	// TrustedProxies are the CIDRs of the load balancers in front of the API
 	// (comma-separated); only from them is X-Forwarded-For believed, for the
 	// storefront's per-address rate limit. Empty: the connection's address.
-	TrustedProxies string `envconfig:"TRUSTED_PROXIES"`
+	TrustedProxies prefixList `envconfig:"TRUSTED_PROXIES"`
 
 	// OtelEndpoint is the OTLP/HTTP collector that receives traces (for
 	// example http://otel-collector:4318); unset, tracing is off.
@@ -78,26 +78,35 @@ type Config struct {
 	MinIOBin        string `envconfig:"MINIO_BIN" default:".bin/minio-v0.0.0-20260212201848-7aac2a2c5b7c/minio"` // keep in step with the Makefile
 }
 
-// retrySchedule parses SVC_WEBHOOK_RETRY_SCHEDULE ("10s,30s,2m"; empty: no retries).
-func (c Config) retrySchedule() ([]time.Duration, error) {
-	schedule := []time.Duration{}
-	for _, part := range strings.Split(c.WebhookRetrySchedule, ",") {
+// durationList is a comma-separated list of durations ("10s,30s,2m"); set
+// but empty, it is an empty list. envconfig decodes it once, at start.
+type durationList []time.Duration
+
+// Decode implements envconfig.Decoder.
+func (l *durationList) Decode(value string) error {
+	list := durationList{}
+	for _, part := range strings.Split(value, ",") {
 		if part = strings.TrimSpace(part); part == "" {
 			continue
 		}
 		d, err := time.ParseDuration(part)
 		if err != nil || d < 0 {
-			return nil, fmt.Errorf("SVC_WEBHOOK_RETRY_SCHEDULE: %q is not a duration", part)
+			return fmt.Errorf("%q is not a duration", part)
 		}
-		schedule = append(schedule, d)
+		list = append(list, d)
 	}
-	return schedule, nil
+	*l = list
+	return nil
 }
 
-// trustedProxies parses SVC_TRUSTED_PROXIES ("10.0.0.0/8, 192.168.1.7").
-func (c Config) trustedProxies() ([]netip.Prefix, error) {
-	var prefixes []netip.Prefix
-	for _, part := range strings.Split(c.TrustedProxies, ",") {
+// prefixList is a comma-separated list of CIDRs or addresses ("10.0.0.0/8,
+// 192.168.1.7"); an address is its own /32 or /128.
+type prefixList []netip.Prefix
+
+// Decode implements envconfig.Decoder.
+func (l *prefixList) Decode(value string) error {
+	var list prefixList
+	for _, part := range strings.Split(value, ",") {
 		if part = strings.TrimSpace(part); part == "" {
 			continue
 		}
@@ -105,13 +114,14 @@ func (c Config) trustedProxies() ([]netip.Prefix, error) {
 		if err != nil {
 			addr, addrErr := netip.ParseAddr(part)
 			if addrErr != nil {
-				return nil, fmt.Errorf("SVC_TRUSTED_PROXIES: %q is neither a CIDR nor an address", part)
+				return fmt.Errorf("%q is neither a CIDR nor an address", part)
 			}
 			prefix = netip.PrefixFrom(addr, addr.BitLen())
 		}
-		prefixes = append(prefixes, prefix.Masked())
+		list = append(list, prefix.Masked())
 	}
-	return prefixes, nil
+	*l = list
+	return nil
 }
 
 func loadConfig() (Config, error) {
@@ -124,12 +134,6 @@ func loadConfig() (Config, error) {
 	}
 	if cfg.MerchantURL == "" {
 		cfg.MerchantURL = cfg.BaseURL
-	}
-	if _, err := cfg.retrySchedule(); err != nil {
-		return Config{}, err
-	}
-	if _, err := cfg.trustedProxies(); err != nil {
-		return Config{}, err
 	}
 	return cfg, nil
 }

@@ -3,29 +3,60 @@ package main
 import (
 	"net/netip"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
 
-func TestTrustedProxies(t *testing.T) {
+// The list settings are parsed once, by envconfig, into typed fields; a bad
+// entry stops the process at start with the setting's name.
+func TestListSettings(t *testing.T) {
 	for _, tc := range []struct {
-		in   string
-		want []netip.Prefix
-		err  bool
+		name, value string
+		want        prefixList
+		err         bool
 	}{
-		{"", nil, false},
-		{"10.0.0.0/8", []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}, false},
-		{" 10.1.2.3/8 , 192.168.1.7", []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("192.168.1.7/32")}, false},
-		{"fd00::/8", []netip.Prefix{netip.MustParsePrefix("fd00::/8")}, false},
-		{"10.0.0.0/8,ingress", nil, true},
-		{"10.0.0.0/33", nil, true},
+		{"empty", "", nil, false},
+		{"a CIDR", "10.0.0.0/8", prefixList{netip.MustParsePrefix("10.0.0.0/8")}, false},
+		{"a CIDR masked and an address", " 10.1.2.3/8 , 192.168.1.7", prefixList{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("192.168.1.7/32")}, false},
+		{"IPv6", "fd00::/8", prefixList{netip.MustParsePrefix("fd00::/8")}, false},
+		{"a name", "10.0.0.0/8,ingress", nil, true},
+		{"a bad prefix length", "10.0.0.0/33", nil, true},
 	} {
-		got, err := Config{TrustedProxies: tc.in}.trustedProxies()
-		if tc.err {
-			require.ErrorContains(t, err, "SVC_TRUSTED_PROXIES", tc.in)
-			continue
-		}
-		require.NoError(t, err, tc.in)
-		require.Equal(t, tc.want, got, tc.in)
+		t.Run("SVC_TRUSTED_PROXIES "+tc.name, func(t *testing.T) {
+			t.Setenv("SVC_TRUSTED_PROXIES", tc.value)
+			cfg, err := loadConfig()
+			if tc.err {
+				require.ErrorContains(t, err, "SVC_TRUSTED_PROXIES")
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tc.want, cfg.TrustedProxies)
+		})
+	}
+	for _, tc := range []struct {
+		name  string
+		value *string
+		want  durationList
+		err   bool
+	}{
+		{"unset: the default ladder", nil, durationList{10 * time.Second, 30 * time.Second, 2 * time.Minute, 10 * time.Minute, 30 * time.Minute}, false},
+		{"set but empty: no retries", new(""), durationList{}, false},
+		{"a short ladder", new("1s, 2s"), durationList{time.Second, 2 * time.Second}, false},
+		{"not a duration", new("10s,soon"), nil, true},
+		{"negative", new("-1s"), nil, true},
+	} {
+		t.Run("SVC_WEBHOOK_RETRY_SCHEDULE "+tc.name, func(t *testing.T) {
+			if tc.value != nil {
+				t.Setenv("SVC_WEBHOOK_RETRY_SCHEDULE", *tc.value)
+			}
+			cfg, err := loadConfig()
+			if tc.err {
+				require.ErrorContains(t, err, "SVC_WEBHOOK_RETRY_SCHEDULE")
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tc.want, cfg.WebhookRetrySchedule)
+		})
 	}
 }

@@ -169,12 +169,10 @@ func connect(ctx context.Context, cfg Config, log *slog.Logger, service string, 
 }
 
 func apiConfig(cfg Config, tr *tracing.Tracing) api.Config {
-	schedule, _ := cfg.retrySchedule() // checked by loadConfig
-	proxies, _ := cfg.trustedProxies()
 	return api.Config{RateLimitPerMinute: cfg.RateLimitPerMinute, StorefrontRateLimitPerMinute: cfg.StorefrontRateLimitPerMinute, SecureCookies: cfg.SecureCookies,
 		BaseURL: cfg.BaseURL, MerchantURL: cfg.MerchantURL, StorefrontURL: cfg.StorefrontURL, TaskQueue: cfg.TaskQueue,
-		WebhookGuard: webhook.Guard{AllowPrivate: cfg.WebhookAllowPrivate}, WebhookRetrySchedule: schedule,
-		ChatWebhookSecret: cfg.ChatWebhookSecret, Tracing: tr, TrustedProxies: proxies}
+		WebhookGuard: webhook.Guard{AllowPrivate: cfg.WebhookAllowPrivate}, WebhookRetrySchedule: cfg.WebhookRetrySchedule,
+		ChatWebhookSecret: cfg.ChatWebhookSecret, Tracing: tr, TrustedProxies: cfg.TrustedProxies}
 }
 
 // startWorker runs the Temporal worker and the outbox dispatcher until ctx
@@ -204,8 +202,7 @@ func startWorker(ctx context.Context, cfg Config, d deps, log *slog.Logger, work
 		w.Stop()
 		return nil, fmt.Errorf("create the abandonment schedule: %w", err)
 	}
-	schedule, _ := cfg.retrySchedule()
-	dispatcher := &worker.Dispatcher{DB: d.db, Temporal: d.temporal, TaskQueue: cfg.TaskQueue, Schedule: schedule,
+	dispatcher := &worker.Dispatcher{DB: d.db, Temporal: d.temporal, TaskQueue: cfg.TaskQueue, Schedule: cfg.WebhookRetrySchedule,
 		Log: log.With("component", "dispatcher"), Tracing: d.tracing}
 	done := make(chan struct{})
 	go func() {

@@ -66,7 +66,7 @@ func TestWorkerProcessServesProbesAndMetrics(t *testing.T) {
 	cfg := Config{MetricsAddr: metricsAddr, DatabaseURL: testenv.DatabaseURL(t, true), TemporalAddress: hostPort,
 		TemporalNamespace: namespace, TaskQueue: testenv.TaskQueue(t), S3Endpoint: endpoint, S3AccessKey: accessKey,
 		S3SecretKey: secretKey, S3Bucket: "svc-test", SMTPAddr: sink.Addr, SMTPFrom: "orders@example.com", SMTPNoTLS: true,
-		WebhookRetrySchedule: "10s", LogLevel: "error", OtelSampleRatio: 1}
+		WebhookRetrySchedule: durationList{10 * time.Second}, LogLevel: "error", OtelSampleRatio: 1}
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, cfg, []string{"worker"}, io.Discard, io.Discard) }()

@@ -171,7 +171,7 @@ func TestWorkerRestartUnderLoadLosesNothing(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = sink.Stop() })
 
-	cfg := Config{TaskQueue: testenv.TaskQueue(t), WebhookAllowPrivate: true, WebhookCAFile: caFile, WebhookRetrySchedule: "1s,2s",
+	cfg := Config{TaskQueue: testenv.TaskQueue(t), WebhookAllowPrivate: true, WebhookCAFile: caFile, WebhookRetrySchedule: durationList{time.Second, 2 * time.Second},
 		SMTPAddr: sink.Addr, SMTPFrom: "orders@example.com", SMTPNoTLS: true}
 	d := deps{db: db, temporal: testenv.Temporal(t), log: slog.New(slog.DiscardHandler)}
 	startOne := func() (context.CancelFunc, func()) {
