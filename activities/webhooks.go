@@ -10,8 +10,8 @@ import (
 	"github.com/google/uuid"
 	"go.temporal.io/sdk/activity"
 
-	"github.com/merchantsvc/svc/storage"
 	"github.com/merchantsvc/svc/internal/webhook"
+	"github.com/merchantsvc/svc/storage"
 )
 
 // firstAttemptConcurrency bounds the sends of one dispatch batch in flight.

@@ -82,6 +82,7 @@ func (req signupRequest) Valid() []fieldError {
 	return c.result()
 }
 
+// handleSignup serves POST /auth/signup.
 func (s *Server) handleSignup() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		req, err := decode[signupRequest](r)
@@ -122,6 +123,7 @@ func (req loginRequest) Valid() []fieldError {
 // dummyHash keeps a login for an unknown email as slow as one for a known email.
 var dummyHash, _ = bcrypt.GenerateFromPassword([]byte("not a password of anyone"), bcrypt.DefaultCost)
 
+// handleLogin serves POST /auth/login.
 func (s *Server) handleLogin() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		req, err := decode[loginRequest](r)
@@ -176,6 +178,7 @@ func (s *Server) startSession(w http.ResponseWriter, r *http.Request, userID uui
 	return nil
 }
 
+// handleLogout serves POST /auth/logout.
 func (s *Server) handleLogout() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		if cookie, err := r.Cookie(sessionCookie); err == nil {
@@ -195,6 +198,7 @@ type tenantResponse struct {
 	LifecycleState string    `json:"lifecycle_state"`
 }
 
+// handleMe serves GET /auth/me.
 func (s *Server) handleMe() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		ctx := r.Context()
@@ -253,6 +257,7 @@ type tokenInfoResponse struct {
 var errTokenRequired = newError(http.StatusForbidden, "TOKEN_REQUIRED",
 	"This endpoint describes the bearer token used; call it with a token", "هذه العملية تصف رمز الوصول المستخدم؛ استدعها باستخدام رمز")
 
+// handleTokenInfo serves GET /auth/api-key/me.
 func (s *Server) handleTokenInfo() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		p := principalFrom(r.Context())
@@ -332,6 +337,7 @@ func newTokenResponse(t storage.Token) tokenResponse {
 		ExpiresAt: utcPtr(t.ExpiresAt), RevokedAt: utcPtr(t.RevokedAt), LastUsedAt: utcPtr(t.LastUsedAt), CreatedAt: t.CreatedAt.UTC()}
 }
 
+// handleCreateAccessToken serves POST /stores/{store_id}/access-tokens.
 func (s *Server) handleCreateAccessToken() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		req, err := decode[createTokenRequest](r)
@@ -358,6 +364,7 @@ func (s *Server) handleCreateAccessToken() handlerFunc {
 	}
 }
 
+// handleListAccessTokens serves GET /stores/{store_id}/access-tokens.
 func (s *Server) handleListAccessTokens() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		tokens, err := s.db.FindTokens(r.Context(), storeIDFrom(r.Context()), storage.TokenPAT)
@@ -373,6 +380,7 @@ func (s *Server) handleListAccessTokens() handlerFunc {
 	}
 }
 
+// handleRevokeAccessToken serves DELETE /stores/{store_id}/access-tokens/{token_id}.
 func (s *Server) handleRevokeAccessToken() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := pathUUID(r, "token_id")

@@ -146,8 +146,8 @@ func newAppResponse(a storage.App) appResponse {
 	return resp
 }
 
-// handleRegisterApp registers a partner app from its manifest (session);
-// the client secret appears only in this answer and at rotation.
+// handleRegisterApp serves POST /apps: it registers a partner app from its manifest (session); the
+// client secret appears only in this answer and at rotation.
 func (s *Server) handleRegisterApp() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		req, err := decode[manifestRequest](r)
@@ -183,6 +183,7 @@ func (s *Server) handleRegisterApp() handlerFunc {
 	}
 }
 
+// handleListApps serves GET /apps.
 func (s *Server) handleListApps() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		apps, err := s.db.FindAppsByOwner(r.Context(), principalFrom(r.Context()).userID)
@@ -198,8 +199,8 @@ func (s *Server) handleListApps() handlerFunc {
 	}
 }
 
-// handleRotateAppSecret issues a new client secret; the old one is dead at
-// once (token exchange, revoke, and every signature).
+// handleRotateAppSecret serves POST /apps/{app_id}/rotate-secret: it issues a new client secret; the
+// old one is dead at once (token exchange, revoke, and every signature).
 func (s *Server) handleRotateAppSecret() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := pathUUID(r, "app_id")
@@ -253,9 +254,8 @@ func (req tokenRequest) Valid() []fieldError {
 	return c.result()
 }
 
-// handleTokenExchange trades an authorization code for an app token. The
-// code is burnt by the first exchange that presents it, whatever happens
-// afterwards.
+// handleTokenExchange serves POST /oauth/token: it trades an authorization code for an app token. The
+// code is burnt by the first exchange that presents it, whatever happens afterwards.
 func (s *Server) handleTokenExchange() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		req, err := decode[tokenRequest](r)
@@ -304,8 +304,8 @@ func (req revokeRequest) Valid() []fieldError {
 	return c.result()
 }
 
-// handleRevoke revokes one of the app's tokens. The answer is the same for
-// any token, known or not, and the same statement runs either way.
+// handleRevoke serves POST /oauth/revoke: it revokes one of the app's tokens. The answer is the same
+// for any token, known or not, and the same statement runs either way.
 func (s *Server) handleRevoke() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		req, err := decode[revokeRequest](r)
@@ -324,8 +324,8 @@ func (s *Server) handleRevoke() handlerFunc {
 	}
 }
 
-// handleUninstallApp removes an app from a store (session): its tokens
-// answer 401 INVALID_TOKEN from then on and its webhooks stop.
+// handleUninstallApp serves DELETE /stores/{store_id}/apps/{app_id}: it removes an app from a store
+// (session): its tokens answer 401 INVALID_TOKEN from then on and its webhooks stop.
 func (s *Server) handleUninstallApp() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := pathUUID(r, "app_id")

@@ -9,8 +9,8 @@ import (
 	"github.com/google/uuid"
 	"go.temporal.io/sdk/client"
 
-	"github.com/merchantsvc/svc/storage"
 	"github.com/merchantsvc/svc/internal/orderemail"
+	"github.com/merchantsvc/svc/storage"
 	"github.com/merchantsvc/svc/workflows"
 )
 
@@ -23,10 +23,9 @@ func (s *Server) orderInStore(r *http.Request) (storage.Order, error) {
 	return s.db.FindOrderByRef(r.Context(), storeIDFrom(r.Context()), id.String())
 }
 
-// handleConvertDraft serves POST /stores/{store_id}/orders/{order_id}/convert:
-// the draft moves to PENDING in the request's transaction, taking its stock,
-// and the dispatcher starts its order-placed workflow after commit, as for
-// any new order.
+// handleConvertDraft serves POST /stores/{store_id}/orders/{order_id}/convert: the draft moves to
+// PENDING in the request's transaction, taking its stock, and the dispatcher starts its order-placed
+// workflow after commit, as for any new order.
 func (s *Server) handleConvertDraft() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := pathUUID(r, "order_id")
@@ -53,6 +52,7 @@ type autopilotResponse struct {
 	CreatedAt time.Time `json:"created_at"`
 }
 
+// handleListAutopilot serves GET /stores/{store_id}/orders/autopilot-exceptions.
 func (s *Server) handleListAutopilot() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		q := newQueryParser(r)
@@ -86,6 +86,8 @@ func (req resolveRequest) Valid() []fieldError {
 	return c.result()
 }
 
+// handleResolveAutopilot serves POST
+// /stores/{store_id}/orders/autopilot-exceptions/{order_id}/resolve.
 func (s *Server) handleResolveAutopilot() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := pathUUID(r, "order_id")
@@ -108,6 +110,7 @@ func (s *Server) handleResolveAutopilot() handlerFunc {
 	}
 }
 
+// handleEmailPreview serves GET /stores/{store_id}/orders/{order_id}/email-preview.
 func (s *Server) handleEmailPreview() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		o, err := s.orderInStore(r)
@@ -151,8 +154,9 @@ var refusals = map[string]*apiError{
 		"The customer has no phone number", "لا يوجد رقم هاتف للعميل"),
 }
 
-// handleResend resends the status email or the chat confirmation through
-// the worker and answers what happened.
+// handleResend serves POST /stores/{store_id}/orders/{order_id}/resend-email and POST
+// /stores/{store_id}/orders/{order_id}/resend-chat-message: it resends the status email or the chat
+// confirmation through the worker and answers what happened.
 func (s *Server) handleResend(kind string) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		o, err := s.orderInStore(r)
@@ -190,6 +194,7 @@ type chatMessageResponse struct {
 	UpdatedAt         time.Time `json:"updated_at"`
 }
 
+// handleChatMessages serves GET /stores/{store_id}/orders/{order_id}/chat-messages.
 func (s *Server) handleChatMessages() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		o, err := s.orderInStore(r)

@@ -42,6 +42,7 @@ func (req createCategoryRequest) Valid() []fieldError {
 	return c.result()
 }
 
+// handleCreateCategory serves POST /stores/{store_id}/categories.
 func (s *Server) handleCreateCategory() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		req, err := decode[createCategoryRequest](r)
@@ -62,6 +63,7 @@ func (s *Server) handleCreateCategory() handlerFunc {
 	}
 }
 
+// handleListCategories serves GET /stores/{store_id}/categories.
 func (s *Server) handleListCategories() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		q := newQueryParser(r)
@@ -82,6 +84,7 @@ func (s *Server) handleListCategories() handlerFunc {
 	}
 }
 
+// handleGetCategory serves GET /stores/{store_id}/categories/{category_id}.
 func (s *Server) handleGetCategory() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := pathUUID(r, "category_id")
@@ -119,6 +122,7 @@ func (req updateCategoryRequest) Valid() []fieldError {
 	return c.result()
 }
 
+// handleUpdateCategory serves PATCH /stores/{store_id}/categories/{category_id}.
 func (s *Server) handleUpdateCategory() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := pathUUID(r, "category_id")
@@ -151,6 +155,7 @@ func (s *Server) handleUpdateCategory() handlerFunc {
 	}
 }
 
+// handleDeleteCategory serves DELETE /stores/{store_id}/categories/{category_id}.
 func (s *Server) handleDeleteCategory() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := pathUUID(r, "category_id")

@@ -43,10 +43,9 @@ type chatCallback struct {
 	} `json:"entry"`
 }
 
-// handleChatCallback takes the provider's notifications: message status
-// changes, and the customer's tap on "confirm", which confirms a PENDING COD
-// order. The body must be signed with SVC_CHAT_WEBHOOK_SECRET
-// (X-Hub-Signature-256: sha256=<hex HMAC of the raw body>).
+// handleChatCallback serves POST /chat/callback: it takes the provider's notifications: message status
+// changes, and the customer's tap on "confirm", which confirms a PENDING COD order. The body must be
+// signed with SVC_CHAT_WEBHOOK_SECRET (X-Hub-Signature-256: sha256=<hex HMAC of the raw body>).
 func (s *Server) handleChatCallback() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, maxJSONBody))

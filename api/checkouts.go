@@ -55,8 +55,8 @@ func newCheckoutResponse(c storage.Cart) checkoutResponse {
 	return resp
 }
 
-// handleListCheckouts marks the store's carts inactive for the threshold as
-// abandoned (the lazy rule of spec §3), then lists them.
+// handleListCheckouts serves GET /stores/{store_id}/abandoned-checkouts: it marks the store's carts
+// inactive for the threshold as abandoned (the lazy rule of spec §3), then lists them.
 func (s *Server) handleListCheckouts() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		storeID := storeIDFrom(r.Context())
@@ -92,6 +92,7 @@ func (s *Server) handleListCheckouts() handlerFunc {
 	}
 }
 
+// handleCheckoutSummary serves GET /stores/{store_id}/abandoned-checkouts/summary.
 func (s *Server) handleCheckoutSummary() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		q := newQueryParser(r)
@@ -123,6 +124,7 @@ func (s *Server) handleCheckoutSummary() handlerFunc {
 	}
 }
 
+// handleGetCheckout serves GET /stores/{store_id}/abandoned-checkouts/{checkout_id}.
 func (s *Server) handleGetCheckout() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := pathUUID(r, "checkout_id")
@@ -156,6 +158,7 @@ func (req markRecoveredRequest) Valid() []fieldError {
 	return c.result()
 }
 
+// handleMarkRecovered serves POST /stores/{store_id}/abandoned-checkouts/{checkout_id}/mark-recovered.
 func (s *Server) handleMarkRecovered() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := pathUUID(r, "checkout_id")
@@ -190,9 +193,10 @@ func (s *Server) recoveryLink(subdomain string, cartID uuid.UUID, token string) 
 	return fmt.Sprintf("%s/cart/%s?token=%s", strings.TrimRight(base, "/"), cartID, url.QueryEscape(token))
 }
 
-// handleSendRecoveryEmail mails the cart's contact a link back to the cart
-// (through the recovery-email workflow, over SMTP) and answers when it has
-// gone out; recovery_email_sent_at is set each time.
+// handleSendRecoveryEmail serves POST
+// /stores/{store_id}/abandoned-checkouts/{checkout_id}/send-recovery-email: it mails the cart's
+// contact a link back to the cart (through the recovery-email workflow, over SMTP) and answers when it
+// has gone out; recovery_email_sent_at is set each time.
 func (s *Server) handleSendRecoveryEmail() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := pathUUID(r, "checkout_id")

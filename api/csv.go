@@ -25,6 +25,7 @@ var errNotCSV = newError(http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYP
 	"The file is not a CSV: send UTF-8 text with the columns of GET /products/template",
 	"الملف ليس CSV: أرسل نصًا بترميز UTF-8 بأعمدة القالب GET /products/template")
 
+// handleCSVTemplate serves GET /stores/{store_id}/products/template.
 func (s *Server) handleCSVTemplate() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		w.Header().Set("Content-Type", "text/csv; charset=utf-8")
@@ -37,8 +38,8 @@ func (s *Server) handleCSVTemplate() handlerFunc {
 	}
 }
 
-// handleExport streams every product as CSV, flushing as it goes, so memory
-// stays flat for any catalog size.
+// handleExport serves GET /stores/{store_id}/products/export: it streams every product as CSV,
+// flushing as it goes, so memory stays flat for any catalog size.
 func (s *Server) handleExport() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		storeID := storeIDFrom(r.Context())
@@ -131,6 +132,7 @@ func checkCSV(data []byte) (int, error) {
 	return len(records) - 1, nil
 }
 
+// handleImport serves POST /stores/{store_id}/products/import.
 func (s *Server) handleImport() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		up, err := readUpload(r)
@@ -181,6 +183,7 @@ func (s *Server) handleImport() handlerFunc {
 	}
 }
 
+// handleGetImport serves GET /stores/{store_id}/products/imports/{import_id}.
 func (s *Server) handleGetImport() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := pathUUID(r, "import_id")

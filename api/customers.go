@@ -95,6 +95,7 @@ func (req createCustomerRequest) Valid() []fieldError {
 	return c.result()
 }
 
+// handleCreateCustomer serves POST /stores/{store_id}/customers.
 func (s *Server) handleCreateCustomer() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		req, err := decode[createCustomerRequest](r)
@@ -128,6 +129,7 @@ func normalizedPtr(phone *string) *string {
 	return &p
 }
 
+// handleListCustomers serves GET /stores/{store_id}/customers.
 func (s *Server) handleListCustomers() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		q := newQueryParser(r)
@@ -148,6 +150,7 @@ func (s *Server) handleListCustomers() handlerFunc {
 	}
 }
 
+// handleGetCustomer serves GET /stores/{store_id}/customers/{customer_id}.
 func (s *Server) handleGetCustomer() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := pathUUID(r, "customer_id")
@@ -189,6 +192,7 @@ func (req updateCustomerRequest) Valid() []fieldError {
 	return c.result()
 }
 
+// handleUpdateCustomer serves PATCH /stores/{store_id}/customers/{customer_id}.
 func (s *Server) handleUpdateCustomer() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := pathUUID(r, "customer_id")
@@ -221,6 +225,7 @@ func (s *Server) handleUpdateCustomer() handlerFunc {
 	}
 }
 
+// handleDeleteCustomer serves DELETE /stores/{store_id}/customers/{customer_id}.
 func (s *Server) handleDeleteCustomer() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := pathUUID(r, "customer_id")

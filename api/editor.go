@@ -57,6 +57,7 @@ func (s *Server) editorStore(w http.ResponseWriter, r *http.Request) (*storage.U
 	return user, store, true
 }
 
+// handleEditorPage serves GET /stores/{store_id}/themes/editor.
 func (s *Server) handleEditorPage() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		user, store, ok := s.editorStore(w, r)
@@ -185,8 +186,8 @@ func colorHex(s string) bool {
 	return strings.Trim(strings.ToLower(s[1:]), "0123456789abcdef") == ""
 }
 
-// handlePreview renders a storefront page of the draft for the editor's
-// frame (same origin only).
+// handlePreview serves GET /stores/{store_id}/themes/preview: it renders a storefront page of the
+// draft for the editor's frame (same origin only).
 func (s *Server) handlePreview() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		_, store, ok := s.editorStore(w, r)
@@ -220,8 +221,8 @@ func (s *Server) handlePreview() handlerFunc {
 	}
 }
 
-// handlePreviewRender renders the sections of a posted document, for the
-// frame to swap in when the editor sends new settings.
+// handlePreviewRender serves POST /stores/{store_id}/themes/preview/render: it renders the sections of
+// a posted document, for the frame to swap in when the editor sends new settings.
 func (s *Server) handlePreviewRender() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		if _, _, ok := s.editorStore(w, r); !ok {

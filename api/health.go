@@ -6,6 +6,7 @@ import (
 	"strings"
 )
 
+// handleHealthz serves GET /healthz.
 func (s *Server) handleHealthz() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		respond(w, http.StatusOK, map[string]string{"status": "ok"})
@@ -13,6 +14,7 @@ func (s *Server) handleHealthz() handlerFunc {
 	}
 }
 
+// handleReadyz serves GET /readyz.
 func (s *Server) handleReadyz() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		checks := s.readiness(r.Context())

@@ -72,6 +72,7 @@ func checkImage(data []byte) (string, error) {
 	return contentType, nil
 }
 
+// handleUploadImage serves POST /stores/{store_id}/products/{product_id}/images.
 func (s *Server) handleUploadImage() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		productID, err := pathUUID(r, "product_id")
@@ -126,6 +127,7 @@ func (s *Server) handleUploadImage() handlerFunc {
 	}
 }
 
+// handleGetImage serves GET /stores/{store_id}/products/{product_id}/images/{image_id}.
 func (s *Server) handleGetImage() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		productID, err := pathUUID(r, "product_id")
@@ -177,6 +179,7 @@ func (req deleteImageRequest) Valid() []fieldError {
 	return c.result()
 }
 
+// handleDeleteImage serves DELETE /stores/{store_id}/products/{product_id}/images.
 func (s *Server) handleDeleteImage() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		productID, err := pathUUID(r, "product_id")
@@ -220,6 +223,7 @@ func (req setAltRequest) Valid() []fieldError {
 	return c.result()
 }
 
+// handleSetImageAlt serves PATCH /stores/{store_id}/products/{product_id}/images/alt.
 func (s *Server) handleSetImageAlt() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		productID, err := pathUUID(r, "product_id")
@@ -241,9 +245,8 @@ func (s *Server) handleSetImageAlt() handlerFunc {
 
 var mediaFiles = []string{"large.webp", "medium.webp", "thumbnail.webp"}
 
-// handleMedia serves image bytes from the object store. The URLs are public
-// (storefronts embed them) and unguessable (image ids are random); the bytes
-// never change, so they are cached for a year.
+// handleMedia serves image bytes from the object store. The URLs are public (storefronts embed them)
+// and unguessable (image ids are random); the bytes never change, so they are cached for a year.
 func (s *Server) handleMedia() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		storeID, err1 := parseUUID(chi.URLParam(r, "store_id"))

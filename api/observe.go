@@ -70,7 +70,7 @@ func newOutboxGauges(reg prometheus.Registerer) outboxGauges {
 	return g
 }
 
-// handleMetrics reads the outbox once per scrape, within the scrape's own
+// handleMetrics serves GET /metrics: it reads the outbox once per scrape, within the scrape's own
 // request, then serves the registry.
 func (s *Server) handleMetrics() http.HandlerFunc {
 	serve := metrics.Handler(s.metrics.Registry)

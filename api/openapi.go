@@ -21,6 +21,7 @@ var OpenAPIDocument = sync.OnceValues(func() ([]byte, error) {
 	return json.Marshal(doc)
 })
 
+// handleOpenAPI serves GET /openapi.json.
 func (s *Server) handleOpenAPI() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		doc, err := OpenAPIDocument()

@@ -196,6 +196,7 @@ func actor(p *principal) *uuid.UUID {
 	return &id
 }
 
+// handleCreateOrder serves POST /stores/{store_id}/orders and POST /stores/{store_id}/orders/drafts.
 func (s *Server) handleCreateOrder(draft bool) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		req, err := decode[createOrderRequest](r)
@@ -224,6 +225,7 @@ func orderFilter(q *queryParser) storage.OrderFilter {
 	return f
 }
 
+// handleListOrders serves GET /stores/{store_id}/orders.
 func (s *Server) handleListOrders() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		q := newQueryParser(r)
@@ -259,6 +261,7 @@ func (s *Server) handleListOrders() handlerFunc {
 	}
 }
 
+// handleOrderCounts serves GET /stores/{store_id}/orders/counts.
 func (s *Server) handleOrderCounts() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		q := newQueryParser(r)
@@ -277,6 +280,7 @@ func (s *Server) handleOrderCounts() handlerFunc {
 
 const maxOrderRef = 64
 
+// handleGetOrder serves GET /stores/{store_id}/orders/{order_ref}.
 func (s *Server) handleGetOrder() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		ref := chi.URLParam(r, "order_ref")
@@ -309,6 +313,7 @@ func (req updateStatusRequest) Valid() []fieldError {
 	return c.result()
 }
 
+// handleUpdateOrderStatus serves PATCH /stores/{store_id}/orders/{order_id}/status.
 func (s *Server) handleUpdateOrderStatus() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := pathUUID(r, "order_id")
@@ -330,6 +335,7 @@ func (s *Server) handleUpdateOrderStatus() handlerFunc {
 	}
 }
 
+// handleCancelOrder serves DELETE /stores/{store_id}/orders/{order_id}.
 func (s *Server) handleCancelOrder() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := pathUUID(r, "order_id")
@@ -371,6 +377,7 @@ func (req commentRequest) Valid() []fieldError {
 	return c.result()
 }
 
+// handleAddComment serves POST /stores/{store_id}/orders/{order_id}/comments.
 func (s *Server) handleAddComment() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := pathUUID(r, "order_id")
@@ -391,9 +398,9 @@ func (s *Server) handleAddComment() handlerFunc {
 	}
 }
 
-// handleActivities lists staff comments and system events, newest first
-// (spec: page ≥ 1, limit 1-100 default 50); timeline lists status changes
-// oldest first.
+// handleActivities serves GET /stores/{store_id}/orders/{order_id}/timeline and GET
+// /stores/{store_id}/orders/{order_id}/activities: it lists staff comments and system events, newest
+// first (spec: page ≥ 1, limit 1-100 default 50); timeline lists status changes oldest first.
 func (s *Server) handleActivities(timeline bool) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := pathUUID(r, "order_id")
@@ -456,6 +463,7 @@ func (req updateOrderRequest) Valid() []fieldError {
 var errOrderShipped = newError(http.StatusConflict, "ORDER_SHIPPED",
 	"The shipping address cannot change once the order has shipped", "لا يمكن تغيير عنوان الشحن بعد شحن الطلب")
 
+// handleUpdateOrder serves PATCH /stores/{store_id}/orders/{order_id}.
 func (s *Server) handleUpdateOrder() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := pathUUID(r, "order_id")
@@ -512,8 +520,8 @@ type bulkFailure struct {
 	MessageAr string `json:"message_ar"`
 }
 
-// handleBulkStatus moves each order in its own transaction, so one refusal
-// does not hold back the rest; the answer says what happened to each.
+// handleBulkStatus serves POST /stores/{store_id}/orders/bulk-status: it moves each order in its own
+// transaction, so one refusal does not hold back the rest; the answer says what happened to each.
 func (s *Server) handleBulkStatus() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		req, err := decode[bulkStatusRequest](r)

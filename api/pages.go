@@ -159,6 +159,7 @@ func safeNext(next string) string {
 	return next
 }
 
+// handleLoginPage serves GET /login.
 func (s *Server) handleLoginPage() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		lang := s.pageLang(r, nil)
@@ -172,8 +173,8 @@ func (s *Server) handleLoginPage() handlerFunc {
 	}
 }
 
-// handleLoginForm signs a merchant in from the page and returns them to
-// where they were going.
+// handleLoginForm serves POST /login: it signs a merchant in from the page and returns them to where
+// they were going.
 func (s *Server) handleLoginForm() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
@@ -268,7 +269,7 @@ func (s *Server) checkConsent(r *http.Request, values url.Values, user *storage.
 
 var errNotOwner = errors.New("not the store's owner")
 
-// handleConsentPage shows the consent page for a valid consent link.
+// handleConsentPage serves GET /oauth/authorize: it shows the consent page for a valid consent link.
 func (s *Server) handleConsentPage() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		user, ok := s.signedIn(w, r)
@@ -299,8 +300,8 @@ func (s *Server) handleConsentPage() handlerFunc {
 	}
 }
 
-// handleConsentForm takes the merchant's answer: Allow redirects with a
-// single-use code and a signature, Deny with error=access_denied and state.
+// handleConsentForm serves POST /oauth/authorize: it takes the merchant's answer: Allow redirects with
+// a single-use code and a signature, Deny with error=access_denied and state.
 func (s *Server) handleConsentForm() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
@@ -346,8 +347,8 @@ func (s *Server) handleConsentForm() handlerFunc {
 	}
 }
 
-// handleInstallFromListing starts an install from the app store: the
-// service chooses state and the app's first redirect URL receives the code.
+// handleInstallFromListing serves GET /apps/{slug}/install: it starts an install from the app store:
+// the service chooses state and the app's first redirect URL receives the code.
 func (s *Server) handleInstallFromListing() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		app, err := s.db.FindAppBySlug(r.Context(), chi.URLParam(r, "slug"))
@@ -365,8 +366,8 @@ func (s *Server) handleInstallFromListing() handlerFunc {
 	}
 }
 
-// handleLaunch opens an installed app for the signed-in owner: app_url with
-// store_id, locale, timestamp and hmac.
+// handleLaunch serves GET /apps/{slug}/launch: it opens an installed app for the signed-in owner:
+// app_url with store_id, locale, timestamp and hmac.
 func (s *Server) handleLaunch() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		user, ok := s.signedIn(w, r)

@@ -74,6 +74,7 @@ type paymentResult struct {
 	Order orderResponse `json:"order"`
 }
 
+// handleListProofs serves GET /stores/{store_id}/orders/{order_id}/payment-proofs.
 func (s *Server) handleListProofs() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		orderID, err := pathUUID(r, "order_id")
@@ -93,8 +94,8 @@ func (s *Server) handleListProofs() handlerFunc {
 	}
 }
 
-// handleProofImage streams a proof's image after checking the proof is the
-// store's, with a short private cache.
+// handleProofImage serves GET /stores/{store_id}/payment-proofs/{proof_id}/image: it streams a proof's
+// image after checking the proof is the store's, with a short private cache.
 func (s *Server) handleProofImage() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		proofID, err := pathUUID(r, "proof_id")
@@ -121,6 +122,7 @@ func (s *Server) handleProofImage() handlerFunc {
 	}
 }
 
+// handleSimilarProofs serves GET /stores/{store_id}/payment-proofs/{proof_id}/similar.
 func (s *Server) handleSimilarProofs() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		proofID, err := pathUUID(r, "proof_id")
@@ -142,6 +144,7 @@ func (s *Server) handleSimilarProofs() handlerFunc {
 	}
 }
 
+// handleApproveProof serves POST /stores/{store_id}/payment-proofs/{proof_id}/approve.
 func (s *Server) handleApproveProof() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		proofID, err := pathUUID(r, "proof_id")
@@ -169,6 +172,7 @@ func (req reasonRequest) Valid() []fieldError {
 	return c.result()
 }
 
+// handleRejectProof serves POST /stores/{store_id}/payment-proofs/{proof_id}/reject.
 func (s *Server) handleRejectProof() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		proofID, err := pathUUID(r, "proof_id")
@@ -189,6 +193,7 @@ func (s *Server) handleRejectProof() handlerFunc {
 	}
 }
 
+// handleVoidPayment serves POST /stores/{store_id}/payments/{proof_id}/void.
 func (s *Server) handleVoidPayment() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		proofID, err := pathUUID(r, "proof_id")
@@ -209,6 +214,7 @@ func (s *Server) handleVoidPayment() handlerFunc {
 	}
 }
 
+// handlePendingReview serves GET /stores/{store_id}/orders/pending-manual-review.
 func (s *Server) handlePendingReview() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		q := newQueryParser(r)
@@ -240,8 +246,8 @@ func (s *Server) storeProofImage(ctx context.Context, storeID, proofID uuid.UUID
 	return key, contentType, s.blob.Put(ctx, key, data, contentType)
 }
 
-// handleRecordPayment records a receipt and the amount the merchant took
-// (multipart `receipt` + `amount` in minor units).
+// handleRecordPayment serves POST /stores/{store_id}/orders/{order_id}/payments: it records a receipt
+// and the amount the merchant took (multipart `receipt` + `amount` in minor units).
 func (s *Server) handleRecordPayment() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		orderID, err := pathUUID(r, "order_id")
@@ -278,6 +284,7 @@ func (s *Server) handleRecordPayment() handlerFunc {
 	}
 }
 
+// handleMarkPaid serves POST /stores/{store_id}/orders/{order_id}/mark-paid.
 func (s *Server) handleMarkPaid() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		orderID, err := pathUUID(r, "order_id")
@@ -294,6 +301,7 @@ func (s *Server) handleMarkPaid() handlerFunc {
 	}
 }
 
+// handleUnmarkPaid serves POST /stores/{store_id}/orders/{order_id}/unmark-paid.
 func (s *Server) handleUnmarkPaid() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		orderID, err := pathUUID(r, "order_id")
@@ -361,6 +369,7 @@ type partialAcceptanceResponse struct {
 	AutoMarkedPaid bool              `json:"auto_marked_paid"`
 }
 
+// handlePartialAcceptance serves POST /stores/{store_id}/orders/{order_id}/partial-acceptance.
 func (s *Server) handlePartialAcceptance() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		orderID, err := pathUUID(r, "order_id")
@@ -391,10 +400,10 @@ func (s *Server) handlePartialAcceptance() handlerFunc {
 	}
 }
 
-// handleStorefrontProof takes a buyer's payment proof (multipart `file`)
-// for an order, opened by the X-Order-Token handed out at checkout. A wrong
-// store, order or token is the same 404, so nothing can be probed. The
-// worker hashes the image afterwards.
+// handleStorefrontProof serves POST /storefront/{subdomain}/orders/{order_id}/payment-proofs: it takes
+// a buyer's payment proof (multipart `file`) for an order, opened by the X-Order-Token handed out at
+// checkout. A wrong store, order or token is the same 404, so nothing can be probed. The worker hashes
+// the image afterwards.
 func (s *Server) handleStorefrontProof() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		orderID, err := pathUUID(r, "order_id")

@@ -100,6 +100,7 @@ func (req createProductRequest) Valid() []fieldError {
 	return c.result()
 }
 
+// handleCreateProduct serves POST /stores/{store_id}/products.
 func (s *Server) handleCreateProduct() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		req, err := decode[createProductRequest](r)
@@ -127,6 +128,7 @@ func (s *Server) handleCreateProduct() handlerFunc {
 	}
 }
 
+// handleListProducts serves GET /stores/{store_id}/products.
 func (s *Server) handleListProducts() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		q := newQueryParser(r)
@@ -165,6 +167,7 @@ func (s *Server) handleListProducts() handlerFunc {
 	}
 }
 
+// handleGetProduct serves GET /stores/{store_id}/products/{product_id}.
 func (s *Server) handleGetProduct() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := pathUUID(r, "product_id")
@@ -268,6 +271,7 @@ func (req updateProductRequest) update() storage.ProductUpdate {
 	return upd
 }
 
+// handleUpdateProduct serves PATCH /stores/{store_id}/products/{product_id}.
 func (s *Server) handleUpdateProduct() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := pathUUID(r, "product_id")
@@ -288,6 +292,7 @@ func (s *Server) handleUpdateProduct() handlerFunc {
 	}
 }
 
+// handleDeleteProduct serves DELETE /stores/{store_id}/products/{product_id}.
 func (s *Server) handleDeleteProduct() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := pathUUID(r, "product_id")

@@ -19,9 +19,9 @@ import (
 
 	"github.com/merchantsvc/svc/internal/metrics"
 	"github.com/merchantsvc/svc/internal/tracing"
+	"github.com/merchantsvc/svc/internal/webhook"
 	"github.com/merchantsvc/svc/storage"
 	"github.com/merchantsvc/svc/storage/blob"
-	"github.com/merchantsvc/svc/internal/webhook"
 	"github.com/merchantsvc/svc/workflows"
 )
 

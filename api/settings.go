@@ -28,6 +28,7 @@ func newSettingsResponse(s storage.StoreSettings) settingsResponse {
 		EInvoicing: s.EInvoicing, AbandonmentMinutes: s.AbandonmentMinutes}
 }
 
+// handleGetSettings serves GET /stores/{store_id}/settings.
 func (s *Server) handleGetSettings() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		settings, err := s.db.FindStoreSettings(r.Context(), storeIDFrom(r.Context()))
@@ -78,8 +79,8 @@ func (req updateSettingsRequest) Valid() []fieldError {
 	return c.result()
 }
 
-// handleUpdateSettings changes the store's name, language and order
-// automation switches (settings:write).
+// handleUpdateSettings serves PATCH /stores/{store_id}/settings: it changes the store's name, language
+// and order automation switches (settings:write).
 func (s *Server) handleUpdateSettings() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		req, err := decode[updateSettingsRequest](r)

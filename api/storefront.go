@@ -77,6 +77,7 @@ func newStorefrontProduct(p storage.Product, currency string) storefrontProduct 
 	return storefrontProduct{ID: p.ID, Name: p.Name, Description: p.Description, Price: p.Price, Currency: currency, Images: p.Images}
 }
 
+// handleStorefrontProducts serves GET /storefront/{subdomain}/products.
 func (s *Server) handleStorefrontProducts() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		store, err := s.storefrontStore(r)
@@ -103,6 +104,7 @@ func (s *Server) handleStorefrontProducts() handlerFunc {
 	}
 }
 
+// handleStorefrontProduct serves GET /storefront/{subdomain}/products/{product_id}.
 func (s *Server) handleStorefrontProduct() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		store, err := s.storefrontStore(r)
@@ -211,8 +213,8 @@ func (req cartRequest) update(replaceLines bool) storage.CartUpdate {
 	return upd
 }
 
-// handleCreateCart opens a cart (optionally with lines and contact) and
-// hands out its token, shown only here.
+// handleCreateCart serves POST /storefront/{subdomain}/carts: it opens a cart (optionally with lines
+// and contact) and hands out its token, shown only here.
 func (s *Server) handleCreateCart() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		store, err := s.storefrontStore(r)
@@ -246,6 +248,7 @@ func (s *Server) handleCreateCart() handlerFunc {
 	}
 }
 
+// handleGetCart serves GET /storefront/{subdomain}/carts/{cart_id}.
 func (s *Server) handleGetCart() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		store, cartID, err := s.storefrontCart(r)
@@ -261,8 +264,8 @@ func (s *Server) handleGetCart() handlerFunc {
 	}
 }
 
-// handleUpdateCart replaces the cart's lines (checked against stock) and
-// sets its contact details.
+// handleUpdateCart serves PUT /storefront/{subdomain}/carts/{cart_id}: it replaces the cart's lines
+// (checked against stock) and sets its contact details.
 func (s *Server) handleUpdateCart() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		store, cartID, err := s.storefrontCart(r)
@@ -343,8 +346,8 @@ func newBuyerOrder(o storage.Order) buyerOrder {
 		BalanceDue: o.BalanceDue(), ShippingAddress: o.ShippingAddress, Lines: newOrderLineResponses(o.Lines), CreatedAt: o.CreatedAt.UTC()}
 }
 
-// handleCheckout turns the cart into a PENDING order through the admin
-// create's path and hands out the order token for the proof upload.
+// handleCheckout serves POST /storefront/{subdomain}/carts/{cart_id}/checkout: it turns the cart into
+// a PENDING order through the admin create's path and hands out the order token for the proof upload.
 func (s *Server) handleCheckout() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		store, cartID, err := s.storefrontCart(r)

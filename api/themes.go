@@ -47,6 +47,7 @@ func newCustomizationResponse(c storage.Customization) customizationResponse {
 	return customizationResponse{Draft: c.Draft, Published: published, ETag: c.ETag, Revision: c.Revision, SavedAt: c.SavedAt.UTC()}
 }
 
+// handleGetCustomization serves GET /stores/{store_id}/themes/v3/customization.
 func (s *Server) handleGetCustomization() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		c, err := s.db.FindCustomization(r.Context(), storeIDFrom(r.Context()))
@@ -59,8 +60,8 @@ func (s *Server) handleGetCustomization() handlerFunc {
 	}
 }
 
-// handleSaveDraft replaces the draft when If-Match is its current tag:
-// missing 428, stale 412 with the current draft and tag, invalid 422 with
+// handleSaveDraft serves PUT /stores/{store_id}/themes/v3/customization: it replaces the draft when
+// If-Match is its current tag: missing 428, stale 412 with the current draft and tag, invalid 422 with
 // every invalid place as a JSON Pointer.
 func (s *Server) handleSaveDraft() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
@@ -117,6 +118,7 @@ func (req publishRequest) Valid() []fieldError {
 	return c.result()
 }
 
+// handlePublishTheme serves POST /stores/{store_id}/themes/v3/customization/publish.
 func (s *Server) handlePublishTheme() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		var req publishRequest
@@ -139,6 +141,7 @@ func (s *Server) handlePublishTheme() handlerFunc {
 	}
 }
 
+// handleListThemeVersions serves GET /stores/{store_id}/themes/v3/versions.
 func (s *Server) handleListThemeVersions() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		versions, err := s.db.FindThemeVersions(r.Context(), storeIDFrom(r.Context()))
@@ -154,6 +157,7 @@ func (s *Server) handleListThemeVersions() handlerFunc {
 	}
 }
 
+// handleGetThemeVersion serves GET /stores/{store_id}/themes/v3/versions/{version_id}.
 func (s *Server) handleGetThemeVersion() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := pathUUID(r, "version_id")
@@ -169,6 +173,7 @@ func (s *Server) handleGetThemeVersion() handlerFunc {
 	}
 }
 
+// handleRestoreThemeVersion serves POST /stores/{store_id}/themes/v3/versions/{version_id}/restore.
 func (s *Server) handleRestoreThemeVersion() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := pathUUID(r, "version_id")
@@ -207,8 +212,8 @@ func (s *Server) themeDocument(r *http.Request, c storage.Customization, ref str
 	return v.Document, nil
 }
 
-// handleCompareThemes answers an RFC 6902 patch from one side to the other
-// (from + patch = to) and the readable list of changes.
+// handleCompareThemes serves GET /stores/{store_id}/themes/v3/versions/compare: it answers an RFC 6902
+// patch from one side to the other (from + patch = to) and the readable list of changes.
 func (s *Server) handleCompareThemes() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		c, err := s.db.FindCustomization(r.Context(), storeIDFrom(r.Context()))
@@ -232,6 +237,7 @@ func (s *Server) handleCompareThemes() handlerFunc {
 	}
 }
 
+// handleThemeSchemas serves GET /stores/{store_id}/themes/v3/schemas.
 func (s *Server) handleThemeSchemas() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		t := theme.Default()

@@ -63,6 +63,7 @@ func (req createVariantRequest) Valid() []fieldError {
 	return c.result()
 }
 
+// handleListVariants serves GET /stores/{store_id}/products/{product_id}/variants.
 func (s *Server) handleListVariants() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		productID, err := pathUUID(r, "product_id")
@@ -82,6 +83,7 @@ func (s *Server) handleListVariants() handlerFunc {
 	}
 }
 
+// handleCreateVariant serves POST /stores/{store_id}/products/{product_id}/variants.
 func (s *Server) handleCreateVariant() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		productID, err := pathUUID(r, "product_id")
@@ -169,6 +171,7 @@ func (req updateVariantRequest) update() storage.VariantUpdate {
 	return upd
 }
 
+// handleUpdateVariant serves PATCH /stores/{store_id}/products/{product_id}/variants/{variant_id}.
 func (s *Server) handleUpdateVariant() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		productID, err := pathUUID(r, "product_id")
@@ -193,6 +196,7 @@ func (s *Server) handleUpdateVariant() handlerFunc {
 	}
 }
 
+// handleDeleteVariant serves DELETE /stores/{store_id}/products/{product_id}/variants/{variant_id}.
 func (s *Server) handleDeleteVariant() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		productID, err := pathUUID(r, "product_id")

@@ -13,8 +13,8 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
-	"github.com/merchantsvc/svc/storage"
 	"github.com/merchantsvc/svc/internal/webhook"
+	"github.com/merchantsvc/svc/storage"
 	"github.com/merchantsvc/svc/workflows"
 )
 
@@ -77,6 +77,7 @@ func (req createSubscriptionRequest) Valid() []fieldError {
 	return c.result()
 }
 
+// handleCreateWebhook serves POST /stores/{store_id}/webhooks.
 func (s *Server) handleCreateWebhook() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		req, err := decode[createSubscriptionRequest](r)
@@ -111,6 +112,7 @@ func dedupe(events []string) []string {
 	return out
 }
 
+// handleListWebhooks serves GET /stores/{store_id}/webhooks.
 func (s *Server) handleListWebhooks() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		subs, err := s.db.FindSubscriptions(r.Context(), storeIDFrom(r.Context()))
@@ -126,6 +128,7 @@ func (s *Server) handleListWebhooks() handlerFunc {
 	}
 }
 
+// handleGetWebhook serves GET /stores/{store_id}/webhooks/{webhook_id}.
 func (s *Server) handleGetWebhook() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := pathUUID(r, "webhook_id")
@@ -161,6 +164,7 @@ func (req updateSubscriptionRequest) Valid() []fieldError {
 	return c.result()
 }
 
+// handleUpdateWebhook serves PATCH /stores/{store_id}/webhooks/{webhook_id}.
 func (s *Server) handleUpdateWebhook() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := pathUUID(r, "webhook_id")
@@ -199,6 +203,7 @@ func (s *Server) handleUpdateWebhook() handlerFunc {
 	}
 }
 
+// handleDeleteWebhook serves DELETE /stores/{store_id}/webhooks/{webhook_id}.
 func (s *Server) handleDeleteWebhook() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := pathUUID(r, "webhook_id")
@@ -211,6 +216,7 @@ func (s *Server) handleDeleteWebhook() handlerFunc {
 	}
 }
 
+// handleRotateWebhookSecret serves POST /stores/{store_id}/webhooks/{webhook_id}/rotate-secret.
 func (s *Server) handleRotateWebhookSecret() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := pathUUID(r, "webhook_id")
@@ -238,8 +244,9 @@ type testResult struct {
 	Error        *string   `json:"error"`
 }
 
-// handleTestWebhook delivers a signed webhook.ping at once (through a
-// short workflow on the worker) and answers what the endpoint answered.
+// handleTestWebhook serves POST /stores/{store_id}/webhooks/{webhook_id}/test: it delivers a signed
+// webhook.ping at once (through a short workflow on the worker) and answers what the endpoint
+// answered.
 func (s *Server) handleTestWebhook() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := pathUUID(r, "webhook_id")
@@ -294,6 +301,7 @@ type attemptResponse struct {
 	AttemptedAt  time.Time `json:"attempted_at"`
 }
 
+// handleWebhookLogs serves GET /stores/{store_id}/webhooks/{webhook_id}/logs.
 func (s *Server) handleWebhookLogs() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := pathUUID(r, "webhook_id")
@@ -346,6 +354,8 @@ func (s *Server) startLadders(ctx context.Context, deliveries []storage.Delivery
 	return nil
 }
 
+// handleRedeliver serves POST
+// /stores/{store_id}/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver.
 func (s *Server) handleRedeliver() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := pathUUID(r, "webhook_id")
@@ -370,6 +380,7 @@ func (req recoverRequest) Valid() []fieldError {
 	return c.result()
 }
 
+// handleRecover serves POST /stores/{store_id}/webhooks/{webhook_id}/recover.
 func (s *Server) handleRecover() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := pathUUID(r, "webhook_id")
@@ -434,6 +445,7 @@ type notificationResponse struct {
 	ReadAt    *time.Time `json:"read_at"`
 }
 
+// handleListNotifications serves GET /stores/{store_id}/notifications.
 func (s *Server) handleListNotifications() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		q := newQueryParser(r)

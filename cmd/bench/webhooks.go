@@ -25,8 +25,8 @@ import (
 	"github.com/merchantsvc/svc/activities"
 	"github.com/merchantsvc/svc/internal/devenv"
 	"github.com/merchantsvc/svc/internal/mailsink"
-	"github.com/merchantsvc/svc/storage"
 	"github.com/merchantsvc/svc/internal/webhook"
+	"github.com/merchantsvc/svc/storage"
 	"github.com/merchantsvc/svc/worker"
 )
 

@@ -54,8 +54,8 @@ type Config struct {
 	EInvoiceToken string `envconfig:"EINVOICE_TOKEN"`
 
 	// Webhooks (decisions §7). The first two are for dev and tests only.
-	WebhookAllowPrivate  bool   `envconfig:"WEBHOOK_ALLOW_PRIVATE" default:"false"`
-	WebhookCAFile        string `envconfig:"WEBHOOK_CA_FILE"`
+	WebhookAllowPrivate  bool         `envconfig:"WEBHOOK_ALLOW_PRIVATE" default:"false"`
+	WebhookCAFile        string       `envconfig:"WEBHOOK_CA_FILE"`
 	WebhookRetrySchedule durationList `envconfig:"WEBHOOK_RETRY_SCHEDULE" default:"10s,30s,2m,10m,30m"`
 
 	// TrustedProxies are the CIDRs of the load balancers in front of the API
