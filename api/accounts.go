@@ -1,9 +1,6 @@
 package api
 
 import (
-	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"errors"
 	"net/http"
 	"net/mail"
@@ -15,10 +12,9 @@ import (
 	"github.com/google/uuid"
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/merchantsvc/svc/internal/session"
 	"github.com/merchantsvc/svc/storage"
 )
-
-const sessionTTL = 14 * 24 * time.Hour
 
 // currencies the service prices in (decisions §1 lists their exponents).
 var currencies = []string{"EGP", "SAR", "AED", "USD", "EUR", "KWD", "BHD", "OMR", "JOD", "QAR"}
@@ -100,7 +96,7 @@ func (s *Server) handleSignup() handlerFunc {
 		if err != nil {
 			return err
 		}
-		if err := s.startSession(w, r, user.ID); err != nil {
+		if err := session.Start(w, r, s.db, user.ID, s.cfg.SecureCookies); err != nil {
 			return err
 		}
 		respond(w, http.StatusCreated, map[string]any{"user": newUserResponse(user), "store": newStoreResponse(store)})
@@ -120,9 +116,6 @@ func (req loginRequest) Valid() []fieldError {
 	return c.result()
 }
 
-// dummyHash keeps a login for an unknown email as slow as one for a known email.
-var dummyHash, _ = bcrypt.GenerateFromPassword([]byte("not a password of anyone"), bcrypt.DefaultCost)
-
 // handleLogin serves POST /auth/login.
 func (s *Server) handleLogin() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
@@ -130,7 +123,7 @@ func (s *Server) handleLogin() handlerFunc {
 		if err != nil {
 			return err
 		}
-		user, err := s.checkPassword(r.Context(), req.Email, req.Password)
+		user, err := session.CheckPassword(r.Context(), s.db, req.Email, req.Password)
 		if err != nil {
 			return err
 		}
@@ -138,7 +131,7 @@ func (s *Server) handleLogin() handlerFunc {
 		if err != nil {
 			return err
 		}
-		if err := s.startSession(w, r, user.ID); err != nil {
+		if err := session.Start(w, r, s.db, user.ID, s.cfg.SecureCookies); err != nil {
 			return err
 		}
 		list := make([]storeResponse, 0, len(stores))
@@ -150,44 +143,12 @@ func (s *Server) handleLogin() handlerFunc {
 	}
 }
 
-// checkPassword finds the user by email and checks the password, taking
-// the same time for an unknown email (errBadLogin either way).
-func (s *Server) checkPassword(ctx context.Context, email, password string) (storage.User, error) {
-	user, err := s.db.FindUserByEmail(ctx, strings.TrimSpace(email))
-	if err != nil && !errors.Is(err, storage.ErrNotFound) {
-		return storage.User{}, err
-	}
-	hash := []byte(user.PasswordHash)
-	if user.PasswordHash == "" {
-		hash = dummyHash
-	}
-	if bcrypt.CompareHashAndPassword(hash, []byte(password)) != nil || user.PasswordHash == "" {
-		return storage.User{}, errBadLogin
-	}
-	return user, nil
-}
-
-func (s *Server) startSession(w http.ResponseWriter, r *http.Request, userID uuid.UUID) error {
-	secret := newSecret("")
-	session, err := s.db.CreateSession(r.Context(), secret, userID, sessionTTL)
-	if err != nil {
-		return err
-	}
-	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: secret, Path: "/", Expires: session.ExpiresAt,
-		HttpOnly: true, Secure: s.cfg.SecureCookies, SameSite: http.SameSiteLaxMode})
-	return nil
-}
-
 // handleLogout serves POST /auth/logout.
 func (s *Server) handleLogout() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		if cookie, err := r.Cookie(sessionCookie); err == nil {
-			if err := s.db.DeleteSession(r.Context(), cookie.Value); err != nil {
-				return err
-			}
+		if err := session.End(w, r, s.db, s.cfg.SecureCookies); err != nil {
+			return err
 		}
-		http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: "", Path: "/", MaxAge: -1,
-			HttpOnly: true, Secure: s.cfg.SecureCookies, SameSite: http.SameSiteLaxMode})
 		w.WriteHeader(http.StatusNoContent)
 		return nil
 	}
@@ -281,13 +242,6 @@ func (s *Server) handleTokenInfo() handlerFunc {
 	}
 }
 
-// newSecret returns prefix + 256 random bits, URL-safe.
-func newSecret(prefix string) string {
-	b := make([]byte, 32)
-	_, _ = rand.Read(b)
-	return prefix + base64.RawURLEncoding.EncodeToString(b)
-}
-
 func utcPtr(t *time.Time) *time.Time {
 	if t == nil {
 		return nil
@@ -346,7 +300,7 @@ func (s *Server) handleCreateAccessToken() handlerFunc {
 		}
 		p := principalFrom(r.Context())
 		scopes := slices.Compact(slices.Sorted(slices.Values(req.Scopes)))
-		secret := newSecret(patPrefix)
+		secret := storage.NewSecret(patPrefix)
 		token := storage.Token{Kind: storage.TokenPAT, StoreID: storeIDFrom(r.Context()), UserID: &p.userID,
 			Name: strings.TrimSpace(req.Name), Scopes: scopes, Hint: secret[len(secret)-4:]}
 		if req.ExpiresInDays != nil {

@@ -21,7 +21,6 @@ import (
 const (
 	clientIDPrefix     = "svc_ci_"
 	clientSecretPrefix = "svc_cs_"
-	codePrefix         = "svc_code_"
 )
 
 var (
@@ -165,10 +164,10 @@ func (s *Server) handleRegisterApp() handlerFunc {
 				return validationError(err)
 			}
 		}
-		secret := newSecret(clientSecretPrefix)
+		secret := storage.NewSecret(clientSecretPrefix)
 		a := storage.App{OwnerUserID: principalFrom(r.Context()).userID, Name: strings.TrimSpace(req.Name), Slug: req.Slug, AppURL: req.AppURL,
 			Scopes: dedupe(req.OAuth.Scopes), OptionalScopes: dedupe(orEmpty(req.OAuth.OptionalScopes)), RedirectURLs: req.OAuth.RedirectURLs,
-			WebhookEvents: []string{}, ClientID: newSecret(clientIDPrefix)[:len(clientIDPrefix)+24], ClientSecret: secret}
+			WebhookEvents: []string{}, ClientID: storage.NewSecret(clientIDPrefix)[:len(clientIDPrefix)+24], ClientSecret: secret}
 		if req.Webhooks != nil {
 			a.WebhookURL, a.WebhookEvents = &req.Webhooks.URL, dedupe(req.Webhooks.Events)
 		}
@@ -207,7 +206,7 @@ func (s *Server) handleRotateAppSecret() handlerFunc {
 		if err != nil {
 			return err
 		}
-		secret := newSecret(clientSecretPrefix)
+		secret := storage.NewSecret(clientSecretPrefix)
 		var a storage.App
 		err = s.db.InTx(r.Context(), func(tx *storage.Tx) error {
 			a, err = tx.RotateAppSecret(r.Context(), principalFrom(r.Context()).userID, id, secret)
@@ -276,7 +275,7 @@ func (s *Server) handleTokenExchange() handlerFunc {
 		case grant.AppID != a.ID:
 			return storage.ErrCodeInvalid // another app's code
 		}
-		secret := newSecret(appPrefix)
+		secret := storage.NewSecret(appPrefix)
 		var token storage.Token
 		err = s.db.InTx(r.Context(), func(tx *storage.Tx) error {
 			token, err = tx.InstallApp(r.Context(), a, grant, secret)

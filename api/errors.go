@@ -8,6 +8,7 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/merchantsvc/svc/internal/session"
 	"github.com/merchantsvc/svc/internal/tracing"
 	"github.com/merchantsvc/svc/storage"
 )
@@ -181,6 +182,8 @@ func toAPIError(err error) *apiError {
 		return errCheckoutNotAbandoned
 	case errors.Is(err, storage.ErrOrderShipped):
 		return errOrderShipped
+	case errors.Is(err, session.ErrBadLogin):
+		return errBadLogin
 	case errors.Is(err, storage.ErrCodeInvalid):
 		return errCodeInvalid
 	case errors.Is(err, storage.ErrCodeUsed):

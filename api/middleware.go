@@ -20,6 +20,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
 
+	"github.com/merchantsvc/svc/internal/session"
 	"github.com/merchantsvc/svc/storage"
 )
 
@@ -119,9 +120,8 @@ func (s *Server) recoverer(next http.Handler) http.Handler {
 }
 
 const (
-	patPrefix     = "svc_pat_"
-	appPrefix     = "svc_app_"
-	sessionCookie = "svc_session"
+	patPrefix = "svc_pat_"
+	appPrefix = "svc_app_"
 )
 
 // authenticate requires a bearer token or a session cookie.
@@ -169,18 +169,18 @@ func (s *Server) identify(r *http.Request) (*principal, error) {
 		}
 		return p, nil
 	}
-	cookie, err := r.Cookie(sessionCookie)
+	cookie, err := r.Cookie(session.CookieName)
 	if err != nil || cookie.Value == "" {
 		return nil, errUnauthenticated
 	}
-	session, err := s.db.FindSession(ctx, cookie.Value)
+	sess, err := s.db.FindSession(ctx, cookie.Value)
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, errUnauthenticated
 	}
 	if err != nil {
 		return nil, err
 	}
-	return &principal{kind: "session", userID: session.UserID}, nil
+	return &principal{kind: "session", userID: sess.UserID}, nil
 }
 
 // sessionOnly refuses bearer tokens (decisions §2).

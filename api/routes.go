@@ -5,6 +5,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
+	"github.com/merchantsvc/svc/api/pages"
 )
 
 // routes is the whole API surface in one place.
@@ -16,17 +17,18 @@ func (s *Server) routes() *chi.Mux {
 
 	r.Method(http.MethodGet, "/media/{store_id}/{image_id}/{file}", s.handleMedia())
 
-	// The merchant's pages ({merchant_url}, decisions §2 and §8).
-	r.Method(http.MethodGet, "/login", s.handleLoginPage())
-	r.Method(http.MethodPost, "/login", s.handleLoginForm())
-	r.Method(http.MethodGet, "/oauth/authorize", s.handleConsentPage())
-	r.Method(http.MethodPost, "/oauth/authorize", s.handleConsentForm())
-	r.Method(http.MethodGet, "/apps/{slug}/install", s.handleInstallFromListing())
-	r.Method(http.MethodGet, "/apps/{slug}/launch", s.handleLaunch())
-	r.Method(http.MethodGet, "/stores/{store_id}/themes/editor", s.handleEditorPage())
-	r.Method(http.MethodGet, "/stores/{store_id}/themes/preview", s.handlePreview())
-	r.Method(http.MethodPost, "/stores/{store_id}/themes/preview/render", s.handlePreviewRender())
-	r.Method(http.MethodGet, "/assets/editor/{file}", handleAssets())
+	// The merchant's server-rendered pages ({merchant_url}, decisions §2
+	// and §8), package pages.
+	r.Method(http.MethodGet, "/login", s.pages.LoginPage())
+	r.Method(http.MethodPost, "/login", s.pages.LoginForm())
+	r.Method(http.MethodGet, "/oauth/authorize", s.pages.ConsentPage())
+	r.Method(http.MethodPost, "/oauth/authorize", s.pages.ConsentForm())
+	r.Method(http.MethodGet, "/apps/{slug}/install", s.pages.InstallFromListing())
+	r.Method(http.MethodGet, "/apps/{slug}/launch", s.pages.Launch())
+	r.Method(http.MethodGet, "/stores/{store_id}/themes/editor", s.pages.EditorPage())
+	r.Method(http.MethodGet, "/stores/{store_id}/themes/preview", s.pages.Preview())
+	r.Method(http.MethodPost, "/stores/{store_id}/themes/preview/render", s.pages.PreviewRender())
+	r.Method(http.MethodGet, "/assets/editor/{file}", pages.Assets())
 	r.Method(http.MethodGet, "/healthz", s.handleHealthz())
 	r.Method(http.MethodGet, "/metrics", s.handleMetrics())
 	r.Method(http.MethodGet, "/readyz", s.handleReadyz())

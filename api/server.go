@@ -17,6 +17,7 @@ import (
 	"github.com/go-chi/httprate"
 	"go.temporal.io/sdk/client"
 
+	"github.com/merchantsvc/svc/api/pages"
 	"github.com/merchantsvc/svc/internal/metrics"
 	"github.com/merchantsvc/svc/internal/tracing"
 	"github.com/merchantsvc/svc/internal/webhook"
@@ -76,6 +77,7 @@ type Server struct {
 	handler        http.Handler // the router, inside the tracing span when on
 	metrics        *metrics.API
 	outbox         outboxGauges
+	pages          *pages.Pages
 }
 
 // NewServer wires the API over its dependencies.
@@ -116,6 +118,7 @@ func NewServer(cfg Config, db *storage.DB, temporal client.Client, blobStore *bl
 	}
 	s.limiter = httprate.NewRateLimiter(cfg.RateLimitPerMinute, time.Minute, httprate.WithLimitCounter(s.tokenCounts))
 	s.buyerLimiter = httprate.NewRateLimiter(cfg.StorefrontRateLimitPerMinute, time.Minute, httprate.WithLimitCounter(s.buyerCounts))
+	s.pages = pages.New(pages.Config{SecureCookies: cfg.SecureCookies}, db, log)
 	s.metrics = metrics.NewAPI()
 	s.outbox = newOutboxGauges(s.metrics.Registry)
 	s.router = s.routes()

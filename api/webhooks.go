@@ -90,7 +90,7 @@ func (s *Server) handleCreateWebhook() handlerFunc {
 			return validationError(c.fields)
 		}
 		sub := storage.Subscription{StoreID: storeIDFrom(r.Context()), URL: req.URL, Events: dedupe(req.Events),
-			Description: req.Description, IsActive: req.IsActive == nil || *req.IsActive, Secret: newSecret(webhookSecretPrefix)}
+			Description: req.Description, IsActive: req.IsActive == nil || *req.IsActive, Secret: storage.NewSecret(webhookSecretPrefix)}
 		return s.writeTx(w, r, http.StatusCreated, func(tx *storage.Tx) (any, error) {
 			if err := tx.CreateSubscription(r.Context(), &sub); err != nil {
 				return nil, err
@@ -223,7 +223,7 @@ func (s *Server) handleRotateWebhookSecret() handlerFunc {
 		if err != nil {
 			return err
 		}
-		secret := newSecret(webhookSecretPrefix)
+		secret := storage.NewSecret(webhookSecretPrefix)
 		return s.writeTx(w, r, http.StatusOK, func(tx *storage.Tx) (any, error) {
 			sub, err := tx.RotateSubscriptionSecret(r.Context(), storeIDFrom(r.Context()), id, secret)
 			if err != nil {

@@ -2,7 +2,9 @@ package storage
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"time"
@@ -31,6 +33,14 @@ type Store struct {
 	DefaultLanguage string
 	LifecycleState  string
 	CreatedAt       time.Time
+}
+
+// NewSecret returns prefix + 256 random bits, URL-safe: session ids, access
+// tokens, app secrets and authorization codes.
+func NewSecret(prefix string) string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	return prefix + base64.RawURLEncoding.EncodeToString(b)
 }
 
 // HashSecret is how session ids and bearer tokens are stored: their SHA-256.

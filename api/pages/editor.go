@@ -1,4 +1,4 @@
-package api
+package pages
 
 import (
 	"bytes"
@@ -26,8 +26,11 @@ import (
 //go:embed assets
 var assetFiles embed.FS
 
-// handleAssets serves the editor's scripts and styles.
-func handleAssets() http.Handler {
+// maxRenderBody bounds a posted document, as the JSON API bounds its bodies.
+const maxRenderBody = 1 << 20
+
+// Assets serves the editor's scripts and styles.
+func Assets() http.Handler {
 	sub, _ := fs.Sub(assetFiles, "assets")
 	files := http.StripPrefix("/assets/", http.FileServer(http.FS(sub)))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -39,36 +42,36 @@ func handleAssets() http.Handler {
 
 // editorStore is the signed-in owner's store named in the path, or a
 // redirect to sign in.
-func (s *Server) editorStore(w http.ResponseWriter, r *http.Request) (*storage.User, storage.Store, bool) {
-	user, ok := s.signedIn(w, r)
-	if !ok {
-		return nil, storage.Store{}, false
+func (p *Pages) editorStore(w http.ResponseWriter, r *http.Request) (*storage.User, storage.Store, error) {
+	user, err := p.signedIn(w, r)
+	if err != nil {
+		return nil, storage.Store{}, err
 	}
 	storeID, err := uuid.Parse(chi.URLParam(r, "store_id"))
 	if err != nil {
-		s.problemPage(w, r, http.StatusNotFound, s.pageLang(r, user), "no such store")
-		return nil, storage.Store{}, false
+		p.problemPage(w, http.StatusNotFound, p.pageLang(r, user), "no such store")
+		return nil, storage.Store{}, errAnswered
 	}
-	store, err := s.db.FindStoreByID(r.Context(), storeID)
+	store, err := p.db.FindStoreByID(r.Context(), storeID)
 	if err != nil || store.OwnerUserID != user.ID {
 		toLogin(w, r)
-		return nil, storage.Store{}, false
+		return nil, storage.Store{}, errAnswered
 	}
-	return user, store, true
+	return user, store, nil
 }
 
-// handleEditorPage serves GET /stores/{store_id}/themes/editor.
-func (s *Server) handleEditorPage() handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
-		user, store, ok := s.editorStore(w, r)
-		if !ok {
-			return nil
+// EditorPage serves GET /stores/{store_id}/themes/editor.
+func (p *Pages) EditorPage() http.Handler {
+	return p.handle(func(w http.ResponseWriter, r *http.Request) error {
+		user, store, err := p.editorStore(w, r)
+		if err != nil {
+			return err
 		}
-		lang := s.pageLang(r, user)
-		s.renderPage(w, http.StatusOK, "editor.html", map[string]any{"T": pageWords[lang], "Title": store.Name, "StoreID": store.ID,
+		lang := p.pageLang(r, user)
+		renderPage(w, http.StatusOK, "editor.html", map[string]any{"T": pageWords[lang], "Title": store.Name, "StoreID": store.ID,
 			"StoreName": store.Name, "Lang": lang})
 		return nil
-	}
+	})
 }
 
 // previewData is what a preview page shows: the theme settings and the
@@ -186,19 +189,19 @@ func colorHex(s string) bool {
 	return strings.Trim(strings.ToLower(s[1:]), "0123456789abcdef") == ""
 }
 
-// handlePreview serves GET /stores/{store_id}/themes/preview: it renders a storefront page of the
+// Preview serves GET /stores/{store_id}/themes/preview: it renders a storefront page of the
 // draft for the editor's frame (same origin only).
-func (s *Server) handlePreview() handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
-		_, store, ok := s.editorStore(w, r)
-		if !ok {
-			return nil
+func (p *Pages) Preview() http.Handler {
+	return p.handle(func(w http.ResponseWriter, r *http.Request) error {
+		_, store, err := p.editorStore(w, r)
+		if err != nil {
+			return err
 		}
 		page := r.URL.Query().Get("page")
 		if !slices.Contains(theme.Pages, page) {
 			page = "index"
 		}
-		c, err := s.db.FindCustomization(r.Context(), store.ID)
+		c, err := p.db.FindCustomization(r.Context(), store.ID)
 		if err != nil {
 			return err
 		}
@@ -218,39 +221,44 @@ func (s *Server) handlePreview() handlerFunc {
 		_ = pageTemplates.ExecuteTemplate(w, "preview-page", map[string]any{"Data": data, "Body": template.HTML(body.String()),
 			"StoreName": store.Name})
 		return nil
-	}
+	})
 }
 
-// handlePreviewRender serves POST /stores/{store_id}/themes/preview/render: it renders the sections of
+// PreviewRender serves POST /stores/{store_id}/themes/preview/render: it renders the sections of
 // a posted document, for the frame to swap in when the editor sends new settings.
-func (s *Server) handlePreviewRender() handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
-		if _, _, ok := s.editorStore(w, r); !ok {
-			return nil
+func (p *Pages) PreviewRender() http.Handler {
+	return p.handle(func(w http.ResponseWriter, r *http.Request) error {
+		if _, _, err := p.editorStore(w, r); err != nil {
+			return err
 		}
-		raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxJSONBody))
+		raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRenderBody))
 		if err != nil {
-			return errPayloadTooLarge
+			http.Error(w, "the document is too large", http.StatusRequestEntityTooLarge)
+			return nil
 		}
 		var req struct {
 			Document json.RawMessage `json:"document"`
 			Page     string          `json:"page"`
 		}
 		if err := json.Unmarshal(raw, &req); err != nil {
-			return errMalformedJSON
+			http.Error(w, "the body is not a theme document", http.StatusBadRequest)
+			return nil
 		}
 		if !slices.Contains(theme.Pages, req.Page) {
 			req.Page = "index"
 		}
 		data, err := buildPreview(req.Document, req.Page)
 		if err != nil {
-			return errMalformedJSON
+			http.Error(w, "the body is not a theme document", http.StatusBadRequest)
+			return nil
 		}
 		var body bytes.Buffer
 		if err := pageTemplates.ExecuteTemplate(&body, "preview-sections", data); err != nil {
 			return err
 		}
-		respond(w, http.StatusOK, map[string]any{"html": body.String(), "dir": data.Dir, "vars": string(data.Vars)})
-		return nil
-	}
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		return json.NewEncoder(w).Encode(map[string]any{"success": true,
+			"data": map[string]any{"html": body.String(), "dir": data.Dir, "vars": string(data.Vars)}})
+	})
 }

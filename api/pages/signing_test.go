@@ -1,4 +1,4 @@
-package api
+package pages
 
 import (
 	"net/url"
@@ -25,7 +25,7 @@ var signingVectors = []struct {
 }
 
 func TestSigningVectorsMatchTheDocs(t *testing.T) {
-	doc, err := os.ReadFile("../docs/apps.md")
+	doc, err := os.ReadFile("../../docs/apps.md")
 	require.NoError(t, err)
 	for _, v := range signingVectors {
 		got := signParams(v.secret, v.params)

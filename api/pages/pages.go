@@ -1,4 +1,4 @@
-package api
+package pages
 
 import (
 	"crypto/rand"
@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"html/template"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -17,18 +18,54 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
 
+	"github.com/merchantsvc/svc/internal/session"
 	"github.com/merchantsvc/svc/storage"
 )
 
-// The merchant's web pages (decisions §2 and §8): sign-in, the OAuth consent
-// page, app install and launch. Server-rendered, Arabic by default (right to
-// left), English when the merchant chose it. Forms carry a CSRF token that
-// must match the svc_csrf cookie (double submit); pages may not be framed.
-
-//go:embed pages/*.html
+//go:embed *.html
 var pageFiles embed.FS
 
-var pageTemplates = template.Must(template.ParseFS(pageFiles, "pages/*.html"))
+var pageTemplates = template.Must(template.ParseFS(pageFiles, "*.html"))
+
+// Config is what the pages need beyond the database.
+type Config struct {
+	// SecureCookies marks the session and CSRF cookies Secure (everywhere
+	// but local development).
+	SecureCookies bool
+}
+
+// Pages serves the merchant's server-rendered pages.
+type Pages struct {
+	cfg Config
+	db  *storage.DB
+	log *slog.Logger
+}
+
+// New serves the pages over the database.
+func New(cfg Config, db *storage.DB, log *slog.Logger) *Pages {
+	return &Pages{cfg: cfg, db: db, log: log}
+}
+
+// handlerFunc is a page handler that returns its error: ServeHTTP logs it
+// and shows the problem page with "internal error" and nothing more.
+type handlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+// pageHandler binds a handlerFunc to the pages' logger.
+type pageHandler struct {
+	p  *Pages
+	fn handlerFunc
+}
+
+func (h pageHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if err := h.fn(w, r); err != nil && !errors.Is(err, errAnswered) {
+		h.p.log.ErrorContext(r.Context(), "page failed", slog.String("method", r.Method), slog.String("path", r.URL.Path),
+			slog.Any("error", err))
+		lang := h.p.pageLang(r, nil)
+		h.p.problemPage(w, http.StatusInternalServerError, lang, pageWords[lang]["internal_error"])
+	}
+}
+
+func (p *Pages) handle(fn handlerFunc) http.Handler { return pageHandler{p: p, fn: fn} }
 
 const csrfCookie = "svc_csrf"
 
@@ -41,7 +78,7 @@ var pageWords = map[string]map[string]string{
 		"read": "عرض", "write": "عرض وتعديل", "bad_form": "انتهت صلاحية النموذج؛ أعد تحميل الصفحة وحاول مجددًا",
 		"publish": "نشر", "history": "السجل", "theme_settings": "إعدادات القالب", "add_section": "إضافة قسم",
 		"publish_name": "اسم النسخة (اختياري)", "preview": "معاينة",
-		"catalog": "المنتجات والتصنيفات", "media": "الصور والوسائط", "orders": "الطلبات والمدفوعات", "customers": "العملاء",
+		"internal_error": "حدث خطأ داخلي؛ حاول مجددًا بعد قليل", "catalog": "المنتجات والتصنيفات", "media": "الصور والوسائط", "orders": "الطلبات والمدفوعات", "customers": "العملاء",
 		"analytics": "التحليلات", "marketing": "التسويق", "themes": "تصميم المتجر", "risk": "تقييم المخاطر", "settings": "إعدادات المتجر",
 	},
 	"en": {
@@ -52,7 +89,7 @@ var pageWords = map[string]map[string]string{
 		"read": "View", "write": "View and change", "bad_form": "The form expired; reload the page and try again",
 		"publish": "Publish", "history": "History", "theme_settings": "Theme settings", "add_section": "Add section",
 		"publish_name": "Version name (optional)", "preview": "Preview",
-		"catalog": "products and categories", "media": "images and media", "orders": "orders and payments", "customers": "customers",
+		"internal_error": "Internal error; try again shortly", "catalog": "products and categories", "media": "images and media", "orders": "orders and payments", "customers": "customers",
 		"analytics": "analytics", "marketing": "marketing", "themes": "the store's design", "risk": "risk scores", "settings": "store settings",
 	},
 }
@@ -66,14 +103,14 @@ func scopeWords(lang, scope string) string {
 
 // pageCSRF returns the request's CSRF token, setting the cookie when the
 // browser has none yet.
-func (s *Server) pageCSRF(w http.ResponseWriter, r *http.Request) string {
+func (p *Pages) pageCSRF(w http.ResponseWriter, r *http.Request) string {
 	if c, err := r.Cookie(csrfCookie); err == nil && len(c.Value) >= 32 {
 		return c.Value
 	}
 	b := make([]byte, 32)
 	_, _ = rand.Read(b)
 	token := base64.RawURLEncoding.EncodeToString(b)
-	http.SetCookie(w, &http.Cookie{Name: csrfCookie, Value: token, Path: "/", HttpOnly: true, Secure: s.cfg.SecureCookies,
+	http.SetCookie(w, &http.Cookie{Name: csrfCookie, Value: token, Path: "/", HttpOnly: true, Secure: p.cfg.SecureCookies,
 		SameSite: http.SameSiteStrictMode})
 	return token
 }
@@ -84,7 +121,7 @@ func csrfValid(r *http.Request) bool {
 	return err == nil && len(c.Value) >= 32 && subtle.ConstantTimeCompare([]byte(c.Value), []byte(r.PostFormValue("csrf"))) == 1
 }
 
-func (s *Server) renderPage(w http.ResponseWriter, status int, name string, data map[string]any) {
+func renderPage(w http.ResponseWriter, status int, name string, data map[string]any) {
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
 	h.Set("Cache-Control", "no-store")
@@ -96,7 +133,7 @@ func (s *Server) renderPage(w http.ResponseWriter, status int, name string, data
 }
 
 // pageLang is the signed-in merchant's language, else ?lang=en, else Arabic.
-func (s *Server) pageLang(r *http.Request, user *storage.User) string {
+func (p *Pages) pageLang(r *http.Request, user *storage.User) string {
 	if user != nil && user.Locale == "en" {
 		return "en"
 	}
@@ -106,43 +143,26 @@ func (s *Server) pageLang(r *http.Request, user *storage.User) string {
 	return "ar"
 }
 
-// pageUser is the signed-in merchant, or nil.
-func (s *Server) pageUser(r *http.Request) (*storage.User, error) {
-	c, err := r.Cookie(sessionCookie)
-	if err != nil || c.Value == "" {
-		return nil, nil
-	}
-	session, err := s.db.FindSession(r.Context(), c.Value)
-	if errors.Is(err, storage.ErrNotFound) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	u, err := s.db.FindUserByID(r.Context(), session.UserID)
-	if err != nil {
-		return nil, err
-	}
-	return &u, nil
-}
+// errAnswered ends a page request that has already answered: a redirect to
+// sign in (as the store's owner), or a problem page.
+var errAnswered = errors.New("the page has answered")
 
 // signedIn is the signed-in merchant of a page request; without one it
-// sends them to sign in (and back) and reports false.
-func (s *Server) signedIn(w http.ResponseWriter, r *http.Request) (*storage.User, bool) {
-	user, err := s.pageUser(r)
+// sends them to sign in (and back) and returns errAnswered.
+func (p *Pages) signedIn(w http.ResponseWriter, r *http.Request) (*storage.User, error) {
+	user, err := session.User(r, p.db)
 	if err != nil {
-		writeError(w, r, err)
-		return nil, false
+		return nil, err
 	}
 	if user == nil {
 		toLogin(w, r)
-		return nil, false
+		return nil, errAnswered
 	}
-	return user, true
+	return user, nil
 }
 
-func (s *Server) problemPage(w http.ResponseWriter, r *http.Request, status int, lang, message string) {
-	s.renderPage(w, status, "problem.html", map[string]any{"T": pageWords[lang], "Title": pageWords[lang]["problem_title"],
+func (p *Pages) problemPage(w http.ResponseWriter, status int, lang, message string) {
+	renderPage(w, status, "problem.html", map[string]any{"T": pageWords[lang], "Title": pageWords[lang]["problem_title"],
 		"Error": message})
 }
 
@@ -159,48 +179,51 @@ func safeNext(next string) string {
 	return next
 }
 
-// handleLoginPage serves GET /login.
-func (s *Server) handleLoginPage() handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
-		lang := s.pageLang(r, nil)
+// LoginPage serves GET /login.
+func (p *Pages) LoginPage() http.Handler {
+	return p.handle(func(w http.ResponseWriter, r *http.Request) error {
+		lang := p.pageLang(r, nil)
 		other := url.Values{"next": {r.URL.Query().Get("next")}}
 		if lang == "ar" {
 			other.Set("lang", "en")
 		}
-		s.renderPage(w, http.StatusOK, "login.html", map[string]any{"T": pageWords[lang], "Title": pageWords[lang]["signin_title"],
-			"CSRF": s.pageCSRF(w, r), "Next": safeNext(r.URL.Query().Get("next")), "OtherLangURL": "/login?" + other.Encode()})
+		renderPage(w, http.StatusOK, "login.html", map[string]any{"T": pageWords[lang], "Title": pageWords[lang]["signin_title"],
+			"CSRF": p.pageCSRF(w, r), "Next": safeNext(r.URL.Query().Get("next")), "OtherLangURL": "/login?" + other.Encode()})
 		return nil
-	}
+	})
 }
 
-// handleLoginForm serves POST /login: it signs a merchant in from the page and returns them to where
+// LoginForm serves POST /login: it signs a merchant in from the page and returns them to where
 // they were going.
-func (s *Server) handleLoginForm() handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
+func (p *Pages) LoginForm() http.Handler {
+	return p.handle(func(w http.ResponseWriter, r *http.Request) error {
 		r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
-		lang := s.pageLang(r, nil)
+		lang := p.pageLang(r, nil)
 		if err := r.ParseForm(); err != nil || !csrfValid(r) {
-			s.problemPage(w, r, http.StatusForbidden, lang, pageWords[lang]["bad_form"])
+			p.problemPage(w, http.StatusForbidden, lang, pageWords[lang]["bad_form"])
 			return nil
 		}
 		next := safeNext(r.PostFormValue("next"))
 		email := strings.TrimSpace(r.PostFormValue("email"))
-		user, err := s.checkPassword(r.Context(), email, r.PostFormValue("password"))
-		if err != nil && !errors.Is(err, errBadLogin) {
+		user, err := session.CheckPassword(r.Context(), p.db, email, r.PostFormValue("password"))
+		if err != nil && !errors.Is(err, session.ErrBadLogin) {
 			return err
 		}
 		if err != nil {
-			s.renderPage(w, http.StatusUnauthorized, "login.html", map[string]any{"T": pageWords[lang], "Title": pageWords[lang]["signin_title"],
-				"CSRF": s.pageCSRF(w, r), "Next": next, "Email": email, "Error": pageWords[lang]["bad_login"], "OtherLangURL": "/login?lang=en"})
+			renderPage(w, http.StatusUnauthorized, "login.html", map[string]any{"T": pageWords[lang], "Title": pageWords[lang]["signin_title"],
+				"CSRF": p.pageCSRF(w, r), "Next": next, "Email": email, "Error": pageWords[lang]["bad_login"], "OtherLangURL": "/login?lang=en"})
 			return nil
 		}
-		if err := s.startSession(w, r, user.ID); err != nil {
+		if err := session.Start(w, r, p.db, user.ID, p.cfg.SecureCookies); err != nil {
 			return err
 		}
 		http.Redirect(w, r, next, http.StatusSeeOther)
 		return nil
-	}
+	})
 }
+
+// authCodePrefix starts every authorization code the consent page issues.
+const authCodePrefix = "svc_code_"
 
 var statePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,256}$`)
 
@@ -215,12 +238,12 @@ type consentRequest struct {
 
 // checkConsent applies the consent-link rules. It never redirects anywhere
 // the link names before the link has been checked.
-func (s *Server) checkConsent(r *http.Request, values url.Values, user *storage.User) (consentRequest, error) {
+func (p *Pages) checkConsent(r *http.Request, values url.Values, user *storage.User) (consentRequest, error) {
 	c := consentRequest{Params: map[string]string{}}
 	for _, k := range []string{"client_id", "store_id", "redirect_uri", "scope", "state"} {
 		c.Params[k] = values.Get(k)
 	}
-	app, err := s.db.FindAppByClientID(r.Context(), c.Params["client_id"])
+	app, err := p.db.FindAppByClientID(r.Context(), c.Params["client_id"])
 	if errors.Is(err, storage.ErrNotFound) {
 		c.Problem = "unknown client_id"
 		return c, nil
@@ -250,13 +273,17 @@ func (s *Server) checkConsent(r *http.Request, values url.Values, user *storage.
 			return c, nil
 		}
 	}
-	c.Scopes = dedupe(requested)
+	for _, sc := range requested { // each once, in the order asked
+		if !slices.Contains(c.Scopes, sc) {
+			c.Scopes = append(c.Scopes, sc)
+		}
+	}
 	storeID, err := uuid.Parse(c.Params["store_id"])
 	if err != nil {
 		c.Problem = "store_id must be a store's id"
 		return c, nil
 	}
-	store, err := s.db.FindStoreByID(r.Context(), storeID)
+	store, err := p.db.FindStoreByID(r.Context(), storeID)
 	if errors.Is(err, storage.ErrNotFound) || (err == nil && store.OwnerUserID != user.ID) {
 		return c, errNotOwner
 	}
@@ -269,15 +296,15 @@ func (s *Server) checkConsent(r *http.Request, values url.Values, user *storage.
 
 var errNotOwner = errors.New("not the store's owner")
 
-// handleConsentPage serves GET /oauth/authorize: it shows the consent page for a valid consent link.
-func (s *Server) handleConsentPage() handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
-		user, ok := s.signedIn(w, r)
-		if !ok {
-			return nil
+// ConsentPage serves GET /oauth/authorize: it shows the consent page for a valid consent link.
+func (p *Pages) ConsentPage() http.Handler {
+	return p.handle(func(w http.ResponseWriter, r *http.Request) error {
+		user, err := p.signedIn(w, r)
+		if err != nil {
+			return err
 		}
-		lang := s.pageLang(r, user)
-		c, err := s.checkConsent(r, r.URL.Query(), user)
+		lang := p.pageLang(r, user)
+		c, err := p.checkConsent(r, r.URL.Query(), user)
 		if errors.Is(err, errNotOwner) {
 			toLogin(w, r) // sign in as the store's owner and come back
 			return nil
@@ -286,7 +313,7 @@ func (s *Server) handleConsentPage() handlerFunc {
 			return err
 		}
 		if c.Problem != "" {
-			s.problemPage(w, r, http.StatusBadRequest, lang, c.Problem)
+			p.problemPage(w, http.StatusBadRequest, lang, c.Problem)
 			return nil
 		}
 		type scopeLine struct{ Name, Words string }
@@ -294,18 +321,18 @@ func (s *Server) handleConsentPage() handlerFunc {
 		for _, sc := range c.Scopes {
 			lines = append(lines, scopeLine{sc, scopeWords(lang, sc)})
 		}
-		s.renderPage(w, http.StatusOK, "consent.html", map[string]any{"T": pageWords[lang], "Title": pageWords[lang]["consent_title"],
-			"CSRF": s.pageCSRF(w, r), "App": c.App.Name, "Store": c.Store.Name, "Scopes": lines, "Params": c.Params})
+		renderPage(w, http.StatusOK, "consent.html", map[string]any{"T": pageWords[lang], "Title": pageWords[lang]["consent_title"],
+			"CSRF": p.pageCSRF(w, r), "App": c.App.Name, "Store": c.Store.Name, "Scopes": lines, "Params": c.Params})
 		return nil
-	}
+	})
 }
 
-// handleConsentForm serves POST /oauth/authorize: it takes the merchant's answer: Allow redirects with
+// ConsentForm serves POST /oauth/authorize: it takes the merchant's answer: Allow redirects with
 // a single-use code and a signature, Deny with error=access_denied and state.
-func (s *Server) handleConsentForm() handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
+func (p *Pages) ConsentForm() http.Handler {
+	return p.handle(func(w http.ResponseWriter, r *http.Request) error {
 		r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
-		user, err := s.pageUser(r)
+		user, err := session.User(r, p.db)
 		if err != nil {
 			return err
 		}
@@ -313,21 +340,21 @@ func (s *Server) handleConsentForm() handlerFunc {
 			http.Redirect(w, r, "/login", http.StatusSeeOther)
 			return nil
 		}
-		lang := s.pageLang(r, user)
+		lang := p.pageLang(r, user)
 		if err := r.ParseForm(); err != nil || !csrfValid(r) {
-			s.problemPage(w, r, http.StatusForbidden, lang, pageWords[lang]["bad_form"])
+			p.problemPage(w, http.StatusForbidden, lang, pageWords[lang]["bad_form"])
 			return nil
 		}
-		c, err := s.checkConsent(r, r.PostForm, user)
+		c, err := p.checkConsent(r, r.PostForm, user)
 		if errors.Is(err, errNotOwner) {
-			s.problemPage(w, r, http.StatusForbidden, lang, "sign in as the store's owner")
+			p.problemPage(w, http.StatusForbidden, lang, "sign in as the store's owner")
 			return nil
 		}
 		if err != nil {
 			return err
 		}
 		if c.Problem != "" {
-			s.problemPage(w, r, http.StatusBadRequest, lang, c.Problem)
+			p.problemPage(w, http.StatusBadRequest, lang, c.Problem)
 			return nil
 		}
 		redirect := c.Params["redirect_uri"]
@@ -335,8 +362,8 @@ func (s *Server) handleConsentForm() handlerFunc {
 			http.Redirect(w, r, redirect+"?"+url.Values{"error": {"access_denied"}, "state": {c.Params["state"]}}.Encode(), http.StatusFound)
 			return nil
 		}
-		code := newSecret(codePrefix)
-		if err := s.db.InTx(r.Context(), func(tx *storage.Tx) error {
+		code := storage.NewSecret(authCodePrefix)
+		if err := p.db.InTx(r.Context(), func(tx *storage.Tx) error {
 			return tx.CreateAuthCode(r.Context(), code, c.App.ID, c.Store.ID, user.ID, c.Scopes, redirect)
 		}); err != nil {
 			return err
@@ -344,16 +371,16 @@ func (s *Server) handleConsentForm() handlerFunc {
 		params := url.Values{"code": {code}, "state": {c.Params["state"]}, "store_id": {c.Store.ID.String()}}
 		http.Redirect(w, r, withSignature(redirect, c.App.ClientSecret, params, time.Now().Unix()), http.StatusFound)
 		return nil
-	}
+	})
 }
 
-// handleInstallFromListing serves GET /apps/{slug}/install: it starts an install from the app store:
+// InstallFromListing serves GET /apps/{slug}/install: it starts an install from the app store:
 // the service chooses state and the app's first redirect URL receives the code.
-func (s *Server) handleInstallFromListing() handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
-		app, err := s.db.FindAppBySlug(r.Context(), chi.URLParam(r, "slug"))
+func (p *Pages) InstallFromListing() http.Handler {
+	return p.handle(func(w http.ResponseWriter, r *http.Request) error {
+		app, err := p.db.FindAppBySlug(r.Context(), chi.URLParam(r, "slug"))
 		if err != nil {
-			s.problemPage(w, r, http.StatusNotFound, "ar", "unknown app")
+			p.problemPage(w, http.StatusNotFound, "ar", "unknown app")
 			return nil
 		}
 		b := make([]byte, 18)
@@ -363,43 +390,43 @@ func (s *Server) handleInstallFromListing() handlerFunc {
 			"state": {base64.RawURLEncoding.EncodeToString(b)}}
 		http.Redirect(w, r, "/oauth/authorize?"+q.Encode(), http.StatusFound)
 		return nil
-	}
+	})
 }
 
-// handleLaunch serves GET /apps/{slug}/launch: it opens an installed app for the signed-in owner:
+// Launch serves GET /apps/{slug}/launch: it opens an installed app for the signed-in owner:
 // app_url with store_id, locale, timestamp and hmac.
-func (s *Server) handleLaunch() handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
-		user, ok := s.signedIn(w, r)
-		if !ok {
-			return nil
-		}
-		lang := s.pageLang(r, user)
-		app, err := s.db.FindAppBySlug(r.Context(), chi.URLParam(r, "slug"))
+func (p *Pages) Launch() http.Handler {
+	return p.handle(func(w http.ResponseWriter, r *http.Request) error {
+		user, err := p.signedIn(w, r)
 		if err != nil {
-			s.problemPage(w, r, http.StatusNotFound, lang, "unknown app")
+			return err
+		}
+		lang := p.pageLang(r, user)
+		app, err := p.db.FindAppBySlug(r.Context(), chi.URLParam(r, "slug"))
+		if err != nil {
+			p.problemPage(w, http.StatusNotFound, lang, "unknown app")
 			return nil
 		}
 		storeID, err := uuid.Parse(r.URL.Query().Get("store_id"))
 		if err != nil {
-			s.problemPage(w, r, http.StatusBadRequest, lang, "store_id must be a store's id")
+			p.problemPage(w, http.StatusBadRequest, lang, "store_id must be a store's id")
 			return nil
 		}
-		store, err := s.db.FindStoreByID(r.Context(), storeID)
+		store, err := p.db.FindStoreByID(r.Context(), storeID)
 		if err != nil || store.OwnerUserID != user.ID {
 			toLogin(w, r)
 			return nil
 		}
-		installed, err := s.db.AppInstalled(r.Context(), app.ID, storeID)
+		installed, err := p.db.AppInstalled(r.Context(), app.ID, storeID)
 		if err != nil {
 			return err
 		}
 		if !installed {
-			s.problemPage(w, r, http.StatusNotFound, lang, "the app is not installed on this store")
+			p.problemPage(w, http.StatusNotFound, lang, "the app is not installed on this store")
 			return nil
 		}
 		params := url.Values{"store_id": {storeID.String()}, "locale": {lang}}
 		http.Redirect(w, r, withSignature(app.AppURL, app.ClientSecret, params, time.Now().Unix()), http.StatusFound)
 		return nil
-	}
+	})
 }
