@@ -32,12 +32,8 @@ func (s *Server) handleConvertDraft() handlerFunc {
 		if err != nil {
 			return err
 		}
-		return s.writeTx(w, r, http.StatusOK, func(tx *storage.Tx) (any, error) {
-			o, err := tx.ConvertDraft(r.Context(), storeIDFrom(r.Context()), id, actor(principalFrom(r.Context())))
-			if err != nil {
-				return nil, err
-			}
-			return ok(newOrderResponse(o)), nil
+		return writeView(s, w, r, http.StatusOK, newOrderResponse, func(tx *storage.Tx) (storage.Order, error) {
+			return tx.ConvertDraft(r.Context(), storeIDFrom(r.Context()), id, actor(principalFrom(r.Context())))
 		})
 	}
 }

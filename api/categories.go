@@ -145,12 +145,8 @@ func (s *Server) handleUpdateCategory() handlerFunc {
 		if req.Position.Set {
 			upd.Position = &req.Position.Value
 		}
-		return s.writeTx(w, r, http.StatusOK, func(tx *storage.Tx) (any, error) {
-			c, err := tx.UpdateCategory(r.Context(), storeIDFrom(r.Context()), id, upd)
-			if err != nil {
-				return nil, err
-			}
-			return ok(newCategoryResponse(c)), nil
+		return writeView(s, w, r, http.StatusOK, newCategoryResponse, func(tx *storage.Tx) (storage.Category, error) {
+			return tx.UpdateCategory(r.Context(), storeIDFrom(r.Context()), id, upd)
 		})
 	}
 }

@@ -176,12 +176,8 @@ func (s *Server) handleMarkRecovered() handlerFunc {
 			id, _ := parseUUID(*req.OrderID)
 			orderID = &id
 		}
-		return s.writeTx(w, r, http.StatusOK, func(tx *storage.Tx) (any, error) {
-			c, err := tx.MarkCheckoutRecovered(r.Context(), storeIDFrom(r.Context()), id, orderID, req.Note)
-			if err != nil {
-				return nil, err
-			}
-			return ok(newCheckoutResponse(c)), nil
+		return writeView(s, w, r, http.StatusOK, newCheckoutResponse, func(tx *storage.Tx) (storage.Cart, error) {
+			return tx.MarkCheckoutRecovered(r.Context(), storeIDFrom(r.Context()), id, orderID, req.Note)
 		})
 	}
 }

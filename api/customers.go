@@ -215,12 +215,8 @@ func (s *Server) handleUpdateCustomer() handlerFunc {
 		if req.ChatOptOut.Set {
 			upd.ChatOptOut = &req.ChatOptOut.Value
 		}
-		return s.writeTx(w, r, http.StatusOK, func(tx *storage.Tx) (any, error) {
-			c, err := tx.UpdateCustomer(r.Context(), storeIDFrom(r.Context()), id, upd)
-			if err != nil {
-				return nil, err
-			}
-			return ok(newCustomerResponse(c)), nil
+		return writeView(s, w, r, http.StatusOK, newCustomerResponse, func(tx *storage.Tx) (storage.Customer, error) {
+			return tx.UpdateCustomer(r.Context(), storeIDFrom(r.Context()), id, upd)
 		})
 	}
 }

@@ -205,12 +205,8 @@ func (s *Server) handleCreateOrder(draft bool) handlerFunc {
 		}
 		in := req.newOrder(storeIDFrom(r.Context()), draft, actor(principalFrom(r.Context())))
 		// The worker's dispatcher starts the order-placed workflow after commit.
-		return s.writeTx(w, r, http.StatusCreated, func(tx *storage.Tx) (any, error) {
-			o, err := tx.CreateOrder(r.Context(), in)
-			if err != nil {
-				return nil, err
-			}
-			return ok(newOrderResponse(o)), nil
+		return writeView(s, w, r, http.StatusCreated, newOrderResponse, func(tx *storage.Tx) (storage.Order, error) {
+			return tx.CreateOrder(r.Context(), in)
 		})
 	}
 }
@@ -324,13 +320,9 @@ func (s *Server) handleUpdateOrderStatus() handlerFunc {
 		if err != nil {
 			return err
 		}
-		return s.writeTx(w, r, http.StatusOK, func(tx *storage.Tx) (any, error) {
-			o, err := tx.TransitionOrder(r.Context(), storeIDFrom(r.Context()), id, storage.OrderStatus(req.Status), req.TrackingNumber, req.Note,
+		return writeView(s, w, r, http.StatusOK, newOrderResponse, func(tx *storage.Tx) (storage.Order, error) {
+			return tx.TransitionOrder(r.Context(), storeIDFrom(r.Context()), id, storage.OrderStatus(req.Status), req.TrackingNumber, req.Note,
 				actor(principalFrom(r.Context())))
-			if err != nil {
-				return nil, err
-			}
-			return ok(newOrderResponse(o)), nil
 		})
 	}
 }
@@ -388,12 +380,8 @@ func (s *Server) handleAddComment() handlerFunc {
 		if err != nil {
 			return err
 		}
-		return s.writeTx(w, r, http.StatusCreated, func(tx *storage.Tx) (any, error) {
-			a, err := tx.AddOrderComment(r.Context(), storeIDFrom(r.Context()), id, req.Body, actor(principalFrom(r.Context())))
-			if err != nil {
-				return nil, err
-			}
-			return ok(newActivityResponse(a)), nil
+		return writeView(s, w, r, http.StatusCreated, newActivityResponse, func(tx *storage.Tx) (storage.OrderActivity, error) {
+			return tx.AddOrderComment(r.Context(), storeIDFrom(r.Context()), id, req.Body, actor(principalFrom(r.Context())))
 		})
 	}
 }
@@ -483,12 +471,8 @@ func (s *Server) handleUpdateOrder() handlerFunc {
 			addr.Phone = normalizePhone(addr.Phone)
 			upd.ShippingAddress, _ = json.Marshal(addr)
 		}
-		return s.writeTx(w, r, http.StatusOK, func(tx *storage.Tx) (any, error) {
-			o, err := tx.UpdateOrder(r.Context(), storeIDFrom(r.Context()), id, upd, actor(principalFrom(r.Context())))
-			if err != nil {
-				return nil, err
-			}
-			return ok(newOrderResponse(o)), nil
+		return writeView(s, w, r, http.StatusOK, newOrderResponse, func(tx *storage.Tx) (storage.Order, error) {
+			return tx.UpdateOrder(r.Context(), storeIDFrom(r.Context()), id, upd, actor(principalFrom(r.Context())))
 		})
 	}
 }

@@ -151,12 +151,8 @@ func (s *Server) handleApproveProof() handlerFunc {
 		if err != nil {
 			return err
 		}
-		return s.writeTx(w, r, http.StatusOK, func(tx *storage.Tx) (any, error) {
-			p, err := tx.ApproveProof(r.Context(), storeIDFrom(r.Context()), proofID, actor(principalFrom(r.Context())))
-			if err != nil {
-				return nil, err
-			}
-			return ok(s.newProofResponse(p)), nil
+		return writeView(s, w, r, http.StatusOK, s.newProofResponse, func(tx *storage.Tx) (storage.PaymentProof, error) {
+			return tx.ApproveProof(r.Context(), storeIDFrom(r.Context()), proofID, actor(principalFrom(r.Context())))
 		})
 	}
 }
@@ -183,12 +179,8 @@ func (s *Server) handleRejectProof() handlerFunc {
 		if err != nil {
 			return err
 		}
-		return s.writeTx(w, r, http.StatusOK, func(tx *storage.Tx) (any, error) {
-			p, err := tx.RejectProof(r.Context(), storeIDFrom(r.Context()), proofID, strings.TrimSpace(req.Reason), actor(principalFrom(r.Context())))
-			if err != nil {
-				return nil, err
-			}
-			return ok(s.newProofResponse(p)), nil
+		return writeView(s, w, r, http.StatusOK, s.newProofResponse, func(tx *storage.Tx) (storage.PaymentProof, error) {
+			return tx.RejectProof(r.Context(), storeIDFrom(r.Context()), proofID, strings.TrimSpace(req.Reason), actor(principalFrom(r.Context())))
 		})
 	}
 }
@@ -291,12 +283,8 @@ func (s *Server) handleMarkPaid() handlerFunc {
 		if err != nil {
 			return err
 		}
-		return s.writeTx(w, r, http.StatusOK, func(tx *storage.Tx) (any, error) {
-			o, err := tx.MarkOrderPaid(r.Context(), storeIDFrom(r.Context()), orderID, actor(principalFrom(r.Context())))
-			if err != nil {
-				return nil, err
-			}
-			return ok(newOrderResponse(o)), nil
+		return writeView(s, w, r, http.StatusOK, newOrderResponse, func(tx *storage.Tx) (storage.Order, error) {
+			return tx.MarkOrderPaid(r.Context(), storeIDFrom(r.Context()), orderID, actor(principalFrom(r.Context())))
 		})
 	}
 }
@@ -312,12 +300,8 @@ func (s *Server) handleUnmarkPaid() handlerFunc {
 		if err != nil {
 			return err
 		}
-		return s.writeTx(w, r, http.StatusOK, func(tx *storage.Tx) (any, error) {
-			o, err := tx.UnmarkOrderPaid(r.Context(), storeIDFrom(r.Context()), orderID, strings.TrimSpace(req.Reason), actor(principalFrom(r.Context())))
-			if err != nil {
-				return nil, err
-			}
-			return ok(newOrderResponse(o)), nil
+		return writeView(s, w, r, http.StatusOK, newOrderResponse, func(tx *storage.Tx) (storage.Order, error) {
+			return tx.UnmarkOrderPaid(r.Context(), storeIDFrom(r.Context()), orderID, strings.TrimSpace(req.Reason), actor(principalFrom(r.Context())))
 		})
 	}
 }

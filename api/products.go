@@ -282,12 +282,8 @@ func (s *Server) handleUpdateProduct() handlerFunc {
 		if err != nil {
 			return err
 		}
-		return s.writeTx(w, r, http.StatusOK, func(tx *storage.Tx) (any, error) {
-			p, err := tx.UpdateProduct(r.Context(), storeIDFrom(r.Context()), id, req.update())
-			if err != nil {
-				return nil, err
-			}
-			return ok(newProductResponse(p)), nil
+		return writeView(s, w, r, http.StatusOK, newProductResponse, func(tx *storage.Tx) (storage.Product, error) {
+			return tx.UpdateProduct(r.Context(), storeIDFrom(r.Context()), id, req.update())
 		})
 	}
 }

@@ -211,3 +211,15 @@ func (s *Server) readiness(ctx context.Context) map[string]string {
 	}
 	return status
 }
+
+// writeView is writeTx for the common change: it runs change, and answers
+// its result shaped by view in the success envelope.
+func writeView[T, R any](s *Server, w http.ResponseWriter, r *http.Request, status int, view func(T) R, change func(tx *storage.Tx) (T, error)) error {
+	return s.writeTx(w, r, status, func(tx *storage.Tx) (any, error) {
+		v, err := change(tx)
+		if err != nil {
+			return nil, err
+		}
+		return ok(view(v)), nil
+	})
+}

@@ -116,12 +116,8 @@ func (s *Server) handleUpdateSettings() handlerFunc {
 				upd.ChatTemplatesApproved = []string{}
 			}
 		}
-		return s.writeTx(w, r, http.StatusOK, func(tx *storage.Tx) (any, error) {
-			settings, err := tx.UpdateStoreSettings(r.Context(), storeIDFrom(r.Context()), upd)
-			if err != nil {
-				return nil, err
-			}
-			return ok(newSettingsResponse(settings)), nil
+		return writeView(s, w, r, http.StatusOK, newSettingsResponse, func(tx *storage.Tx) (storage.StoreSettings, error) {
+			return tx.UpdateStoreSettings(r.Context(), storeIDFrom(r.Context()), upd)
 		})
 	}
 }

@@ -193,12 +193,8 @@ func (s *Server) handleUpdateWebhook() handlerFunc {
 		if req.IsActive.Set {
 			upd.IsActive = &req.IsActive.Value
 		}
-		return s.writeTx(w, r, http.StatusOK, func(tx *storage.Tx) (any, error) {
-			sub, err := tx.UpdateSubscription(r.Context(), storeIDFrom(r.Context()), id, upd)
-			if err != nil {
-				return nil, err
-			}
-			return ok(newSubscriptionResponse(sub)), nil
+		return writeView(s, w, r, http.StatusOK, newSubscriptionResponse, func(tx *storage.Tx) (storage.Subscription, error) {
+			return tx.UpdateSubscription(r.Context(), storeIDFrom(r.Context()), id, upd)
 		})
 	}
 }
