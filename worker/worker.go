@@ -17,9 +17,6 @@ import (
 	"github.com/merchantsvc/svc/workflows"
 )
 
-// DefaultTaskQueue is where the API starts workflows and workers poll.
-const DefaultTaskQueue = "svc"
-
 // Register puts every workflow and activity on r.
 func Register(r sdkworker.Registry, acts *activities.Activities) {
 	RegisterWorkflows(r)
