@@ -276,10 +276,10 @@ func (s *Server) handleOrderCounts() handlerFunc {
 
 const maxOrderRef = 64
 
-// handleGetOrder serves GET /stores/{store_id}/orders/{order_ref}.
+// handleGetOrder serves GET /stores/{store_id}/orders/{order_id}, where the id may also be the order number.
 func (s *Server) handleGetOrder() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		ref := chi.URLParam(r, "order_ref")
+		ref := chi.URLParam(r, "order_id") // an id or an order number
 		if utf8.RuneCountInString(ref) > maxOrderRef || ref == "" {
 			return validationError([]fieldError{{Field: "order_ref", Code: "too_long",
 				Message: "must be an order id or an order number of at most 64 characters", MessageAr: arabicFieldMessage("too_long")}})

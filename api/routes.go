@@ -118,7 +118,7 @@ func (s *Server) routes() *chi.Mux {
 				r.With(ordersWrite).Method(http.MethodPost, "/{order_id}/resend-email", s.handleResend("email"))
 				r.With(ordersRead).Method(http.MethodGet, "/{order_id}/chat-messages", s.handleChatMessages())
 				r.With(ordersWrite).Method(http.MethodPost, "/{order_id}/resend-chat-message", s.handleResend("chat"))
-				r.With(ordersRead).Method(http.MethodGet, "/{order_ref}", s.handleGetOrder())
+				r.With(ordersRead).Method(http.MethodGet, "/{order_id}", s.handleGetOrder())
 				r.With(ordersWrite).Method(http.MethodDelete, "/{order_id}", s.handleCancelOrder())
 				r.With(ordersWrite).Method(http.MethodPatch, "/{order_id}/status", s.handleUpdateOrderStatus())
 				r.With(ordersRead).Method(http.MethodGet, "/{order_id}/timeline", s.handleActivities(true))
