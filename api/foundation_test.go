@@ -395,7 +395,8 @@ func TestUnknownFieldPaths(t *testing.T) {
 	require.Equal(t, http.StatusUnprocessableEntity, inList.Status, string(inList.Raw))
 	require.Equal(t, []string{"lines[0].qty"}, inList.fieldNames())
 
-	cased := h.do(request{method: "POST", path: storePath(m.storeID, "/products"), auth: bearer(token), body: `{"Name":"Lamp","PRICE":100}`})
+	cased := h.do(request{method: "POST", path: storePath(m.storeID, "/products"), auth: bearer(token), body: `{"Name":"Lamp","PRICE":100}`,
+		contractExempt: "keys match without case, as encoding/json matches them, which JSON Schema cannot say"})
 	require.Equal(t, http.StatusCreated, cased.Status, string(cased.Raw))
 }
 
