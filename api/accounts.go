@@ -304,7 +304,7 @@ func (s *Server) handleCreateAccessToken() handlerFunc {
 		token := storage.Token{Kind: storage.TokenPAT, StoreID: storeIDFrom(r.Context()), UserID: &p.userID,
 			Name: strings.TrimSpace(req.Name), Scopes: scopes, Hint: secret[len(secret)-4:]}
 		if req.ExpiresInDays != nil {
-			expires := time.Now().UTC().Add(time.Duration(*req.ExpiresInDays) * 24 * time.Hour)
+			expires := storage.Now().Add(time.Duration(*req.ExpiresInDays) * 24 * time.Hour)
 			token.ExpiresAt = &expires
 		}
 		return s.writeTx(w, r, http.StatusCreated, func(tx *storage.Tx) (any, error) {

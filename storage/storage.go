@@ -119,7 +119,7 @@ func OpenTraced(ctx context.Context, url string, tracer pgx.QueryTracer) (*DB, e
 
 // New wraps an existing pool.
 func New(pool *pgxpool.Pool) *DB {
-	return &DB{reader: reader{q: pool}, pool: pool, now: func() time.Time { return time.Now().UTC() }}
+	return &DB{reader: reader{q: pool}, pool: pool, now: Now}
 }
 
 // Close releases the pool.
@@ -198,6 +198,11 @@ func notFoundIfNoRows(err error, what string) error {
 }
 
 // Page is a 1-based page request.
+
+// Now is the service's clock: UTC, to the microsecond, which is what
+// Postgres keeps; a time answered at creation is byte for byte the time a
+// later read answers.
+func Now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
 
 // Now asks Postgres for its clock: the cheapest proof the database answers.
 func (db *DB) Now(ctx context.Context) (time.Time, error) {
