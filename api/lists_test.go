@@ -14,7 +14,8 @@ import (
 )
 
 // Every list answers the same pagination: on a page past the end, no items
-// and the true total (two lists used to answer total 0 there).
+// and the true total (two lists used to answer total 0 there). The orders
+// are placed for the first customer's phone, so there stay two customers.
 func TestListsAnswerTheTotalOnAPagePastTheEnd(t *testing.T) {
 	h := newHarness(t, api.Config{})
 	s := newShop(t, h, "lists", 5)
@@ -28,7 +29,12 @@ func TestListsAnswerTheTotalOnAPagePastTheEnd(t *testing.T) {
 				Kind: "webhook.disabled", Title: "t", TitleAr: "t", Body: "b", BodyAr: "b", Data: []byte(`{}`)})
 		}))
 	}
-	for _, path := range []string{"/customers", "/categories", "/notifications"} {
+	h.createProduct(s.token, s.m.storeID, map[string]any{"name": "Second", "price": 100}) // newShop made the first
+	for range 2 {
+		require.Equal(t, http.StatusCreated, h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders"), auth: bearer(s.token),
+			body: orderBody(s.variantID, 1, "+201000000000")}).Status)
+	}
+	for _, path := range []string{"/customers", "/categories", "/notifications", "/products", "/orders"} {
 		for _, page := range []int{1, 3, 50} {
 			resp := h.do(request{method: "GET", path: storePath(s.m.storeID, fmt.Sprintf("%s?page=%d&limit=1", path, page)), auth: s.m.auth()})
 			require.Equal(t, http.StatusOK, resp.Status, string(resp.Raw))

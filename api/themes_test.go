@@ -64,8 +64,12 @@ func TestThemeCustomizationOverHTTP(t *testing.T) {
 	// Publish, compare, restore.
 	pub := h.do(request{method: "POST", path: path("/customization/publish"), auth: bearer(token), body: map[string]any{"name": "Eid sale"}})
 	require.Equal(t, http.StatusCreated, pub.Status, string(pub.Raw))
-	require.Equal(t, "Eid sale", pub.data()["name"])
-	versionID := pub.data()["id"].(string)
+	published := pub.data()["version"].(map[string]any)
+	require.Equal(t, "Eid sale", published["name"])
+	versionID := published["id"].(string)
+	// Publish answers like restore: the version, and the unchanged draft with its tag.
+	require.Equal(t, newTag, pub.data()["etag"])
+	require.Equal(t, newTag, pub.Header.Get("ETag"))
 	third := put(accentDraft(t, draft, "#303030"), newTag)
 	require.Equal(t, http.StatusOK, third.Status)
 
