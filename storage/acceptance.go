@@ -136,7 +136,7 @@ func (tx *Tx) AcceptPartially(ctx context.Context, storeID, orderID uuid.UUID, l
 		"accepted_value": value, "restocked": result.Restocked}, actor); err != nil {
 		return PartialAcceptance{}, err
 	}
-	if err := tx.emitOrder(ctx, EventOrderStatusChanged, o, &from); err != nil {
+	if err := tx.emitStatusChanged(ctx, o, from); err != nil {
 		return PartialAcceptance{}, err
 	}
 	if err := tx.settlePayment(ctx, &o, "partial_acceptance", actor); err != nil {

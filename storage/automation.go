@@ -243,7 +243,7 @@ func (tx *Tx) ConvertDraft(ctx context.Context, storeID, orderID uuid.UUID, acto
 	if err := tx.trustCheck(ctx, o, o.Customer.Phone); err != nil {
 		return Order{}, err
 	}
-	return o, tx.emitOrder(ctx, EventOrderCreated, o, nil)
+	return o, tx.emitOrderCreated(ctx, o)
 }
 
 // OrderRef names an order with its store.

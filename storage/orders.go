@@ -229,7 +229,7 @@ func (tx *Tx) CreateOrder(ctx context.Context, in NewOrder) (Order, error) {
 	if err := tx.trustCheck(ctx, o, customer.Phone); err != nil {
 		return Order{}, err
 	}
-	return o, tx.emitOrder(ctx, EventOrderCreated, o, nil)
+	return o, tx.emitOrderCreated(ctx, o)
 }
 
 func deref(s *string) string {
@@ -305,32 +305,38 @@ func (tx *Tx) orderLines(ctx context.Context, storeID uuid.UUID, requested []New
 	return lines, nil
 }
 
-// orderEvent is the data of order.created and order.status_changed.
-type orderEvent struct {
+// orderCreatedEvent is the data of order.created (docs/webhooks.md); every
+// field is always present.
+type orderCreatedEvent struct {
+	StoreID       uuid.UUID   `json:"store_id"`
+	OrderID       uuid.UUID   `json:"order_id"`
+	OrderNumber   string      `json:"order_number"`
+	Status        OrderStatus `json:"status"`
+	PaymentMethod string      `json:"payment_method"`
+	Total         string      `json:"total"`
+}
+
+// orderStatusChangedEvent is the data of order.status_changed; every field
+// is always present, tracking_number null when there is none (spec §6.1).
+type orderStatusChangedEvent struct {
 	StoreID        uuid.UUID   `json:"store_id"`
 	OrderID        uuid.UUID   `json:"order_id"`
 	OrderNumber    string      `json:"order_number"`
-	Status         OrderStatus `json:"status,omitempty"`
-	OldStatus      OrderStatus `json:"old_status,omitempty"`
-	NewStatus      OrderStatus `json:"new_status,omitempty"`
-	TrackingNumber *string     `json:"tracking_number,omitempty"`
-	PaymentMethod  string      `json:"payment_method,omitempty"`
-	Total          string      `json:"total,omitempty"`
+	OldStatus      OrderStatus `json:"old_status"`
+	NewStatus      OrderStatus `json:"new_status"`
+	TrackingNumber *string     `json:"tracking_number"`
 }
 
-func (tx *Tx) emitOrder(ctx context.Context, event string, o Order, from *OrderStatus) error {
-	data := orderEvent{StoreID: o.StoreID, OrderID: o.ID, OrderNumber: o.OrderNumber}
-	switch event {
-	case EventOrderCreated:
-		data.Status, data.PaymentMethod = o.Status, o.PaymentMethod
-		data.Total = FormatPrice(o.Total, CurrencyExponent(o.Currency))
-	case EventOrderStatusChanged:
-		data.NewStatus, data.TrackingNumber = o.Status, o.TrackingNumber
-		if from != nil {
-			data.OldStatus = *from
-		}
-	}
-	return tx.emit(ctx, o.StoreID, event, data)
+// emitOrderCreated writes order.created for a placed order.
+func (tx *Tx) emitOrderCreated(ctx context.Context, o Order) error {
+	return tx.emit(ctx, o.StoreID, EventOrderCreated, orderCreatedEvent{StoreID: o.StoreID, OrderID: o.ID,
+		OrderNumber: o.OrderNumber, Status: o.Status, PaymentMethod: o.PaymentMethod, Total: FormatPrice(o.Total, CurrencyExponent(o.Currency))})
+}
+
+// emitStatusChanged writes order.status_changed for an order that moved from from.
+func (tx *Tx) emitStatusChanged(ctx context.Context, o Order, from OrderStatus) error {
+	return tx.emit(ctx, o.StoreID, EventOrderStatusChanged, orderStatusChangedEvent{StoreID: o.StoreID, OrderID: o.ID,
+		OrderNumber: o.OrderNumber, OldStatus: from, NewStatus: o.Status, TrackingNumber: o.TrackingNumber})
 }
 
 func (r reader) orderLinesOf(ctx context.Context, storeID, orderID uuid.UUID) ([]OrderLine, error) {

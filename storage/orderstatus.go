@@ -165,7 +165,7 @@ func (tx *Tx) TransitionOrder(ctx context.Context, storeID, id uuid.UUID, to Ord
 	if err := tx.addActivity(ctx, o, ActivityStatusChanged, note, map[string]any{"from": from, "to": to, "tracking_number": o.TrackingNumber}, actor); err != nil {
 		return Order{}, err
 	}
-	return o, tx.emitOrder(ctx, EventOrderStatusChanged, o, &from)
+	return o, tx.emitStatusChanged(ctx, o, from)
 }
 
 // CancelOrder cancels an order and restocks what was reserved. A draft is
@@ -216,5 +216,5 @@ func (tx *Tx) cancel(ctx context.Context, o Order, reason string, actor *uuid.UU
 	if from == OrderDraft {
 		return o, nil
 	}
-	return o, tx.emitOrder(ctx, EventOrderStatusChanged, o, &from)
+	return o, tx.emitStatusChanged(ctx, o, from)
 }
