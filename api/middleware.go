@@ -13,7 +13,6 @@ import (
 	"net/netip"
 	"runtime/debug"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -203,31 +202,22 @@ func (s *Server) rateLimit(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		if s.limiter.OnLimit(w, r, p.token.ID.String()) {
-			s.metrics.RateLimited.WithLabelValues("token").Inc()
-			reset, _ := strconv.ParseInt(w.Header().Get("X-RateLimit-Reset"), 10, 64)
-			wait := max(reset-time.Now().Unix(), 1)
-			w.Header().Set("Retry-After", strconv.FormatInt(wait, 10))
-			writeError(w, r, s.errRateLimited)
-			return
+		if s.limit(w, r, s.tokenLimiter, p.token.ID.String(), s.errRateLimited) {
+			next.ServeHTTP(w, r)
 		}
-		next.ServeHTTP(w, r)
 	})
 }
+
+var errStorefrontRateLimited = newError(http.StatusTooManyRequests, "RATE_LIMITED",
+	"Too many storefront requests from this address; try again shortly",
+	"طلبات كثيرة من هذا العنوان إلى واجهة المتجر؛ حاول مجددًا بعد قليل")
 
 // storefrontRateLimit limits the public storefront per client address.
 func (s *Server) storefrontRateLimit(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.buyerLimiter.OnLimit(w, r, clientAddress(r, s.cfg.TrustedProxies)) {
-			s.metrics.RateLimited.WithLabelValues("storefront").Inc()
-			reset, _ := strconv.ParseInt(w.Header().Get("X-RateLimit-Reset"), 10, 64)
-			w.Header().Set("Retry-After", strconv.FormatInt(max(reset-time.Now().Unix(), 1), 10))
-			writeError(w, r, newError(http.StatusTooManyRequests, "RATE_LIMITED",
-				"Too many storefront requests from this address; try again shortly",
-				"طلبات كثيرة من هذا العنوان إلى واجهة المتجر؛ حاول مجددًا بعد قليل"))
-			return
+		if s.limit(w, r, s.buyerLimiter, clientAddress(r, s.cfg.TrustedProxies), errStorefrontRateLimited) {
+			next.ServeHTTP(w, r)
 		}
-		next.ServeHTTP(w, r)
 	})
 }
 

@@ -4,110 +4,141 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math"
+	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
 	"github.com/merchantsvc/svc/storage"
 )
 
-// sharedCounter is the httprate.LimitCounter every API replica shares
-// through Postgres. A request is counted in memory at once, so the limiter
-// never waits on the database; SyncRateLimits adds the new counts to the
-// shared totals every interval and brings back what the other replicas
-// counted. A replica therefore sees the others' requests up to one interval
-// late: a token spread over N replicas can pass its limit by what N-1 of
-// them admit in one interval (about 5 requests at 300 a minute and 1 s).
-// Without syncs it is a plain per-process counter.
-type sharedCounter struct {
-	limiter string // the name its rows carry
-	mu      sync.Mutex
-	window  time.Duration
-	keys    map[string]*keyCounts
+// slidingLimiter allows at most limit requests per key in any window (60 s):
+// the 301st request inside any 60 s answers 429, wherever the window starts
+// (decisions §10). Each replica keeps an exact log of the requests it
+// admitted; SyncRateLimits shares them with the other replicas through
+// Postgres as counts per second, so a replica sees the others' requests up
+// to one sync late and counts each of their seconds whole while any part of
+// it is inside the window (never fewer than were made). Without syncs it is
+// an exact per-process limiter. A request never waits on the database.
+type slidingLimiter struct {
+	name   string // the name its rows carry
+	limit  int
+	window time.Duration
+	now    func() time.Time
+	mu     sync.Mutex
+	keys   map[string]*keyLog
 }
 
-// keyCounts are one key's counts by window start (unix seconds).
-type keyCounts struct {
-	shared  map[int64]int // every replica's total, as of the last sync
-	syncing map[int64]int // counted here and being added by a sync in flight
-	pending map[int64]int // counted here since
-	fresh   bool          // asked about since the last sync
+// keyLog is one key's requests: this replica's, exactly, and every
+// replica's per second as of the last sync.
+type keyLog struct {
+	admitted []time.Time   // admitted here within the window, oldest first
+	pending  map[int64]int // admitted here per second, not yet shared
+	syncing  map[int64]int // being added by a sync in flight
+	shared   map[int64]int // every replica's total per second, as of the last sync
+	mine     map[int64]int // what this replica added to shared
+	fresh    bool          // asked about since the last sync
 }
 
-func newSharedCounter(limiter string, window time.Duration) *sharedCounter {
-	return &sharedCounter{limiter: limiter, window: window, keys: map[string]*keyCounts{}}
+func newSlidingLimiter(name string, limit int, window time.Duration) *slidingLimiter {
+	return &slidingLimiter{name: name, limit: limit, window: window, now: time.Now, keys: map[string]*keyLog{}}
 }
 
-// Config is called by httprate with the limiter's settings.
-func (c *sharedCounter) Config(_ int, window time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.window = window
+// verdict is the answer for one request and the X-RateLimit-* values.
+type verdict struct {
+	allowed   bool
+	remaining int
+	reset     time.Time // when the oldest counted request leaves the window
 }
 
-func (c *sharedCounter) Increment(key string, window time.Time) error {
-	return c.IncrementBy(key, window, 1)
-}
-
-func (c *sharedCounter) IncrementBy(key string, window time.Time, amount int) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.key(key).pending[window.Unix()] += amount
-	return nil
-}
-
-func (c *sharedCounter) Get(key string, current, previous time.Time) (int, int, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	k := c.key(key)
-	k.fresh = true
-	count := func(w int64) int { return k.shared[w] + k.syncing[w] + k.pending[w] }
-	return count(current.Unix()), count(previous.Unix()), nil
-}
-
-func (c *sharedCounter) key(key string) *keyCounts {
-	k, ok := c.keys[key]
-	if !ok {
-		k = &keyCounts{shared: map[int64]int{}, syncing: map[int64]int{}, pending: map[int64]int{}}
-		c.keys[key] = k
+// allow counts a request for key if the key has room, and says so.
+func (l *slidingLimiter) allow(key string) verdict {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := l.now()
+	start := now.Add(-l.window)
+	k := l.keys[key]
+	if k == nil {
+		k = &keyLog{pending: map[int64]int{}, syncing: map[int64]int{}, shared: map[int64]int{}, mine: map[int64]int{}}
+		l.keys[key] = k
 	}
-	return k
+	k.fresh = true
+	drop := 0
+	for drop < len(k.admitted) && !k.admitted[drop].After(start) {
+		drop++
+	}
+	k.admitted = k.admitted[drop:]
+	// The others' seconds that overlap the window count whole.
+	others, oldestOther := 0, int64(0)
+	for second, total := range k.shared {
+		if n := total - k.mine[second]; n > 0 && second+1 > start.Unix() {
+			others += n
+			if oldestOther == 0 || second < oldestOther {
+				oldestOther = second
+			}
+		}
+	}
+	used := len(k.admitted) + others
+	allowed := used < l.limit
+	if allowed {
+		k.admitted = append(k.admitted, now)
+		k.pending[now.Unix()]++
+		used++
+	}
+	reset := now.Add(l.window)
+	if len(k.admitted) > 0 {
+		reset = k.admitted[0].Add(l.window)
+	}
+	if oldestOther != 0 {
+		if r := time.Unix(oldestOther+1, 0).Add(l.window); r.Before(reset) {
+			reset = r
+		}
+	}
+	return verdict{allowed: allowed, remaining: max(l.limit-used, 0), reset: reset}
 }
 
 // sync adds the counts made here since the last sync to the shared totals
-// and reads back the totals of the current and previous windows of every
-// key in use. On failure the counts stay here for the next sync.
-func (c *sharedCounter) sync(ctx context.Context, db *storage.DB, now time.Time) error {
-	c.mu.Lock()
-	current := now.UTC().Truncate(c.window)
-	windows := [2]time.Time{current.Add(-c.window), current}
-	var counts []storage.RateCount
-	for name, k := range c.keys {
-		for _, m := range []map[int64]int{k.shared, k.pending} {
-			for w := range m {
-				if w < windows[0].Unix() {
-					delete(m, w)
+// and reads back every replica's totals of the window for the keys in use.
+// On failure the counts stay here for the next sync.
+func (l *slidingLimiter) sync(ctx context.Context, db *storage.DB, now time.Time) error {
+	l.mu.Lock()
+	since := now.Add(-l.window - time.Second).Truncate(time.Second)
+	var (
+		counts []storage.RateCount
+		keys   []string
+	)
+	for name, k := range l.keys {
+		for _, m := range []map[int64]int{k.shared, k.mine, k.pending} {
+			for second := range m {
+				if second < since.Unix() {
+					delete(m, second)
 				}
 			}
 		}
-		if len(k.pending) == 0 && !k.fresh && len(k.shared) == 0 {
-			delete(c.keys, name) // not used for two windows
+		for len(k.admitted) > 0 && k.admitted[0].Before(since) {
+			k.admitted = k.admitted[1:]
+		}
+		if len(k.admitted) == 0 && len(k.pending) == 0 && len(k.shared) == 0 && !k.fresh {
+			delete(l.keys, name) // unused for a whole window
 			continue
 		}
-		for _, w := range windows {
-			counts = append(counts, storage.RateCount{Key: name, WindowStart: w, Count: k.pending[w.Unix()]})
+		keys = append(keys, name)
+		for second, n := range k.pending {
+			counts = append(counts, storage.RateCount{Key: name, WindowStart: time.Unix(second, 0).UTC(), Count: n})
 		}
 		k.syncing, k.pending, k.fresh = k.pending, map[int64]int{}, false
 	}
-	c.mu.Unlock()
+	l.mu.Unlock()
 
-	totals, err := db.SyncRateCounts(ctx, c.limiter, counts, windows[0])
+	totals, err := db.SyncRateCounts(ctx, l.name, counts, keys, since)
 
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	if err != nil {
-		for _, k := range c.keys {
-			for w, n := range k.syncing {
-				k.pending[w] += n
+		for _, k := range l.keys {
+			for second, n := range k.syncing {
+				k.pending[second] += n
 			}
 			k.syncing = map[int64]int{}
 		}
@@ -120,17 +151,43 @@ func (c *sharedCounter) sync(ctx context.Context, db *storage.DB, now time.Time)
 		}
 		byKey[t.Key][t.WindowStart.Unix()] = t.Count
 	}
-	for _, rc := range counts {
-		if k, ok := c.keys[rc.Key]; ok {
-			if n := byKey[rc.Key][rc.WindowStart.Unix()]; n > 0 {
-				k.shared[rc.WindowStart.Unix()] = n
-			} else {
-				delete(k.shared, rc.WindowStart.Unix())
-			}
-			k.syncing = map[int64]int{}
+	for _, name := range keys {
+		k, ok := l.keys[name]
+		if !ok {
+			continue
+		}
+		for second, n := range k.syncing {
+			k.mine[second] += n
+		}
+		k.syncing = map[int64]int{}
+		k.shared = byKey[name]
+		if k.shared == nil {
+			k.shared = map[int64]int{}
 		}
 	}
 	return nil
+}
+
+// limit answers 429 when key has no room left, and otherwise sets the
+// X-RateLimit-* headers and reports true.
+func (s *Server) limit(w http.ResponseWriter, r *http.Request, l *slidingLimiter, key string, refusal *apiError) bool {
+	v := l.allow(key)
+	h := w.Header()
+	h.Set("X-RateLimit-Limit", strconv.Itoa(l.limit))
+	h.Set("X-RateLimit-Remaining", strconv.Itoa(v.remaining))
+	reset := v.reset.Unix()
+	if v.reset.After(time.Unix(reset, 0)) {
+		reset++ // whole seconds, never early
+	}
+	h.Set("X-RateLimit-Reset", strconv.FormatInt(reset, 10))
+	if v.allowed {
+		return true
+	}
+	s.metrics.RateLimited.WithLabelValues(l.name).Inc()
+	wait := int64(math.Ceil(v.reset.Sub(l.now()).Seconds()))
+	h.Set("Retry-After", strconv.FormatInt(max(wait, 1), 10))
+	writeError(w, r, refusal)
+	return false
 }
 
 // SyncRateLimits shares this replica's rate-limit counts with the others
@@ -153,9 +210,9 @@ func (s *Server) SyncRateLimits(ctx context.Context, every time.Duration) {
 // ShareRateLimits runs one sync of every limiter's counts.
 func (s *Server) ShareRateLimits(ctx context.Context) error {
 	now := time.Now()
-	for _, c := range []*sharedCounter{s.tokenCounts, s.buyerCounts} {
-		if err := c.sync(ctx, s.db, now); err != nil {
-			return fmt.Errorf("%s limiter: %w", c.limiter, err)
+	for _, l := range []*slidingLimiter{s.tokenLimiter, s.buyerLimiter} {
+		if err := l.sync(ctx, s.db, now); err != nil {
+			return fmt.Errorf("%s limiter: %w", l.name, err)
 		}
 	}
 	return nil

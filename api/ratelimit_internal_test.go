@@ -10,34 +10,76 @@ import (
 	"github.com/merchantsvc/svc/internal/testenv"
 )
 
-// A failed sync keeps the counts for the next one, and a key unused for two
-// windows is forgotten here and in the table.
-func TestSharedCounterKeepsCountsThroughAFailedSync(t *testing.T) {
-	db := testenv.DB(t)
-	c := newSharedCounter("token", time.Minute)
-	now := time.Now().UTC()
-	current := now.Truncate(time.Minute)
-	previous := current.Add(-time.Minute)
-	require.NoError(t, c.IncrementBy("k", current, 3))
+// fakeClock is a limiter's clock a test moves by hand.
+type fakeClock struct{ t time.Time }
 
+func (c *fakeClock) now() time.Time          { return c.t }
+func (c *fakeClock) advance(d time.Duration) { c.t = c.t.Add(d) }
+func newClockedLimiter(limit int) (*slidingLimiter, *fakeClock) {
+	l := newSlidingLimiter("token", limit, time.Minute)
+	clock := &fakeClock{t: time.Date(2026, 11, 24, 10, 0, 40, 0, time.UTC)}
+	l.now = clock.now
+	return l, clock
+}
+
+// The window is exact: 300 requests spread over 40 s across a minute
+// boundary leave no room until the first of them is 60 s old, however the
+// wall-clock minutes fall (an approximated window let the 301st through).
+func TestRateLimitWindowIsExactAcrossAMinuteBoundary(t *testing.T) {
+	l, clock := newClockedLimiter(300)
+	first := clock.t
+	for i := range 300 {
+		v := l.allow("k")
+		require.True(t, v.allowed, "request %d", i+1)
+		require.Equal(t, 299-i, v.remaining)
+		clock.advance(40 * time.Second / 300) // 10:00:40 … 10:01:20
+	}
+	refused := l.allow("k")
+	require.False(t, refused.allowed, "the 301st inside 60 s")
+	require.Equal(t, 0, refused.remaining)
+	require.Equal(t, first.Add(time.Minute), refused.reset, "room again when the first request is 60 s old")
+
+	clock.t = first.Add(time.Minute - time.Millisecond) // the first is not yet 60 s old
+	require.False(t, l.allow("k").allowed)
+	clock.advance(time.Millisecond)
+	require.True(t, l.allow("k").allowed, "at 60 s the first leaves, one enters")
+	require.False(t, l.allow("k").allowed)
+	require.True(t, l.allow("other").allowed, "per key")
+}
+
+// A failed sync keeps the counts for the next one; a sync adds them once;
+// another replica's counts take room; a key unused for a window is
+// forgotten here and in the table.
+func TestSlidingLimiterShares(t *testing.T) {
+	db := testenv.DB(t)
+	a, clock := newClockedLimiter(10)
+	b, _ := newClockedLimiter(10)
+	b.now = clock.now
+	for range 3 {
+		require.True(t, a.allow("k").allowed)
+	}
 	failed, cancel := context.WithCancel(context.Background())
 	cancel()
-	require.Error(t, c.sync(failed, db, now))
-	cur, prev, err := c.Get("k", current, previous)
-	require.NoError(t, err)
-	require.Equal(t, [2]int{3, 0}, [2]int{cur, prev}, "still counted here")
+	require.Error(t, a.sync(failed, db, clock.t))
+	require.Equal(t, 6, a.allow("k").remaining, "still counted here: 4 used")
 
-	require.NoError(t, c.sync(context.Background(), db, now))
+	require.NoError(t, a.sync(context.Background(), db, clock.t))
 	var stored int
-	require.NoError(t, testenv.SQL(t, db).QueryRow(context.Background(), `SELECT count FROM rate_limit_counts WHERE limiter = 'token' AND key = 'k'`).Scan(&stored))
-	require.Equal(t, 3, stored, "added once, after the failure")
-	cur, _, _ = c.Get("k", current, previous)
-	require.Equal(t, 3, cur, "not counted twice here either")
+	require.NoError(t, testenv.SQL(t, db).QueryRow(context.Background(),
+		`SELECT sum(count) FROM rate_limit_counts WHERE limiter = 'token' AND key = 'k'`).Scan(&stored))
+	require.Equal(t, 4, stored, "added once, after the failure")
+	require.Equal(t, 5, a.allow("k").remaining, "not counted twice here")
 
-	later := now.Add(3 * time.Minute)
-	require.NoError(t, c.sync(context.Background(), db, later)) // the Get above marked it in use
-	require.NoError(t, c.sync(context.Background(), db, later))
-	require.Empty(t, c.keys)
+	require.Equal(t, 9, b.allow("k").remaining, "before a sync b knows only its own")
+	require.NoError(t, b.sync(context.Background(), db, clock.t))
+	require.Equal(t, 4, b.allow("k").remaining, "a's four it shared and b's two")
+
+	clock.advance(3 * time.Minute)
+	for _, l := range []*slidingLimiter{a, b} {
+		require.NoError(t, l.sync(context.Background(), db, clock.t)) // the allows above marked the key in use
+		require.NoError(t, l.sync(context.Background(), db, clock.t))
+		require.Empty(t, l.keys)
+	}
 	require.NoError(t, testenv.SQL(t, db).QueryRow(context.Background(), `SELECT count(*) FROM rate_limit_counts`).Scan(&stored))
 	require.Zero(t, stored)
 }

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
-	"github.com/go-chi/httprate"
 	"go.temporal.io/sdk/client"
 
 	"github.com/merchantsvc/svc/api/pages"
@@ -68,10 +67,8 @@ type Server struct {
 	temporal       client.Client
 	blob           *blob.Store
 	log            *slog.Logger
-	limiter        *httprate.RateLimiter
-	buyerLimiter   *httprate.RateLimiter
-	tokenCounts    *sharedCounter
-	buyerCounts    *sharedCounter
+	tokenLimiter   *slidingLimiter
+	buyerLimiter   *slidingLimiter
 	errRateLimited *apiError
 	router         *chi.Mux
 	handler        http.Handler // the router, inside the tracing span when on
@@ -110,14 +107,12 @@ func NewServer(cfg Config, db *storage.DB, temporal client.Client, blobStore *bl
 		blob:     blobStore,
 		log:      log,
 		// The counts are shared by every replica once SyncRateLimits runs.
-		tokenCounts: newSharedCounter("token", time.Minute),
-		buyerCounts: newSharedCounter("storefront", time.Minute),
+		tokenLimiter: newSlidingLimiter("token", cfg.RateLimitPerMinute, time.Minute),
+		buyerLimiter: newSlidingLimiter("storefront", cfg.StorefrontRateLimitPerMinute, time.Minute),
 		errRateLimited: newError(http.StatusTooManyRequests, "RATE_LIMITED",
 			fmt.Sprintf("Rate limit exceeded: at most %d requests per minute per token", cfg.RateLimitPerMinute),
 			fmt.Sprintf("تم تجاوز حد الطلبات: %d طلب في الدقيقة لكل رمز كحد أقصى", cfg.RateLimitPerMinute)),
 	}
-	s.limiter = httprate.NewRateLimiter(cfg.RateLimitPerMinute, time.Minute, httprate.WithLimitCounter(s.tokenCounts))
-	s.buyerLimiter = httprate.NewRateLimiter(cfg.StorefrontRateLimitPerMinute, time.Minute, httprate.WithLimitCounter(s.buyerCounts))
 	s.pages = pages.New(pages.Config{SecureCookies: cfg.SecureCookies}, db, log)
 	s.metrics = metrics.NewAPI()
 	s.outbox = newOutboxGauges(s.metrics.Registry)
