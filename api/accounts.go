@@ -204,7 +204,7 @@ func (s *Server) handleMe() handlerFunc {
 
 type tokenInfoResponse struct {
 	TokenType       string     `json:"token_type"`
-	AppSlug         string     `json:"app_slug,omitempty"`
+	AppSlug         *string    `json:"app_slug"`
 	Name            string     `json:"name,omitempty"`
 	StoreID         uuid.UUID  `json:"store_id"`
 	StoreName       string     `json:"store_name"`
@@ -229,11 +229,13 @@ func (s *Server) handleTokenInfo() handlerFunc {
 		if err != nil {
 			return err
 		}
-		var slug string
+		var slug *string // null for a personal access token
 		if p.token.Kind == storage.TokenApp {
-			if slug, err = s.db.AppSlugOfToken(r.Context(), p.token.ID); err != nil {
+			appSlug, err := s.db.AppSlugOfToken(r.Context(), p.token.ID)
+			if err != nil {
 				return err
 			}
+			slug = &appSlug
 		}
 		respond(w, http.StatusOK, tokenInfoResponse{TokenType: string(p.token.Kind), AppSlug: slug, Name: p.token.Name, StoreID: store.ID,
 			StoreName: store.Name, Subdomain: store.Subdomain, Currency: store.Currency,

@@ -46,7 +46,7 @@ type proofResponse struct {
 	Reason             *string    `json:"reason"`
 	ReviewedAt         *time.Time `json:"reviewed_at"`
 	ImageURL           string     `json:"image_url"`
-	Distance           *int       `json:"distance,omitempty"`
+	Distance           *int       `json:"distance"` // set by the similar search, null elsewhere
 	CreatedAt          time.Time  `json:"created_at"`
 	UpdatedAt          time.Time  `json:"updated_at"`
 }

@@ -63,18 +63,24 @@ type storefrontVariant struct {
 	Available bool            `json:"available"`
 }
 
-type storefrontProduct struct {
-	ID          uuid.UUID           `json:"id"`
-	Name        string              `json:"name"`
-	Description string              `json:"description"`
-	Price       int64               `json:"price"`
-	Currency    string              `json:"currency"`
-	Images      json.RawMessage     `json:"images"`
-	Variants    []storefrontVariant `json:"variants,omitempty"`
+// storefrontProductSummary is an active product as the list shows it.
+type storefrontProductSummary struct {
+	ID          uuid.UUID       `json:"id"`
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Price       int64           `json:"price"`
+	Currency    string          `json:"currency"`
+	Images      json.RawMessage `json:"images"`
 }
 
-func newStorefrontProduct(p storage.Product, currency string) storefrontProduct {
-	return storefrontProduct{ID: p.ID, Name: p.Name, Description: p.Description, Price: p.Price, Currency: currency, Images: p.Images}
+// storefrontProduct is one active product with its variants (always a list).
+type storefrontProduct struct {
+	storefrontProductSummary
+	Variants []storefrontVariant `json:"variants"`
+}
+
+func newStorefrontProduct(p storage.Product, currency string) storefrontProductSummary {
+	return storefrontProductSummary{ID: p.ID, Name: p.Name, Description: p.Description, Price: p.Price, Currency: currency, Images: p.Images}
 }
 
 // handleStorefrontProducts serves GET /storefront/{subdomain}/products.
@@ -95,7 +101,7 @@ func (s *Server) handleStorefrontProducts() handlerFunc {
 		if err != nil {
 			return err
 		}
-		items := make([]storefrontProduct, 0, len(products))
+		items := make([]storefrontProductSummary, 0, len(products))
 		for _, p := range products {
 			items = append(items, newStorefrontProduct(p, store.Currency))
 		}
@@ -126,8 +132,7 @@ func (s *Server) handleStorefrontProduct() handlerFunc {
 		if err != nil {
 			return err
 		}
-		resp := newStorefrontProduct(p, store.Currency)
-		resp.Variants = []storefrontVariant{}
+		resp := storefrontProduct{storefrontProductSummary: newStorefrontProduct(p, store.Currency), Variants: []storefrontVariant{}}
 		for _, v := range variants {
 			resp.Variants = append(resp.Variants, storefrontVariant{ID: v.ID, SKU: v.SKU, Price: v.Price, Options: v.Options, Available: v.Quantity > 0})
 		}

@@ -50,7 +50,7 @@ func run(ctx context.Context, base, receiverURL string) error {
 	if err := expect("sign up", signed.StatusCode(), http.StatusCreated, signed.Body); err != nil {
 		return err
 	}
-	storeID := *signed.JSON201.Data.Store.Id
+	storeID := signed.JSON201.Data.Store.Id
 
 	// Mint a personal access token with the session.
 	minted, err := session.PostApiV1StoresStoreIdAccessTokensWithResponse(ctx, storeID, nil, CreateTokenRequest{Name: "sdk",
@@ -79,7 +79,7 @@ func run(ctx context.Context, base, receiverURL string) error {
 	if err := expect("subscribe", hook.StatusCode(), http.StatusCreated, hook.Body); err != nil {
 		return err
 	}
-	hookID := *hook.JSON201.Data.Id
+	hookID := hook.JSON201.Data.Id
 
 	// A product and a variant with stock.
 	product, err := c.PostApiV1StoresStoreIdProductsWithResponse(ctx, storeID, nil, CreateProductRequest{Name: "Abaya", Price: 45000})
@@ -90,7 +90,7 @@ func run(ctx context.Context, base, receiverURL string) error {
 		return err
 	}
 	sku, quantity := sub+"-M", 5
-	variant, err := c.PostApiV1StoresStoreIdProductsProductIdVariantsWithResponse(ctx, storeID, *product.JSON201.Data.Id, nil,
+	variant, err := c.PostApiV1StoresStoreIdProductsProductIdVariantsWithResponse(ctx, storeID, product.JSON201.Data.Id, nil,
 		CreateVariantRequest{Sku: &sku, Quantity: &quantity, Options: &map[string]any{"size": "M"}})
 	if err != nil {
 		return err
@@ -109,7 +109,7 @@ func run(ctx context.Context, base, receiverURL string) error {
 	order.Lines = append(order.Lines, struct {
 		Quantity  int                `json:"quantity"`
 		VariantId openapi_types.UUID `json:"variant_id"`
-	}{Quantity: 2, VariantId: *variant.JSON201.Id})
+	}{Quantity: 2, VariantId: variant.JSON201.Id})
 	order.PaymentMethod = "cod"
 	order.ShippingAddress = Address{Name: "Mona Adel", Phone: "+201001234567", Line1: "12 Tahrir St", City: "Cairo", Country: "EG"}
 	placed, err := c.PostApiV1StoresStoreIdOrdersWithResponse(ctx, storeID, nil, order)
@@ -127,7 +127,7 @@ func run(ctx context.Context, base, receiverURL string) error {
 	if err := expect("list orders", list.StatusCode(), http.StatusOK, list.Body); err != nil {
 		return err
 	}
-	if items := *list.JSON200.Data.Items; len(items) != 1 || *items[0].Id != *placed.JSON201.Data.Id {
+	if items := *list.JSON200.Data.Items; len(items) != 1 || items[0].Id != placed.JSON201.Data.Id {
 		return fmt.Errorf("list orders by status: %s", list.Body)
 	}
 
@@ -142,10 +142,10 @@ func run(ctx context.Context, base, receiverURL string) error {
 			return err
 		}
 		if items := *logs.JSON200.Data.Items; len(items) > 0 {
-			if *items[0].Event != "order.created" || *items[0].Status != "succeeded" {
+			if items[0].Event != "order.created" || items[0].Status != "succeeded" {
 				return fmt.Errorf("the delivery: %s", logs.Body)
 			}
-			fmt.Println("delivered", *items[0].DeliveryId)
+			fmt.Println("delivered", items[0].DeliveryId)
 			return nil
 		}
 		if time.Now().After(deadline) {
