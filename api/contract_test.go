@@ -3,6 +3,7 @@ package api_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -80,8 +82,67 @@ func checkContract(req *http.Request, reqBody []byte, checkRequest bool, resp *h
 	if err := openapi3filter.ValidateResponse(context.Background(), out); err != nil {
 		problems = append(problems, fmt.Errorf("contract: %s %s answered %d, which the document does not describe: %s\n%s",
 			req.Method, req.URL.Path, resp.StatusCode, strings.ReplaceAll(err.Error(), "\n", " | "), truncate(respBody, 400)))
+	} else if missing := missingFields(route.Operation, resp, respBody); len(missing) > 0 {
+		problems = append(problems, fmt.Errorf("contract: %s %s answered %d without documented fields %v (an absent value is null, never a missing key)\n%s",
+			req.Method, req.URL.Path, resp.StatusCode, missing, truncate(respBody, 400)))
 	}
 	return errors.Join(problems...)
+}
+
+// missingFields lists the documented fields a JSON answer leaves out. A
+// schema's required list says which fields it promises; a schema with none
+// promises every property it names (inline objects mostly say nothing).
+func missingFields(op *openapi3.Operation, resp *http.Response, body []byte) []string {
+	ref := op.Responses.Status(resp.StatusCode)
+	if ref == nil || ref.Value == nil || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+		return nil
+	}
+	media := ref.Value.Content.Get("application/json")
+	if media == nil || media.Schema == nil {
+		return nil
+	}
+	var value any
+	if json.Unmarshal(body, &value) != nil {
+		return nil
+	}
+	var missing []string
+	var walk func(path string, s *openapi3.Schema, v any)
+	walk = func(path string, s *openapi3.Schema, v any) {
+		if s == nil {
+			return
+		}
+		for _, part := range s.AllOf {
+			walk(path, part.Value, v)
+		}
+		switch v := v.(type) {
+		case map[string]any:
+			promised := s.Required
+			if len(promised) == 0 {
+				for name := range s.Properties {
+					promised = append(promised, name)
+				}
+			}
+			for _, name := range promised {
+				if _, ok := v[name]; !ok {
+					missing = append(missing, path+"/"+name)
+				}
+			}
+			for name, prop := range s.Properties {
+				if child, ok := v[name]; ok {
+					walk(path+"/"+name, prop.Value, child)
+				}
+			}
+		case []any:
+			if s.Items != nil {
+				for _, item := range v {
+					walk(path+"/*", s.Items.Value, item)
+				}
+			}
+		}
+	}
+	walk("", media.Schema.Value, value)
+	slices.Sort(missing)
+	return slices.Compact(missing)
 }
 
 // The contract check refuses what the document does not describe: an
@@ -96,6 +157,14 @@ func TestContractCheckRefusesUndocumentedAnswers(t *testing.T) {
 	require.NoError(t, answer(http.StatusOK, page))
 	require.ErrorContains(t, answer(http.StatusTeapot, page), "does not describe")
 	require.ErrorContains(t, answer(http.StatusOK, `{"success":true,"data":{"items":"none","pagination":{}}}`), "does not describe")
+
+	// An inline object with no required list still promises every field it names.
+	ping := httptest.NewRequest(http.MethodPost, "/api/v1/stores/"+uuid.NewString()+"/webhooks/"+uuid.NewString()+"/test", nil)
+	resp := &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Content-Type": {"application/json; charset=utf-8"}}}
+	whole := `{"success":true,"data":{"delivery_id":"` + uuid.NewString() + `","status_code":200,"response_body":"ok","duration_ms":3,"error":null}}`
+	require.NoError(t, checkContract(ping, nil, true, resp, []byte(whole)))
+	withoutError := `{"success":true,"data":{"delivery_id":"` + uuid.NewString() + `","status_code":200,"response_body":"ok","duration_ms":3}}`
+	require.ErrorContains(t, checkContract(ping, nil, true, resp, []byte(withoutError)), "without documented fields [/data/error]")
 }
 
 func truncate(b []byte, n int) string {

@@ -96,7 +96,7 @@ type importResponse struct {
 	Unchanged     int                `json:"unchanged"`
 	Failed        int                `json:"failed"`
 	Errors        []storage.RowError `json:"errors"`
-	Error         *string            `json:"error,omitempty"`
+	Error         *string            `json:"error"` // why a failed import stopped; null otherwise
 }
 
 func newImportResponse(imp storage.ProductImport) importResponse {

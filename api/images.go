@@ -34,22 +34,24 @@ var acceptedImageTypes = []string{"image/jpeg", "image/png", "image/webp", "imag
 var errUnsupportedImage = newError(http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE",
 	"The file is not a JPEG, PNG, WebP or GIF image", "الملف ليس صورة بصيغة JPEG أو PNG أو WebP أو GIF")
 
+// imageResponse is an image; the addresses and size are null until it is
+// ready, and status_url is set only on the 202 of a slow upload.
 type imageResponse struct {
 	ID           uuid.UUID `json:"id"`
 	Status       string    `json:"status"`
-	URL          string    `json:"url,omitempty"`
-	ThumbnailURL string    `json:"thumbnail_url,omitempty"`
-	MediumURL    string    `json:"medium_url,omitempty"`
-	LargeURL     string    `json:"large_url,omitempty"`
-	Width        int       `json:"width,omitempty"`
-	Height       int       `json:"height,omitempty"`
+	URL          *string   `json:"url"`
+	ThumbnailURL *string   `json:"thumbnail_url"`
+	MediumURL    *string   `json:"medium_url"`
+	LargeURL     *string   `json:"large_url"`
+	Width        *int      `json:"width"`
+	Height       *int      `json:"height"`
 	Position     int       `json:"position"`
-	StatusURL    string    `json:"status_url,omitempty"`
+	StatusURL    *string   `json:"status_url"`
 }
 
 func newImageResponse(e storage.ImageEntry) imageResponse {
-	return imageResponse{ID: e.ID, Status: string(storage.ImageReady), URL: e.URL, ThumbnailURL: e.ThumbnailURL, MediumURL: e.MediumURL,
-		LargeURL: e.LargeURL, Width: e.Width, Height: e.Height, Position: e.Position}
+	return imageResponse{ID: e.ID, Status: string(storage.ImageReady), URL: &e.URL, ThumbnailURL: &e.ThumbnailURL, MediumURL: &e.MediumURL,
+		LargeURL: &e.LargeURL, Width: &e.Width, Height: &e.Height, Position: e.Position}
 }
 
 // checkImage sniffs the content (never the name or the client's type) and
@@ -119,7 +121,7 @@ func (s *Server) handleUploadImage() handlerFunc {
 			// Not done within the wait (the gRPC layer may report the deadline
 			// a moment before ctx does): processing goes on.
 			respond(w, http.StatusAccepted, imageResponse{ID: img.ID, Status: string(storage.ImageProcessing), Position: img.Position,
-				StatusURL: fmt.Sprintf("%s/api/v1/stores/%s/products/%s/images/%s", s.cfg.BaseURL, storeID, productID, img.ID)})
+				StatusURL: new(fmt.Sprintf("%s/api/v1/stores/%s/products/%s/images/%s", s.cfg.BaseURL, storeID, productID, img.ID))})
 		default:
 			return r.Context().Err()
 		}
