@@ -20,6 +20,7 @@ import (
 
 	"github.com/merchantsvc/svc/internal/session"
 	"github.com/merchantsvc/svc/storage"
+	"github.com/merchantsvc/svc/storage/theme"
 )
 
 //go:embed *.html
@@ -173,7 +174,7 @@ func toLogin(w http.ResponseWriter, r *http.Request) {
 
 // safeNext keeps redirects after sign-in on this site.
 func safeNext(next string) string {
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") {
+	if !theme.SafePath(next) {
 		return "/"
 	}
 	return next

@@ -121,6 +121,8 @@ func TestSettingValues(t *testing.T) {
 		{"url", `"https://example.com"`, ""}, {"url", `"/pages/about"`, ""}, {"url", `"mailto:hi@example.com"`, ""}, {"url", `"tel:+201001234567"`, ""},
 		{"url", `"javascript:alert(1)"`, "unsafe_url"}, {"url", `"JavaScript:alert(1)"`, "unsafe_url"}, {"url", `"data:text/html,x"`, "unsafe_url"},
 		{"url", `"//evil.example.com"`, "unsafe_url"}, {"url", `"https://"`, "invalid_url"},
+		{"url", `"/\\evil.example.com"`, "unsafe_url"}, {"url", `"/\t/evil.example.com"`, "unsafe_url"}, {"url", `"\\\\evil.example.com"`, "unsafe_url"},
+		{"url", `"/collections/sale?page=2"`, ""},
 		{"link_list_picker", `"main-menu"`, ""}, {"link_list_picker", `"no-such-menu"`, "not_found"}, {"link_list_picker", `"Main Menu"`, "invalid_reference"},
 		{"page_picker", `"about"`, ""}, {"page_picker", `"contact"`, "not_found"},
 		{"blog_picker", `"news"`, ""}, {"blog_picker", `"journal"`, "not_found"},

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode"
 
 	"golang.org/x/net/html"
 )
@@ -272,14 +273,30 @@ func checkRange(s Setting, v any) *Problem {
 	return nil
 }
 
+// SafePath reports whether raw is a path on this site and nothing else: one
+// leading slash, no control character and no backslash (browsers read
+// "/\evil.example" and "/<TAB>/evil.example" as another host), and it parses
+// with no scheme, host or user.
+func SafePath(raw string) bool {
+	if !strings.HasPrefix(raw, "/") || strings.HasPrefix(raw, "//") || strings.ContainsRune(raw, '\\') ||
+		strings.ContainsFunc(raw, unicode.IsControl) {
+		return false
+	}
+	u, err := url.Parse(raw)
+	return err == nil && u.Scheme == "" && u.Host == "" && u.User == nil && strings.HasPrefix(u.Path, "/") && !strings.HasPrefix(u.Path, "//")
+}
+
 // checkURL allows http(s), mailto, tel and site-relative paths; never
 // javascript: or data:.
 func checkURL(raw string, imageOnly bool) *Problem {
 	if len(raw) > 2048 {
 		return problem("too_long", "must be at most 2048 characters")
 	}
-	if strings.HasPrefix(raw, "/") && !strings.HasPrefix(raw, "//") {
-		return nil
+	if strings.HasPrefix(raw, "/") || strings.HasPrefix(raw, "\\") {
+		if SafePath(raw) {
+			return nil
+		}
+		return problem("unsafe_url", "must be a path on the store (no second slash, backslash or control character)")
 	}
 	u, err := url.Parse(strings.TrimSpace(raw))
 	if err != nil {
