@@ -35,8 +35,20 @@ func (s *statusRecorder) Write(b []byte) (int, error) {
 // Unwrap lets http.ResponseController reach the connection.
 func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
+// methodLabel is a request's method as a metric label: one of the known
+// methods, else OTHER. Anyone can send any method string, and every label
+// value is a series kept for the life of the process.
+func methodLabel(method string) string {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete,
+		http.MethodOptions, http.MethodConnect, http.MethodTrace:
+		return method
+	}
+	return "OTHER"
+}
+
 // observe counts and times every request by its route pattern (never the
-// raw path, whose ids would make a series per order).
+// raw path, whose ids would make a series per order) and its method label.
 func (s *Server) observe(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -49,9 +61,10 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		if rec.status == 0 {
 			rec.status = http.StatusOK
 		}
-		tracing.NameServerSpan(r.Context(), r.Method, route)
-		s.metrics.Requests.WithLabelValues(route, r.Method, strconv.Itoa(rec.status)).Inc()
-		s.metrics.Duration.WithLabelValues(route, r.Method).Observe(time.Since(start).Seconds())
+		method := methodLabel(r.Method)
+		tracing.NameServerSpan(r.Context(), method, route)
+		s.metrics.Requests.WithLabelValues(route, method, strconv.Itoa(rec.status)).Inc()
+		s.metrics.Duration.WithLabelValues(route, method).Observe(time.Since(start).Seconds())
 	})
 }
 
