@@ -102,10 +102,12 @@ type LogChatProvider struct {
 	Log func(msg string, args ...any)
 }
 
-// SendTemplate logs the message and returns a made-up id.
+// SendTemplate logs what was sent, without the customer's phone number or
+// the parameters (their name is one), and returns a made-up id.
 func (p LogChatProvider) SendTemplate(_ context.Context, msg ChatMessage) (string, error) {
 	if p.Log != nil {
-		p.Log("chat message (dev provider, not sent)", "to", msg.To, "template", msg.Template, "params", msg.Params)
+		p.Log("chat message (dev provider, not sent)", "template", msg.Template, "language", msg.Language,
+			"reference", msg.Reference, "params", len(msg.Params))
 	}
 	return fmt.Sprintf("dev-%d", time.Now().UnixNano()), nil
 }

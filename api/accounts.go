@@ -65,8 +65,11 @@ func (req signupRequest) Valid() []fieldError {
 	if _, err := mail.ParseAddress(req.Email); err != nil || !strings.Contains(req.Email, "@") || strings.ContainsAny(req.Email, "<> ") {
 		c.add("email", "invalid", "must be an email address")
 	}
-	if n := len([]rune(req.Password)); n < 10 || n > 200 {
-		c.add("password", "too_short", "must be 10 to 200 characters")
+	switch {
+	case len([]rune(req.Password)) < 10:
+		c.add("password", "too_short", "must be at least 10 characters")
+	case len(req.Password) > maxPasswordBytes:
+		c.add("password", "too_long", "must be at most 72 bytes (72 Latin or about 36 Arabic letters)")
 	}
 	c.text("name", req.Name, 1, 200)
 	c.text("store.name", req.Store.Name, 1, 200)
@@ -113,8 +116,15 @@ func (req loginRequest) Valid() []fieldError {
 	var c checker
 	c.required("email", req.Email != "")
 	c.required("password", req.Password != "")
+	if len(req.Password) > maxPasswordBytes {
+		c.add("password", "too_long", "must be at most 72 bytes")
+	}
 	return c.result()
 }
+
+// maxPasswordBytes is all bcrypt reads of a password; a longer one would
+// fail to hash (a 500), so it is refused as the input it is.
+const maxPasswordBytes = 72
 
 // handleLogin serves POST /auth/login.
 func (s *Server) handleLogin() handlerFunc {

@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -39,6 +40,10 @@ func TestSignupLoginLogoutMe(t *testing.T) {
 		require.NotEmpty(t, resp.errorField("message_ar"))
 	}
 
+	long := h.do(request{method: "POST", path: "/api/v1/auth/login", body: map[string]any{"email": m.email, "password": strings.Repeat("x", 73)}})
+	require.Equal(t, http.StatusUnprocessableEntity, long.Status, "a password bcrypt cannot read is bad input, not a 500")
+	require.Equal(t, []string{"password"}, long.fieldNames())
+
 	logout := h.do(request{method: "POST", path: "/api/v1/auth/logout", auth: m.auth()})
 	require.Equal(t, http.StatusNoContent, logout.Status)
 	after := h.do(request{method: "GET", path: "/api/v1/auth/me", auth: m.auth()})
@@ -60,6 +65,7 @@ func TestSignupRefusals(t *testing.T) {
 		fields []string
 	}{
 		{"short password", func(b map[string]any) { b["password"] = "short" }, 422, []string{"password"}},
+		{"password over bcrypt's 72 bytes", func(b map[string]any) { b["password"] = strings.Repeat("كلمة", 10) }, 422, []string{"password"}},
 		{"bad email", func(b map[string]any) { b["email"] = "not-an-email" }, 422, []string{"email"}},
 		{"bad currency and language", func(b map[string]any) {
 			b["store"].(map[string]any)["currency"] = "XXX"

@@ -63,11 +63,13 @@ type validator interface {
 	Valid() []fieldError
 }
 
-// decode reads a JSON body into T: 415 unless JSON, 413 over 1 MiB, 400 when
-// malformed, 422 for unknown fields or what Valid refuses.
+// decode reads a JSON body into T: 415 unless JSON (a body without a
+// Content-Type included), 413 over 1 MiB, 400 when malformed, 422 for
+// unknown fields or what Valid refuses. An empty body is {}.
 func decode[T validator](r *http.Request) (T, error) {
 	var v T
-	if ct := r.Header.Get("Content-Type"); ct != "" {
+	ct := r.Header.Get("Content-Type")
+	if ct != "" {
 		mediaType, _, err := mime.ParseMediaType(ct)
 		if err != nil || (mediaType != "application/json" && !strings.HasSuffix(mediaType, "+json")) {
 			return v, errUnsupportedMediaType
@@ -83,6 +85,8 @@ func decode[T validator](r *http.Request) (T, error) {
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		body = []byte("{}")
+	} else if ct == "" {
+		return v, errUnsupportedMediaType
 	}
 	if err := decodeStrict(body, &v); err != nil {
 		return v, err

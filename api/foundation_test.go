@@ -189,6 +189,7 @@ func TestEnvelopeAndBodyErrors(t *testing.T) {
 		{"fractional money", request{method: "POST", path: path, body: `{"name": "x", "price": 10.5}`}, 422, "VALIDATION_FAILED", nil},
 		{"too large", request{method: "POST", path: path, body: `{"name": "` + strings.Repeat("x", 1<<20) + `", "price": 1}`}, 413, "PAYLOAD_TOO_LARGE", nil},
 		{"not json", request{method: "POST", path: path, body: `name=x`, headers: map[string]string{"Content-Type": "application/x-www-form-urlencoded"}}, 415, "UNSUPPORTED_MEDIA_TYPE", nil},
+		{"no content type", request{method: "POST", path: path, body: `{"name": "x", "price": 1}`, headers: map[string]string{"Content-Type": ""}}, 415, "UNSUPPORTED_MEDIA_TYPE", nil},
 		{"malformed id", request{method: "GET", path: path + "/not-a-uuid"}, 422, "VALIDATION_FAILED", nil},
 		{"malformed store id", request{method: "GET", path: "/api/v1/stores/123/products"}, 422, "VALIDATION_FAILED", nil},
 		{"unknown route", request{method: "GET", path: "/api/v1/nothing-here"}, 404, "NOT_FOUND", nil},

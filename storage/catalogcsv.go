@@ -257,8 +257,10 @@ func FormatPrice(minor int64, exponent int) string {
 	return s[:len(s)-exponent] + "." + s[len(s)-exponent:]
 }
 
-// formulaStarts are the first characters a spreadsheet may run as a formula.
-const formulaStarts = "=+-@'"
+// formulaStarts are the first characters a spreadsheet may run as a formula
+// (OWASP's CSV injection list: TAB and CR too, which some spreadsheets skip
+// before reading the = behind them).
+const formulaStarts = "=+-@'\t\r"
 
 // NeutralizeCSVCell prefixes a text cell that a spreadsheet would treat as
 // a formula with ' (CSV injection); RestoreCSVCell undoes exactly that.

@@ -50,10 +50,12 @@ func TestParsePrice(t *testing.T) {
 }
 
 func TestCSVCellNeutralisation(t *testing.T) {
-	for _, s := range []string{"=1+1", "+1", "-1", "@x", "'quoted", "plain", "", "''x", "'"} {
+	for _, s := range []string{"=1+1", "+1", "-1", "@x", "'quoted", "plain", "", "''x", "'", "\t=1+1", "\r=1+1", "'\tx"} {
 		require.Equal(t, s, storage.RestoreCSVCell(storage.NeutralizeCSVCell(s)), s)
 	}
 	require.Equal(t, "'=SUM(A1)", storage.NeutralizeCSVCell("=SUM(A1)"))
+	require.Equal(t, "'\t=SUM(A1)", storage.NeutralizeCSVCell("\t=SUM(A1)"), "a leading TAB is neutralised too")
+	require.Equal(t, "'\r=SUM(A1)", storage.NeutralizeCSVCell("\r=SUM(A1)"), "and a leading CR")
 	require.Equal(t, "plain", storage.NeutralizeCSVCell("plain"))
 }
 

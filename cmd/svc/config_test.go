@@ -1,6 +1,7 @@
 package main
 
 import (
+	"net/http"
 	"net/netip"
 	"testing"
 	"time"
@@ -59,4 +60,15 @@ func TestListSettings(t *testing.T) {
 			require.Equal(t, tc.want, cfg.WebhookRetrySchedule)
 		})
 	}
+}
+
+// The API's server bounds every phase of a connection (slow or idle clients
+// cannot hold it) and keeps room for the slowest answers.
+func TestHTTPServerTimeouts(t *testing.T) {
+	srv := newHTTPServer(t.Context(), http.NotFoundHandler())
+	require.Equal(t, 10*time.Second, srv.ReadHeaderTimeout)
+	require.Equal(t, time.Minute, srv.ReadTimeout)
+	require.Equal(t, 2*time.Minute, srv.WriteTimeout, "above the 40 s resend and the 20 s upload waits")
+	require.Equal(t, 2*time.Minute, srv.IdleTimeout)
+	require.Equal(t, 64<<10, srv.MaxHeaderBytes)
 }

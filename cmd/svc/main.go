@@ -226,16 +226,30 @@ func runAPI(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer)
 	return serveHTTP(ctx, cfg.HTTPAddr, srv, log, stdout)
 }
 
+// newHTTPServer bounds every phase of a connection, so a client that sends
+// or reads slowly (or holds an idle connection) cannot keep it forever. The
+// write bound leaves room for the slowest answers: a 20 s wait for an
+// upload's workflow, a 40 s resend, a streamed export.
+//
+// Requests must outlive the shutdown signal: they get a context that ctx's
+// cancellation does not reach, and Shutdown waits for them.
+func newHTTPServer(ctx context.Context, h http.Handler) *http.Server {
+	return &http.Server{Handler: h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       60 * time.Second, // a 5 MB upload on a slow line
+		WriteTimeout:      2 * time.Minute,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) }}
+}
+
 // serveHTTP serves until ctx ends, then lets in-flight requests finish.
 func serveHTTP(ctx context.Context, addr string, h http.Handler, log *slog.Logger, stdout io.Writer) error {
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", addr, err)
 	}
-	// Requests must outlive the shutdown signal: they get a context that ctx's
-	// cancellation does not reach, and Shutdown waits for them.
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second,
-		BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) }}
+	srv := newHTTPServer(ctx, h)
 	fmt.Fprintf(stdout, "API listening on http://%s\n", l.Addr())
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(l) }()

@@ -53,6 +53,10 @@ var blocked = func() []netip.Prefix {
 		"::/128",         // unspecified
 		"::1/128",        // loopback
 		"64:ff9b::/96",   // NAT64 (embeds IPv4)
+		"64:ff9b:1::/48", // local-use NAT64 (RFC 8215)
+		"2001::/32",      // Teredo (embeds an IPv4 address)
+		"2002::/16",      // 6to4 (embeds an IPv4 address)
+		"fec0::/10",      // site-local (deprecated, still routed on some networks)
 		"fc00::/7",       // unique local
 		"fe80::/10",      // link-local
 		"ff00::/8",       // multicast
