@@ -285,10 +285,16 @@ func (req createTokenRequest) Valid() []fieldError {
 	return c.result()
 }
 
+// mintedToken is how a mint answers: the token once, and null on an
+// idempotent replay (it is never stored).
+type mintedToken struct {
+	tokenResponse
+	Token *string `json:"token"`
+}
+
 type tokenResponse struct {
 	ID         uuid.UUID  `json:"id"`
 	Name       string     `json:"name"`
-	Token      string     `json:"token,omitempty"`
 	TokenHint  string     `json:"token_hint"`
 	Scopes     []string   `json:"scopes"`
 	StoreID    uuid.UUID  `json:"store_id"`
@@ -324,8 +330,7 @@ func (s *Server) handleCreateAccessToken() handlerFunc {
 				return nil, err
 			}
 			resp := newTokenResponse(token)
-			resp.Token = secret
-			return ok(resp), nil
+			return secretAnswer{answer: ok(mintedToken{resp, &secret}), replay: ok(mintedToken{resp, nil})}, nil
 		})
 	}
 }

@@ -149,16 +149,20 @@ func (s *Server) writeTx(w http.ResponseWriter, r *http.Request, status int, fn 
 		if err != nil {
 			return err
 		}
-		if result != nil {
-			var buf bytes.Buffer
-			if err := json.NewEncoder(&buf).Encode(result); err != nil {
-				return fmt.Errorf("encode response: %w", err)
-			}
-			body = buf.Bytes()
+		stored := result
+		if once, ok := result.(secretAnswer); ok {
+			result, stored = once.answer, once.replay
+		}
+		if body, err = encodeBody(result); err != nil {
+			return err
 		}
 		if pending != nil {
-			resp := storage.StoredResponse{StatusCode: status, Body: body}
-			if body != nil {
+			storedBody, err := encodeBody(stored)
+			if err != nil {
+				return err
+			}
+			resp := storage.StoredResponse{StatusCode: status, Body: storedBody}
+			if storedBody != nil {
 				resp.ContentType = "application/json; charset=utf-8"
 			}
 			if err := tx.CompleteIdempotencyKey(r.Context(), pending.scope, resp); err != nil {
@@ -182,6 +186,25 @@ func (s *Server) writeTx(w http.ResponseWriter, r *http.Request, status int, fn 
 }
 
 func jsonUnmarshal(raw []byte, v any) error { return json.Unmarshal(raw, v) }
+
+// secretAnswer is the answer of a write that shows a secret once (a token,
+// a signing secret). An idempotent replay answers replay instead, the same
+// resource without the secret: a secret is never stored beside its key.
+type secretAnswer struct {
+	answer, replay any
+}
+
+// encodeBody is a response body as writeTx sends and stores it (nil for none).
+func encodeBody(v any) ([]byte, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(v); err != nil {
+		return nil, fmt.Errorf("encode response: %w", err)
+	}
+	return buf.Bytes(), nil
+}
 
 // ok wraps data in the success envelope.
 func ok(data any) envelope { return envelope{Success: true, Data: data} }

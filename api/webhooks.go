@@ -28,9 +28,21 @@ type subscriptionResponse struct {
 	IsActive       bool       `json:"is_active"`
 	DisabledAt     *time.Time `json:"disabled_at"`
 	DisabledReason *string    `json:"disabled_reason"`
-	Secret         string     `json:"secret,omitempty"`
 	CreatedAt      time.Time  `json:"created_at"`
 	UpdatedAt      time.Time  `json:"updated_at"`
+}
+
+// subscriptionWithSecret is how a create or a rotation answers: the signing
+// secret once, and null on an idempotent replay (it is never stored).
+type subscriptionWithSecret struct {
+	subscriptionResponse
+	Secret *string `json:"secret"`
+}
+
+// showSecretOnce answers sub with secret, and stores its replay without it.
+func showSecretOnce(sub storage.Subscription, secret string) secretAnswer {
+	resp := newSubscriptionResponse(sub)
+	return secretAnswer{answer: ok(subscriptionWithSecret{resp, &secret}), replay: ok(subscriptionWithSecret{resp, nil})}
 }
 
 func newSubscriptionResponse(s storage.Subscription) subscriptionResponse {
@@ -95,9 +107,7 @@ func (s *Server) handleCreateWebhook() handlerFunc {
 			if err := tx.CreateSubscription(r.Context(), &sub); err != nil {
 				return nil, err
 			}
-			resp := newSubscriptionResponse(sub)
-			resp.Secret = sub.Secret
-			return ok(resp), nil
+			return showSecretOnce(sub, sub.Secret), nil
 		})
 	}
 }
@@ -225,9 +235,7 @@ func (s *Server) handleRotateWebhookSecret() handlerFunc {
 			if err != nil {
 				return nil, err
 			}
-			resp := newSubscriptionResponse(sub)
-			resp.Secret = secret
-			return ok(resp), nil
+			return showSecretOnce(sub, secret), nil
 		})
 	}
 }
