@@ -24,7 +24,7 @@ import (
 // recordedWorkflows is every workflow type the worker registers; the
 // recorder fails when one of them did not run.
 var recordedWorkflows = []string{"Ping", "OrderPlaced", "OrderMessage", "ProductImage", "ProductImport", "Dispatch",
-	"Delivery", "WebhookTest", "PaymentProof", "EInvoiceSync", "AbandonmentSweep", "RecoveryEmail"}
+	"Delivery", "WebhookTest", "PaymentProof", "EInvoiceSync", "AbandonmentSweep", "RecoveryEmail", "PurgeExpired"}
 
 // TestRecordWorkflowHistories runs every workflow through the real API,
 // worker, dispatcher, Temporal, Postgres and MinIO, and writes each one's
@@ -82,13 +82,17 @@ func TestRecordWorkflowHistories(t *testing.T) {
 	require.Equal(t, http.StatusOK, h.checkouts(s, "").Status)
 	sent := h.do(request{method: "POST", path: storePath(s.m.storeID, "/abandoned-checkouts/"+cartID+"/send-recovery-email"), auth: bearer(s.token)})
 	require.Equal(t, http.StatusOK, sent.Status, string(sent.Raw))
-	// Ping and AbandonmentSweep are started directly, as the smoke check and the schedule do.
+	// Ping, AbandonmentSweep and PurgeExpired are started directly, as the smoke check and the schedules do.
 	run, err := h.temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: workflows.PingWorkflowID(h.queue), TaskQueue: h.queue},
 		workflows.Ping, workflows.PingInput{From: "recorder"})
 	require.NoError(t, err)
 	require.NoError(t, run.Get(ctx, nil))
 	run, err = h.temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: workflows.AbandonmentScheduleID + ":" + h.queue, TaskQueue: h.queue},
 		workflows.AbandonmentSweep)
+	require.NoError(t, err)
+	require.NoError(t, run.Get(ctx, nil))
+	run, err = h.temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: workflows.PurgeScheduleID + ":" + h.queue, TaskQueue: h.queue},
+		workflows.PurgeExpired)
 	require.NoError(t, err)
 	require.NoError(t, run.Get(ctx, nil))
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // IdempotencyKeyTTL is how long a completed key replays (decisions §1).
@@ -142,4 +143,37 @@ func (db *DB) ReleaseIdempotencyKey(ctx context.Context, s IdempotencyScope) err
 		return fmt.Errorf("release idempotency key: %w", err)
 	}
 	return nil
+}
+
+// Purged counts what PurgeExpired deleted.
+type Purged struct {
+	IdempotencyKeys int
+	Sessions        int
+	AuthCodes       int
+}
+
+// PurgeExpired deletes idempotency records, sessions and authorization codes
+// past their expiry, in one round trip; the cleanup schedule runs it. Expired
+// rows answer nothing already, so this only keeps the tables (and what
+// they hold) small.
+func (db *DB) PurgeExpired(ctx context.Context) (Purged, error) {
+	var p Purged
+	now := db.now()
+	batch := &pgx.Batch{}
+	batch.Queue(`DELETE FROM idempotency_keys WHERE expires_at < $1`, now).Exec(func(tag pgconn.CommandTag) error {
+		p.IdempotencyKeys = int(tag.RowsAffected())
+		return nil
+	})
+	batch.Queue(`DELETE FROM sessions WHERE expires_at < $1`, now).Exec(func(tag pgconn.CommandTag) error {
+		p.Sessions = int(tag.RowsAffected())
+		return nil
+	})
+	batch.Queue(`DELETE FROM oauth_codes WHERE expires_at < $1`, now).Exec(func(tag pgconn.CommandTag) error {
+		p.AuthCodes = int(tag.RowsAffected())
+		return nil
+	})
+	if err := db.pool.SendBatch(ctx, batch).Close(); err != nil {
+		return Purged{}, fmt.Errorf("purge expired rows: %w", err)
+	}
+	return p, nil
 }

@@ -4,6 +4,7 @@ package worker
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -43,6 +44,7 @@ func RegisterWorkflows(r WorkflowRegistry) {
 	r.RegisterWorkflow(workflows.EInvoiceSync)
 	r.RegisterWorkflow(workflows.AbandonmentSweep)
 	r.RegisterWorkflow(workflows.RecoveryEmail)
+	r.RegisterWorkflow(workflows.PurgeExpired)
 }
 
 // StopTimeout is how long a stopping worker lets running activities finish
@@ -101,21 +103,27 @@ func (w *Worker) Stop() {
 	wg.Wait()
 }
 
-// EnsureSchedules creates the abandonment sweep's schedule (every 60 s, no
-// overlap) unless it exists; every worker calls it at start.
+// EnsureSchedules creates the schedules unless they exist: the abandonment
+// sweep every 60 s and the purge of expired rows every hour, neither
+// overlapping itself. Every worker calls it at start.
 func EnsureSchedules(ctx context.Context, c client.Client, taskQueue string) error {
-	_, err := c.ScheduleClient().Create(ctx, client.ScheduleOptions{
-		ID:      workflows.AbandonmentScheduleID,
-		Spec:    client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: time.Minute}}},
-		Overlap: enumspb.SCHEDULE_OVERLAP_POLICY_SKIP,
-		Action: &client.ScheduleWorkflowAction{
-			ID:        workflows.AbandonmentScheduleID,
-			Workflow:  workflows.AbandonmentSweep,
-			TaskQueue: taskQueue,
-		},
-	})
-	if errors.Is(err, temporal.ErrScheduleAlreadyRunning) {
-		return nil
+	for _, s := range []struct {
+		id       string
+		every    time.Duration
+		workflow any
+	}{
+		{workflows.AbandonmentScheduleID, time.Minute, workflows.AbandonmentSweep},
+		{workflows.PurgeScheduleID, time.Hour, workflows.PurgeExpired},
+	} {
+		_, err := c.ScheduleClient().Create(ctx, client.ScheduleOptions{
+			ID:      s.id,
+			Spec:    client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: s.every}}},
+			Overlap: enumspb.SCHEDULE_OVERLAP_POLICY_SKIP,
+			Action:  &client.ScheduleWorkflowAction{ID: s.id, Workflow: s.workflow, TaskQueue: taskQueue},
+		})
+		if err != nil && !errors.Is(err, temporal.ErrScheduleAlreadyRunning) {
+			return fmt.Errorf("schedule %s: %w", s.id, err)
+		}
 	}
-	return err
+	return nil
 }

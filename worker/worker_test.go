@@ -2,6 +2,7 @@ package worker_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -100,4 +101,46 @@ func TestAbandonmentSweepWorkflow(t *testing.T) {
 	var result workflows.AbandonmentSweepResult
 	require.NoError(t, run.Get(ctx, &result))
 	require.Equal(t, 1, result.Marked)
+}
+
+// The purge workflow deletes expired idempotency records, sessions and
+// authorization codes, and nothing that is still live (issue 17, finding 5).
+func TestPurgeExpiredWorkflow(t *testing.T) {
+	db := testenv.DB(t)
+	c := testenv.Temporal(t)
+	queue := testenv.TaskQueue(t)
+	w := worker.New(c, queue, &activities.Activities{DB: db}, worker.Options{})
+	require.NoError(t, w.Start())
+	t.Cleanup(w.Stop)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var user storage.User
+	require.NoError(t, db.InTx(ctx, func(tx *storage.Tx) error {
+		user = storage.User{Email: "purge@example.com", PasswordHash: "x", Name: "P"}
+		store := storage.Store{Name: "Purge", Subdomain: "purge", Currency: "EGP", DefaultLanguage: "ar"}
+		return tx.CreateUserAndStore(ctx, &user, &store)
+	}))
+	sql := testenv.SQL(t, db)
+	for _, live := range []bool{true, false} {
+		expires := time.Now().Add(-time.Hour)
+		if live {
+			expires = time.Now().Add(time.Hour)
+		}
+		_, err := db.CreateSession(ctx, storage.NewSecret(""), user.ID, time.Until(expires))
+		require.NoError(t, err)
+		_, err = sql.Exec(ctx, `INSERT INTO idempotency_keys (store_id, credential_id, method, route, key, fingerprint, state, expires_at)
+			SELECT id, $1, 'POST', '/x', $2, '\x00', 'completed', $3 FROM stores WHERE owner_user_id = $1`,
+			user.ID, fmt.Sprint(live), expires)
+		require.NoError(t, err)
+	}
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: workflows.PurgeScheduleID + "-" + queue, TaskQueue: queue}, workflows.PurgeExpired)
+	require.NoError(t, err)
+	var result workflows.PurgeExpiredResult
+	require.NoError(t, run.Get(ctx, &result))
+	require.Equal(t, 1, result.IdempotencyKeys)
+	require.Equal(t, 1, result.Sessions)
+	var keys, sessions int
+	require.NoError(t, sql.QueryRow(ctx, `SELECT count(*) FROM idempotency_keys WHERE expires_at > now()`).Scan(&keys))
+	require.NoError(t, sql.QueryRow(ctx, `SELECT count(*) FROM sessions`).Scan(&sessions))
+	require.Equal(t, [2]int{1, 1}, [2]int{keys, sessions}, "the live ones stay")
 }

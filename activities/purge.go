@@ -1,0 +1,22 @@
+package activities
+
+import (
+	"context"
+)
+
+// PurgeExpiredInput asks for nothing: the purge covers every store.
+type PurgeExpiredInput struct{}
+
+// PurgeExpiredResult counts what was deleted.
+type PurgeExpiredResult struct {
+	IdempotencyKeys int
+	Sessions        int
+	AuthCodes       int
+}
+
+// PurgeExpired deletes expired idempotency records, sessions and
+// authorization codes.
+func (a *Activities) PurgeExpired(ctx context.Context, _ PurgeExpiredInput) (PurgeExpiredResult, error) {
+	p, err := a.DB.PurgeExpired(ctx)
+	return PurgeExpiredResult{IdempotencyKeys: p.IdempotencyKeys, Sessions: p.Sessions, AuthCodes: p.AuthCodes}, err
+}

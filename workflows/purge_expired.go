@@ -1,0 +1,34 @@
+package workflows
+
+import (
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/merchantsvc/svc/activities"
+)
+
+// PurgeScheduleID names the Temporal schedule that purges expired rows every
+// hour; each scheduled run's workflow id starts with it.
+const PurgeScheduleID = "purge-expired"
+
+// PurgeExpiredResult counts what one purge deleted.
+type PurgeExpiredResult struct {
+	IdempotencyKeys int
+	Sessions        int
+	AuthCodes       int
+}
+
+// PurgeExpired deletes expired idempotency records (with the answers they
+// stored), sessions and authorization codes. It takes no input: a schedule
+// starts it.
+func PurgeExpired(ctx workflow.Context) (PurgeExpiredResult, error) {
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 5 * time.Minute,
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumAttempts: 5},
+	})
+	var out activities.PurgeExpiredResult
+	err := workflow.ExecuteActivity(actx, a.PurgeExpired, activities.PurgeExpiredInput{}).Get(ctx, &out)
+	return PurgeExpiredResult{IdempotencyKeys: out.IdempotencyKeys, Sessions: out.Sessions, AuthCodes: out.AuthCodes}, err
+}
