@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"mime"
+	"mime/multipart"
 	"net"
 	"net/http"
 	"net/netip"
@@ -317,6 +319,38 @@ type pendingKey struct {
 
 var writeMethods = []string{http.MethodPost, http.MethodPatch, http.MethodPut, http.MethodDelete}
 
+// requestFingerprint is what makes two requests with one Idempotency-Key the
+// same request: method, path, query, and the body. A multipart body counts by
+// its parts (name, file name, type, and a SHA-256 of the content), not its
+// bytes, because clients pick a new random boundary for every send.
+func requestFingerprint(r *http.Request, body []byte) []byte {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\n%s\n%s\n", r.Method, r.URL.Path, r.URL.RawQuery)
+	mediaType, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err == nil && mediaType == "multipart/form-data" && params["boundary"] != "" {
+		parts := multipart.NewReader(bytes.NewReader(body), params["boundary"])
+		fmt.Fprintf(h, "%s\n", mediaType)
+		for {
+			part, err := parts.NextPart()
+			if err != nil {
+				if err != io.EOF {
+					break // malformed: the handler refuses it; fall back to the raw bytes below
+				}
+				return h.Sum(nil)
+			}
+			content := sha256.New()
+			_, copyErr := io.Copy(content, part)
+			if copyErr != nil {
+				break
+			}
+			fmt.Fprintf(h, "%q %q %q %x\n", part.FormName(), part.FileName(), part.Header.Get("Content-Type"), content.Sum(nil))
+		}
+	}
+	fmt.Fprintf(h, "%s\n", r.Header.Get("Content-Type"))
+	h.Write(body)
+	return h.Sum(nil)
+}
+
 // maxIdempotentBody bounds what is read to fingerprint a request; uploads are 5 MB.
 const maxIdempotentBody = 6 << 20
 
@@ -343,11 +377,7 @@ func (s *Server) idempotency(next http.Handler) http.Handler {
 		p := principalFrom(r.Context())
 		scope := storage.IdempotencyScope{StoreID: storeIDFrom(r.Context()), CredentialID: p.credentialID(),
 			Method: r.Method, Route: route, Key: key}
-		fingerprint := sha256.New()
-		fmt.Fprintf(fingerprint, "%s\n%s\n%s\n%s\n", r.Method, r.URL.Path, r.URL.RawQuery, r.Header.Get("Content-Type"))
-		fingerprint.Write(body)
-
-		stored, err := s.db.ClaimIdempotencyKey(r.Context(), scope, fingerprint.Sum(nil))
+		stored, err := s.db.ClaimIdempotencyKey(r.Context(), scope, requestFingerprint(r, body))
 		if err != nil {
 			writeError(w, r, err)
 			return
