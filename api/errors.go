@@ -66,6 +66,8 @@ var (
 		"Invalid email or password", "البريد الإلكتروني أو كلمة المرور غير صحيحة")
 	errStoreMismatch = newError(http.StatusForbidden, "STORE_MISMATCH",
 		"This credential is not allowed to access this store", "لا يُسمح لبيانات الاعتماد هذه بالوصول إلى هذا المتجر")
+	errStoreSuspended = newError(http.StatusForbidden, "STORE_SUSPENDED",
+		"This store is suspended or closed; its access tokens cannot use it", "هذا المتجر موقوف أو مغلق؛ لا يمكن لرموز الوصول استخدامه")
 	errTokenNotAllowed = newError(http.StatusForbidden, "TOKEN_NOT_ALLOWED",
 		"This endpoint is only available to a signed-in merchant, not to access tokens", "هذه العملية متاحة للتاجر المسجّل دخوله فقط وليس لرموز الوصول")
 	errNotFound = newError(http.StatusNotFound, "NOT_FOUND",

@@ -281,6 +281,10 @@ func (s *Server) bindStore(next http.Handler) http.Handler {
 				writeError(w, r, errStoreMismatch)
 				return
 			}
+			if !p.token.StoreOpen() {
+				writeError(w, r, errStoreSuspended)
+				return
+			}
 		} else {
 			store, err := s.db.FindStoreByID(r.Context(), storeID)
 			if errors.Is(err, storage.ErrNotFound) || (err == nil && store.OwnerUserID != p.userID) {

@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -204,7 +205,14 @@ type Token struct {
 	RevokedAt  *time.Time
 	LastUsedAt *time.Time
 	CreatedAt  time.Time
+	// StoreState is the lifecycle state of the token's store, read with the
+	// token by FindTokenBySecret (trial, active, suspended, closed).
+	StoreState string
 }
+
+// StoreOpen reports whether the token's store may still be used: not
+// suspended or closed.
+func (t Token) StoreOpen() bool { return t.StoreState != "suspended" && t.StoreState != "closed" }
 
 // Usable reports whether the token may authenticate a request at now.
 func (t Token) Usable(now time.Time) bool {
@@ -233,9 +241,13 @@ func (tx *Tx) CreateToken(ctx context.Context, t *Token, secret string) error {
 	return nil
 }
 
-// FindTokenBySecret returns the token whose secret this is, usable or not.
+// FindTokenBySecret returns the token whose secret this is, usable or not,
+// with its store's lifecycle state (one query on every bearer request).
 func (r reader) FindTokenBySecret(ctx context.Context, secret string) (Token, error) {
-	t, err := scanToken(r.q.QueryRow(ctx, `SELECT `+tokenColumns+` FROM api_tokens WHERE token_hash = $1`, HashSecret(secret)))
+	var t Token
+	err := r.q.QueryRow(ctx, `SELECT t.`+strings.ReplaceAll(tokenColumns, ", ", ", t.")+`, s.lifecycle_state
+		FROM api_tokens t JOIN stores s ON s.id = t.store_id WHERE t.token_hash = $1`, HashSecret(secret)).Scan(
+		&t.ID, &t.Kind, &t.StoreID, &t.UserID, &t.Name, &t.Hint, &t.Scopes, &t.ExpiresAt, &t.RevokedAt, &t.LastUsedAt, &t.CreatedAt, &t.StoreState)
 	if err != nil {
 		return Token{}, notFoundIfNoRows(err, "find token")
 	}
