@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	sq "github.com/Masterminds/squirrel"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 )
@@ -108,41 +109,49 @@ func (tx *Tx) UpdateVariant(ctx context.Context, storeID, productID, id uuid.UUI
 	if _, err := tx.lockProduct(ctx, storeID, productID); err != nil {
 		return Variant{}, err
 	}
-	v, err := scanVariant(tx.tx.QueryRow(ctx, `SELECT `+variantColumns+` FROM variants WHERE store_id = $1 AND product_id = $2 AND id = $3`,
+	// The row lock orders this edit after any checkout holding the variant
+	// (orders lock variants the same way), so it reads the stock as it is.
+	v, err := scanVariant(tx.tx.QueryRow(ctx, `SELECT `+variantColumns+` FROM variants WHERE store_id = $1 AND product_id = $2 AND id = $3 FOR UPDATE`,
 		storeID, productID, id))
 	if err != nil {
 		return Variant{}, notFoundIfNoRows(err, "find variant "+id.String())
 	}
+	set := map[string]any{}
 	if upd.SKU.Set {
 		newSKU := upd.SKU.ptr()
 		if err := tx.claimSKU(ctx, storeID, "variant", id, v.SKU, newSKU); err != nil {
 			return Variant{}, err
 		}
-		v.SKU = newSKU
+		v.SKU, set["sku"] = newSKU, newSKU
 	}
 	if upd.Barcode.Set {
 		v.Barcode = upd.Barcode.ptr()
+		set["barcode"] = v.Barcode
 	}
 	if upd.Price != nil {
-		v.Price = *upd.Price
+		v.Price, set["price"] = *upd.Price, *upd.Price
 	}
 	if upd.CostPrice.Set {
 		v.CostPrice = upd.CostPrice.ptr()
+		set["cost_price"] = v.CostPrice
 	}
 	if upd.Quantity != nil {
-		v.Quantity = *upd.Quantity
+		v.Quantity, set["quantity"] = *upd.Quantity, *upd.Quantity
 	}
 	if upd.Options != nil {
-		v.Options = upd.Options
+		v.Options, set["options"] = upd.Options, upd.Options
 	}
 	if upd.Position != nil {
-		v.Position = *upd.Position
+		v.Position, set["position"] = *upd.Position, *upd.Position
 	}
 	v.UpdatedAt = tx.now()
-	_, err = tx.tx.Exec(ctx, `UPDATE variants SET sku = $4, barcode = $5, price = $6, cost_price = $7, quantity = $8,
-		options = $9, position = $10, updated_at = $11 WHERE store_id = $1 AND product_id = $2 AND id = $3`,
-		storeID, productID, id, v.SKU, v.Barcode, v.Price, v.CostPrice, v.Quantity, v.Options, v.Position, v.UpdatedAt)
+	set["updated_at"] = v.UpdatedAt
+	// Only the fields given are written.
+	query, args, err := psql.Update("variants").SetMap(set).Where(sq.Eq{"store_id": storeID, "product_id": productID, "id": id}).ToSql()
 	if err != nil {
+		return Variant{}, fmt.Errorf("update variant: %w", err)
+	}
+	if _, err := tx.tx.Exec(ctx, query, args...); err != nil {
 		return Variant{}, fmt.Errorf("update variant: %w", err)
 	}
 	return v, tx.touchProduct(ctx, storeID, productID)
