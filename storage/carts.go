@@ -260,6 +260,19 @@ func (tx *Tx) CheckoutCart(ctx context.Context, storeID, cartID uuid.UUID, in Ne
 	if len(lines) == 0 {
 		return Order{}, "", Cart{}, &InvalidError{Field: "lines", Code: "required", Message: "the cart is empty"}
 	}
+	// A product may have been withdrawn since its line was added: checkout
+	// sells only what is for sale now.
+	var withdrawn *int
+	if err := tx.tx.QueryRow(ctx, `SELECT min(l.position) FROM cart_lines l
+		JOIN variants v ON v.store_id = l.store_id AND v.id = l.variant_id
+		JOIN products p ON p.store_id = v.store_id AND p.id = v.product_id
+		WHERE l.store_id = $1 AND l.cart_id = $2 AND p.status <> 'active'`, storeID, cartID).Scan(&withdrawn); err != nil {
+		return Order{}, "", Cart{}, fmt.Errorf("check cart products: %w", err)
+	}
+	if withdrawn != nil {
+		return Order{}, "", Cart{}, &InvalidError{Field: fmt.Sprintf("lines[%d].variant_id", *withdrawn-1), Code: "not_found",
+			Message: "no longer for sale in this store"}
+	}
 	in.StoreID, in.Draft = storeID, false
 	in.Lines = make([]NewOrderLine, 0, len(lines))
 	for _, l := range lines {
