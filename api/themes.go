@@ -118,14 +118,6 @@ func (req publishRequest) Valid() []fieldError {
 	return c.result()
 }
 
-// respondVersionAndDraft is how publish and restore answer: the new version,
-// and the draft with its entity tag (in the body and the ETag header).
-func respondVersionAndDraft(w http.ResponseWriter, v storage.ThemeVersion, c storage.Customization) error {
-	w.Header().Set("ETag", c.ETag)
-	respond(w, http.StatusCreated, map[string]any{"version": newVersionResponse(v, false), "draft": c.Draft, "etag": c.ETag})
-	return nil
-}
-
 // handlePublishTheme serves POST /stores/{store_id}/themes/v3/customization/publish.
 func (s *Server) handlePublishTheme() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
@@ -144,11 +136,8 @@ func (s *Server) handlePublishTheme() handlerFunc {
 		if err != nil {
 			return err
 		}
-		c, err := s.db.FindCustomization(r.Context(), storeIDFrom(r.Context()))
-		if err != nil {
-			return err
-		}
-		return respondVersionAndDraft(w, v, c)
+		respond(w, http.StatusCreated, newVersionResponse(v, false))
+		return nil
 	}
 }
 
@@ -195,7 +184,11 @@ func (s *Server) handleRestoreThemeVersion() handlerFunc {
 		if err != nil {
 			return err
 		}
-		return respondVersionAndDraft(w, v, c)
+		// Answered like publish (decisions §9: 201 with the new version); the
+		// replaced draft's tag rides in the ETag header.
+		w.Header().Set("ETag", c.ETag)
+		respond(w, http.StatusCreated, newVersionResponse(v, false))
+		return nil
 	}
 }
 

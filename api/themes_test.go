@@ -64,12 +64,8 @@ func TestThemeCustomizationOverHTTP(t *testing.T) {
 	// Publish, compare, restore.
 	pub := h.do(request{method: "POST", path: path("/customization/publish"), auth: bearer(token), body: map[string]any{"name": "Eid sale"}})
 	require.Equal(t, http.StatusCreated, pub.Status, string(pub.Raw))
-	published := pub.data()["version"].(map[string]any)
-	require.Equal(t, "Eid sale", published["name"])
-	versionID := published["id"].(string)
-	// Publish answers like restore: the version, and the unchanged draft with its tag.
-	require.Equal(t, newTag, pub.data()["etag"])
-	require.Equal(t, newTag, pub.Header.Get("ETag"))
+	require.Equal(t, "Eid sale", pub.data()["name"])
+	versionID := pub.data()["id"].(string)
 	third := put(accentDraft(t, draft, "#303030"), newTag)
 	require.Equal(t, http.StatusOK, third.Status)
 
@@ -89,7 +85,11 @@ func TestThemeCustomizationOverHTTP(t *testing.T) {
 
 	restored := h.do(request{method: "POST", path: path("/versions/" + versionID + "/restore"), auth: bearer(token)})
 	require.Equal(t, http.StatusCreated, restored.Status, string(restored.Raw))
-	require.Equal(t, "#101010", restored.data()["draft"].(map[string]any)["settings"].(map[string]any)["accent"])
+	require.Equal(t, "restore", restored.data()["source"], "answered like publish: the new version")
+	require.Equal(t, versionID, restored.data()["restored_from"])
+	afterRestore := h.do(request{method: "GET", path: path("/customization"), auth: bearer(token)})
+	require.Equal(t, "#101010", afterRestore.data()["draft"].(map[string]any)["settings"].(map[string]any)["accent"])
+	require.Equal(t, afterRestore.Header.Get("ETag"), restored.Header.Get("ETag"), "the restore sent the replaced draft's tag")
 	list := h.do(request{method: "GET", path: path("/versions"), auth: bearer(token)})
 	require.Len(t, list.Body["data"], 2)
 	require.Equal(t, "restore", list.Body["data"].([]any)[0].(map[string]any)["source"])

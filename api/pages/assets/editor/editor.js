@@ -508,11 +508,13 @@ async function compare(id) {
 }
 
 async function restore(id) {
-  const { status, json } = await call("POST", `/versions/${id}/restore`);
+  const { status } = await call("POST", `/versions/${id}/restore`);
   if (status !== 201) return;
-  state.doc = json.data.draft;
-  state.base = clone(json.data.draft);
-  state.etag = json.data.etag;
+  // The restore answers the new version, like publish; read the replaced draft.
+  const current = await call("GET", "/customization");
+  state.doc = current.json.data.draft;
+  state.base = clone(state.doc);
+  state.etag = current.json.data.etag;
   state.history = [];
   state.future = [];
   renderAll();
