@@ -20,16 +20,21 @@ import (
 
 func TestMain(m *testing.M) { testenv.Main(m) }
 
-// The smoke workflow runs on the real in-process Temporal server through a
-// worker built by worker.New and reaches the real database.
-func TestPingWorkflowRunsOnWorker(t *testing.T) {
-	db := testenv.DB(t)
-	c := testenv.Temporal(t)
-	queue := testenv.TaskQueue(t)
+// startWorker runs a worker built by worker.New on a fresh task queue over a
+// fresh database, stopped at cleanup.
+func startWorker(t *testing.T) (*storage.DB, client.Client, string) {
+	t.Helper()
+	db, c, queue := testenv.DB(t), testenv.Temporal(t), testenv.TaskQueue(t)
 	w := worker.New(c, queue, &activities.Activities{DB: db}, worker.Options{})
 	require.NoError(t, w.Start())
 	t.Cleanup(w.Stop)
+	return db, c, queue
+}
 
+// The smoke workflow runs on the real in-process Temporal server through a
+// worker built by worker.New and reaches the real database.
+func TestPingWorkflowRunsOnWorker(t *testing.T) {
+	_, c, queue := startWorker(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: workflows.PingWorkflowID(t.Name()), TaskQueue: queue},
@@ -63,12 +68,7 @@ func TestAbandonmentScheduleIsCreatedOnce(t *testing.T) {
 // The sweep workflow runs on a worker and marks carts through the real
 // database.
 func TestAbandonmentSweepWorkflow(t *testing.T) {
-	db := testenv.DB(t)
-	c := testenv.Temporal(t)
-	queue := testenv.TaskQueue(t)
-	w := worker.New(c, queue, &activities.Activities{DB: db}, worker.Options{})
-	require.NoError(t, w.Start())
-	t.Cleanup(w.Stop)
+	db, c, queue := startWorker(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var storeID uuid.UUID
@@ -106,12 +106,7 @@ func TestAbandonmentSweepWorkflow(t *testing.T) {
 // The purge workflow deletes expired idempotency records, sessions and
 // authorization codes, and nothing that is still live (issue 17, finding 5).
 func TestPurgeExpiredWorkflow(t *testing.T) {
-	db := testenv.DB(t)
-	c := testenv.Temporal(t)
-	queue := testenv.TaskQueue(t)
-	w := worker.New(c, queue, &activities.Activities{DB: db}, worker.Options{})
-	require.NoError(t, w.Start())
-	t.Cleanup(w.Stop)
+	db, c, queue := startWorker(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var user storage.User
