@@ -31,6 +31,10 @@ type Activities struct {
 	Chat   ChatProvider
 	// EInvoices is the tax authority's e-invoicing service.
 	EInvoices einvoice.Authority
+	// ContactInterval is how long after one automatic order confirmation
+	// the same email or phone gets no other from the same store (default
+	// 10 minutes; README "Limits").
+	ContactInterval time.Duration
 	// Metrics counts deliveries and import rows (nil: not counted).
 	Metrics *metrics.Worker
 }

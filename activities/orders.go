@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -45,6 +46,25 @@ func (a *Activities) skip(ctx context.Context, in OrderInput, kind, why string) 
 	return SideEffectResult{Status: "skipped", Detail: why}, err
 }
 
+// claimContact reports whether an automatic confirmation may go to contact
+// now: the store sent none to it on channel within ContactInterval.
+func (a *Activities) claimContact(ctx context.Context, o storage.Order, channel, contact string) (bool, error) {
+	interval := a.ContactInterval
+	if interval <= 0 {
+		interval = 10 * time.Minute
+	}
+	return a.DB.ClaimContactSend(ctx, o.StoreID, o.ID, channel, contact, interval)
+}
+
+// skipRepeat records a confirmation skipped because its contact had one
+// within the interval; the merchant's resend still sends it.
+func (a *Activities) skipRepeat(ctx context.Context, in OrderInput, kind string, err error) (SideEffectResult, error) {
+	if err != nil {
+		return SideEffectResult{}, err
+	}
+	return a.skip(ctx, in, kind, "this contact had a confirmation from the store within the last few minutes")
+}
+
 // SendOrderEmail sends the status email for the order's current status, once.
 func (a *Activities) SendOrderEmail(ctx context.Context, in OrderInput) (SideEffectResult, error) {
 	if done, err := a.done(ctx, in, "email"); err != nil || done {
@@ -60,6 +80,11 @@ func (a *Activities) SendOrderEmail(ctx context.Context, in OrderInput) (SideEff
 	}
 	if email.To == "" {
 		return a.skip(ctx, in, "email", "the customer has no email address")
+	}
+	if o.Status == storage.OrderPending {
+		if fresh, err := a.claimContact(ctx, o, "email", email.To); err != nil || !fresh {
+			return a.skipRepeat(ctx, in, "email", err)
+		}
 	}
 	if err := a.Mailer.Send(ctx, email.To, email.Subject, email.HTML); err != nil {
 		return SideEffectResult{}, err
@@ -137,6 +162,9 @@ func (a *Activities) SendChatConfirmation(ctx context.Context, in OrderInput) (S
 	template, phone, err := a.chatGuards(ctx, o, settings)
 	if err != nil {
 		return a.skip(ctx, in, "chat", err.Error())
+	}
+	if fresh, err := a.claimContact(ctx, o, "chat", phone); err != nil || !fresh {
+		return a.skipRepeat(ctx, in, "chat", err)
 	}
 	status, err := a.sendChat(ctx, o, settings, template, phone)
 	if err != nil {

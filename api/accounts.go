@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"golang.org/x/crypto/bcrypt"
 
 	"github.com/merchantsvc/svc/internal/session"
 	"github.com/merchantsvc/svc/storage"
@@ -88,11 +87,11 @@ func (s *Server) handleSignup() handlerFunc {
 		if err != nil {
 			return err
 		}
-		hash, err := bcrypt.GenerateFromPassword([]byte(req.Password), bcrypt.DefaultCost)
+		hash, err := s.hashNewPassword(r, req.Password)
 		if err != nil {
 			return err
 		}
-		user := storage.User{Email: strings.TrimSpace(req.Email), PasswordHash: string(hash), Name: strings.TrimSpace(req.Name)}
+		user := storage.User{Email: strings.TrimSpace(req.Email), PasswordHash: hash, Name: strings.TrimSpace(req.Name)}
 		store := storage.Store{Name: strings.TrimSpace(req.Store.Name), Subdomain: req.Store.Subdomain,
 			Currency: req.Store.Currency, DefaultLanguage: req.Store.DefaultLanguage}
 		err = s.db.InTx(r.Context(), func(tx *storage.Tx) error { return tx.CreateUserAndStore(r.Context(), &user, &store) })
@@ -133,7 +132,7 @@ func (s *Server) handleLogin() handlerFunc {
 		if err != nil {
 			return err
 		}
-		user, err := session.CheckPassword(r.Context(), s.db, req.Email, req.Password)
+		user, err := s.CheckPassword(r, req.Email, req.Password)
 		if err != nil {
 			return err
 		}

@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
@@ -18,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/merchantsvc/svc/api"
+	"github.com/merchantsvc/svc/internal/testenv"
 	"github.com/merchantsvc/svc/internal/webhook"
 )
 
@@ -429,4 +431,49 @@ func TestManifestWebhooksAreSignedWithTheClientSecret(t *testing.T) {
 	h.placeOrder(s, "cod", 1)
 	time.Sleep(1500 * time.Millisecond)
 	require.Len(t, rec.requests(), 2)
+}
+
+// An app receives only the events its granted scopes can read, and the
+// consent page lists exactly those.
+func TestManifestWebhooksFollowGrantedScopes(t *testing.T) {
+	rec := newReceiver(t, func(int) int { return http.StatusOK })
+	h := newHarness(t, api.Config{WebhookGuard: webhook.Guard{AllowPrivate: true}})
+	httpClient, err := webhook.Guard{AllowPrivate: true}.NewClient(rec.caFile)
+	require.NoError(t, err)
+	h.startWorker(httpClient)
+	dev := h.signup("devs")
+	app := h.registerApp(dev, "themes-app", map[string]any{
+		"oauth": map[string]any{"scopes": []string{"themes:read"}, "optional_scopes": []string{"catalog:read"},
+			"redirect_urls": []string{"https://app.example.com/oauth/callback"}},
+		"webhooks": map[string]any{"url": rec.url(), "events": []string{"order.created", "product.created", "product.updated"}}})
+	s := newShop(t, h, "scopeshop", 10)
+	b := h.newBrowser()
+	b.signIn(s.m.email)
+
+	_, page := b.get(consentQuery(app, s.m.storeID, "https://app.example.com/oauth/callback", "themes:read", "a"))
+	require.NotContains(t, page, `id="events"`, "themes:read reads no event")
+	q := b.allow(app, s.m.storeID, "themes:read", "a", "allow")
+	require.Equal(t, http.StatusOK, h.exchange(app, q.Get("code"), nil).Status)
+	h.placeOrder(s, "cod", 1)
+	h.createProduct(s.token, s.m.storeID, map[string]any{"name": "Unseen", "price": 100})
+	waitFor(t, "the events to be fanned out under the first grant", func() bool {
+		var pending int
+		require.NoError(t, testenv.SQL(t, h.db).QueryRow(context.Background(), `SELECT count(*) FROM outbox WHERE dispatched_at IS NULL`).Scan(&pending))
+		return pending == 0
+	})
+
+	_, page = b.get(consentQuery(app, s.m.storeID, "https://app.example.com/oauth/callback", "themes:read catalog:read", "b"))
+	require.Contains(t, page, `data-event="product.created"`)
+	require.Contains(t, page, `data-event="product.updated"`)
+	require.NotContains(t, page, `data-event="order.created"`)
+	q = b.allow(app, s.m.storeID, "themes:read catalog:read", "b", "allow")
+	require.Equal(t, http.StatusOK, h.exchange(app, q.Get("code"), nil).Status)
+	h.placeOrder(s, "cod", 1)
+	seen := h.createProduct(s.token, s.m.storeID, map[string]any{"name": "Seen", "price": 100})
+	waitFor(t, "the product delivery", func() bool { return len(rec.requests()) >= 1 })
+	time.Sleep(1500 * time.Millisecond)
+	got := rec.requests()
+	require.Len(t, got, 1, "only the product event of the second grant")
+	require.Equal(t, "product.created", got[0].header.Get("X-SVC-Event"))
+	require.Contains(t, string(got[0].body), seen["id"].(string))
 }

@@ -315,6 +315,7 @@ func TestStoreSettings(t *testing.T) {
 	require.Equal(t, http.StatusOK, got.Status)
 	require.Equal(t, map[string]any{"name": "Store settings", "default_language": "ar", "auto_create_shipment": false,
 		"chat_confirmations": true, "confirm_in_chat": false, "e_invoicing": false, "abandonment_threshold_minutes": float64(60),
+		"max_line_quantity": float64(50), "max_order_quantity": float64(200),
 		"chat_templates_approved": []any{"order_confirmation", "order_confirmation_request"}}, got.data())
 	changed := h.settings(s, map[string]any{"confirm_in_chat": true, "name": "متجر الإعدادات"})
 	require.Equal(t, true, changed.data()["confirm_in_chat"])

@@ -38,3 +38,24 @@ func TestClientAddress(t *testing.T) {
 		})
 	}
 }
+
+// The per-client limits count an IPv6 client by its /64, so rotating
+// through one subscriber's addresses does not reset them.
+func TestClientNetwork(t *testing.T) {
+	trusted := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}
+	for _, tc := range []struct{ remote, forwarded, want string }{
+		{"203.0.113.9:4000", "", "203.0.113.9"},
+		{"[2001:db8:1:2:aaaa::1]:4000", "", "2001:db8:1:2::/64"},
+		{"[2001:db8:1:2:ffff:ffff:ffff:ffff]:4000", "", "2001:db8:1:2::/64"},
+		{"[2001:db8:1:3::1]:4000", "", "2001:db8:1:3::/64"},
+		{"[::ffff:203.0.113.9]:4000", "", "203.0.113.9"},
+		{"10.0.0.2:4000", "2001:db8:9:9:1::7", "2001:db8:9:9::/64"},
+	} {
+		r, _ := http.NewRequest(http.MethodGet, "/", nil)
+		r.RemoteAddr = tc.remote
+		if tc.forwarded != "" {
+			r.Header.Set("X-Forwarded-For", tc.forwarded)
+		}
+		require.Equal(t, tc.want, clientNetwork(r, trusted), tc.remote)
+	}
+}

@@ -94,6 +94,12 @@ var (
 		"Rate limit exceeded: at most 300 requests per minute per token", "تم تجاوز حد الطلبات: 300 طلب في الدقيقة لكل رمز كحد أقصى")
 	errInternal = newError(http.StatusInternalServerError, "INTERNAL",
 		"Internal error", "خطأ داخلي")
+	errServerBusy = &apiError{Status: http.StatusServiceUnavailable, Code: "SERVER_BUSY",
+		Message: "Too many password checks at once; retry in a moment", MessageAr: "عمليات تحقق كثيرة من كلمات المرور في الوقت نفسه؛ أعد المحاولة بعد لحظة",
+		Header: http.Header{"Retry-After": {"1"}}}
+	errProofLimit = newError(http.StatusConflict, "PROOF_LIMIT_REACHED",
+		fmt.Sprintf("This order already has %d payment proofs; contact the store", storage.MaxProofsPerOrder),
+		fmt.Sprintf("لهذا الطلب %d إثباتات دفع بالفعل؛ تواصل مع المتجر", storage.MaxProofsPerOrder))
 	errNotReady = newError(http.StatusServiceUnavailable, "NOT_READY",
 		"A dependency is not reachable", "إحدى الخدمات المعتمد عليها غير متاحة")
 )
@@ -120,6 +126,7 @@ func toAPIError(err error) *apiError {
 		transition *storage.TransitionError
 		stale      *storage.StaleDraftError
 		refusal    *temporal.ApplicationError
+		throttled  *session.Throttled
 
 		themeInvalid *storage.ThemeValidationError
 	)
@@ -145,6 +152,13 @@ func toAPIError(err error) *apiError {
 			MessageAr: "تغيّرت المسودة منذ قراءتها؛ هذه هي النسخة الحالية",
 			Header:    http.Header{"Etag": {stale.Current.ETag}},
 			Current:   map[string]any{"draft": stale.Current.Draft, "etag": stale.Current.ETag}}
+	case errors.As(err, &throttled):
+		return &apiError{Status: http.StatusTooManyRequests, Code: "RATE_LIMITED",
+			Message:   "Too many failed sign-ins or signups from this account or network; retry after the time in Retry-After",
+			MessageAr: "محاولات دخول أو تسجيل فاشلة كثيرة من هذا الحساب أو الشبكة؛ أعد المحاولة بعد المدة المذكورة في Retry-After",
+			Header:    http.Header{"Retry-After": {retryAfterSeconds(throttled.RetryAfter)}}}
+	case errors.Is(err, session.ErrBusy):
+		return errServerBusy
 	case errors.As(err, &refusal):
 		if e, known := refusals[refusal.Type()]; known {
 			return e
@@ -170,6 +184,8 @@ func toAPIError(err error) *apiError {
 		return errOrderNotPaid
 	case errors.Is(err, storage.ErrPaymentNotReversible):
 		return errPaymentNotReversible
+	case errors.Is(err, storage.ErrProofLimit):
+		return errProofLimit
 	case errors.Is(err, storage.ErrProofNotReviewable):
 		return errProofAlreadyReviewed
 	case errors.Is(err, storage.ErrPaymentNotVoidable):
@@ -203,11 +219,12 @@ func toAPIError(err error) *apiError {
 func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	e := toAPIError(err)
 	if e.Status >= 500 {
+		logged := storage.Redacted(err) // no Postgres row data in logs or spans
 		attrs := []any{slog.String("request_id", requestID(r.Context())),
-			slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Any("error", err)}
+			slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Any("error", logged)}
 		if traceID := tracing.TraceID(r.Context()); traceID != "" {
 			attrs = append(attrs, slog.String("trace_id", traceID))
-			tracing.RecordError(r.Context(), err)
+			tracing.RecordError(r.Context(), logged)
 		}
 		loggerFrom(r.Context()).ErrorContext(r.Context(), "request failed", attrs...)
 	}

@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -53,6 +54,9 @@ type harness struct {
 	// authority is the e-invoicing service the worker talks to, when set
 	// before startWorker.
 	authority einvoice.Authority
+	// contactInterval is the worker's confirmation interval per contact:
+	// off (a nanosecond) unless a test sets it before startWorker.
+	contactInterval time.Duration
 }
 
 // fakeChat is a WhatsApp-Cloud-style provider on loopback that records
@@ -103,6 +107,17 @@ func newHarnessWith(t *testing.T, cfg api.Config, db *storage.DB, temporal clien
 	if cfg.TaskQueue == "" {
 		cfg.TaskQueue = testenv.TaskQueue(t)
 	}
+	// Every test signs up and orders from loopback: the per-network limits
+	// are lifted unless a test sets them (their own tests do).
+	if cfg.Passwords.SignupsPerAddress == 0 {
+		cfg.Passwords.SignupsPerAddress = 1_000_000
+	}
+	if cfg.StorefrontOrdersPerPhone == 0 {
+		cfg.StorefrontOrdersPerPhone = 1_000_000
+	}
+	if cfg.StorefrontOrdersPerNetwork == 0 {
+		cfg.StorefrontOrdersPerNetwork = 1_000_000
+	}
 	// The server learns its own URL only once it listens.
 	var handler http.Handler
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.ServeHTTP(w, r) }))
@@ -127,7 +142,7 @@ func (h *harness) startWorker(httpClient *http.Client) {
 	w := worker.New(h.temporal, h.queue, &activities.Activities{DB: h.db, Blob: h.blob, HTTPClient: httpClient, BaseURL: h.url,
 		Mailer:    activities.SMTPMailer{Host: host, Port: portNumber, From: "orders@example.com", PlainText: true},
 		Chat:      activities.HTTPChatProvider{BaseURL: h.chat.srv.URL, Token: "test"},
-		EInvoices: h.authority}, worker.Options{})
+		EInvoices: h.authority, ContactInterval: cmp.Or(h.contactInterval, time.Nanosecond)}, worker.Options{})
 	require.NoError(h.t, w.Start())
 	h.t.Cleanup(w.Stop)
 	// Like `svc worker`, the dispatcher runs beside the worker.

@@ -217,7 +217,7 @@ var errStorefrontRateLimited = newError(http.StatusTooManyRequests, "RATE_LIMITE
 // storefrontRateLimit limits the public storefront per client address.
 func (s *Server) storefrontRateLimit(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.limit(w, r, s.buyerLimiter, clientAddress(r, s.cfg.TrustedProxies), errStorefrontRateLimited) {
+		if s.limit(w, r, s.buyerLimiter, clientNetwork(r, s.cfg.TrustedProxies), errStorefrontRateLimited) {
 			next.ServeHTTP(w, r)
 		}
 	})
@@ -228,6 +228,21 @@ func (s *Server) storefrontRateLimit(next http.Handler) http.Handler {
 // the right (each proxy appends the address it heard from) and the first
 // address no trusted proxy owns is the client. Entries left of it are the
 // client's own say and are never believed.
+// clientNetwork is the unit the per-client limits count: an IPv4 address,
+// or the /64 an IPv6 address belongs to (one subscriber's whole allocation,
+// so rotating through its addresses does not reset a limit).
+func clientNetwork(r *http.Request, trusted []netip.Prefix) string {
+	host := clientAddress(r, trusted)
+	addr, err := netip.ParseAddr(host)
+	if err != nil {
+		return host
+	}
+	if addr = addr.Unmap(); addr.Is6() {
+		return netip.PrefixFrom(addr, 64).Masked().String()
+	}
+	return addr.String()
+}
+
 func clientAddress(r *http.Request, trusted []netip.Prefix) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {

@@ -161,8 +161,8 @@ func (req createOrderRequest) Valid() []fieldError {
 		req.ShippingAddress.check(&c, "shipping_address")
 	}
 	c.oneOf("payment_method", req.PaymentMethod, storage.PaymentMethods)
-	c.minInt("shipping_fee", req.ShippingFee, 0)
-	c.minInt("discount", req.Discount, 0)
+	c.amount("shipping_fee", req.ShippingFee)
+	c.amount("discount", req.Discount)
 	c.text("notes", req.Notes, 0, 2000)
 	return c.result()
 }

@@ -251,9 +251,9 @@ func (s *Server) handleRecordPayment() handlerFunc {
 			return err
 		}
 		amount, err := strconv.ParseInt(strings.TrimSpace(up.fields["amount"]), 10, 64)
-		if err != nil || amount <= 0 {
+		if err != nil || amount <= 0 || amount > storage.MaxAmount {
 			return validationError([]fieldError{{Field: "amount", Code: "out_of_range",
-				Message: "must be a whole number of minor units greater than 0", MessageAr: arabicFieldMessage("out_of_range")}})
+				Message: "must be a whole number of minor units from 1 to 1000000000000", MessageAr: arabicFieldMessage("out_of_range")}})
 		}
 		storeID, proofID := storeIDFrom(r.Context()), storage.NewID()
 		key, contentType, err := s.storeProofImage(r.Context(), storeID, proofID, up.file)

@@ -80,10 +80,10 @@ func (req createProductRequest) Valid() []fieldError {
 	if req.Price == nil {
 		c.add("price", "required", "is required (integer, smallest currency unit)")
 	} else {
-		c.minInt("price", *req.Price, 0)
+		c.amount("price", *req.Price)
 	}
 	if req.CostPrice != nil {
-		c.minInt("cost_price", *req.CostPrice, 0)
+		c.amount("cost_price", *req.CostPrice)
 	}
 	if req.Status != nil {
 		c.oneOf("status", *req.Status, storage.ProductStatuses)
@@ -216,10 +216,10 @@ func (req updateProductRequest) Valid() []fieldError {
 		checkSKU(&c, "sku", req.SKU.Value)
 	}
 	if notNull(&c, "price", req.Price) {
-		c.minInt("price", req.Price.Value, 0)
+		c.amount("price", req.Price.Value)
 	}
 	if req.CostPrice.Set && !req.CostPrice.Null {
-		c.minInt("cost_price", req.CostPrice.Value, 0)
+		c.amount("cost_price", req.CostPrice.Value)
 	}
 	if notNull(&c, "status", req.Status) {
 		c.oneOf("status", req.Status.Value, storage.ProductStatuses)

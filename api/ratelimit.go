@@ -53,17 +53,38 @@ type verdict struct {
 }
 
 // allow counts a request for key if the key has room, and says so.
-func (l *slidingLimiter) allow(key string) verdict {
+func (l *slidingLimiter) allow(key string) verdict { return l.look(key, true) }
+
+// room says whether key has room without counting anything; record counts
+// one event for key regardless. Together they limit failures: look before
+// the attempt, count only the ones that fail.
+func (l *slidingLimiter) room(key string) verdict { return l.look(key, false) }
+
+func (l *slidingLimiter) record(key string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := l.now()
-	start := now.Add(-l.window)
+	k := l.keyLog(key)
+	k.admitted = append(k.admitted, now)
+	k.pending[now.Unix()]++
+}
+
+func (l *slidingLimiter) keyLog(key string) *keyLog {
 	k := l.keys[key]
 	if k == nil {
 		k = &keyLog{pending: map[int64]int{}, syncing: map[int64]int{}, shared: map[int64]int{}, mine: map[int64]int{}}
 		l.keys[key] = k
 	}
 	k.fresh = true
+	return k
+}
+
+func (l *slidingLimiter) look(key string, count bool) verdict {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := l.now()
+	start := now.Add(-l.window)
+	k := l.keyLog(key)
 	drop := 0
 	for drop < len(k.admitted) && !k.admitted[drop].After(start) {
 		drop++
@@ -81,7 +102,7 @@ func (l *slidingLimiter) allow(key string) verdict {
 	}
 	used := len(k.admitted) + others
 	allowed := used < l.limit
-	if allowed {
+	if allowed && count {
 		k.admitted = append(k.admitted, now)
 		k.pending[now.Unix()]++
 		used++
@@ -210,10 +231,15 @@ func (s *Server) SyncRateLimits(ctx context.Context, every time.Duration) {
 // ShareRateLimits runs one sync of every limiter's counts.
 func (s *Server) ShareRateLimits(ctx context.Context) error {
 	now := time.Now()
-	for _, l := range []*slidingLimiter{s.tokenLimiter, s.buyerLimiter} {
+	for _, l := range []*slidingLimiter{s.tokenLimiter, s.buyerLimiter, s.passwords.accounts, s.passwords.addresses, s.passwords.signups, s.buyerOrders.phones, s.buyerOrders.networks} {
 		if err := l.sync(ctx, s.db, now); err != nil {
 			return fmt.Errorf("%s limiter: %w", l.name, err)
 		}
 	}
 	return nil
+}
+
+// retryAfterSeconds is a Retry-After value: whole seconds, at least one.
+func retryAfterSeconds(wait time.Duration) string {
+	return strconv.FormatInt(max(int64(math.Ceil(wait.Seconds())), 1), 10)
 }

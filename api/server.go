@@ -55,6 +55,12 @@ type Config struct {
 	// TrustedProxies are the load balancers whose X-Forwarded-For names the
 	// client (for the storefront's per-address limit); none: the connection.
 	TrustedProxies []netip.Prefix
+	// StorefrontOrdersPerPhone and StorefrontOrdersPerNetwork bound one
+	// store's storefront orders per hour (defaults 5 and 10).
+	StorefrontOrdersPerPhone   int
+	StorefrontOrdersPerNetwork int
+	// Passwords throttles sign-ins and signups (defaults in PasswordLimits).
+	Passwords PasswordLimits
 	// Tracing, when enabled, gives every request a server span named by its
 	// route pattern, continuing the caller's traceparent.
 	Tracing *tracing.Tracing
@@ -69,6 +75,8 @@ type Server struct {
 	log            *slog.Logger
 	tokenLimiter   *slidingLimiter
 	buyerLimiter   *slidingLimiter
+	passwords      *passwordGuard
+	buyerOrders    *buyerOrderLimits
 	errRateLimited *apiError
 	router         *chi.Mux
 	handler        http.Handler // the router, inside the tracing span when on
@@ -109,11 +117,14 @@ func NewServer(cfg Config, db *storage.DB, temporal client.Client, blobStore *bl
 		// The counts are shared by every replica once SyncRateLimits runs.
 		tokenLimiter: newSlidingLimiter("token", cfg.RateLimitPerMinute, time.Minute),
 		buyerLimiter: newSlidingLimiter("storefront", cfg.StorefrontRateLimitPerMinute, time.Minute),
+		passwords:    newPasswordGuard(cfg.Passwords),
 		errRateLimited: newError(http.StatusTooManyRequests, "RATE_LIMITED",
 			fmt.Sprintf("Rate limit exceeded: at most %d requests per minute per token", cfg.RateLimitPerMinute),
 			fmt.Sprintf("تم تجاوز حد الطلبات: %d طلب في الدقيقة لكل رمز كحد أقصى", cfg.RateLimitPerMinute)),
 	}
-	s.pages = pages.New(pages.Config{SecureCookies: cfg.SecureCookies}, db, log)
+	s.buyerOrders = newBuyerOrderLimits(cfg.StorefrontOrdersPerPhone, cfg.StorefrontOrdersPerNetwork,
+		func(r *http.Request) string { return clientNetwork(r, cfg.TrustedProxies) })
+	s.pages = pages.New(pages.Config{SecureCookies: cfg.SecureCookies, CheckPassword: s.CheckPassword}, db, log)
 	s.metrics = metrics.NewAPI()
 	s.outbox = newOutboxGauges(s.metrics.Registry)
 	s.router = s.routes()

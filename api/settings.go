@@ -20,12 +20,14 @@ type settingsResponse struct {
 	ChatTemplatesApproved []string `json:"chat_templates_approved"`
 	EInvoicing            bool     `json:"e_invoicing"`
 	AbandonmentMinutes    int      `json:"abandonment_threshold_minutes"`
+	MaxLineQuantity       int      `json:"max_line_quantity"`
+	MaxOrderQuantity      int      `json:"max_order_quantity"`
 }
 
 func newSettingsResponse(s storage.StoreSettings) settingsResponse {
 	return settingsResponse{Name: s.Name, DefaultLanguage: s.DefaultLanguage, AutoCreateShipment: s.AutoCreateShipment,
 		ChatConfirmations: s.ChatConfirmations, ConfirmInChat: s.ConfirmInChat, ChatTemplatesApproved: orEmpty(s.ChatTemplatesApproved),
-		EInvoicing: s.EInvoicing, AbandonmentMinutes: s.AbandonmentMinutes}
+		EInvoicing: s.EInvoicing, AbandonmentMinutes: s.AbandonmentMinutes, MaxLineQuantity: s.MaxLineQuantity, MaxOrderQuantity: s.MaxOrderQuantity}
 }
 
 // handleGetSettings serves GET /stores/{store_id}/settings.
@@ -49,6 +51,8 @@ type updateSettingsRequest struct {
 	ChatTemplatesApproved optional[[]string] `json:"chat_templates_approved"`
 	EInvoicing            optional[bool]     `json:"e_invoicing"`
 	AbandonmentMinutes    optional[int]      `json:"abandonment_threshold_minutes"`
+	MaxLineQuantity       optional[int]      `json:"max_line_quantity"`
+	MaxOrderQuantity      optional[int]      `json:"max_order_quantity"`
 }
 
 func (req updateSettingsRequest) Valid() []fieldError {
@@ -68,6 +72,12 @@ func (req updateSettingsRequest) Valid() []fieldError {
 		if v < storage.MinAbandonmentMinutes || v > storage.MaxAbandonmentMinutes {
 			c.add("abandonment_threshold_minutes", "out_of_range", "must be between 5 and 2880")
 		}
+	}
+	if notNull(&c, "max_line_quantity", req.MaxLineQuantity) && (req.MaxLineQuantity.Value < 1 || req.MaxLineQuantity.Value > 100000) {
+		c.add("max_line_quantity", "out_of_range", "must be between 1 and 100000")
+	}
+	if notNull(&c, "max_order_quantity", req.MaxOrderQuantity) && (req.MaxOrderQuantity.Value < 1 || req.MaxOrderQuantity.Value > 1000000) {
+		c.add("max_order_quantity", "out_of_range", "must be between 1 and 1000000")
 	}
 	if notNull(&c, "chat_templates_approved", req.ChatTemplatesApproved) {
 		for i, t := range req.ChatTemplatesApproved.Value {
@@ -106,6 +116,12 @@ func (s *Server) handleUpdateSettings() handlerFunc {
 		}
 		if req.AbandonmentMinutes.Set {
 			upd.AbandonmentMinutes = &req.AbandonmentMinutes.Value
+		}
+		if req.MaxLineQuantity.Set {
+			upd.MaxLineQuantity = &req.MaxLineQuantity.Value
+		}
+		if req.MaxOrderQuantity.Set {
+			upd.MaxOrderQuantity = &req.MaxOrderQuantity.Value
 		}
 		if req.EInvoicing.Set {
 			upd.EInvoicing = &req.EInvoicing.Value

@@ -369,6 +369,12 @@ func (s *Server) handleCheckout() handlerFunc {
 		in := storage.NewOrder{ShippingAddress: addr, PaymentMethod: req.PaymentMethod, Notes: strings.TrimSpace(req.Notes),
 			Customer: &storage.OrderCustomer{Name: strings.TrimSpace(req.Customer.Name), Email: req.Customer.Email,
 				Phone: normalizedPtr(req.Customer.Phone)}}
+		// Orders per phone and per client network per hour: a buyer cannot
+		// lock a store's stock or make it message someone over and over.
+		keys := s.buyerOrders.keys(store.ID, r, &shipping.Phone, in.Customer.Phone)
+		if err := s.buyerOrders.room(keys); err != nil {
+			return err
+		}
 		var (
 			order storage.Order
 			token string
@@ -380,6 +386,7 @@ func (s *Server) handleCheckout() handlerFunc {
 		if err != nil {
 			return err
 		}
+		s.buyerOrders.record(keys)
 		// The worker's dispatcher starts the order-placed workflow after commit.
 		respond(w, http.StatusCreated, map[string]any{"order": newBuyerOrder(order), "order_token": token})
 		return nil

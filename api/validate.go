@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
+	"github.com/merchantsvc/svc/storage"
 )
 
 // arabicFieldMessage is the Arabic text of a field error code.
@@ -72,6 +73,13 @@ func (c *checker) text(field, value string, minLen, maxLen int) {
 func (c *checker) minInt(field string, value, minValue int64) {
 	if value < minValue {
 		c.add(field, "out_of_range", fmt.Sprintf("must be at least %d", minValue))
+	}
+}
+
+// amount checks money in minor units: 0 to storage.MaxAmount (10^12).
+func (c *checker) amount(field string, value int64) {
+	if value < 0 || value > storage.MaxAmount {
+		c.add(field, "out_of_range", "must be between 0 and 1000000000000 minor units")
 	}
 }
 

@@ -51,10 +51,10 @@ func (req createVariantRequest) Valid() []fieldError {
 		c.text("barcode", *req.Barcode, 1, maxBarcodeLength)
 	}
 	if req.Price != nil {
-		c.minInt("price", *req.Price, 0)
+		c.amount("price", *req.Price)
 	}
 	if req.CostPrice != nil {
-		c.minInt("cost_price", *req.CostPrice, 0)
+		c.amount("cost_price", *req.CostPrice)
 	}
 	c.minInt("quantity", int64(req.Quantity), 0)
 	if req.Options != nil && string(req.Options) != "null" && !isJSONObject(req.Options) {
@@ -130,10 +130,10 @@ func (req updateVariantRequest) Valid() []fieldError {
 		c.text("barcode", req.Barcode.Value, 1, maxBarcodeLength)
 	}
 	if notNull(&c, "price", req.Price) {
-		c.minInt("price", req.Price.Value, 0)
+		c.amount("price", req.Price.Value)
 	}
 	if req.CostPrice.Set && !req.CostPrice.Null {
-		c.minInt("cost_price", req.CostPrice.Value, 0)
+		c.amount("cost_price", req.CostPrice.Value)
 	}
 	if notNull(&c, "quantity", req.Quantity) {
 		c.minInt("quantity", int64(req.Quantity.Value), 0)

@@ -174,16 +174,23 @@ func (tx *Tx) InstallApp(ctx context.Context, a App, grant AuthCode, secret stri
 		a.ID, grant.StoreID, grant.Scopes, now); err != nil {
 		return Token{}, fmt.Errorf("record installation: %w", err)
 	}
-	if a.WebhookURL != nil && len(a.WebhookEvents) > 0 {
+	// The subscription carries only the events the granted scopes can read;
+	// a grant that reads none of them switches a previous one off.
+	events := EventsReadable(a.WebhookEvents, grant.Scopes)
+	if a.WebhookURL != nil && len(events) > 0 {
 		if _, err := tx.tx.Exec(ctx, `INSERT INTO webhook_subscriptions (id, store_id, url, events, description, is_active, secret, app_id,
 				created_at, updated_at)
 			VALUES ($1, $2, $3, $4, $5, true, '', $6, $7, $7)
 			ON CONFLICT (store_id, app_id) WHERE app_id IS NOT NULL
 			DO UPDATE SET url = excluded.url, events = excluded.events, is_active = true, disabled_at = NULL, disabled_reason = NULL,
 				updated_at = excluded.updated_at`,
-			NewID(), grant.StoreID, *a.WebhookURL, a.WebhookEvents, "app "+a.Slug, a.ID, now); err != nil {
+			NewID(), grant.StoreID, *a.WebhookURL, events, "app "+a.Slug, a.ID, now); err != nil {
 			return Token{}, fmt.Errorf("subscribe app webhooks: %w", err)
 		}
+	} else if _, err := tx.tx.Exec(ctx, `UPDATE webhook_subscriptions SET is_active = false, events = '{}', disabled_at = $3,
+			disabled_reason = 'no granted scope reads its events', updated_at = $3 WHERE app_id = $1 AND store_id = $2`,
+		a.ID, grant.StoreID, now); err != nil {
+		return Token{}, fmt.Errorf("unsubscribe app webhooks: %w", err)
 	}
 	t := Token{Kind: TokenApp, StoreID: grant.StoreID, UserID: &grant.UserID, Name: a.Name, Hint: secret[len(secret)-4:], Scopes: grant.Scopes}
 	if err := tx.CreateToken(ctx, &t, secret); err != nil {

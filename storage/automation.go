@@ -191,15 +191,19 @@ type StoreSettings struct {
 	Name                  string
 	EInvoicing            bool
 	AbandonmentMinutes    int
+	// MaxLineQuantity and MaxOrderQuantity bound a storefront cart: pieces
+	// per line and pieces in all.
+	MaxLineQuantity  int
+	MaxOrderQuantity int
 }
 
 // FindStoreSettings reads a store's automation switches.
 func (r reader) FindStoreSettings(ctx context.Context, storeID uuid.UUID) (StoreSettings, error) {
 	var s StoreSettings
 	err := r.q.QueryRow(ctx, `SELECT auto_create_shipment, chat_confirmations, confirm_in_chat, chat_templates_approved, default_language, name,
-			e_invoicing, abandonment_threshold_minutes
+			e_invoicing, abandonment_threshold_minutes, max_line_quantity, max_order_quantity
 		FROM stores WHERE id = $1`, storeID).Scan(&s.AutoCreateShipment, &s.ChatConfirmations, &s.ConfirmInChat,
-		&s.ChatTemplatesApproved, &s.DefaultLanguage, &s.Name, &s.EInvoicing, &s.AbandonmentMinutes)
+		&s.ChatTemplatesApproved, &s.DefaultLanguage, &s.Name, &s.EInvoicing, &s.AbandonmentMinutes, &s.MaxLineQuantity, &s.MaxOrderQuantity)
 	if err != nil {
 		return StoreSettings{}, notFoundIfNoRows(err, "find store settings")
 	}
@@ -294,6 +298,8 @@ type StoreSettingsUpdate struct {
 	ChatTemplatesApproved []string // nil leaves them
 	EInvoicing            *bool
 	AbandonmentMinutes    *int
+	MaxLineQuantity       *int
+	MaxOrderQuantity      *int
 }
 
 // UpdateStoreSettings applies a partial update and returns the settings.
@@ -302,9 +308,10 @@ func (tx *Tx) UpdateStoreSettings(ctx context.Context, storeID uuid.UUID, upd St
 			auto_create_shipment = COALESCE($4, auto_create_shipment), chat_confirmations = COALESCE($5, chat_confirmations),
 			confirm_in_chat = COALESCE($6, confirm_in_chat), chat_templates_approved = COALESCE($7, chat_templates_approved),
 			e_invoicing = COALESCE($9, e_invoicing), abandonment_threshold_minutes = COALESCE($10, abandonment_threshold_minutes),
+			max_line_quantity = COALESCE($11, max_line_quantity), max_order_quantity = COALESCE($12, max_order_quantity),
 			updated_at = $8
 		WHERE id = $1`, storeID, upd.Name, upd.DefaultLanguage, upd.AutoCreateShipment, upd.ChatConfirmations, upd.ConfirmInChat,
-		upd.ChatTemplatesApproved, tx.now(), upd.EInvoicing, upd.AbandonmentMinutes)
+		upd.ChatTemplatesApproved, tx.now(), upd.EInvoicing, upd.AbandonmentMinutes, upd.MaxLineQuantity, upd.MaxOrderQuantity)
 	if err != nil {
 		return StoreSettings{}, fmt.Errorf("update store settings: %w", err)
 	}

@@ -185,6 +185,9 @@ func (tx *Tx) UpdateCart(ctx context.Context, storeID, cartID uuid.UUID, upd Car
 		return Cart{}, ErrCartCheckedOut
 	}
 	if upd.Lines != nil {
+		if err := tx.checkCartQuantities(ctx, storeID, upd.Lines); err != nil {
+			return Cart{}, err
+		}
 		if _, err := tx.tx.Exec(ctx, `DELETE FROM cart_lines WHERE store_id = $1 AND cart_id = $2`, storeID, cartID); err != nil {
 			return Cart{}, fmt.Errorf("replace cart lines: %w", err)
 		}
@@ -232,6 +235,28 @@ func (tx *Tx) UpdateCart(ctx context.Context, storeID, cartID uuid.UUID, upd Car
 	return c, nil
 }
 
+// checkCartQuantities holds a storefront cart to the store's caps: pieces
+// per line and pieces in all (422 on the line, or on lines).
+func (tx *Tx) checkCartQuantities(ctx context.Context, storeID uuid.UUID, lines []NewOrderLine) error {
+	var perLine, perOrder int
+	if err := tx.tx.QueryRow(ctx, `SELECT max_line_quantity, max_order_quantity FROM stores WHERE id = $1`, storeID).
+		Scan(&perLine, &perOrder); err != nil {
+		return notFoundIfNoRows(err, "read cart caps")
+	}
+	total := 0
+	for i, l := range lines {
+		if l.Quantity > perLine {
+			return &InvalidError{Field: fmt.Sprintf("lines[%d].quantity", i), Code: "too_many",
+				Message: fmt.Sprintf("at most %d pieces per line in this store", perLine)}
+		}
+		total += l.Quantity
+	}
+	if total > perOrder {
+		return &InvalidError{Field: "lines", Code: "too_many", Message: fmt.Sprintf("at most %d pieces per order in this store", perOrder)}
+	}
+	return nil
+}
+
 // finishCart drops a finished cart's lines (its subtotal and item count
 // stay), which frees their variants for deletion.
 func (tx *Tx) finishCart(ctx context.Context, storeID, cartID uuid.UUID) error {
@@ -277,6 +302,10 @@ func (tx *Tx) CheckoutCart(ctx context.Context, storeID, cartID uuid.UUID, in Ne
 	in.Lines = make([]NewOrderLine, 0, len(lines))
 	for _, l := range lines {
 		in.Lines = append(in.Lines, NewOrderLine{VariantID: l.VariantID, Quantity: l.Quantity})
+	}
+	// The store may have lowered its caps since the cart was filled.
+	if err := tx.checkCartQuantities(ctx, storeID, in.Lines); err != nil {
+		return Order{}, "", Cart{}, err
 	}
 	o, err := tx.CreateOrder(ctx, in)
 	if err != nil {

@@ -242,6 +242,9 @@ func ParsePrice(s string, exponent int) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("must be an amount like 149.99")
 	}
+	if n > MaxAmount {
+		return 0, fmt.Errorf("is too large (at most 10^12 minor units)")
+	}
 	return n, nil
 }
 

@@ -2,7 +2,9 @@ package storage
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -124,4 +126,21 @@ func (db *DB) ConfirmByChat(ctx context.Context, providerID string) (bool, error
 		return err
 	})
 	return moved, err
+}
+
+// ClaimContactSend records that the store sends order's automatic
+// confirmation to contact on channel now, unless another order's went to
+// the same contact within interval; it reports whether the send may go
+// (the same order's retries may). The contact is kept only as a hash.
+func (db *DB) ClaimContactSend(ctx context.Context, storeID, orderID uuid.UUID, channel, contact string, interval time.Duration) (bool, error) {
+	now := db.now()
+	sum := sha256.Sum256([]byte(strings.ToLower(strings.TrimSpace(contact))))
+	tag, err := db.pool.Exec(ctx, `INSERT INTO contact_sends (store_id, channel, contact_hash, last_sent_at, order_id) VALUES ($1, $2, $3, $4, $6)
+		ON CONFLICT (store_id, channel, contact_hash) DO UPDATE SET last_sent_at = EXCLUDED.last_sent_at, order_id = EXCLUDED.order_id
+		WHERE contact_sends.last_sent_at <= $5 OR contact_sends.order_id = EXCLUDED.order_id`,
+		storeID, channel, sum[:], now, now.Add(-interval), orderID)
+	if err != nil {
+		return false, fmt.Errorf("claim contact send: %w", err)
+	}
+	return tag.RowsAffected() == 1, nil
 }

@@ -150,10 +150,11 @@ type Purged struct {
 	IdempotencyKeys int
 	Sessions        int
 	AuthCodes       int
+	ContactSends    int
 }
 
 // PurgeExpired deletes idempotency records, sessions and authorization codes
-// past their expiry, in one round trip; the cleanup schedule runs it. Expired
+// past their expiry, and day-old confirmation marks, in one round trip; the cleanup schedule runs it. Expired
 // rows answer nothing already, so this only keeps the tables (and what
 // they hold) small.
 func (db *DB) PurgeExpired(ctx context.Context) (Purged, error) {
@@ -170,6 +171,11 @@ func (db *DB) PurgeExpired(ctx context.Context) (Purged, error) {
 	})
 	batch.Queue(`DELETE FROM oauth_codes WHERE expires_at < $1`, now).Exec(func(tag pgconn.CommandTag) error {
 		p.AuthCodes = int(tag.RowsAffected())
+		return nil
+	})
+	// A day is longer than any confirmation interval.
+	batch.Queue(`DELETE FROM contact_sends WHERE last_sent_at < $1`, now.Add(-24*time.Hour)).Exec(func(tag pgconn.CommandTag) error {
+		p.ContactSends = int(tag.RowsAffected())
 		return nil
 	})
 	if err := db.pool.SendBatch(ctx, batch).Close(); err != nil {

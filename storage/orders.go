@@ -177,10 +177,17 @@ func (tx *Tx) CreateOrder(ctx context.Context, in NewOrder) (Order, error) {
 	if err != nil {
 		return Order{}, err
 	}
+	tooLarge := &InvalidError{Field: "lines", Code: "out_of_range", Message: "the order total must not exceed 10^12 minor units"}
 	for _, l := range o.Lines {
-		o.Subtotal += l.Total
+		var ok bool
+		if o.Subtotal, ok = addAmounts(o.Subtotal, l.Total); !ok {
+			return Order{}, tooLarge
+		}
 	}
-	o.Total = o.Subtotal + o.ShippingFee - o.Discount
+	o.Total = o.Subtotal + o.ShippingFee - o.Discount // each ≤ MaxAmount·100 lines: no overflow
+	if o.Total > MaxAmount {
+		return Order{}, tooLarge
+	}
 	if o.Total < 0 {
 		return Order{}, &InvalidError{Field: "discount", Code: "out_of_range", Message: "must not exceed the subtotal plus shipping"}
 	}
@@ -298,8 +305,12 @@ func (tx *Tx) orderLines(ctx context.Context, storeID uuid.UUID, requested []New
 				return nil, fmt.Errorf("reserve stock: %w", err)
 			}
 		}
-		l.VariantID, l.ProductID = &variantID, &productID
-		l.Total = l.UnitPrice * int64(l.Quantity)
+		total, ok := mulAmount(l.UnitPrice, l.Quantity)
+		if !ok || total > MaxAmount {
+			return nil, &InvalidError{Field: fmt.Sprintf("lines[%d].quantity", i), Code: "out_of_range",
+				Message: "the line total must not exceed 10^12 minor units"}
+		}
+		l.VariantID, l.ProductID, l.Total = &variantID, &productID, total
 		lines[i] = l
 	}
 	return lines, nil

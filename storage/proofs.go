@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -97,6 +98,13 @@ func (tx *Tx) insertProof(ctx context.Context, in NewProof, kind ProofKind, stat
 	return p, nil
 }
 
+// MaxProofsPerOrder is how many proofs a buyer may upload for one order,
+// rejected ones included (README "Limits").
+const MaxProofsPerOrder = 5
+
+// ErrProofLimit refuses a proof beyond MaxProofsPerOrder.
+var ErrProofLimit = errors.New("proof limit reached for this order")
+
 // CreatePaymentProof saves a buyer's proof for review. The order must be an
 // unpaid, open order on a manual rail. The hash is computed afterwards by
 // the payment-proof workflow.
@@ -113,6 +121,14 @@ func (tx *Tx) CreatePaymentProof(ctx context.Context, in NewProof) (PaymentProof
 	}
 	if !slices.Contains(proofMethods, o.PaymentMethod) {
 		return PaymentProof{}, ErrProofsNotAccepted
+	}
+	var uploaded int
+	if err := tx.tx.QueryRow(ctx, `SELECT count(*) FROM payment_proofs WHERE store_id = $1 AND order_id = $2 AND kind = 'proof'`,
+		in.StoreID, in.OrderID).Scan(&uploaded); err != nil {
+		return PaymentProof{}, fmt.Errorf("count proofs: %w", err)
+	}
+	if uploaded >= MaxProofsPerOrder {
+		return PaymentProof{}, ErrProofLimit
 	}
 	p, err := tx.insertProof(ctx, in, ProofKindProof, ProofAwaitingReview, nil)
 	if err != nil {

@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -10,6 +11,24 @@ import (
 ) // WebhookEvents are the events a subscription may name (spec §6.1).
 var WebhookEvents = []string{EventOrderCreated, EventOrderPaid, EventOrderStatusChanged,
 	EventProductCreated, EventProductUpdated, EventProductDeleted}
+
+// eventDomains is the scope domain whose read scope an event needs: an
+// app receives only the events its granted scopes could read.
+var eventDomains = map[string]string{EventOrderCreated: "orders", EventOrderPaid: "orders", EventOrderStatusChanged: "orders",
+	EventProductCreated: "catalog", EventProductUpdated: "catalog", EventProductDeleted: "catalog"}
+
+// EventsReadable keeps the events that scopes can read (`d:read` or
+// `d:write` of the event's domain), in their order.
+func EventsReadable(events, scopes []string) []string {
+	out := []string{}
+	for _, e := range events {
+		d, ok := eventDomains[e]
+		if ok && (slices.Contains(scopes, d+":read") || slices.Contains(scopes, d+":write")) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
 
 // EventWebhookPing is sent only by the test operation.
 const EventWebhookPing = "webhook.ping"

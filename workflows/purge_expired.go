@@ -18,6 +18,7 @@ type PurgeExpiredResult struct {
 	IdempotencyKeys int
 	Sessions        int
 	AuthCodes       int
+	ContactSends    int
 }
 
 // PurgeExpired deletes expired idempotency records (with the answers they
@@ -30,5 +31,5 @@ func PurgeExpired(ctx workflow.Context) (PurgeExpiredResult, error) {
 	})
 	var out activities.PurgeExpiredResult
 	err := workflow.ExecuteActivity(actx, a.PurgeExpired, activities.PurgeExpiredInput{}).Get(ctx, &out)
-	return PurgeExpiredResult{IdempotencyKeys: out.IdempotencyKeys, Sessions: out.Sessions, AuthCodes: out.AuthCodes}, err
+	return PurgeExpiredResult{IdempotencyKeys: out.IdempotencyKeys, Sessions: out.Sessions, AuthCodes: out.AuthCodes, ContactSends: out.ContactSends}, err
 }

@@ -8,10 +8,12 @@ import (
 	"errors"
 	"html/template"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/url"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -33,6 +35,9 @@ type Config struct {
 	// SecureCookies marks the session and CSRF cookies Secure (everywhere
 	// but local development).
 	SecureCookies bool
+	// CheckPassword checks a sign-in under the server's throttles; it
+	// answers session.ErrBadLogin, *session.Throttled or session.ErrBusy.
+	CheckPassword func(r *http.Request, email, password string) (storage.User, error)
 }
 
 // Pages serves the merchant's server-rendered pages.
@@ -60,7 +65,7 @@ type pageHandler struct {
 func (h pageHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err := h.fn(w, r); err != nil && !errors.Is(err, errAnswered) {
 		h.p.log.ErrorContext(r.Context(), "page failed", slog.String("method", r.Method), slog.String("path", r.URL.Path),
-			slog.Any("error", err))
+			slog.Any("error", storage.Redacted(err)))
 		lang := h.p.pageLang(r, nil)
 		h.p.problemPage(w, http.StatusInternalServerError, lang, pageWords[lang]["internal_error"])
 	}
@@ -74,7 +79,9 @@ var pageWords = map[string]map[string]string{
 	"ar": {
 		"lang": "ar", "dir": "rtl", "signin_title": "تسجيل الدخول", "email": "البريد الإلكتروني", "password": "كلمة المرور",
 		"signin": "دخول", "other_lang": "English", "bad_login": "البريد الإلكتروني أو كلمة المرور غير صحيحة",
+		"throttled": "محاولات دخول فاشلة كثيرة؛ انتظر قليلًا ثم حاول مجددًا", "busy": "الخادم مشغول؛ حاول مجددًا بعد لحظات",
 		"consent_title": "تثبيت تطبيق", "consent_intro": "يطلب التطبيق الوصول إلى متجرك:", "consent_scopes": "سيتمكن التطبيق من:",
+		"consent_events": "وسيصله إشعار بهذه الأحداث في متجرك:",
 		"allow": "السماح", "deny": "رفض", "problem_title": "تعذّر متابعة الطلب",
 		"read": "عرض", "write": "عرض وتعديل", "bad_form": "انتهت صلاحية النموذج؛ أعد تحميل الصفحة وحاول مجددًا",
 		"publish": "نشر", "history": "السجل", "theme_settings": "إعدادات القالب", "add_section": "إضافة قسم",
@@ -85,7 +92,9 @@ var pageWords = map[string]map[string]string{
 	"en": {
 		"lang": "en", "dir": "ltr", "signin_title": "Sign in", "email": "Email", "password": "Password",
 		"signin": "Sign in", "other_lang": "العربية", "bad_login": "Invalid email or password",
+		"throttled": "Too many failed sign-ins; wait a while and try again", "busy": "The server is busy; try again in a moment",
 		"consent_title": "Install an app", "consent_intro": "This app asks for access to your store:", "consent_scopes": "The app will be able to:",
+		"consent_events": "It will be notified of these events in your store:",
 		"allow": "Allow", "deny": "Deny", "problem_title": "This request cannot continue",
 		"read": "View", "write": "View and change", "bad_form": "The form expired; reload the page and try again",
 		"publish": "Publish", "history": "History", "theme_settings": "Theme settings", "add_section": "Add section",
@@ -206,13 +215,24 @@ func (p *Pages) LoginForm() http.Handler {
 		}
 		next := safeNext(r.PostFormValue("next"))
 		email := strings.TrimSpace(r.PostFormValue("email"))
-		user, err := session.CheckPassword(r.Context(), p.db, email, r.PostFormValue("password"))
-		if err != nil && !errors.Is(err, session.ErrBadLogin) {
+		user, err := p.cfg.CheckPassword(r, email, r.PostFormValue("password"))
+		var throttled *session.Throttled
+		status, refusal := 0, ""
+		switch {
+		case errors.Is(err, session.ErrBadLogin):
+			status, refusal = http.StatusUnauthorized, "bad_login"
+		case errors.As(err, &throttled):
+			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(throttled.RetryAfter.Seconds()))))
+			status, refusal = http.StatusTooManyRequests, "throttled"
+		case errors.Is(err, session.ErrBusy):
+			w.Header().Set("Retry-After", "1")
+			status, refusal = http.StatusServiceUnavailable, "busy"
+		case err != nil:
 			return err
 		}
-		if err != nil {
-			renderPage(w, http.StatusUnauthorized, "login.html", map[string]any{"T": pageWords[lang], "Title": pageWords[lang]["signin_title"],
-				"CSRF": p.pageCSRF(w, r), "Next": next, "Email": email, "Error": pageWords[lang]["bad_login"], "OtherLangURL": "/login?lang=en"})
+		if status != 0 {
+			renderPage(w, status, "login.html", map[string]any{"T": pageWords[lang], "Title": pageWords[lang]["signin_title"],
+				"CSRF": p.pageCSRF(w, r), "Next": next, "Email": email, "Error": pageWords[lang][refusal], "OtherLangURL": "/login?lang=en"})
 			return nil
 		}
 		if err := session.Start(w, r, p.db, user.ID, p.cfg.SecureCookies); err != nil {
@@ -322,8 +342,14 @@ func (p *Pages) ConsentPage() http.Handler {
 		for _, sc := range c.Scopes {
 			lines = append(lines, scopeLine{sc, scopeWords(lang, sc)})
 		}
+		// The webhook events the app will receive: its manifest's, as far as
+		// the scopes asked for can read them.
+		var events []string
+		if c.App.WebhookURL != nil {
+			events = storage.EventsReadable(c.App.WebhookEvents, c.Scopes)
+		}
 		renderPage(w, http.StatusOK, "consent.html", map[string]any{"T": pageWords[lang], "Title": pageWords[lang]["consent_title"],
-			"CSRF": p.pageCSRF(w, r), "App": c.App.Name, "Store": c.Store.Name, "Scopes": lines, "Params": c.Params})
+			"CSRF": p.pageCSRF(w, r), "App": c.App.Name, "Store": c.Store.Name, "Scopes": lines, "Events": events, "Params": c.Params})
 		return nil
 	})
 }

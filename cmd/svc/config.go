@@ -31,9 +31,15 @@ type Config struct {
 	StorefrontURL      string `envconfig:"STOREFRONT_URL"`
 	RateLimitPerMinute int    `envconfig:"RATE_LIMIT_PER_MINUTE" default:"300"`
 	// StorefrontRateLimitPerMinute limits the public storefront per client address.
-	StorefrontRateLimitPerMinute int    `envconfig:"STOREFRONT_RATE_LIMIT_PER_MINUTE" default:"120"`
-	SecureCookies                bool   `envconfig:"SECURE_COOKIES" default:"true"`
-	LogLevel                     string `envconfig:"LOG_LEVEL" default:"info"`
+	StorefrontRateLimitPerMinute int `envconfig:"STOREFRONT_RATE_LIMIT_PER_MINUTE" default:"120"`
+	// Storefront orders per hour per store, by phone and by client network.
+	StorefrontOrdersPerPhone   int `envconfig:"STOREFRONT_ORDERS_PER_PHONE" default:"5"`
+	StorefrontOrdersPerNetwork int `envconfig:"STOREFRONT_ORDERS_PER_NETWORK" default:"10"`
+	// Failed sign-ins per 15 minutes, per account and per client network.
+	LoginFailuresPerAccount int    `envconfig:"LOGIN_FAILURES_PER_ACCOUNT" default:"10"`
+	LoginFailuresPerNetwork int    `envconfig:"LOGIN_FAILURES_PER_NETWORK" default:"50"`
+	SecureCookies           bool   `envconfig:"SECURE_COOKIES" default:"true"`
+	LogLevel                string `envconfig:"LOG_LEVEL" default:"info"`
 
 	// Customer email over SMTP (the dev command runs a local sink instead).
 	SMTPAddr     string `envconfig:"SMTP_ADDR"`

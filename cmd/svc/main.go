@@ -172,7 +172,9 @@ func apiConfig(cfg Config, tr *tracing.Tracing) api.Config {
 	return api.Config{RateLimitPerMinute: cfg.RateLimitPerMinute, StorefrontRateLimitPerMinute: cfg.StorefrontRateLimitPerMinute, SecureCookies: cfg.SecureCookies,
 		BaseURL: cfg.BaseURL, MerchantURL: cfg.MerchantURL, StorefrontURL: cfg.StorefrontURL, TaskQueue: cfg.TaskQueue,
 		WebhookGuard: webhook.Guard{AllowPrivate: cfg.WebhookAllowPrivate}, WebhookRetrySchedule: cfg.WebhookRetrySchedule,
-		ChatWebhookSecret: cfg.ChatWebhookSecret, Tracing: tr, TrustedProxies: cfg.TrustedProxies}
+		ChatWebhookSecret: cfg.ChatWebhookSecret, Tracing: tr, TrustedProxies: cfg.TrustedProxies,
+		StorefrontOrdersPerPhone: cfg.StorefrontOrdersPerPhone, StorefrontOrdersPerNetwork: cfg.StorefrontOrdersPerNetwork,
+		Passwords: api.PasswordLimits{FailuresPerAccount: cfg.LoginFailuresPerAccount, FailuresPerAddress: cfg.LoginFailuresPerNetwork}}
 }
 
 // startWorker runs the Temporal worker and the outbox dispatcher until ctx

@@ -26,6 +26,18 @@ const TTL = 14 * 24 * time.Hour
 // ErrBadLogin refuses an unknown email or a wrong password alike.
 var ErrBadLogin = errors.New("invalid email or password")
 
+// Throttled refuses a password attempt while its account or client network
+// has used up its failures (429 with Retry-After).
+type Throttled struct{ RetryAfter time.Duration }
+
+func (e *Throttled) Error() string {
+	return fmt.Sprintf("too many password attempts; retry after %s", e.RetryAfter)
+}
+
+// ErrBusy sheds a password check when every hashing slot stayed taken
+// (503 with Retry-After).
+var ErrBusy = errors.New("password hashing at capacity")
+
 // dummyHash keeps a login for an unknown email as slow as one for a known email.
 var dummyHash, _ = bcrypt.GenerateFromPassword([]byte("not a password of anyone"), bcrypt.DefaultCost)
 

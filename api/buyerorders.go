@@ -1,0 +1,90 @@
+package api
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"net/http"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// buyerOrderLimits bound the storefront orders of one store per hour by
+// phone number (shipping and customer phone alike) and by client network
+// (an IPv4 address or IPv6 /64). Only orders placed count; a checkout
+// refused for another reason costs nothing.
+type buyerOrderLimits struct {
+	phones   *slidingLimiter
+	networks *slidingLimiter
+	network  func(r *http.Request) string // the client network a request comes from
+}
+
+func newBuyerOrderLimits(perPhone, perNetwork int, network func(r *http.Request) string) *buyerOrderLimits {
+	if perPhone <= 0 {
+		perPhone = 5
+	}
+	if perNetwork <= 0 {
+		perNetwork = 10
+	}
+	return &buyerOrderLimits{
+		phones:   newSlidingLimiter("storefront-orders-phone", perPhone, time.Hour),
+		networks: newSlidingLimiter("storefront-orders-network", perNetwork, time.Hour),
+		network:  network,
+	}
+}
+
+// buyerOrderKeys are the limiter keys of one checkout: hashed, so the shared
+// counts hold no phone number.
+type buyerOrderKeys struct {
+	phones  []string
+	network string
+}
+
+func limitKey(storeID uuid.UUID, value string) string {
+	sum := sha256.Sum256([]byte(storeID.String() + "|" + value))
+	return hex.EncodeToString(sum[:16])
+}
+
+func (b *buyerOrderLimits) keys(storeID uuid.UUID, r *http.Request, phones ...*string) buyerOrderKeys {
+	k := buyerOrderKeys{network: limitKey(storeID, b.network(r))}
+	seen := map[string]bool{}
+	for _, p := range phones {
+		if p != nil && *p != "" && !seen[*p] {
+			seen[*p] = true
+			k.phones = append(k.phones, limitKey(storeID, *p))
+		}
+	}
+	return k
+}
+
+// room refuses with 429 when the network or any phone has placed its orders
+// for the hour.
+func (b *buyerOrderLimits) room(k buyerOrderKeys) error {
+	if err := b.refuse(b.networks, k.network); err != nil {
+		return err
+	}
+	for _, p := range k.phones {
+		if err := b.refuse(b.phones, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (b *buyerOrderLimits) refuse(l *slidingLimiter, key string) error {
+	v := l.room(key)
+	if v.allowed {
+		return nil
+	}
+	return &apiError{Status: http.StatusTooManyRequests, Code: "RATE_LIMITED",
+		Message:   "Too many orders from this phone number or network in the last hour; try again later",
+		MessageAr: "طلبات كثيرة من رقم الهاتف أو الشبكة نفسها خلال الساعة الأخيرة؛ حاول لاحقًا",
+		Header:    http.Header{"Retry-After": {retryAfterSeconds(time.Until(v.reset))}}}
+}
+
+func (b *buyerOrderLimits) record(k buyerOrderKeys) {
+	b.networks.record(k.network)
+	for _, p := range k.phones {
+		b.phones.record(p)
+	}
+}
