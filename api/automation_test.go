@@ -114,18 +114,53 @@ func TestDraftConversionFiresSideEffectsExactlyOnce(t *testing.T) {
 	require.Len(t, h.mail.Messages(), 1, "still one email: nothing fired twice")
 }
 
-func TestCODTrustCheckFlagsButNeverBlocks(t *testing.T) {
-	h := newHarness(t, api.Config{})
-	other, s := newShop(t, h, "risk-other", 10), newShop(t, h, "risk", 10)
-	const phone = "+201009998877"
-	// Two COD orders to this phone were returned, in another store.
-	for range 2 {
-		o := h.do(request{method: "POST", path: storePath(other.m.storeID, "/orders"), auth: bearer(other.token), body: orderBody(other.variantID, 1, phone)}).data()
+// returnedOrders places n COD orders to phone in a store and moves them to
+// RETURNED as its merchant; carrier marks the outcomes carrier-confirmed.
+func (h *harness) returnedOrders(s shop, phone string, n int, carrier bool) {
+	h.t.Helper()
+	for range n {
+		o := h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders"), auth: bearer(s.token), body: orderBody(s.variantID, 1, phone)}).data()
 		for _, st := range []string{"SHIPPED", "RETURNED"} {
-			require.Equal(t, http.StatusOK, h.do(request{method: "PATCH", path: storePath(other.m.storeID, "/orders/"+o["id"].(string)+"/status"),
-				auth: bearer(other.token), body: map[string]any{"status": st}}).Status)
+			require.Equal(h.t, http.StatusOK, h.do(request{method: "PATCH", path: storePath(s.m.storeID, "/orders/"+o["id"].(string)+"/status"),
+				auth: bearer(s.token), body: map[string]any{"status": st}}).Status)
+		}
+		if carrier {
+			h.exec(`UPDATE orders SET carrier_confirmed_at = now() WHERE id = $1`, o["id"])
 		}
 	}
+}
+
+// flags lists a store's open autopilot exceptions.
+func (h *harness) flags(s shop) []any {
+	h.t.Helper()
+	return h.do(request{method: "GET", path: storePath(s.m.storeID, "/orders/autopilot-exceptions"), auth: bearer(s.token)}).data()["items"].([]any)
+}
+
+// One store cannot brand a phone for everyone: its own RETURNED orders, or
+// any number of them from one store, do not flag the phone elsewhere.
+func TestCODTrustNetworkResistsOneStore(t *testing.T) {
+	h := newHarness(t, api.Config{})
+	faker, victim := newShop(t, h, "risk-faker", 20), newShop(t, h, "risk-victim", 10)
+	const phone = "+201009998800"
+	h.returnedOrders(faker, phone, 2, false)
+	require.Equal(t, http.StatusCreated, h.do(request{method: "POST", path: storePath(victim.m.storeID, "/orders"), auth: bearer(victim.token),
+		body: orderBody(victim.variantID, 1, phone)}).Status)
+	require.Empty(t, h.flags(victim), "outcomes a merchant set count only in its own store")
+	h.do(request{method: "POST", path: storePath(faker.m.storeID, "/orders"), auth: bearer(faker.token), body: orderBody(faker.variantID, 1, phone)})
+	require.Len(t, h.flags(faker), 1, "the store's own two returns flag it there")
+
+	h.returnedOrders(faker, phone, 5, true)
+	h.do(request{method: "POST", path: storePath(victim.m.storeID, "/orders"), auth: bearer(victim.token), body: orderBody(victim.variantID, 1, phone)})
+	require.Empty(t, h.flags(victim), "one other store, however many confirmed returns, never flags a phone alone")
+}
+
+func TestCODTrustCheckFlagsButNeverBlocks(t *testing.T) {
+	h := newHarness(t, api.Config{})
+	other, another, s := newShop(t, h, "risk-other", 10), newShop(t, h, "risk-third", 10), newShop(t, h, "risk", 10)
+	const phone = "+201009998877"
+	// Carrier-confirmed returns to this phone in two other stores.
+	h.returnedOrders(other, phone, 2, true)
+	h.returnedOrders(another, phone, 1, true)
 	placed := h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders"), auth: bearer(s.token), body: orderBody(s.variantID, 1, phone)})
 	require.Equal(t, http.StatusCreated, placed.Status, "high risk never blocks")
 	card := orderBody(s.variantID, 1, phone)
@@ -140,6 +175,9 @@ func TestCODTrustCheckFlagsButNeverBlocks(t *testing.T) {
 	require.Equal(t, "cod_high_risk", flag["reason"])
 	require.Equal(t, placed.data()["id"], flag["order_id"])
 	require.NotEmpty(t, flag["message_ar"])
+	require.Contains(t, flag["message"], "Return risk 100/100")
+	require.Contains(t, flag["message"], "in your store: 0 of 0")
+	require.Equal(t, map[string]any{"score": 100.0, "own_returned": 0.0, "own_completed": 0.0}, flag["data"], "no other store's counts")
 	require.Equal(t, map[string]any{"offset": 0.0, "limit": 50.0, "total": 1.0, "has_next": false}, list.data()["pagination"])
 	require.Equal(t, http.StatusUnprocessableEntity, h.do(request{method: "GET", path: storePath(s.m.storeID, "/orders/autopilot-exceptions?limit=201"), auth: bearer(s.token)}).Status)
 	otherList := h.do(request{method: "GET", path: storePath(other.m.storeID, "/orders/autopilot-exceptions"), auth: bearer(other.token)})
