@@ -6,6 +6,8 @@ import (
 	"encoding/csv"
 	"errors"
 	"fmt"
+	"log/slog"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -13,7 +15,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/uuid"
-	"go.temporal.io/sdk/client"
 
 	"github.com/merchantsvc/svc/storage"
 	"github.com/merchantsvc/svc/workflows"
@@ -158,17 +159,21 @@ func (s *Server) handleImport() handlerFunc {
 			return err
 		}
 		if err := s.blob.Put(r.Context(), imp.ObjectKey, up.file, "text/csv"); err != nil {
-			return err
+			loggerFrom(r.Context()).WarnContext(r.Context(), "store import file", slog.Any("error", err))
+			if _, err := s.db.FinishImport(context.WithoutCancel(r.Context()), storeID, imp.ID, storage.ImportFailed,
+				"upload to the object store failed", time.Duration(math.MaxInt64)); err != nil {
+				return err
+			}
+			return errObjectStoreDown
 		}
-		run, err := s.temporal.ExecuteWorkflow(r.Context(), client.StartWorkflowOptions{
-			ID: workflows.ProductImportWorkflowID(imp.ID), TaskQueue: s.cfg.TaskQueue,
-		}, workflows.ProductImport, workflows.ProductImportInput{StoreID: storeID, ImportID: imp.ID})
-		if err != nil {
-			return fmt.Errorf("start import workflow: %w", err)
+		run, err := s.startWork(r.Context(), workflows.ProductImportWorkflowID(imp.ID), workflows.ProductImport,
+			workflows.ProductImportInput{StoreID: storeID, ImportID: imp.ID},
+			func(ctx context.Context) error { return s.db.MarkImportStarted(ctx, storeID, imp.ID) })
+		if err == nil { // else the dispatcher starts it, and the import answers 202 as running
+			ctx, cancel := context.WithTimeout(r.Context(), s.cfg.ImportWait)
+			defer cancel()
+			_ = run.Get(ctx, nil) // the outcome is read from the import row below
 		}
-		ctx, cancel := context.WithTimeout(r.Context(), s.cfg.ImportWait)
-		defer cancel()
-		_ = run.Get(ctx, nil) // the outcome is read from the import row below
 		current, err := s.db.FindImport(context.WithoutCancel(r.Context()), storeID, imp.ID)
 		if err != nil {
 			return err

@@ -100,6 +100,11 @@ var (
 	errProofLimit = newError(http.StatusConflict, "PROOF_LIMIT_REACHED",
 		fmt.Sprintf("This order already has %d payment proofs; contact the store", storage.MaxProofsPerOrder),
 		fmt.Sprintf("لهذا الطلب %d إثباتات دفع بالفعل؛ تواصل مع المتجر", storage.MaxProofsPerOrder))
+	// errObjectStoreDown answers an upload the object store did not take;
+	// nothing of it is left in progress.
+	errObjectStoreDown = &apiError{Status: http.StatusServiceUnavailable, Code: "NOT_READY",
+		Message: "The file store is not reachable; nothing was saved, try again shortly", MessageAr: "مخزن الملفات غير متاح؛ لم يُحفظ شيء، حاول مجددًا بعد قليل",
+		Header: http.Header{"Retry-After": {"5"}}}
 	errNotReady = newError(http.StatusServiceUnavailable, "NOT_READY",
 		"A dependency is not reachable", "إحدى الخدمات المعتمد عليها غير متاحة")
 )

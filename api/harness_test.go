@@ -57,6 +57,9 @@ type harness struct {
 	// contactInterval is the worker's confirmation interval per contact:
 	// off (a nanosecond) unless a test sets it before startWorker.
 	contactInterval time.Duration
+	// lostStartAge, when set before startWorker, makes the dispatcher sweep
+	// up lost workflow starts this old, every two of them.
+	lostStartAge time.Duration
 }
 
 // fakeChat is a WhatsApp-Cloud-style provider on loopback that records
@@ -103,7 +106,12 @@ func newHarness(t *testing.T, cfg api.Config) *harness {
 // (traced ones, for the tracing test); the worker uses them too.
 func newHarnessWith(t *testing.T, cfg api.Config, db *storage.DB, temporal client.Client) *harness {
 	t.Helper()
-	store := testenv.Blob(t)
+	return newHarnessOver(t, cfg, db, temporal, testenv.Blob(t))
+}
+
+// newHarnessOver is newHarnessWith over a given object store too.
+func newHarnessOver(t *testing.T, cfg api.Config, db *storage.DB, temporal client.Client, store *blob.Store) *harness {
+	t.Helper()
 	if cfg.TaskQueue == "" {
 		cfg.TaskQueue = testenv.TaskQueue(t)
 	}
@@ -146,7 +154,8 @@ func (h *harness) startWorker(httpClient *http.Client) {
 	require.NoError(h.t, w.Start())
 	h.t.Cleanup(w.Stop)
 	// Like `svc worker`, the dispatcher runs beside the worker.
-	d := &worker.Dispatcher{DB: h.db, Temporal: h.temporal, TaskQueue: h.queue, Tracing: h.tracing, Schedule: h.schedule, PollInterval: 50 * time.Millisecond}
+	d := &worker.Dispatcher{DB: h.db, Temporal: h.temporal, TaskQueue: h.queue, Tracing: h.tracing, Schedule: h.schedule, PollInterval: 50 * time.Millisecond,
+		LostStartAge: h.lostStartAge, SweepInterval: 2 * h.lostStartAge}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); _ = d.Run(ctx) }()

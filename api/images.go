@@ -10,6 +10,7 @@ import (
 	_ "image/jpeg" // DecodeConfig for JPEG uploads
 	_ "image/png"  // DecodeConfig for PNG uploads
 	"io"
+	"log/slog"
 	"net/http"
 	"slices"
 	"strconv"
@@ -17,7 +18,6 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
-	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 	_ "golang.org/x/image/webp" // DecodeConfig for WebP uploads
 
@@ -95,15 +95,20 @@ func (s *Server) handleUploadImage() handlerFunc {
 			return err
 		}
 		if err := s.blob.Put(r.Context(), img.OriginalKey, up.file, contentType); err != nil {
-			_ = s.db.FailProductImage(context.WithoutCancel(r.Context()), storeID, img.ID, "upload to the object store failed")
-			return err
+			loggerFrom(r.Context()).WarnContext(r.Context(), "store image original", slog.Any("error", err))
+			if err := s.db.FailProductImage(context.WithoutCancel(r.Context()), storeID, img.ID, "upload to the object store failed"); err != nil {
+				return err
+			}
+			return errObjectStoreDown
 		}
-		in := workflows.ProductImageInput{StoreID: storeID, ProductID: productID, ImageID: img.ID}
-		run, err := s.temporal.ExecuteWorkflow(r.Context(), client.StartWorkflowOptions{
-			ID: workflows.ProductImageWorkflowID(img.ID), TaskQueue: s.cfg.TaskQueue,
-		}, workflows.ProductImage, in)
+		processing := imageResponse{ID: img.ID, Status: string(storage.ImageProcessing), Position: img.Position,
+			StatusURL: new(fmt.Sprintf("%s/api/v1/stores/%s/products/%s/images/%s", s.cfg.BaseURL, storeID, productID, img.ID))}
+		run, err := s.startWork(r.Context(), workflows.ProductImageWorkflowID(img.ID), workflows.ProductImage,
+			workflows.ProductImageInput{StoreID: storeID, ProductID: productID, ImageID: img.ID},
+			func(ctx context.Context) error { return s.db.MarkImageStarted(ctx, storeID, img.ID) })
 		if err != nil {
-			return fmt.Errorf("start image workflow: %w", err)
+			respond(w, http.StatusAccepted, processing) // the dispatcher starts it
+			return nil
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), s.cfg.ImageWait)
 		defer cancel()
@@ -120,8 +125,7 @@ func (s *Server) handleUploadImage() handlerFunc {
 		case r.Context().Err() == nil:
 			// Not done within the wait (the gRPC layer may report the deadline
 			// a moment before ctx does): processing goes on.
-			respond(w, http.StatusAccepted, imageResponse{ID: img.ID, Status: string(storage.ImageProcessing), Position: img.Position,
-				StatusURL: new(fmt.Sprintf("%s/api/v1/stores/%s/products/%s/images/%s", s.cfg.BaseURL, storeID, productID, img.ID))})
+			respond(w, http.StatusAccepted, processing)
 		default:
 			return r.Context().Err()
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
@@ -235,7 +236,12 @@ func (s *Server) storeProofImage(ctx context.Context, storeID, proofID uuid.UUID
 		return "", "", err
 	}
 	key = storage.ProofImageKey(storeID, proofID)
-	return key, contentType, s.blob.Put(ctx, key, data, contentType)
+	if err := s.blob.Put(ctx, key, data, contentType); err != nil {
+		// Stored before the proof's row: nothing is left half done.
+		loggerFrom(ctx).WarnContext(ctx, "store proof image", slog.Any("error", err))
+		return "", "", errObjectStoreDown
+	}
+	return key, contentType, nil
 }
 
 // handleRecordPayment serves POST /stores/{store_id}/orders/{order_id}/payments: it records a receipt

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
 	"github.com/merchantsvc/svc/api/pages"
@@ -251,4 +252,22 @@ func writeView[T, R any](s *Server, w http.ResponseWriter, r *http.Request, stat
 		}
 		return ok(view(v)), nil
 	})
+}
+
+// startWork starts the workflow of a row the request just committed, under
+// an id derived from the row, and records the start with marked. A start
+// Temporal does not take is logged and returned: the row stays unstarted,
+// and the dispatcher's lost-start sweep starts it (README "When a
+// dependency fails"). If the sweep got there first, the run is the same.
+func (s *Server) startWork(ctx context.Context, id string, workflow, input any, marked func(context.Context) error) (client.WorkflowRun, error) {
+	run, err := s.temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: s.cfg.TaskQueue,
+		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE}, workflow, input)
+	if err != nil {
+		loggerFrom(ctx).WarnContext(ctx, "start workflow; the dispatcher will", slog.String("workflow_id", id), slog.Any("error", err))
+		return nil, err
+	}
+	if err := marked(context.WithoutCancel(ctx)); err != nil {
+		loggerFrom(ctx).WarnContext(ctx, "mark workflow started", slog.String("workflow_id", id), slog.Any("error", err))
+	}
+	return run, nil
 }

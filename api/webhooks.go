@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"slices"
 	"strings"
@@ -340,22 +341,27 @@ func (s *Server) handleWebhookLogs() handlerFunc {
 	}
 }
 
-// startLadders queues deliveries for an immediate attempt followed by the
-// usual retry ladder.
-func (s *Server) startLadders(ctx context.Context, deliveries []storage.Delivery) error {
-	schedule := append([]time.Duration{0}, s.cfg.WebhookRetrySchedule...)
+// startLadders starts an immediate attempt followed by the usual retry
+// ladder for each requeued delivery. A start Temporal does not take is left
+// to the dispatcher's lost-start sweep: the delivery stays requeued in the
+// database, and the answer is 202 either way.
+func (s *Server) startLadders(ctx context.Context, deliveries []storage.Delivery) {
 	for _, d := range deliveries {
 		next := d.Attempts + 1
 		_, err := s.temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-			ID:                    fmt.Sprintf("%s:from-%d", workflows.DeliveryWorkflowID(d.ID), next),
+			ID:                    workflows.RedeliveryWorkflowID(d.ID, next),
 			TaskQueue:             workflows.WebhookTaskQueue(s.cfg.TaskQueue),
 			WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-		}, workflows.Delivery, workflows.DeliveryInput{StoreID: d.StoreID, DeliveryID: d.ID, Schedule: schedule, NextAttempt: next})
+		}, workflows.Delivery, workflows.DeliveryInput{StoreID: d.StoreID, DeliveryID: d.ID,
+			Schedule: workflows.RedeliverySchedule(s.cfg.WebhookRetrySchedule), NextAttempt: next})
 		if err != nil {
-			return fmt.Errorf("start redelivery: %w", err)
+			loggerFrom(ctx).WarnContext(ctx, "start redelivery; the dispatcher will", slog.String("delivery_id", d.ID.String()), slog.Any("error", err))
+			return
+		}
+		if err := s.db.MarkLadderStarted(context.WithoutCancel(ctx), d.StoreID, d.ID, next); err != nil {
+			loggerFrom(ctx).WarnContext(ctx, "mark redelivery started", slog.Any("error", err))
 		}
 	}
-	return nil
 }
 
 // handleRedeliver serves POST
@@ -426,9 +432,7 @@ func (s *Server) requeue(w http.ResponseWriter, r *http.Request, subID uuid.UUID
 	if err != nil {
 		return err
 	}
-	if err := s.startLadders(r.Context(), deliveries); err != nil {
-		return err
-	}
+	s.startLadders(r.Context(), deliveries)
 	ids := make([]uuid.UUID, 0, len(deliveries))
 	for _, d := range deliveries {
 		ids = append(ids, d.ID)

@@ -276,7 +276,9 @@ func (tx *Tx) CreatePingDelivery(ctx context.Context, storeID, subscriptionID uu
 // attempts: one delivery (redeliver) or every exhausted or skipped one since
 // a time (recover). It returns them with their attempt counts so far.
 func (tx *Tx) RequeueDeliveries(ctx context.Context, storeID, subscriptionID uuid.UUID, deliveryID *uuid.UUID, since time.Time) ([]Delivery, error) {
-	query := `UPDATE webhook_deliveries SET status = 'retrying', completed_at = NULL
+	// The ladder's start is recorded as awaited until MarkLadderStarted: a
+	// start lost to a Temporal outage is made by the dispatcher.
+	query := `UPDATE webhook_deliveries SET status = 'retrying', completed_at = NULL, ladder_from = attempts + 1, requeued_at = $4
 		WHERE store_id = $1 AND subscription_id = $2 AND event <> 'webhook.ping' AND `
 	args := []any{storeID, subscriptionID}
 	if deliveryID != nil {
@@ -286,6 +288,7 @@ func (tx *Tx) RequeueDeliveries(ctx context.Context, storeID, subscriptionID uui
 		query += `status IN ('exhausted', 'skipped') AND created_at >= $3`
 		args = append(args, since)
 	}
+	args = append(args, tx.now())
 	rows, err := tx.tx.Query(ctx, query+` RETURNING id, store_id, subscription_id, event, body, status, attempts, created_at`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("requeue deliveries: %w", err)

@@ -39,6 +39,10 @@ type Dispatcher struct {
 	MinBatchInterval time.Duration
 	// StartConcurrency bounds the order-placed workflow starts in flight.
 	StartConcurrency int
+	// LostStartAge is how old a row without its workflow must be before the
+	// sweep starts it (default 10 s), so it does not race the request that
+	// is starting it.
+	LostStartAge time.Duration
 	// Tracing, when on, gives each webhook dispatch a span linked to the
 	// traces of its events.
 	Tracing *tracing.Tracing
@@ -56,6 +60,9 @@ func (d *Dispatcher) defaults() {
 	}
 	if d.MinBatchInterval == 0 {
 		d.MinBatchInterval = 100 * time.Millisecond
+	}
+	if d.LostStartAge == 0 {
+		d.LostStartAge = 10 * time.Second
 	}
 	if d.StartConcurrency == 0 {
 		d.StartConcurrency = 8
@@ -186,7 +193,8 @@ func (d *Dispatcher) drainOutbox(ctx context.Context) {
 }
 
 // Sweep starts the batches whose workflow has not been recorded as started
-// for at least olderThan.
+// for at least olderThan, and the lost starts of images, imports and
+// requeued deliveries (at least LostStartAge old).
 func (d *Dispatcher) Sweep(ctx context.Context, olderThan time.Duration) {
 	d.defaults()
 	ids, err := d.DB.FindUnstartedBatches(ctx, olderThan)
@@ -198,6 +206,54 @@ func (d *Dispatcher) Sweep(ctx context.Context, olderThan time.Duration) {
 	}
 	for _, id := range ids {
 		d.start(ctx, id)
+	}
+	d.startLostWork(ctx, max(olderThan, d.LostStartAge))
+}
+
+// startLostWork starts the workflows the API wrote rows for but could not
+// start (Temporal unreachable, a crash between commit and start). Ids derive
+// from the rows under REJECT_DUPLICATE, so a start the API did make is not
+// made twice: it is only recorded.
+func (d *Dispatcher) startLostWork(ctx context.Context, olderThan time.Duration) {
+	images, imports, ladders, err := d.DB.FindLostStarts(ctx, olderThan, 100)
+	if err != nil {
+		if ctx.Err() == nil {
+			d.Log.Error("find lost workflow starts", slog.Any("error", err))
+		}
+		return
+	}
+	type lost struct {
+		queue, id string
+		workflow  any
+		input     any
+		mark      func() error
+	}
+	var work []lost
+	for _, ref := range images {
+		work = append(work, lost{d.TaskQueue, workflows.ProductImageWorkflowID(ref.ID), workflows.ProductImage,
+			workflows.ProductImageInput{StoreID: ref.StoreID, ProductID: ref.ProductID, ImageID: ref.ID},
+			func() error { return d.DB.MarkImageStarted(ctx, ref.StoreID, ref.ID) }})
+	}
+	for _, ref := range imports {
+		work = append(work, lost{d.TaskQueue, workflows.ProductImportWorkflowID(ref.ID), workflows.ProductImport,
+			workflows.ProductImportInput{StoreID: ref.StoreID, ImportID: ref.ID},
+			func() error { return d.DB.MarkImportStarted(ctx, ref.StoreID, ref.ID) }})
+	}
+	for _, ref := range ladders {
+		work = append(work, lost{workflows.WebhookTaskQueue(d.TaskQueue), workflows.RedeliveryWorkflowID(ref.ID, ref.From), workflows.Delivery,
+			workflows.DeliveryInput{StoreID: ref.StoreID, DeliveryID: ref.ID, Schedule: workflows.RedeliverySchedule(d.Schedule), NextAttempt: ref.From},
+			func() error { return d.DB.MarkLadderStarted(ctx, ref.StoreID, ref.ID, ref.From) }})
+	}
+	for _, w := range work {
+		if _, err := d.startOnce(ctx, w.queue, w.id, enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE, w.workflow, w.input); err != nil {
+			d.Log.Warn("start lost workflow", slog.String("workflow_id", w.id), slog.Any("error", err))
+			return // Temporal still unreachable: the next sweep tries again
+		}
+		if err := w.mark(); err != nil {
+			d.Log.Error("mark lost workflow started", slog.String("workflow_id", w.id), slog.Any("error", err))
+			return
+		}
+		d.Log.Info("started lost workflow", slog.String("workflow_id", w.id))
 	}
 }
 

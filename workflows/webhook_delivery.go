@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/google/uuid"
@@ -40,6 +41,19 @@ type DeliveryResult struct {
 // DeliveryWorkflowID is the id of one delivery's retry ladder.
 func DeliveryWorkflowID(deliveryID uuid.UUID) string {
 	return "webhook-delivery:" + deliveryID.String()
+}
+
+// RedeliveryWorkflowID is the id of a requeued delivery's ladder that
+// begins at attempt from; the API and the dispatcher's lost-start sweep
+// derive the same one, so a ladder is started once.
+func RedeliveryWorkflowID(deliveryID uuid.UUID, from int) string {
+	return fmt.Sprintf("%s:from-%d", DeliveryWorkflowID(deliveryID), from)
+}
+
+// RedeliverySchedule is a requeued delivery's ladder: an attempt at once,
+// then the retry schedule.
+func RedeliverySchedule(retries []time.Duration) []time.Duration {
+	return append([]time.Duration{0}, retries...)
 }
 
 // Delivery retries one delivery after each wait of its schedule (durable
