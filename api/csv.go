@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -154,17 +153,23 @@ func (s *Server) handleImport() handlerFunc {
 			return err
 		}
 		storeID := storeIDFrom(r.Context())
-		imp := storage.ProductImport{StoreID: storeID, DryRun: isDryRun, TotalRows: total}
-		if err := s.db.InTx(r.Context(), func(tx *storage.Tx) error { return tx.CreateImport(r.Context(), &imp) }); err != nil {
-			return err
-		}
-		if err := s.blob.Put(r.Context(), imp.ObjectKey, up.file, "text/csv"); err != nil {
+		// The file is stored first; the row and the Idempotency-Key's answer
+		// commit together once the workflow has what it needs.
+		imp := storage.ProductImport{ID: storage.NewID(), StoreID: storeID, DryRun: isDryRun, TotalRows: total}
+		object := storage.ImportKey(storeID, imp.ID)
+		if err := s.blob.Put(r.Context(), object, up.file, "text/csv"); err != nil {
 			loggerFrom(r.Context()).WarnContext(r.Context(), "store import file", slog.Any("error", err))
-			if _, err := s.db.FinishImport(context.WithoutCancel(r.Context()), storeID, imp.ID, storage.ImportFailed,
-				"upload to the object store failed", time.Duration(math.MaxInt64)); err != nil {
+			return errObjectStoreDown
+		}
+		err = s.db.InTx(r.Context(), func(tx *storage.Tx) error {
+			if err := tx.CreateImport(r.Context(), &imp); err != nil {
 				return err
 			}
-			return errObjectStoreDown
+			return completeKeyIn(r, tx, http.StatusAccepted, newImportResponse(imp))
+		})
+		if err != nil {
+			s.removeObject(r.Context(), object)
+			return err
 		}
 		run, err := s.startWork(r.Context(), workflows.ProductImportWorkflowID(imp.ID), workflows.ProductImport,
 			workflows.ProductImportInput{StoreID: storeID, ImportID: imp.ID},

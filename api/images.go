@@ -90,19 +90,28 @@ func (s *Server) handleUploadImage() handlerFunc {
 			return err
 		}
 		storeID := storeIDFrom(r.Context())
-		img := storage.ProductImage{StoreID: storeID, ProductID: productID, ContentType: contentType}
-		if err := s.db.InTx(r.Context(), func(tx *storage.Tx) error { return tx.CreateProductImage(r.Context(), &img) }); err != nil {
-			return err
-		}
-		if err := s.blob.Put(r.Context(), img.OriginalKey, up.file, contentType); err != nil {
+		// The original is stored first: a refusal of the object store leaves
+		// nothing behind, and the row, with the Idempotency-Key's answer,
+		// commits only once the workflow has what it needs.
+		img := storage.ProductImage{ID: storage.NewID(), StoreID: storeID, ProductID: productID, ContentType: contentType}
+		original := storage.ImageKey(storeID, productID, img.ID, "original")
+		if err := s.blob.Put(r.Context(), original, up.file, contentType); err != nil {
 			loggerFrom(r.Context()).WarnContext(r.Context(), "store image original", slog.Any("error", err))
-			if err := s.db.FailProductImage(context.WithoutCancel(r.Context()), storeID, img.ID, "upload to the object store failed"); err != nil {
-				return err
-			}
 			return errObjectStoreDown
 		}
-		processing := imageResponse{ID: img.ID, Status: string(storage.ImageProcessing), Position: img.Position,
-			StatusURL: new(fmt.Sprintf("%s/api/v1/stores/%s/products/%s/images/%s", s.cfg.BaseURL, storeID, productID, img.ID))}
+		var processing imageResponse
+		err = s.db.InTx(r.Context(), func(tx *storage.Tx) error {
+			if err := tx.CreateProductImage(r.Context(), &img); err != nil {
+				return err
+			}
+			processing = imageResponse{ID: img.ID, Status: string(storage.ImageProcessing), Position: img.Position,
+				StatusURL: new(fmt.Sprintf("%s/api/v1/stores/%s/products/%s/images/%s", s.cfg.BaseURL, storeID, productID, img.ID))}
+			return completeKeyIn(r, tx, http.StatusAccepted, processing)
+		})
+		if err != nil {
+			s.removeObject(r.Context(), original)
+			return err
+		}
 		run, err := s.startWork(r.Context(), workflows.ProductImageWorkflowID(img.ID), workflows.ProductImage,
 			workflows.ProductImageInput{StoreID: storeID, ProductID: productID, ImageID: img.ID},
 			func(ctx context.Context) error { return s.db.MarkImageStarted(ctx, storeID, img.ID) })

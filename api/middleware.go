@@ -334,6 +334,9 @@ func (s *Server) requireScope(scope string) func(http.Handler) http.Handler {
 type pendingKey struct {
 	scope     storage.IdempotencyScope
 	completed bool // stored inside the change's own transaction
+	// provisional: what was stored there is the answer known at commit (202,
+	// processing); the request's final answer replaces it when it is not a 5xx.
+	provisional bool
 }
 
 var writeMethods = []string{http.MethodPost, http.MethodPatch, http.MethodPut, http.MethodDelete}
@@ -426,10 +429,12 @@ func (s *Server) idempotency(next http.Handler) http.Handler {
 				panic(v)
 			}
 			if rec.status >= 500 {
-				release()
+				if !pending.completed {
+					release()
+				} // else the change committed with its provisional answer, which stays
 				return
 			}
-			if !pending.completed {
+			if !pending.completed || pending.provisional {
 				err := s.db.CompleteIdempotencyKey(settle, scope, storage.StoredResponse{
 					StatusCode: rec.status, ContentType: rec.Header().Get("Content-Type"), Body: rec.body.Bytes()})
 				if err != nil {

@@ -197,6 +197,36 @@ func (s *Server) writeTx(w http.ResponseWriter, r *http.Request, status int, fn 
 	return nil
 }
 
+// removeObject deletes an object a failed request stored, as far as the
+// object store lets it; what is left is unreferenced and harmless.
+func (s *Server) removeObject(ctx context.Context, key string) {
+	if err := s.blob.RemovePrefix(context.WithoutCancel(ctx), key); err != nil {
+		loggerFrom(ctx).WarnContext(ctx, "remove stored upload", slog.String("key", key), slog.Any("error", err))
+	}
+}
+
+// completeKeyIn stores answer as the request's Idempotency-Key response
+// inside tx, the change's own transaction, so a retry after a crash replays
+// it instead of making the change again. The answer is provisional (the one
+// known at commit, such as 202 processing); the request's final answer
+// replaces it afterwards. Without a key it does nothing.
+func completeKeyIn(r *http.Request, tx *storage.Tx, status int, answer any) error {
+	pending, _ := r.Context().Value(idempotencyKey).(*pendingKey)
+	if pending == nil {
+		return nil
+	}
+	body, err := encodeBody(ok(answer))
+	if err != nil {
+		return err
+	}
+	if err := tx.CompleteIdempotencyKey(r.Context(), pending.scope, storage.StoredResponse{StatusCode: status,
+		ContentType: "application/json; charset=utf-8", Body: body}); err != nil {
+		return err
+	}
+	pending.completed, pending.provisional = true, true
+	return nil
+}
+
 func jsonUnmarshal(raw []byte, v any) error { return json.Unmarshal(raw, v) }
 
 // secretAnswer is the answer of a write that shows a secret once (a token,

@@ -411,7 +411,10 @@ var errSubscriptionInactive = newError(http.StatusConflict, "WEBHOOK_INACTIVE",
 
 func (s *Server) requeue(w http.ResponseWriter, r *http.Request, subID uuid.UUID, deliveryID *uuid.UUID, since time.Time) error {
 	storeID := storeIDFrom(r.Context())
-	var deliveries []storage.Delivery
+	var (
+		deliveries []storage.Delivery
+		answer     map[string]any
+	)
 	err := s.db.InTx(r.Context(), func(tx *storage.Tx) error {
 		sub, err := tx.FindSubscriptionByID(r.Context(), storeID, subID)
 		if err != nil {
@@ -427,17 +430,18 @@ func (s *Server) requeue(w http.ResponseWriter, r *http.Request, subID uuid.UUID
 		if deliveryID != nil && len(deliveries) == 0 {
 			return fmt.Errorf("delivery %s: %w", deliveryID, storage.ErrNotFound)
 		}
-		return nil
+		ids := make([]uuid.UUID, 0, len(deliveries))
+		for _, d := range deliveries {
+			ids = append(ids, d.ID)
+		}
+		answer = map[string]any{"queued": len(ids), "delivery_ids": ids}
+		return completeKeyIn(r, tx, http.StatusAccepted, answer)
 	})
 	if err != nil {
 		return err
 	}
 	s.startLadders(r.Context(), deliveries)
-	ids := make([]uuid.UUID, 0, len(deliveries))
-	for _, d := range deliveries {
-		ids = append(ids, d.ID)
-	}
-	respond(w, http.StatusAccepted, map[string]any{"queued": len(ids), "delivery_ids": ids})
+	respond(w, http.StatusAccepted, answer)
 	return nil
 }
 

@@ -61,7 +61,9 @@ func (tx *Tx) CreateProductImage(ctx context.Context, img *ProductImage) error {
 	if _, err := tx.lockProduct(ctx, img.StoreID, img.ProductID); err != nil {
 		return err
 	}
-	img.ID = NewID()
+	if img.ID == uuid.Nil { // the caller may name it to store the original first
+		img.ID = NewID()
+	}
 	img.Status = ImageProcessing
 	img.OriginalKey = ImageKey(img.StoreID, img.ProductID, img.ID, "original")
 	img.CreatedAt = tx.now()

@@ -51,7 +51,9 @@ func ImportKey(storeID, importID uuid.UUID) string {
 
 // CreateImport records a new import.
 func (tx *Tx) CreateImport(ctx context.Context, imp *ProductImport) error {
-	imp.ID = NewID()
+	if imp.ID == uuid.Nil { // the caller may name it to store the file first
+		imp.ID = NewID()
+	}
 	imp.Status = ImportRunning
 	imp.ObjectKey = ImportKey(imp.StoreID, imp.ID)
 	imp.CreatedAt = tx.now()
