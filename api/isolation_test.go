@@ -1,0 +1,216 @@
+package api_test
+
+import (
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/merchantsvc/svc/api"
+)
+
+// routeAccess is who may call a route: a token scope, "session" (a signed-in
+// merchant only), "token-or-session" (any credential of the store), "public"
+// (no credential; limited per client), or "page" (a server-rendered page of
+// a signed-in merchant).
+var routeAccess = map[string]string{
+	"GET /media/{store_id}/{image_id}/{file}": "public",
+	"GET /login":                                                   "public",
+	"POST /login":                                                  "public",
+	"GET /oauth/authorize":                                         "page",
+	"POST /oauth/authorize":                                        "page",
+	"GET /apps/{slug}/install":                                     "page",
+	"GET /apps/{slug}/launch":                                      "page",
+	"GET /stores/{store_id}/themes/editor":                         "page",
+	"GET /stores/{store_id}/themes/preview":                        "page",
+	"POST /stores/{store_id}/themes/preview/render":                "page",
+	"GET /assets/editor/{file}":                                    "public",
+	"GET /healthz":                                                 "public",
+	"GET /metrics":                                                 "public",
+	"GET /readyz":                                                  "public",
+	"GET /api/v1/openapi.json":                                     "public",
+	"POST /api/v1/chat/callback":                                   "public",
+	"POST /api/v1/oauth/token":                                     "public",
+	"POST /api/v1/oauth/revoke":                                    "public",
+	"POST /api/v1/apps/":                                           "session",
+	"GET /api/v1/apps/":                                            "session",
+	"POST /api/v1/apps/{app_id}/rotate-secret":                     "session",
+	"POST /api/v1/auth/signup":                                     "public",
+	"POST /api/v1/auth/login":                                      "public",
+	"POST /api/v1/auth/logout":                                     "session",
+	"GET /api/v1/auth/me":                                          "token-or-session",
+	"GET /api/v1/auth/api-key/me":                                  "token-or-session",
+	"GET /api/v1/storefront/{subdomain}/products":                  "public",
+	"GET /api/v1/storefront/{subdomain}/products/{product_id}":     "public",
+	"POST /api/v1/storefront/{subdomain}/carts":                    "public",
+	"GET /api/v1/storefront/{subdomain}/carts/{cart_id}":           "public",
+	"PUT /api/v1/storefront/{subdomain}/carts/{cart_id}":           "public",
+	"POST /api/v1/storefront/{subdomain}/carts/{cart_id}/checkout": "public",
+	"POST /api/v1/storefront/{subdomain}/orders/{order_id}/payment-proofs":                    "public",
+	"POST /api/v1/stores/{store_id}/access-tokens/":                                           "session",
+	"GET /api/v1/stores/{store_id}/access-tokens/":                                            "session",
+	"DELETE /api/v1/stores/{store_id}/access-tokens/{token_id}":                               "session",
+	"GET /api/v1/stores/{store_id}/notifications":                                             "session",
+	"DELETE /api/v1/stores/{store_id}/apps/{app_id}":                                          "session",
+	"GET /api/v1/stores/{store_id}/settings":                                                  "settings:read",
+	"PATCH /api/v1/stores/{store_id}/settings":                                                "settings:write",
+	"POST /api/v1/stores/{store_id}/webhooks/":                                                "settings:write",
+	"GET /api/v1/stores/{store_id}/webhooks/":                                                 "settings:read",
+	"GET /api/v1/stores/{store_id}/webhooks/{webhook_id}":                                     "settings:read",
+	"PATCH /api/v1/stores/{store_id}/webhooks/{webhook_id}":                                   "settings:write",
+	"DELETE /api/v1/stores/{store_id}/webhooks/{webhook_id}":                                  "settings:write",
+	"POST /api/v1/stores/{store_id}/webhooks/{webhook_id}/test":                               "settings:write",
+	"POST /api/v1/stores/{store_id}/webhooks/{webhook_id}/rotate-secret":                      "settings:write",
+	"GET /api/v1/stores/{store_id}/webhooks/{webhook_id}/logs":                                "settings:read",
+	"POST /api/v1/stores/{store_id}/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver": "settings:write",
+	"POST /api/v1/stores/{store_id}/webhooks/{webhook_id}/recover":                            "settings:write",
+	"POST /api/v1/stores/{store_id}/customers/":                                               "customers:write",
+	"GET /api/v1/stores/{store_id}/customers/":                                                "customers:read",
+	"GET /api/v1/stores/{store_id}/customers/{customer_id}":                                   "customers:read",
+	"PATCH /api/v1/stores/{store_id}/customers/{customer_id}":                                 "customers:write",
+	"DELETE /api/v1/stores/{store_id}/customers/{customer_id}":                                "customers:write",
+	"POST /api/v1/stores/{store_id}/orders/":                                                  "orders:write",
+	"POST /api/v1/stores/{store_id}/orders/drafts":                                            "orders:write",
+	"GET /api/v1/stores/{store_id}/orders/":                                                   "orders:read",
+	"GET /api/v1/stores/{store_id}/orders/counts":                                             "orders:read",
+	"GET /api/v1/stores/{store_id}/orders/pending-manual-review":                              "orders:read",
+	"GET /api/v1/stores/{store_id}/orders/autopilot-exceptions":                               "orders:read",
+	"POST /api/v1/stores/{store_id}/orders/autopilot-exceptions/{order_id}/resolve":           "orders:write",
+	"POST /api/v1/stores/{store_id}/orders/bulk-status":                                       "orders:write",
+	"PATCH /api/v1/stores/{store_id}/orders/{order_id}":                                       "orders:write",
+	"POST /api/v1/stores/{store_id}/orders/{order_id}/convert":                                "orders:write",
+	"GET /api/v1/stores/{store_id}/orders/{order_id}/email-preview":                           "orders:read",
+	"POST /api/v1/stores/{store_id}/orders/{order_id}/resend-email":                           "orders:write",
+	"GET /api/v1/stores/{store_id}/orders/{order_id}/chat-messages":                           "orders:read",
+	"POST /api/v1/stores/{store_id}/orders/{order_id}/resend-chat-message":                    "orders:write",
+	"GET /api/v1/stores/{store_id}/orders/{order_id}":                                         "orders:read",
+	"DELETE /api/v1/stores/{store_id}/orders/{order_id}":                                      "orders:write",
+	"PATCH /api/v1/stores/{store_id}/orders/{order_id}/status":                                "orders:write",
+	"GET /api/v1/stores/{store_id}/orders/{order_id}/timeline":                                "orders:read",
+	"GET /api/v1/stores/{store_id}/orders/{order_id}/activities":                              "orders:read",
+	"POST /api/v1/stores/{store_id}/orders/{order_id}/comments":                               "orders:write",
+	"POST /api/v1/stores/{store_id}/orders/{order_id}/mark-paid":                              "orders:write",
+	"POST /api/v1/stores/{store_id}/orders/{order_id}/unmark-paid":                            "orders:write",
+	"POST /api/v1/stores/{store_id}/orders/{order_id}/partial-acceptance":                     "orders:write",
+	"POST /api/v1/stores/{store_id}/orders/{order_id}/payments":                               "orders:write",
+	"GET /api/v1/stores/{store_id}/orders/{order_id}/payment-proofs":                          "orders:read",
+	"GET /api/v1/stores/{store_id}/abandoned-checkouts/summary":                               "orders:read",
+	"GET /api/v1/stores/{store_id}/abandoned-checkouts/":                                      "orders:read",
+	"GET /api/v1/stores/{store_id}/abandoned-checkouts/{checkout_id}":                         "orders:read",
+	"POST /api/v1/stores/{store_id}/abandoned-checkouts/{checkout_id}/send-recovery-email":    "orders:write",
+	"POST /api/v1/stores/{store_id}/abandoned-checkouts/{checkout_id}/mark-recovered":         "orders:write",
+	"GET /api/v1/stores/{store_id}/payment-proofs/{proof_id}/image":                           "settings:read",
+	"GET /api/v1/stores/{store_id}/payment-proofs/{proof_id}/similar":                         "settings:read",
+	"POST /api/v1/stores/{store_id}/payment-proofs/{proof_id}/approve":                        "settings:write",
+	"POST /api/v1/stores/{store_id}/payment-proofs/{proof_id}/reject":                         "settings:write",
+	"POST /api/v1/stores/{store_id}/payments/{proof_id}/void":                                 "settings:write",
+	"GET /api/v1/stores/{store_id}/themes/v3/customization":                                   "themes:read",
+	"PUT /api/v1/stores/{store_id}/themes/v3/customization":                                   "themes:write",
+	"POST /api/v1/stores/{store_id}/themes/v3/customization/publish":                          "themes:write",
+	"GET /api/v1/stores/{store_id}/themes/v3/versions":                                        "themes:read",
+	"GET /api/v1/stores/{store_id}/themes/v3/versions/compare":                                "themes:read",
+	"GET /api/v1/stores/{store_id}/themes/v3/versions/{version_id}":                           "themes:read",
+	"POST /api/v1/stores/{store_id}/themes/v3/versions/{version_id}/restore":                  "themes:write",
+	"GET /api/v1/stores/{store_id}/themes/v3/schemas":                                         "themes:read",
+	"POST /api/v1/stores/{store_id}/products/":                                                "catalog:write",
+	"GET /api/v1/stores/{store_id}/products/":                                                 "catalog:read",
+	"GET /api/v1/stores/{store_id}/products/template":                                         "catalog:read",
+	"GET /api/v1/stores/{store_id}/products/export":                                           "catalog:read",
+	"POST /api/v1/stores/{store_id}/products/import":                                          "catalog:write",
+	"GET /api/v1/stores/{store_id}/products/imports/{import_id}":                              "catalog:read",
+	"GET /api/v1/stores/{store_id}/products/{product_id}":                                     "catalog:read",
+	"PATCH /api/v1/stores/{store_id}/products/{product_id}":                                   "catalog:write",
+	"DELETE /api/v1/stores/{store_id}/products/{product_id}":                                  "catalog:write",
+	"POST /api/v1/stores/{store_id}/products/{product_id}/images":                             "catalog:write",
+	"DELETE /api/v1/stores/{store_id}/products/{product_id}/images":                           "catalog:write",
+	"PATCH /api/v1/stores/{store_id}/products/{product_id}/images/alt":                        "catalog:write",
+	"GET /api/v1/stores/{store_id}/products/{product_id}/images/{image_id}":                   "catalog:read",
+	"GET /api/v1/stores/{store_id}/products/{product_id}/variants":                            "catalog:read",
+	"POST /api/v1/stores/{store_id}/products/{product_id}/variants":                           "catalog:write",
+	"PATCH /api/v1/stores/{store_id}/products/{product_id}/variants/{variant_id}":             "catalog:write",
+	"DELETE /api/v1/stores/{store_id}/products/{product_id}/variants/{variant_id}":            "catalog:write",
+	"POST /api/v1/stores/{store_id}/categories/":                                              "catalog:write",
+	"GET /api/v1/stores/{store_id}/categories/":                                               "catalog:read",
+	"GET /api/v1/stores/{store_id}/categories/{category_id}":                                  "catalog:read",
+	"PATCH /api/v1/stores/{store_id}/categories/{category_id}":                                "catalog:write",
+	"DELETE /api/v1/stores/{store_id}/categories/{category_id}":                               "catalog:write",
+}
+
+// The isolation and authorization matrix: every route of the router, called
+// on store A's resources with store B's token, with an app token of A
+// without the route's scope, with a revoked token of A and with no
+// credential, answers its refusal and shows nothing of store A. A route
+// missing from routeAccess fails the test.
+func TestIsolationMatrix(t *testing.T) {
+	h := newHarness(t, api.Config{})
+	a, b := h.signup("matrixa"), h.signup("matrixb")
+	tokenA, tokenB := h.pat(a, allScopes...), h.pat(b, allScopes...)
+	const secretName = "Matrix A secret product"
+	product := h.createProduct(tokenA, a.storeID, map[string]any{"name": secretName, "price": 100, "sku": "MATRIX-A-1"})
+	productID := product["id"].(string)
+
+	minted := h.do(request{method: "POST", path: storePath(a.storeID, "/access-tokens"), auth: a.auth(),
+		body: map[string]any{"name": "to revoke", "scopes": allScopes}})
+	require.Equal(t, http.StatusCreated, minted.Status, string(minted.Raw))
+	revoked := minted.data()["token"].(string)
+	require.Equal(t, http.StatusNoContent, h.do(request{method: "DELETE", path: storePath(a.storeID, "/access-tokens/"+minted.data()["id"].(string)),
+		auth: a.auth()}).Status)
+	// An app of store A granted only risk:read, which no route needs.
+	dev := h.signup("matrixdev")
+	app := h.registerApp(dev, "matrix-app", map[string]any{"oauth": map[string]any{"scopes": []string{"risk:read"},
+		"redirect_urls": []string{"https://app.example.com/oauth/callback"}}})
+	br := h.newBrowser()
+	br.signIn(a.email)
+	q := br.allow(app, a.storeID, "risk:read", "m", "allow")
+	appToken := h.exchange(app, q.Get("code"), nil).data()["access_token"].(string)
+
+	routes, err := h.server.Routes()
+	require.NoError(t, err)
+	param := regexp.MustCompile(`\{[a-z_]+\}`)
+	seen, checked := map[string]bool{}, 0
+	for _, rt := range routes {
+		name := rt[0] + " " + rt[1]
+		access, listed := routeAccess[name]
+		require.True(t, listed, "route %s is not in the isolation matrix (routeAccess)", name)
+		seen[name] = true
+		if access == "public" || access == "page" {
+			continue // no credential to test; the storefront and pages have their own tests
+		}
+		path := strings.Replace(rt[1], "{store_id}", a.storeID, 1)
+		path = param.ReplaceAllString(path, productID)
+		call := func(cred auth) response {
+			return h.do(request{method: rt[0], path: path, auth: cred, body: map[string]any{},
+				contractExempt: "the matrix sends an empty body to every route"})
+		}
+		expect := func(who string, cred auth, status int, codes ...string) {
+			t.Helper()
+			resp := call(cred)
+			require.Equal(t, status, resp.Status, "%s with %s: %s", name, who, resp.Raw)
+			require.Contains(t, codes, resp.errorCode(), "%s with %s", name, who)
+			require.NotContains(t, string(resp.Raw), secretName, "%s with %s shows store A", name, who)
+			require.NotContains(t, string(resp.Raw), a.email, "%s with %s shows store A", name, who)
+		}
+		checked++
+		expect("no credential", auth{}, http.StatusUnauthorized, "UNAUTHENTICATED")
+		expect("a revoked token", bearer(revoked), http.StatusUnauthorized, "UNAUTHENTICATED")
+		if !strings.Contains(rt[1], "{store_id}") {
+			continue
+		}
+		expect("store B's token", bearer(tokenB), http.StatusForbidden, "STORE_MISMATCH")
+		expect("store B's session", b.auth(), http.StatusForbidden, "STORE_MISMATCH")
+		switch access {
+		case "session":
+			expect("an app token", bearer(appToken), http.StatusForbidden, "TOKEN_NOT_ALLOWED")
+		default:
+			expect("an app token without "+access, bearer(appToken), http.StatusForbidden, "SCOPE_MISSING")
+		}
+	}
+	require.GreaterOrEqual(t, checked, 90, "credentialed routes walked")
+	for name := range routeAccess {
+		require.True(t, seen[name], "routeAccess lists %s, which the router does not serve", name)
+	}
+	// A's own credentials still work and A's data is whole.
+	require.Equal(t, secretName, h.do(request{method: "GET", path: storePath(a.storeID, "/products/"+productID), auth: bearer(tokenA)}).data()["name"])
+}
