@@ -9,7 +9,21 @@ MINIO_BIN     := $(BIN_DIR)/minio-$(MINIO_VERSION)/minio
 GO_TEST_FLAGS ?= -count=1 -timeout 15m
 export SVC_MINIO_BIN := $(MINIO_BIN)
 
-.PHONY: dev test build bench load minio deps postgres-check system-libs clean-dev record-histories
+.PHONY: dev test build bench load minio deps postgres-check system-libs clean-dev record-histories fuzz
+
+# Every Go fuzz target, as package:name. `make test` fuzzes each for
+# FUZZTIME (5 s); `make fuzz` for FUZZ_LONG (2 minutes). The seed corpora
+# (f.Add and testdata/fuzz) also run as plain tests in every `go test`.
+FUZZ_TARGETS := ./api:FuzzDecodeRequests ./api:FuzzReadUpload ./storage:FuzzCSVImport ./storage:FuzzOrderRef \
+	./storage/theme:FuzzValidateDocument ./internal/webhook:FuzzCheckURL
+FUZZTIME  ?= 5s
+FUZZ_LONG ?= 2m
+define run-fuzz
+	@for t in $(FUZZ_TARGETS); do \
+		echo "fuzz $${t#*:} ($(1))"; \
+		go test -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(1) "$${t%%:*}" || exit 1; \
+	done
+endef
 
 ## dev: run everything locally (Postgres, Temporal + UI, MinIO, API, worker).
 dev: deps build
@@ -21,6 +35,11 @@ test: deps
 	go vet ./...
 	go tool workflowcheck ./workflows/...
 	go run ./cmd/svc testenv -- go test $(GO_TEST_FLAGS) ./...
+	$(call run-fuzz,$(FUZZTIME))
+
+## fuzz: every fuzz target for FUZZ_LONG each (new findings land in testdata/fuzz).
+fuzz:
+	$(call run-fuzz,$(FUZZ_LONG))
 
 ## record-histories: run every workflow on the real stack and write its
 ## history to workflows/testdata/histories/current (the replay tests read it).

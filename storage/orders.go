@@ -363,11 +363,18 @@ func (r reader) orderLinesOf(ctx context.Context, storeID, orderID uuid.UUID) ([
 	})
 }
 
+// ParseOrderRef reports whether an order reference is an order id (a uuid
+// in its 36-character form); anything else is an order number.
+func ParseOrderRef(ref string) (uuid.UUID, bool) {
+	id, err := uuid.Parse(ref)
+	return id, err == nil && len(ref) == 36
+}
+
 // FindOrderByRef returns an order of the store by id or by order number.
 func (r reader) FindOrderByRef(ctx context.Context, storeID uuid.UUID, ref string) (Order, error) {
 	query := `SELECT ` + orderColumns + ` FROM orders WHERE store_id = $1 AND order_number = $2`
 	var arg any = ref
-	if id, err := uuid.Parse(ref); err == nil && len(ref) == 36 {
+	if id, ok := ParseOrderRef(ref); ok {
 		query, arg = `SELECT `+orderColumns+` FROM orders WHERE store_id = $1 AND id = $2`, id
 	}
 	o, err := scanOrder(r.q.QueryRow(ctx, query, storeID, arg))
