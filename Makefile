@@ -9,7 +9,7 @@ MINIO_BIN     := $(BIN_DIR)/minio-$(MINIO_VERSION)/minio
 GO_TEST_FLAGS ?= -count=1 -timeout 15m
 export SVC_MINIO_BIN := $(MINIO_BIN)
 
-.PHONY: dev test build bench load minio deps postgres-check system-libs clean-dev record-histories fuzz
+.PHONY: dev test build bench load minio deps postgres-check system-libs clean-dev record-histories fuzz soak
 
 # Every Go fuzz target, as package:name. `make test` fuzzes each for
 # FUZZTIME (5 s); `make fuzz` for FUZZ_LONG (2 minutes). The seed corpora
@@ -74,6 +74,13 @@ system-libs:
 ## time, reported in docs/benchmarks.md with its bare baselines.
 load: deps
 	go run ./cmd/svc testenv -- go run ./cmd/bench -suite load -out docs/benchmarks.md
+
+## soak: the load mix for SOAK_DURATION (10 minutes): 5xx must be 0, memory and
+## goroutines may not grow past their bounds, the outbox must drain; the
+## figures go to docs/reliability.md.
+SOAK_DURATION ?= 10m
+soak: deps
+	go run ./cmd/svc testenv -- go run ./cmd/bench -suite soak -soak-duration $(SOAK_DURATION) -out docs/reliability.md
 
 ## minio: the pinned MinIO server, built once into .bin (about 10 minutes cold).
 minio: $(MINIO_BIN)

@@ -19,6 +19,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/merchantsvc/svc/api"
 	"github.com/merchantsvc/svc/storage"
 	"github.com/merchantsvc/svc/worker"
@@ -56,19 +57,40 @@ type loadRouteResult struct {
 // API, worker and Temporal in this process, and measures the bare
 // baselines (the order transaction alone, SQL + JSON for the list) in the
 // same run.
-func runLoadBench(ctx context.Context, dbURL string, duration time.Duration, concurrency, tokenCount, subscriptions int) (string, error) {
+// loadRig is the mixed workload's server side: the API, worker, dispatcher
+// and Temporal in this process over a seeded store, and the load tool's spec.
+type loadRig struct {
+	db         *database
+	rec        *deliveryReceiver
+	spec       loadClientSpec
+	storeID    uuid.UUID
+	customerID uuid.UUID
+	variants   []uuid.UUID
+	closers    []func()
+}
+
+func (l *loadRig) close() {
+	for i := len(l.closers) - 1; i >= 0; i-- {
+		l.closers[i]()
+	}
+}
+
+// startLoadRig seeds the store and starts everything the load mix needs.
+func startLoadRig(ctx context.Context, dbURL string, duration time.Duration, concurrency, tokenCount, subscriptions int, temporalOnDisk bool) (*loadRig, error) {
 	db, err := openDatabase(ctx, dbURL)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	defer db.Close()
+	l := &loadRig{db: db, closers: []func(){db.Close}}
 	const queue = "load"
-	rig, err := startDeliveryRig(ctx, db.DB, queue)
+	rig, err := startDeliveryRigWith(ctx, db.DB, queue, temporalOnDisk)
 	if err != nil {
-		return "", err
+		l.close()
+		return nil, err
 	}
-	defer rig.close()
-	rec, c := rig.rec, rig.temporal
+	l.closers = append(l.closers, rig.close)
+	l.rec = rig.rec
+	c := rig.temporal
 	dctx, stopDispatcher := context.WithCancel(ctx)
 	dispatched := make(chan struct{})
 	go func() {
@@ -76,31 +98,36 @@ func runLoadBench(ctx context.Context, dbURL string, duration time.Duration, con
 		d := &worker.Dispatcher{DB: db.DB, Temporal: c, TaskQueue: queue, Log: slog.New(slog.DiscardHandler)}
 		_ = d.Run(dctx)
 	}()
-	defer func() { stopDispatcher(); <-dispatched }()
+	l.closers = append(l.closers, func() { stopDispatcher(); <-dispatched })
 
 	storeID, customerID, variants, secrets, err := seedOrderStore(ctx, db.DB, tokenCount)
 	if err != nil {
-		return "", err
+		l.close()
+		return nil, err
 	}
+	l.storeID, l.customerID, l.variants = storeID, customerID, variants
 	if _, err := db.Pool.Exec(ctx, `UPDATE api_tokens SET scopes = '{orders:write,catalog:read}' WHERE store_id = $1`, storeID); err != nil {
-		return "", err
+		l.close()
+		return nil, err
 	}
 	for i := range subscriptions {
 		if _, err := db.Pool.Exec(ctx, `INSERT INTO webhook_subscriptions (id, store_id, url, events, secret, created_at, updated_at)
 			VALUES (gen_random_uuid(), $1, $2, '{order.created}', 'svc_whsec_load', now(), now())`,
-			storeID, fmt.Sprintf("%s/hooks/%d", rec.srv.URL, i)); err != nil {
-			return "", err
+			storeID, fmt.Sprintf("%s/hooks/%d", l.rec.srv.URL, i)); err != nil {
+			l.close()
+			return nil, err
 		}
 	}
 	srv := api.NewServer(api.Config{RateLimitPerMinute: 300, TaskQueue: queue}, db.DB, c, nil, slog.New(slog.DiscardHandler))
 	sctx, stopSharing := context.WithCancel(ctx)
-	defer stopSharing()
+	l.closers = append(l.closers, stopSharing)
 	go srv.SyncRateLimits(sctx, time.Second) // as `svc api` does
 	url, stop, err := serve(srv)
 	if err != nil {
-		return "", err
+		l.close()
+		return nil, err
 	}
-	defer stop()
+	l.closers = append(l.closers, stop)
 
 	lines := make([]map[string]any, len(variants))
 	for i, v := range variants {
@@ -108,12 +135,22 @@ func runLoadBench(ctx context.Context, dbURL string, duration time.Duration, con
 	}
 	orderBody, _ := json.Marshal(map[string]any{"customer_id": customerID.String(), "lines": lines, "payment_method": "cod",
 		"shipping_address": map[string]any{"name": "Mona", "phone": "+201001234567", "line1": "12 Tahrir St", "city": "Cairo", "country": "EG"}})
-	spec := loadClientSpec{Base: url + "/api/v1/stores/" + storeID.String(), Tokens: secrets, Duration: duration, Concurrency: concurrency,
+	l.spec = loadClientSpec{Base: url + "/api/v1/stores/" + storeID.String(), Tokens: secrets, Duration: duration, Concurrency: concurrency,
 		Routes: []loadRoute{
 			{Name: "GET /products?limit=20", Weight: 60, Method: http.MethodGet, Path: "/products?limit=20"},
 			{Name: "POST /orders (5 lines)", Weight: 25, Method: http.MethodPost, Path: "/orders", Body: orderBody},
 			{Name: "GET /orders?limit=20", Weight: 15, Method: http.MethodGet, Path: "/orders?limit=20"},
 		}}
+	return l, nil
+}
+
+func runLoadBench(ctx context.Context, dbURL string, duration time.Duration, concurrency, tokenCount, subscriptions int) (string, error) {
+	l, err := startLoadRig(ctx, dbURL, duration, concurrency, tokenCount, subscriptions, false)
+	if err != nil {
+		return "", err
+	}
+	defer l.close()
+	db, rec, spec, storeID, customerID, variants := l.db, l.rec, l.spec, l.storeID, l.customerID, l.variants
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: concurrency * 2}}
 	// An order's order-placed workflow ends with its rollup step.
 	placed := func() int {

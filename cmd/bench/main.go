@@ -39,7 +39,7 @@ func main() {
 		tokens      = flag.Int("tokens", 1000, "tokens the load is spread over (300 requests/min each)")
 		products    = flag.Int("products", 10000, "products in the store")
 		rate        = flag.Int("rate", 300, "requests per second in the latency run")
-		suite       = flag.String("suite", "all", "catalog, webhooks, images, import, orders, proofs, tracing, all, or load (not in all)")
+		suite       = flag.String("suite", "all", "catalog, webhooks, images, import, orders, proofs, tracing, all, or load or soak (not in all)")
 		seedOrders  = flag.Int("seed-orders", 1_000_000, "orders in the store for the order list benchmark")
 		imageChildF = flag.String("image-child", "", "internal: process one image file and exit")
 		loadClientF = flag.String("load-client", "", "internal: run the load tool on the spec read from stdin (-) and print its results")
@@ -50,6 +50,7 @@ func main() {
 		proofCount  = flag.Int("proofs", 1_000_000, "hashed payment proofs in the store for the similar-search benchmark")
 		proofQuery  = flag.Int("proof-queries", 2000, "similar searches timed")
 		loadFor     = flag.Duration("load-duration", 30*time.Second, "length of the mixed load run")
+		soakFor     = flag.Duration("soak-duration", 10*time.Minute, "length of the soak run (suite soak)")
 	)
 	flag.Parse()
 	if *imageChildF != "" {
@@ -110,6 +111,16 @@ func main() {
 		if *out != "" {
 			fail(replaceSection(*out, "load", report))
 		}
+	}
+	if *suite == "soak" {
+		dbURL, err := createDatabase(ctx, admin, template, "bench_soak")
+		fail(err)
+		report, soakErr := runSoak(ctx, dbURL, *soakFor, 16, *tokens)
+		fmt.Print(report)
+		if *out != "" && report != "" {
+			fail(replaceSection(*out, "soak", report))
+		}
+		fail(soakErr)
 	}
 	if *suite == "tracing" || *suite == "all" {
 		dbURL, err := createDatabase(ctx, admin, template, "bench_tracing")

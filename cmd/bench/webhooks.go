@@ -110,6 +110,13 @@ type deliveryRig struct {
 }
 
 func startDeliveryRig(ctx context.Context, db *storage.DB, queue string) (*deliveryRig, error) {
+	return startDeliveryRigWith(ctx, db, queue, false)
+}
+
+// startDeliveryRigWith is startDeliveryRig with Temporal's SQLite on disk
+// when onDisk (the soak: in memory, every workflow history would stay in
+// this process's memory and look like a leak of the service).
+func startDeliveryRigWith(ctx context.Context, db *storage.DB, queue string, onDisk bool) (*deliveryRig, error) {
 	dir, err := os.MkdirTemp("", "svc-bench-")
 	if err != nil {
 		return nil, err
@@ -127,7 +134,11 @@ func startDeliveryRig(ctx context.Context, db *storage.DB, queue string) (*deliv
 		return fail(err)
 	}
 	closers = append(closers, rig.rec.srv.Close)
-	tmp, err := devenv.StartTemporal(ctx, devenv.TemporalOptions{})
+	var opts devenv.TemporalOptions
+	if onDisk {
+		opts.DBFile = filepath.Join(dir, "temporal.db")
+	}
+	tmp, err := devenv.StartTemporal(ctx, opts)
 	if err != nil {
 		return fail(err)
 	}

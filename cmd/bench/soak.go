@@ -1,0 +1,126 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Soak bounds: past the warm-up round, resident memory may grow by at most
+// half and the goroutines by at most soakGoroutineSlack before the soak
+// counts as failed.
+const (
+	soakRSSGrowth      = 1.5
+	soakGoroutineSlack = 50
+)
+
+// soakSample is the server process at one moment.
+type soakSample struct {
+	at         time.Duration
+	rssMB      float64
+	goroutines int
+	backlog    int
+}
+
+// runSoak runs the load mix for duration in rounds and reports 5xx (which
+// must be 0), resident memory and goroutines after the first round and at
+// the end (bounded growth), and the outbox backlog at the end. It returns
+// the report and an error when a bound is broken.
+func runSoak(ctx context.Context, dbURL string, duration time.Duration, concurrency, tokenCount int) (string, error) {
+	round := min(time.Minute, duration/5)
+	l, err := startLoadRig(ctx, dbURL, round, concurrency, tokenCount, 3, true)
+	if err != nil {
+		return "", err
+	}
+	defer l.close()
+	sample := func(since time.Time) soakSample {
+		var backlog int
+		_ = l.db.Pool.QueryRow(ctx, `SELECT count(*) FROM outbox WHERE dispatched_at IS NULL`).Scan(&backlog)
+		return soakSample{at: time.Since(since), rssMB: residentMB(), goroutines: runtime.NumGoroutine(), backlog: backlog}
+	}
+	var (
+		samples            []soakSample
+		requests, over500  int
+		transport, rounds  int
+		start              = time.Now()
+		perRouteStatusSums = map[int]int{}
+	)
+	for time.Since(start) < duration {
+		got, err := runLoadClient(l.spec)
+		if err != nil {
+			return "", err
+		}
+		rounds++
+		for _, r := range got {
+			requests += r.Requests
+			transport += r.Errors
+			for status, n := range r.Statuses {
+				perRouteStatusSums[status] += n
+				if status >= 500 {
+					over500 += n
+				}
+			}
+		}
+		runtime.GC()
+		samples = append(samples, sample(start))
+	}
+	drainStart := time.Now()
+	for sample(start).backlog > 0 && time.Since(drainStart) < time.Minute {
+		time.Sleep(100 * time.Millisecond)
+	}
+	runtime.GC()
+	final := sample(start)
+	first, last := samples[0], samples[len(samples)-1]
+
+	var b strings.Builder
+	fmt.Fprintf(&b, "Soak of %s (%d rounds of %s) on %d CPUs, %s: the load mix of `make load` (%d closed-loop clients;\n",
+		time.Since(start).Round(time.Second), rounds, round, runtime.NumCPU(), time.Now().UTC().Format("2006-01-02"), concurrency)
+	fmt.Fprintf(&b, "60%% product list, 25%% order create, 15%% order list; 3 webhook subscriptions), API, worker, dispatcher and\n")
+	fmt.Fprintf(&b, "Temporal (SQLite on disk) in one process.\n\n")
+	fmt.Fprintf(&b, "| after | resident memory | goroutines | outbox backlog |\n|---|---:|---:|---:|\n")
+	for _, s := range samples {
+		fmt.Fprintf(&b, "| %s | %.0f MB | %d | %d |\n", s.at.Round(time.Second), s.rssMB, s.goroutines, s.backlog)
+	}
+	fmt.Fprintf(&b, "| drained, %s later | %.0f MB | %d | %d |\n\n", time.Since(drainStart).Round(time.Second), final.rssMB, final.goroutines, final.backlog)
+	fmt.Fprintf(&b, "**%d requests, 5xx: %d, transport errors: %d.** Statuses: %v.\n", requests, over500, transport, perRouteStatusSums)
+	fmt.Fprintf(&b, "Memory after the first round %.0f MB, at the end %.0f MB (bound ×%.1f); goroutines %d then %d (bound +%d);\n",
+		first.rssMB, last.rssMB, soakRSSGrowth, first.goroutines, last.goroutines, soakGoroutineSlack)
+	fmt.Fprintf(&b, "outbox backlog %d when the load stopped, %d after draining.\n", last.backlog, final.backlog)
+
+	var broken []string
+	if over500 > 0 {
+		broken = append(broken, fmt.Sprintf("%d answers were 5xx", over500))
+	}
+	if last.rssMB > soakRSSGrowth*first.rssMB {
+		broken = append(broken, fmt.Sprintf("memory grew from %.0f to %.0f MB", first.rssMB, last.rssMB))
+	}
+	if last.goroutines > first.goroutines+soakGoroutineSlack {
+		broken = append(broken, fmt.Sprintf("goroutines grew from %d to %d", first.goroutines, last.goroutines))
+	}
+	if final.backlog > 0 {
+		broken = append(broken, fmt.Sprintf("%d outbox rows left undispatched", final.backlog))
+	}
+	if len(broken) > 0 {
+		return b.String(), fmt.Errorf("soak failed: %s", strings.Join(broken, "; "))
+	}
+	return b.String(), nil
+}
+
+// residentMB is this process's resident memory now (VmRSS).
+func residentMB() float64 {
+	raw, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}
