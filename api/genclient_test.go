@@ -44,11 +44,13 @@ func TestGeneratedGoClientDrivesARealFlow(t *testing.T) {
 		out, err := cmd.CombinedOutput()
 		require.NoError(t, err, "go %s:\n%s", strings.Join(args, " "), out)
 	}
-	goTool("tool", "oapi-codegen", "-generate", "types,client,skip-prune", "-package", "main", "-o", generated, docFile)
-	binary := filepath.Join(dir, "flow")
-	goTool("build", "-o", binary, "./api/testdata/genclient")
+	goTool("tool", "oapi-codegen", "-generate", "types,client,skip-prune", "-package", "genclient", "-o", generated, docFile)
+	binary := filepath.Join(dir, "flow.test")
+	goTool("test", "-c", "-o", binary, "./api/testdata/genclient")
 
-	out, err := exec.Command(binary, h.url, rec.url()).CombinedOutput()
+	flow := exec.Command(binary, "-test.run", "^TestFlow$", "-test.v")
+	flow.Env = append(os.Environ(), "SVC_FLOW_BASE="+h.url, "SVC_FLOW_RECEIVER="+rec.url())
+	out, err := flow.CombinedOutput()
 	require.NoError(t, err, "the generated client's flow:\n%s", out)
 	require.Contains(t, string(out), "delivered ")
 }
