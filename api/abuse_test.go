@@ -65,6 +65,14 @@ func TestSignInLimitsFailuresPerNetwork(t *testing.T) {
 	require.Equal(t, http.StatusTooManyRequests, resp.StatusCode)
 	require.NotEmpty(t, resp.Header.Get("Retry-After"))
 	require.Contains(t, body, "محاولات دخول فاشلة كثيرة")
+	// The English page's form keeps its language through the refusal.
+	en := h.newBrowser()
+	_, page = en.get("/login?lang=en")
+	require.Contains(t, page, `action="/login?lang=en"`)
+	resp, body = en.post("/login?lang=en", url.Values{"csrf": {csrfOf(t, page)}, "email": {m.email}, "password": {"correct horse battery"}, "next": {"/"}})
+	require.Equal(t, http.StatusTooManyRequests, resp.StatusCode)
+	require.Contains(t, body, "Too many failed sign-ins")
+	require.Contains(t, body, `href="/login?next=%2F"`, "the language link goes to the Arabic page")
 }
 
 // Signups are limited per network; a taken email answers the 409 decisions

@@ -189,16 +189,23 @@ func safeNext(next string) string {
 	return next
 }
 
+// otherLoginLanguage is the sign-in page in the other language, going on to
+// the same next page.
+func otherLoginLanguage(lang, next string) string {
+	other := url.Values{"next": {next}}
+	if lang == "ar" {
+		other.Set("lang", "en")
+	}
+	return "/login?" + other.Encode()
+}
+
 // LoginPage serves GET /login.
 func (p *Pages) LoginPage() http.Handler {
 	return p.handle(func(w http.ResponseWriter, r *http.Request) error {
 		lang := p.pageLang(r, nil)
-		other := url.Values{"next": {r.URL.Query().Get("next")}}
-		if lang == "ar" {
-			other.Set("lang", "en")
-		}
+		next := safeNext(r.URL.Query().Get("next"))
 		renderPage(w, http.StatusOK, "login.html", map[string]any{"T": pageWords[lang], "Title": pageWords[lang]["signin_title"],
-			"CSRF": p.pageCSRF(w, r), "Next": safeNext(r.URL.Query().Get("next")), "OtherLangURL": "/login?" + other.Encode()})
+			"CSRF": p.pageCSRF(w, r), "Next": next, "OtherLangURL": otherLoginLanguage(lang, next)})
 		return nil
 	})
 }
@@ -232,7 +239,7 @@ func (p *Pages) LoginForm() http.Handler {
 		}
 		if status != 0 {
 			renderPage(w, status, "login.html", map[string]any{"T": pageWords[lang], "Title": pageWords[lang]["signin_title"],
-				"CSRF": p.pageCSRF(w, r), "Next": next, "Email": email, "Error": pageWords[lang][refusal], "OtherLangURL": "/login?lang=en"})
+				"CSRF": p.pageCSRF(w, r), "Next": next, "Email": email, "Error": pageWords[lang][refusal], "OtherLangURL": otherLoginLanguage(lang, next)})
 			return nil
 		}
 		if err := session.Start(w, r, p.db, user.ID, p.cfg.SecureCookies); err != nil {
