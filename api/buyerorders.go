@@ -79,7 +79,7 @@ func (b *buyerOrderLimits) refuse(l *slidingLimiter, key string) error {
 	return &apiError{Status: http.StatusTooManyRequests, Code: "RATE_LIMITED",
 		Message:   "Too many orders from this phone number or network in the last hour; try again later",
 		MessageAr: "طلبات كثيرة من رقم الهاتف أو الشبكة نفسها خلال الساعة الأخيرة؛ حاول لاحقًا",
-		Header:    http.Header{"Retry-After": {retryAfterSeconds(time.Until(v.reset))}}}
+		Header:    http.Header{"Retry-After": {retryAfterSeconds(l.wait(v))}}}
 }
 
 func (b *buyerOrderLimits) record(k buyerOrderKeys) {

@@ -95,7 +95,7 @@ func throttled(l *slidingLimiter, key string) error {
 	if v.allowed {
 		return nil
 	}
-	return &session.Throttled{RetryAfter: max(time.Until(v.reset), time.Second)}
+	return &session.Throttled{RetryAfter: l.wait(v)}
 }
 
 // CheckPassword checks a sign-in under the throttles: a locked account or
@@ -127,7 +127,7 @@ func (s *Server) CheckPassword(r *http.Request, email, password string) (storage
 func (s *Server) hashNewPassword(r *http.Request, password string) (string, error) {
 	g := s.passwords
 	if v := g.signups.allow(clientNetwork(r, s.cfg.TrustedProxies)); !v.allowed {
-		return "", &session.Throttled{RetryAfter: max(time.Until(v.reset), time.Second)}
+		return "", &session.Throttled{RetryAfter: g.signups.wait(v)}
 	}
 	var hash []byte
 	err := g.hashing(r.Context(), func() (err error) {

@@ -60,6 +60,9 @@ func (l *slidingLimiter) allow(key string) verdict { return l.look(key, true) }
 // the attempt, count only the ones that fail.
 func (l *slidingLimiter) room(key string) verdict { return l.look(key, false) }
 
+// wait is how long until a refused key has room again.
+func (l *slidingLimiter) wait(v verdict) time.Duration { return max(v.reset.Sub(l.now()), time.Second) }
+
 func (l *slidingLimiter) record(key string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -210,8 +213,7 @@ func (s *Server) limit(w http.ResponseWriter, r *http.Request, l *slidingLimiter
 		return true
 	}
 	s.metrics.RateLimited.WithLabelValues(l.name).Inc()
-	wait := int64(math.Ceil(v.reset.Sub(l.now()).Seconds()))
-	h.Set("Retry-After", strconv.FormatInt(max(wait, 1), 10))
+	h.Set("Retry-After", retryAfterSeconds(l.wait(v)))
 	writeError(w, r, refusal)
 	return false
 }
