@@ -164,6 +164,11 @@ func (a *Activities) SendFirstAttempts(ctx context.Context, in FirstAttemptsInpu
 		}
 	}
 	for rec := range results {
+		// Every answer is progress: the SDK throttles the heartbeats, and a
+		// worker that died mid-batch is noticed after DispatchHeartbeat.
+		if activity.IsActivity(ctx) {
+			activity.RecordHeartbeat(ctx, done)
+		}
 		a.Metrics.Delivery(string(rec.Status))
 		if rec.Status == storage.DeliveryRetrying {
 			failed = append(failed, FailedDelivery{StoreID: rec.StoreID, DeliveryID: rec.Attempt.DeliveryID})

@@ -31,13 +31,19 @@ func WebhookTaskQueue(taskQueue string) string { return taskQueue + "-webhooks" 
 // it from the batch row, so a second dispatcher cannot start it twice.
 func DispatchWorkflowID(batchID uuid.UUID) string { return "webhook-dispatch:" + batchID.String() }
 
+// DispatchHeartbeat is how long a batch's activity may go without a
+// heartbeat before Temporal hands it to another worker. The activity beats on
+// every answer, and a receiver has webhook.Timeout (10 s) to answer, so twice
+// that never cuts off a live batch and a killed worker's batch resumes soon.
+const DispatchHeartbeat = 20 * time.Second
+
 // Dispatch sends a batch's first attempts in one activity and starts a retry
 // ladder only for the deliveries that failed. The happy path costs one
 // workflow and one activity per batch rather than per delivery.
 func Dispatch(ctx workflow.Context, in DispatchInput) (DispatchResult, error) {
 	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 10 * time.Minute,
-		HeartbeatTimeout:    time.Minute,
+		HeartbeatTimeout:    DispatchHeartbeat,
 		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumAttempts: 10},
 	})
 	var out activities.FirstAttemptsResult
