@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"go.temporal.io/sdk/client"
 
 	"github.com/merchantsvc/svc/internal/orderemail"
 	"github.com/merchantsvc/svc/storage"
@@ -163,9 +162,10 @@ func (s *Server) handleResend(kind string) handlerFunc {
 		in := workflows.OrderMessageInput{StoreID: storeID, OrderID: id, Kind: kind}
 		ctx, cancel := context.WithTimeout(r.Context(), 40*time.Second)
 		defer cancel()
-		run, err := s.temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-			ID: workflows.OrderMessageWorkflowID(id, kind, requestID(r.Context())), TaskQueue: s.cfg.TaskQueue,
-		}, workflows.OrderMessage, in)
+		work := workflows.Work{Kind: workflows.KindOrderMessage, StoreID: storeID, ResourceID: id, OrderNumber: o.OrderNumber,
+			Summary: o.OrderNumber + " · resend " + kind + " · " + s.storeLabel(ctx, storeID)}
+		run, err := s.temporal.ExecuteWorkflow(ctx, work.StartOptions(workflows.OrderMessageWorkflowID(id, kind, requestID(r.Context())), s.cfg.TaskQueue),
+			workflows.OrderMessage, in)
 		if err != nil {
 			return fmt.Errorf("start resend: %w", err)
 		}

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"go.temporal.io/sdk/client"
 
 	"github.com/merchantsvc/svc/storage"
 	"github.com/merchantsvc/svc/workflows"
@@ -223,9 +222,10 @@ func (s *Server) handleSendRecoveryEmail() handlerFunc {
 			return err
 		}
 		in := workflows.RecoveryEmailInput{StoreID: storeID, CartID: id, Link: s.recoveryLink(store.Subdomain, id, token)}
-		run, err := s.temporal.ExecuteWorkflow(r.Context(), client.StartWorkflowOptions{
-			ID: workflows.RecoveryEmailWorkflowID(id, storage.NewID().String()), TaskQueue: s.cfg.TaskQueue,
-		}, workflows.RecoveryEmail, in)
+		work := workflows.Work{Kind: workflows.KindRecoveryEmail, StoreID: storeID, ResourceID: id,
+			Summary: "recovery email for checkout " + id.String()[:8] + " · " + workflows.StoreLabel(store.Subdomain, storeID)}
+		run, err := s.temporal.ExecuteWorkflow(r.Context(), work.StartOptions(workflows.RecoveryEmailWorkflowID(id, storage.NewID().String()), s.cfg.TaskQueue),
+			workflows.RecoveryEmail, in)
 		if err != nil {
 			return fmt.Errorf("start recovery email: %w", err)
 		}

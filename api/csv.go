@@ -95,18 +95,50 @@ type importResponse struct {
 	Updated       int                `json:"updated"`
 	Unchanged     int                `json:"unchanged"`
 	Failed        int                `json:"failed"`
-	Errors        []storage.RowError `json:"errors"`
+	Errors        []rowErrorResponse `json:"errors"`
 	Error         *string            `json:"error"` // why a failed import stopped; null otherwise
 }
 
-func newImportResponse(imp storage.ProductImport) importResponse {
-	errs := imp.Errors
-	if errs == nil {
-		errs = []storage.RowError{}
+// rowErrorResponse is one row's problem, in English and Arabic.
+type rowErrorResponse struct {
+	Row       int    `json:"row"`
+	Column    string `json:"column"`
+	Code      string `json:"code"`
+	Message   string `json:"message"`
+	MessageAr string `json:"message_ar"`
+}
+
+// rowErrorsAr says each row error code in Arabic (the English message
+// carries details such as a length or a row number; the code says enough).
+var rowErrorsAr = map[string]string{
+	"required":          "الحقل مطلوب",
+	"too_long":          "النص أطول من المسموح",
+	"invalid_encoding":  "النص ليس بترميز UTF-8 صالح",
+	"one_of":            "القيمة ليست من القيم المسموح بها: draft أو active أو archived",
+	"invalid_number":    "ليس رقمًا صالحًا",
+	"out_of_range":      "الرقم خارج النطاق المسموح",
+	"invalid_uuid":      "ليس معرّف تصنيف صالحًا",
+	"duplicate_in_file": "رمز SKU مكرر في صف سابق من هذا الملف",
+	"not_found":         "غير موجود في المتجر",
+	"sku_in_use":        "رمز SKU مستخدم لمنتج آخر",
+}
+
+func newRowErrors(errs []storage.RowError) []rowErrorResponse {
+	out := make([]rowErrorResponse, 0, len(errs))
+	for _, e := range errs {
+		ar, ok := rowErrorsAr[e.Code]
+		if !ok {
+			ar = "قيمة غير صالحة"
+		}
+		out = append(out, rowErrorResponse{Row: e.Row, Column: e.Column, Code: e.Code, Message: e.Message, MessageAr: ar})
 	}
+	return out
+}
+
+func newImportResponse(imp storage.ProductImport) importResponse {
 	return importResponse{ImportID: imp.ID, Status: string(imp.Status), DryRun: imp.DryRun, TotalRows: imp.TotalRows,
 		ProcessedRows: imp.ProcessedRows, Created: imp.Created, Updated: imp.Updated, Unchanged: imp.Unchanged,
-		Failed: imp.Failed, Errors: errs, Error: imp.Error}
+		Failed: imp.Failed, Errors: newRowErrors(imp.Errors), Error: imp.Error}
 }
 
 // checkCSV refuses what is not CSV text (415) and a wrong header (422)
@@ -171,10 +203,14 @@ func (s *Server) handleImport() handlerFunc {
 			s.removeObject(r.Context(), object)
 			return err
 		}
-		run, err := s.startWork(r.Context(), workflows.ProductImportWorkflowID(imp.ID), workflows.ProductImport,
+		work := workflows.Work{Kind: workflows.KindProductImport, StoreID: storeID, ResourceID: imp.ID,
+			Summary: workflows.ImportSummary(s.storeLabel(r.Context(), storeID), len(up.file), imp.DryRun)}
+		run, err := s.startWork(r.Context(), workflows.ProductImportWorkflowID(imp.ID), work, workflows.ProductImport,
 			workflows.ProductImportInput{StoreID: storeID, ImportID: imp.ID},
 			func(ctx context.Context) error { return s.db.MarkImportStarted(ctx, storeID, imp.ID) })
-		if err == nil { // else the dispatcher starts it, and the import answers 202 as running
+		// Prefer: respond-async (RFC 7240) answers 202 at once, for a client
+		// that follows the import's events instead.
+		if err == nil && !preferAsync(r) { // else the dispatcher starts it, and the import answers 202 as running
 			ctx, cancel := context.WithTimeout(r.Context(), s.cfg.ImportWait)
 			defer cancel()
 			_ = run.Get(ctx, nil) // the outcome is read from the import row below
@@ -190,6 +226,46 @@ func (s *Server) handleImport() handlerFunc {
 		}
 		respond(w, http.StatusOK, newImportResponse(current))
 		return nil
+	}
+}
+
+// preferAsync reports whether the request asks not to wait (Prefer:
+// respond-async, RFC 7240).
+func preferAsync(r *http.Request) bool {
+	for _, v := range r.Header.Values("Prefer") {
+		for pref := range strings.SplitSeq(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(pref), "respond-async") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// handleImportErrors serves GET /stores/{store_id}/products/imports/{import_id}/errors:
+// the row errors as a CSV report (row, column, code, message, message_ar).
+func (s *Server) handleImportErrors() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		id, err := pathUUID(r, "import_id")
+		if err != nil {
+			return err
+		}
+		imp, err := s.db.FindImport(r.Context(), storeIDFrom(r.Context()), id)
+		if err != nil {
+			return err
+		}
+		w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+		w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="import-%s-errors.csv"`, imp.ID))
+		w.Header().Set("Cache-Control", "no-store")
+		out := csv.NewWriter(w)
+		_, _ = w.Write(utf8BOM) // spreadsheets read the Arabic as UTF-8
+		_ = out.Write([]string{"row", "column", "code", "message", "message_ar"})
+		for _, e := range newRowErrors(imp.Errors) {
+			_ = out.Write([]string{strconv.Itoa(e.Row), storage.NeutralizeCSVCell(e.Column), e.Code,
+				storage.NeutralizeCSVCell(e.Message), storage.NeutralizeCSVCell(e.MessageAr)})
+		}
+		out.Flush()
+		return out.Error()
 	}
 }
 

@@ -20,6 +20,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/interceptor"
 
 	"github.com/merchantsvc/svc/activities"
 	"github.com/merchantsvc/svc/activities/einvoice"
@@ -60,6 +61,9 @@ type harness struct {
 	// lostStartAge, when set before startWorker, makes the dispatcher sweep
 	// up lost workflow starts this old, every two of them.
 	lostStartAge time.Duration
+	// workerInterceptors, when set before startWorker, wrap the worker's
+	// activities (slowHeartbeats, to watch an import move).
+	workerInterceptors []interceptor.WorkerInterceptor
 }
 
 // fakeChat is a WhatsApp-Cloud-style provider on loopback that records
@@ -150,7 +154,7 @@ func (h *harness) startWorker(httpClient *http.Client) {
 	w := worker.New(h.temporal, h.queue, &activities.Activities{DB: h.db, Blob: h.blob, HTTPClient: httpClient, BaseURL: h.url,
 		Mailer:    activities.SMTPMailer{Host: host, Port: portNumber, From: "orders@example.com", PlainText: true},
 		Chat:      activities.HTTPChatProvider{BaseURL: h.chat.srv.URL, Token: "test"},
-		EInvoices: h.authority, ContactInterval: cmp.Or(h.contactInterval, time.Nanosecond)}, worker.Options{})
+		EInvoices: h.authority, ContactInterval: cmp.Or(h.contactInterval, time.Nanosecond)}, worker.Options{Interceptors: h.workerInterceptors})
 	require.NoError(h.t, w.Start())
 	h.t.Cleanup(w.Stop)
 	// Like `svc worker`, the dispatcher runs beside the worker.

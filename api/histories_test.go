@@ -63,7 +63,9 @@ func TestRecordWorkflowHistories(t *testing.T) {
 	require.Equal(t, http.StatusOK, h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders/"+orderID+"/mark-paid"), auth: bearer(s.token)}).Status)
 	resend := h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders/"+orderID+"/resend-email"), auth: bearer(s.token)})
 	require.Equal(t, http.StatusOK, resend.Status, string(resend.Raw))
-	// WebhookTest.
+	// WebhookTest, once the order's first attempt has failed (the ping
+	// must not take the receiver's one failure).
+	waitFor(t, "the order's first attempt", func() bool { return len(rec.requests()) >= 1 })
 	ping := h.do(request{method: "POST", path: storePath(s.m.storeID, "/webhooks/"+hookID+"/test"), auth: bearer(s.token)})
 	require.Equal(t, http.StatusOK, ping.Status, string(ping.Raw))
 	// PaymentProof.
@@ -100,7 +102,7 @@ func TestRecordWorkflowHistories(t *testing.T) {
 	// history of each (the Dispatch that started a ladder, say).
 	query := "(TaskQueue = '" + h.queue + "' OR TaskQueue = '" + workflows.WebhookTaskQueue(h.queue) + "') AND ExecutionStatus = 'Completed'"
 	longest := map[string]*historypb.History{}
-	require.Eventually(t, func() bool {
+	complete := func() bool {
 		resp, err := h.temporal.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: query, PageSize: 1000})
 		require.NoError(t, err)
 		for _, e := range resp.Executions {
@@ -111,7 +113,10 @@ func TestRecordWorkflowHistories(t *testing.T) {
 			longest[name] = history(ctx, t, h.temporal, e.GetExecution().GetWorkflowId(), e.GetExecution().GetRunId())
 		}
 		return len(longest) == len(recordedWorkflows)
-	}, time.Minute, 200*time.Millisecond, "every workflow type completes")
+	}
+	for deadline := time.Now().Add(time.Minute); !complete(); time.Sleep(200 * time.Millisecond) {
+		require.True(t, time.Now().Before(deadline), "every workflow type completes; missing %v", missingTypes(longest))
+	}
 
 	require.NoError(t, os.MkdirAll(dir, 0o755))
 	for _, name := range recordedWorkflows {
@@ -119,6 +124,17 @@ func TestRecordWorkflowHistories(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, os.WriteFile(filepath.Join(dir, name+".json"), append(raw, '\n'), 0o644))
 	}
+}
+
+// missingTypes names the recorded workflow types without a completed run.
+func missingTypes(longest map[string]*historypb.History) []string {
+	var missing []string
+	for _, name := range recordedWorkflows {
+		if longest[name] == nil {
+			missing = append(missing, name)
+		}
+	}
+	return missing
 }
 
 // history reads one execution's whole history.

@@ -112,7 +112,9 @@ func (s *Server) handleUploadImage() handlerFunc {
 			s.removeObject(r.Context(), original)
 			return err
 		}
-		run, err := s.startWork(r.Context(), workflows.ProductImageWorkflowID(img.ID), workflows.ProductImage,
+		work := workflows.Work{Kind: workflows.KindProductImage, StoreID: storeID, ResourceID: img.ID,
+			Summary: "image of product " + productID.String()[:8] + " · " + s.storeLabel(r.Context(), storeID)}
+		run, err := s.startWork(r.Context(), workflows.ProductImageWorkflowID(img.ID), work, workflows.ProductImage,
 			workflows.ProductImageInput{StoreID: storeID, ProductID: productID, ImageID: img.ID},
 			func(ctx context.Context) error { return s.db.MarkImageStarted(ctx, storeID, img.ID) })
 		if err != nil {

@@ -61,6 +61,12 @@ func pngHeaderOnly(w, h uint32) []byte {
 // uploadFile posts a multipart body with the file under a misleading name and type.
 func (h *harness) uploadFile(token, path, field string, data []byte, extra map[string]string) response {
 	h.t.Helper()
+	return h.uploadFileWith(token, path, field, data, extra, nil)
+}
+
+// uploadFileWith is uploadFile with more request headers.
+func (h *harness) uploadFileWith(token, path, field string, data []byte, extra, headers map[string]string) response {
+	h.t.Helper()
 	var body bytes.Buffer
 	mw := multipart.NewWriter(&body)
 	for k, v := range extra {
@@ -73,8 +79,11 @@ func (h *harness) uploadFile(token, path, field string, data []byte, extra map[s
 	require.NoError(h.t, err)
 	_, _ = part.Write(data)
 	require.NoError(h.t, mw.Close())
-	return h.do(request{method: "POST", path: path, auth: bearer(token), body: body.Bytes(),
-		headers: map[string]string{"Content-Type": mw.FormDataContentType()}})
+	all := map[string]string{"Content-Type": mw.FormDataContentType()}
+	for k, v := range headers {
+		all[k] = v
+	}
+	return h.do(request{method: "POST", path: path, auth: bearer(token), body: body.Bytes(), headers: all})
 }
 
 func (h *harness) fetch(url string) (int, http.Header, []byte) {

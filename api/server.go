@@ -11,9 +11,11 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
+	"sync"
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/google/uuid"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
@@ -50,6 +52,9 @@ type Config struct {
 	// workflow before answering 202 (decisions §3: 20 s).
 	ImageWait  time.Duration
 	ImportWait time.Duration
+	// ImportEventsInterval is how often an import's event stream reads its
+	// progress (default 250 ms).
+	ImportEventsInterval time.Duration
 	// ChatWebhookSecret verifies the chat provider's callbacks; unset, the
 	// callback endpoint answers 404.
 	ChatWebhookSecret string
@@ -84,6 +89,8 @@ type Server struct {
 	metrics        *metrics.API
 	outbox         outboxGauges
 	pages          *pages.Pages
+	streamsEnd     chan struct{} // closed by EndStreams
+	endStreamsOnce sync.Once
 }
 
 // NewServer wires the API over its dependencies.
@@ -103,13 +110,16 @@ func NewServer(cfg Config, db *storage.DB, temporal client.Client, blobStore *bl
 	if cfg.ImageWait == 0 {
 		cfg.ImageWait = 20 * time.Second
 	}
+	if cfg.ImportEventsInterval == 0 {
+		cfg.ImportEventsInterval = 250 * time.Millisecond
+	}
 	if cfg.ImportWait == 0 {
 		cfg.ImportWait = 20 * time.Second
 	}
 	if cfg.WebhookRetrySchedule == nil {
 		cfg.WebhookRetrySchedule = workflows.DefaultRetrySchedule
 	}
-	s := &Server{
+	s := &Server{streamsEnd: make(chan struct{}),
 		cfg:      cfg,
 		db:       db,
 		temporal: temporal,
@@ -125,7 +135,8 @@ func NewServer(cfg Config, db *storage.DB, temporal client.Client, blobStore *bl
 	}
 	s.buyerOrders = newBuyerOrderLimits(cfg.StorefrontOrdersPerPhone, cfg.StorefrontOrdersPerNetwork,
 		func(r *http.Request) string { return clientNetwork(r, cfg.TrustedProxies) })
-	s.pages = pages.New(pages.Config{SecureCookies: cfg.SecureCookies, CheckPassword: s.CheckPassword}, db, log)
+	s.pages = pages.New(pages.Config{SecureCookies: cfg.SecureCookies, CheckPassword: s.CheckPassword,
+		WebhookRetrySchedule: cfg.WebhookRetrySchedule}, db, log)
 	s.metrics = metrics.NewAPI()
 	s.outbox = newOutboxGauges(s.metrics.Registry)
 	s.router = s.routes()
@@ -284,14 +295,26 @@ func writeView[T, R any](s *Server, w http.ResponseWriter, r *http.Request, stat
 	})
 }
 
+// storeLabel names a store in workflow summaries (the Temporal UI's list).
+// A store that cannot be read is named by its id: a summary never fails a
+// request.
+func (s *Server) storeLabel(ctx context.Context, storeID uuid.UUID) string {
+	store, err := s.db.FindStoreByID(ctx, storeID)
+	if err != nil {
+		return workflows.StoreLabel("", storeID)
+	}
+	return workflows.StoreLabel(store.Subdomain, storeID)
+}
+
 // startWork starts the workflow of a row the request just committed, under
 // an id derived from the row, and records the start with marked. A start
 // Temporal does not take is logged and returned: the row stays unstarted,
 // and the dispatcher's lost-start sweep starts it (README "When a
 // dependency fails"). If the sweep got there first, the run is the same.
-func (s *Server) startWork(ctx context.Context, id string, workflow, input any, marked func(context.Context) error) (client.WorkflowRun, error) {
-	run, err := s.temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: s.cfg.TaskQueue,
-		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE}, workflow, input)
+func (s *Server) startWork(ctx context.Context, id string, work workflows.Work, workflow, input any, marked func(context.Context) error) (client.WorkflowRun, error) {
+	opts := work.StartOptions(id, s.cfg.TaskQueue)
+	opts.WorkflowIDReusePolicy = enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE
+	run, err := s.temporal.ExecuteWorkflow(ctx, opts, workflow, input)
 	if err != nil {
 		loggerFrom(ctx).WarnContext(ctx, "start workflow; the dispatcher will", slog.String("workflow_id", id), slog.Any("error", err))
 		return nil, err

@@ -12,7 +12,6 @@ import (
 
 	"github.com/google/uuid"
 	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/sdk/client"
 
 	"github.com/merchantsvc/svc/internal/webhook"
 	"github.com/merchantsvc/svc/storage"
@@ -272,9 +271,10 @@ func (s *Server) handleTestWebhook() handlerFunc {
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), 40*time.Second)
 		defer cancel()
-		run, err := s.temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-			ID: workflows.WebhookTestWorkflowID(delivery.ID), TaskQueue: workflows.WebhookTaskQueue(s.cfg.TaskQueue),
-		}, workflows.WebhookTest, workflows.WebhookTestInput{StoreID: storeID, DeliveryID: delivery.ID})
+		work := workflows.Work{Kind: workflows.KindWebhookTest, StoreID: storeID, ResourceID: delivery.ID,
+			Summary: "test ping of webhook " + id.String()[:8] + " · " + s.storeLabel(ctx, storeID)}
+		run, err := s.temporal.ExecuteWorkflow(ctx, work.StartOptions(workflows.WebhookTestWorkflowID(delivery.ID), workflows.WebhookTaskQueue(s.cfg.TaskQueue)),
+			workflows.WebhookTest, workflows.WebhookTestInput{StoreID: storeID, DeliveryID: delivery.ID})
 		if err != nil {
 			return fmt.Errorf("start webhook test: %w", err)
 		}
@@ -346,13 +346,16 @@ func (s *Server) handleWebhookLogs() handlerFunc {
 // to the dispatcher's lost-start sweep: the delivery stays requeued in the
 // database, and the answer is 202 either way.
 func (s *Server) startLadders(ctx context.Context, deliveries []storage.Delivery) {
+	if len(deliveries) == 0 {
+		return
+	}
+	label := s.storeLabel(ctx, deliveries[0].StoreID) // one store's deliveries
 	for _, d := range deliveries {
 		next := d.Attempts + 1
-		_, err := s.temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-			ID:                    workflows.RedeliveryWorkflowID(d.ID, next),
-			TaskQueue:             workflows.WebhookTaskQueue(s.cfg.TaskQueue),
-			WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-		}, workflows.Delivery, workflows.DeliveryInput{StoreID: d.StoreID, DeliveryID: d.ID,
+		opts := workflows.DeliveryWork(d.StoreID, d.ID, d.Event, next, label).StartOptions(workflows.RedeliveryWorkflowID(d.ID, next),
+			workflows.WebhookTaskQueue(s.cfg.TaskQueue))
+		opts.WorkflowIDReusePolicy = enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE
+		_, err := s.temporal.ExecuteWorkflow(ctx, opts, workflows.Delivery, workflows.DeliveryInput{StoreID: d.StoreID, DeliveryID: d.ID,
 			Schedule: workflows.RedeliverySchedule(s.cfg.WebhookRetrySchedule), NextAttempt: next})
 		if err != nil {
 			loggerFrom(ctx).WarnContext(ctx, "start redelivery; the dispatcher will", slog.String("delivery_id", d.ID.String()), slog.Any("error", err))

@@ -56,16 +56,18 @@ func TestComposeFile(t *testing.T) {
 	docs := readYAML(t, "compose.yaml")
 	require.Len(t, docs, 1)
 	services := m(docs[0]["services"])
-	for _, name := range []string{"postgres", "temporal", "temporal-ui", "minio", "migrate", "api", "worker"} {
+	for _, name := range []string{"postgres", "temporal", "temporal-ui", "minio", "migrate", "temporal-setup", "api", "worker"} {
 		require.Contains(t, services, name)
 	}
 	require.True(t, strings.HasPrefix(m(services["temporal"])["image"].(string), "temporalio/auto-setup:"))
 	require.Equal(t, []any{"migrate"}, m(services["migrate"])["command"])
+	require.Equal(t, []any{"temporal-setup"}, m(services["temporal-setup"])["command"])
 	known := settings(t)
 	for _, role := range []string{"api", "worker"} {
 		svc := m(services[role])
 		require.Equal(t, 2, m(svc["deploy"])["replicas"], role)
 		require.Equal(t, "service_completed_successfully", m(m(svc["depends_on"])["migrate"])["condition"], role)
+		require.Equal(t, "service_completed_successfully", m(m(svc["depends_on"])["temporal-setup"])["condition"], role)
 		require.Equal(t, []any{role}, svc["command"])
 		for k := range m(svc["environment"]) {
 			require.True(t, known[k], "%s: %s is not a setting of cmd/svc", role, k)
@@ -109,6 +111,10 @@ func TestKubernetesManifests(t *testing.T) {
 	require.Equal(t, "/healthz", m(m(worker["livenessProbe"])["httpGet"])["path"])
 	require.Equal(t, "metrics", m(m(worker["livenessProbe"])["httpGet"])["port"])
 	require.Equal(t, []any{"migrate"}, container("Job/svc-migrate")["args"])
+	for _, d := range []string{"Deployment/svc-api", "Deployment/svc-worker"} {
+		inits := m(m(m(kinds[d]["spec"])["template"])["spec"])["initContainers"].([]any)
+		require.Equal(t, []any{"temporal-setup"}, m(inits[0])["args"], "%s registers the search attributes before it starts", d)
+	}
 	hpa := m(kinds["HorizontalPodAutoscaler/svc-worker"]["spec"])
 	require.Equal(t, "svc-worker", m(hpa["scaleTargetRef"])["name"])
 	require.Equal(t, "cpu", m(m(hpa["metrics"].([]any)[0])["resource"])["name"])
@@ -171,6 +177,6 @@ func TestComposeFileLoadsLikeDockerCompose(t *testing.T) {
 		require.Contains(t, svc.DependsOn, "migrate", role)
 		require.Equal(t, "http://jaeger:4318", *svc.Environment["SVC_OTEL_ENDPOINT"], role)
 	}
-	require.ElementsMatch(t, []string{"postgres", "temporal", "temporal-ui", "minio", "mailpit", "jaeger", "migrate", "api", "worker", "gateway"},
+	require.ElementsMatch(t, []string{"postgres", "temporal", "temporal-ui", "minio", "mailpit", "jaeger", "migrate", "temporal-setup", "api", "worker", "gateway"},
 		project.ServiceNames())
 }

@@ -316,20 +316,23 @@ type OrderRef struct {
 // the traceparent of the request that placed it (empty when untraced).
 type Placement struct {
 	OrderRef
-	TraceParent string
+	TraceParent    string
+	OrderNumber    string
+	StoreSubdomain string // for the workflow's summary
 }
 
 // FindOrdersAwaitingPlacement lists placed orders whose order-placed
 // workflow has not been started yet, oldest first.
 func (db *DB) FindOrdersAwaitingPlacement(ctx context.Context, limit int) ([]Placement, error) {
-	rows, err := db.pool.Query(ctx, `SELECT store_id, id, COALESCE(trace_parent, '') FROM orders
-		WHERE placed_started_at IS NULL AND status <> 'DRAFT' ORDER BY created_at LIMIT $1`, limit)
+	rows, err := db.pool.Query(ctx, `SELECT o.store_id, o.id, COALESCE(o.trace_parent, ''), o.order_number, COALESCE(s.subdomain, '')
+		FROM orders o LEFT JOIN stores s ON s.id = o.store_id
+		WHERE o.placed_started_at IS NULL AND o.status <> 'DRAFT' ORDER BY o.created_at LIMIT $1`, limit)
 	if err != nil {
 		return nil, fmt.Errorf("find orders awaiting placement: %w", err)
 	}
 	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (Placement, error) {
 		var p Placement
-		err := row.Scan(&p.StoreID, &p.OrderID, &p.TraceParent)
+		err := row.Scan(&p.StoreID, &p.OrderID, &p.TraceParent, &p.OrderNumber, &p.StoreSubdomain)
 		return p, err
 	})
 }

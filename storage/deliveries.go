@@ -38,9 +38,14 @@ type Delivery struct {
 	CreatedAt      time.Time
 }
 
-// Batch is a set of first attempts dispatched together; one workflow each.
+// Batch is one store's first attempts dispatched together; one workflow
+// each. A batch never mixes stores, so one store's slow receivers never hold
+// up another's deliveries and an operator finds the batch by its store.
 type Batch struct {
-	ID uuid.UUID
+	ID      uuid.UUID
+	StoreID uuid.UUID // nil for batches written before batches had a store
+	// StoreSubdomain names the store in the workflow's summary.
+	StoreSubdomain string
 	// Deliveries counts the pending deliveries in it.
 	Deliveries int
 	// TraceParents are the traces that wrote its events (up to
@@ -53,70 +58,94 @@ const maxBatchLinks = 32
 
 // DispatchOutbox turns up to limit undispatched outbox rows into deliveries,
 // one per matching subscription: pending for active ones (grouped into a new
-// batch), skipped for switched-off ones. SKIP LOCKED lets several
-// dispatchers run without taking the same rows; the unique (outbox,
+// batch per store), skipped for switched-off ones. It returns the batches
+// with pending deliveries and how many events it took. SKIP LOCKED lets
+// several dispatchers run without taking the same rows; the unique (outbox,
 // subscription) pair means a row can never yield two deliveries.
-func (db *DB) DispatchOutbox(ctx context.Context, limit int) (Batch, int, error) {
+func (db *DB) DispatchOutbox(ctx context.Context, limit int) ([]Batch, int, error) {
 	var (
-		batch  = Batch{ID: NewID()}
-		events int
+		batches []Batch
+		events  int
 	)
 	err := db.InTx(ctx, func(tx *Tx) error {
-		rows, err := tx.tx.Query(ctx, `SELECT id, COALESCE(trace_parent, '') FROM outbox WHERE dispatched_at IS NULL ORDER BY created_at
-			LIMIT $1 FOR UPDATE SKIP LOCKED`, limit)
+		batches = batches[:0]
+		rows, err := tx.tx.Query(ctx, `SELECT o.id, o.store_id, COALESCE(s.subdomain, ''), COALESCE(o.trace_parent, '')
+			FROM outbox o LEFT JOIN stores s ON s.id = o.store_id
+			WHERE o.dispatched_at IS NULL ORDER BY o.created_at LIMIT $1 FOR UPDATE OF o SKIP LOCKED`, limit)
 		if err != nil {
 			return fmt.Errorf("claim outbox: %w", err)
 		}
+		type storeEvents struct {
+			batch Batch
+			ids   []uuid.UUID
+			seen  map[string]bool
+		}
 		var (
-			ids    []uuid.UUID
-			id     uuid.UUID
-			parent string
+			all              []uuid.UUID
+			byStore          = map[uuid.UUID]*storeEvents{}
+			order            []uuid.UUID
+			id, storeID      uuid.UUID
+			subdomain, trace string
 		)
-		seen := map[string]bool{}
-		_, err = pgx.ForEachRow(rows, []any{&id, &parent}, func() error {
-			ids = append(ids, id)
-			if parent != "" && !seen[parent] && len(batch.TraceParents) < maxBatchLinks {
-				seen[parent] = true
-				batch.TraceParents = append(batch.TraceParents, parent)
+		_, err = pgx.ForEachRow(rows, []any{&id, &storeID, &subdomain, &trace}, func() error {
+			all = append(all, id)
+			se := byStore[storeID]
+			if se == nil {
+				se = &storeEvents{batch: Batch{ID: NewID(), StoreID: storeID, StoreSubdomain: subdomain}, seen: map[string]bool{}}
+				byStore[storeID] = se
+				order = append(order, storeID)
+			}
+			se.ids = append(se.ids, id)
+			if trace != "" && !se.seen[trace] && len(se.batch.TraceParents) < maxBatchLinks {
+				se.seen[trace] = true
+				se.batch.TraceParents = append(se.batch.TraceParents, trace)
 			}
 			return nil
 		})
 		if err != nil {
 			return fmt.Errorf("claim outbox: %w", err)
 		}
-		events = len(ids)
+		events = len(all)
 		if events == 0 {
 			return nil
 		}
 		now := tx.now()
-		if _, err := tx.tx.Exec(ctx, `INSERT INTO webhook_batches (id, created_at) VALUES ($1, $2)`, batch.ID, now); err != nil {
-			return fmt.Errorf("create batch: %w", err)
+		for _, storeID := range order {
+			se := byStore[storeID]
+			b := se.batch
+			if _, err := tx.tx.Exec(ctx, `INSERT INTO webhook_batches (id, created_at, store_id) VALUES ($1, $2, $3)`, b.ID, now, storeID); err != nil {
+				return fmt.Errorf("create batch: %w", err)
+			}
+			err = tx.tx.QueryRow(ctx, `WITH inserted AS (
+					INSERT INTO webhook_deliveries (id, store_id, subscription_id, outbox_id, batch_id, event, body, status, created_at)
+					SELECT gen_random_uuid(), o.store_id, s.id, o.id,
+					       CASE WHEN s.is_active THEN $2::uuid END, o.event, o.body,
+					       CASE WHEN s.is_active THEN 'pending' ELSE 'skipped' END, o.created_at
+					FROM outbox o JOIN webhook_subscriptions s ON s.store_id = o.store_id AND o.event = ANY (s.events)
+					WHERE o.store_id = $3 AND o.id = ANY ($1)
+					ON CONFLICT (outbox_id, subscription_id) DO NOTHING
+					RETURNING status)
+				SELECT count(*) FILTER (WHERE status = 'pending') FROM inserted`, se.ids, b.ID, storeID).Scan(&b.Deliveries)
+			if err != nil {
+				return fmt.Errorf("create deliveries: %w", err)
+			}
+			if b.Deliveries == 0 {
+				if _, err := tx.tx.Exec(ctx, `DELETE FROM webhook_batches WHERE id = $1`, b.ID); err != nil {
+					return fmt.Errorf("drop empty batch: %w", err)
+				}
+				continue
+			}
+			batches = append(batches, b)
 		}
-		err = tx.tx.QueryRow(ctx, `WITH inserted AS (
-				INSERT INTO webhook_deliveries (id, store_id, subscription_id, outbox_id, batch_id, event, body, status, created_at)
-				SELECT gen_random_uuid(), o.store_id, s.id, o.id,
-				       CASE WHEN s.is_active THEN $2::uuid END, o.event, o.body,
-				       CASE WHEN s.is_active THEN 'pending' ELSE 'skipped' END, o.created_at
-				FROM outbox o JOIN webhook_subscriptions s ON s.store_id = o.store_id AND o.event = ANY (s.events)
-				WHERE o.id = ANY ($1)
-				ON CONFLICT (outbox_id, subscription_id) DO NOTHING
-				RETURNING status)
-			SELECT count(*) FILTER (WHERE status = 'pending') FROM inserted`, ids, batch.ID).Scan(&batch.Deliveries)
-		if err != nil {
-			return fmt.Errorf("create deliveries: %w", err)
-		}
-		if _, err := tx.tx.Exec(ctx, `UPDATE outbox SET dispatched_at = $2 WHERE id = ANY ($1)`, ids, now); err != nil {
+		if _, err := tx.tx.Exec(ctx, `UPDATE outbox SET dispatched_at = $2 WHERE id = ANY ($1)`, all, now); err != nil {
 			return fmt.Errorf("mark outbox dispatched: %w", err)
 		}
-		if batch.Deliveries == 0 {
-			_, err = tx.tx.Exec(ctx, `DELETE FROM webhook_batches WHERE id = $1`, batch.ID)
-		}
-		return err
+		return nil
 	})
-	if err != nil || batch.Deliveries == 0 {
-		return Batch{}, events, err
+	if err != nil {
+		return nil, events, err
 	}
-	return batch, events, nil
+	return batches, events, nil
 }
 
 // MarkBatchStarted records that the batch's workflow exists.
@@ -129,17 +158,22 @@ func (db *DB) MarkBatchStarted(ctx context.Context, batchID uuid.UUID) error {
 
 // FindUnstartedBatches lists batches whose workflow start has not been
 // recorded for at least olderThan (the start failed or the process died).
-func (db *DB) FindUnstartedBatches(ctx context.Context, olderThan time.Duration) ([]uuid.UUID, error) {
-	rows, err := db.pool.Query(ctx, `SELECT id FROM webhook_batches WHERE started_at IS NULL AND created_at <= $1 ORDER BY created_at LIMIT 100`,
-		db.now().Add(-olderThan))
+func (db *DB) FindUnstartedBatches(ctx context.Context, olderThan time.Duration) ([]Batch, error) {
+	rows, err := db.pool.Query(ctx, `SELECT b.id, COALESCE(b.store_id, '00000000-0000-0000-0000-000000000000'), COALESCE(s.subdomain, ''),
+			(SELECT count(*) FROM webhook_deliveries d WHERE d.batch_id = b.id AND d.status = 'pending')
+		FROM webhook_batches b LEFT JOIN stores s ON s.id = b.store_id
+		WHERE b.started_at IS NULL AND b.created_at <= $1 ORDER BY b.created_at LIMIT 100`, db.now().Add(-olderThan))
 	if err != nil {
 		return nil, fmt.Errorf("find unstarted batches: %w", err)
 	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	batches, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Batch, error) {
+		var b Batch
+		return b, row.Scan(&b.ID, &b.StoreID, &b.StoreSubdomain, &b.Deliveries)
+	})
 	if err != nil {
 		return nil, fmt.Errorf("find unstarted batches: %w", err)
 	}
-	return ids, nil
+	return batches, nil
 }
 
 // DeliveryRef names a delivery with its store.

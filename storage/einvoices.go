@@ -80,19 +80,22 @@ type EInvoiceRef struct {
 // told of, as of UpdatedAt.
 type EInvoiceChange struct {
 	EInvoiceRef
-	UpdatedAt time.Time
+	UpdatedAt      time.Time
+	StoreSubdomain string // for the workflow's summary
 }
 
 // FindEInvoicesAwaitingSync lists e-invoices with a change the authority
 // has not been told of and no workflow started for it.
 func (db *DB) FindEInvoicesAwaitingSync(ctx context.Context, limit int) ([]EInvoiceChange, error) {
-	rows, err := db.pool.Query(ctx, `SELECT store_id, id, updated_at FROM e_invoices WHERE sync_started_at IS NULL ORDER BY updated_at LIMIT $1`, limit)
+	rows, err := db.pool.Query(ctx, `SELECT e.store_id, e.id, e.updated_at, COALESCE(s.subdomain, '')
+		FROM e_invoices e LEFT JOIN stores s ON s.id = e.store_id
+		WHERE e.sync_started_at IS NULL ORDER BY e.updated_at LIMIT $1`, limit)
 	if err != nil {
 		return nil, fmt.Errorf("find e-invoices awaiting sync: %w", err)
 	}
 	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (EInvoiceChange, error) {
 		var c EInvoiceChange
-		err := row.Scan(&c.StoreID, &c.ID, &c.UpdatedAt)
+		err := row.Scan(&c.StoreID, &c.ID, &c.UpdatedAt, &c.StoreSubdomain)
 		return c, err
 	})
 }

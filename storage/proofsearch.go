@@ -123,15 +123,17 @@ func (db *DB) FindSimilarProofs(ctx context.Context, storeID, proofID uuid.UUID)
 
 // ProofToHash is what the payment-proof workflow needs to hash a proof.
 type ProofToHash struct {
-	StoreID  uuid.UUID
-	ProofID  uuid.UUID
-	ImageKey string
+	StoreID        uuid.UUID
+	ProofID        uuid.UUID
+	ImageKey       string
+	StoreSubdomain string // for the workflow's summary
 }
 
 // FindProofsAwaitingHash lists buyer proofs whose workflow has not started.
 func (db *DB) FindProofsAwaitingHash(ctx context.Context, limit int) ([]ProofToHash, error) {
-	rows, err := db.pool.Query(ctx, `SELECT store_id, id, image_key FROM payment_proofs
-		WHERE hash_started_at IS NULL AND kind = 'proof' ORDER BY created_at LIMIT $1`, limit)
+	rows, err := db.pool.Query(ctx, `SELECT p.store_id, p.id, p.image_key, COALESCE(s.subdomain, '')
+		FROM payment_proofs p LEFT JOIN stores s ON s.id = p.store_id
+		WHERE p.hash_started_at IS NULL AND p.kind = 'proof' ORDER BY p.created_at LIMIT $1`, limit)
 	if err != nil {
 		return nil, fmt.Errorf("find proofs awaiting hash: %w", err)
 	}

@@ -16,6 +16,8 @@ type WorkRef struct {
 	ID        uuid.UUID
 	ProductID uuid.UUID // images only
 	From      int       // deliveries only
+	// StoreSubdomain names the store in the workflow's summary.
+	StoreSubdomain string
 }
 
 // FindLostStarts lists up to limit rows of each kind whose workflow was not
@@ -23,14 +25,14 @@ type WorkRef struct {
 func (db *DB) FindLostStarts(ctx context.Context, olderThan time.Duration, limit int) (images, imports, ladders []WorkRef, err error) {
 	cutoff := db.now().Add(-max(olderThan, 0))
 	batch := &pgx.Batch{}
-	batch.Queue(`SELECT store_id, id, product_id, 0 FROM product_images
-		WHERE workflow_started_at IS NULL AND status = 'processing' AND created_at <= $1 ORDER BY created_at LIMIT $2`, cutoff, limit).
+	batch.Queue(`SELECT w.store_id, w.id, w.product_id, 0, COALESCE(s.subdomain, '') FROM product_images w LEFT JOIN stores s ON s.id = w.store_id
+		WHERE w.workflow_started_at IS NULL AND w.status = 'processing' AND w.created_at <= $1 ORDER BY w.created_at LIMIT $2`, cutoff, limit).
 		Query(func(rows pgx.Rows) error { images, err = collectWorkRefs(rows); return err })
-	batch.Queue(`SELECT store_id, id, id, 0 FROM product_imports
-		WHERE workflow_started_at IS NULL AND status = 'running' AND created_at <= $1 ORDER BY created_at LIMIT $2`, cutoff, limit).
+	batch.Queue(`SELECT w.store_id, w.id, w.id, 0, COALESCE(s.subdomain, '') FROM product_imports w LEFT JOIN stores s ON s.id = w.store_id
+		WHERE w.workflow_started_at IS NULL AND w.status = 'running' AND w.created_at <= $1 ORDER BY w.created_at LIMIT $2`, cutoff, limit).
 		Query(func(rows pgx.Rows) error { imports, err = collectWorkRefs(rows); return err })
-	batch.Queue(`SELECT store_id, id, id, ladder_from FROM webhook_deliveries
-		WHERE ladder_from IS NOT NULL AND requeued_at <= $1 ORDER BY requeued_at LIMIT $2`, cutoff, limit).
+	batch.Queue(`SELECT w.store_id, w.id, w.id, w.ladder_from, COALESCE(s.subdomain, '') FROM webhook_deliveries w LEFT JOIN stores s ON s.id = w.store_id
+		WHERE w.ladder_from IS NOT NULL AND w.requeued_at <= $1 ORDER BY w.requeued_at LIMIT $2`, cutoff, limit).
 		Query(func(rows pgx.Rows) error { ladders, err = collectWorkRefs(rows); return err })
 	if berr := db.pool.SendBatch(ctx, batch).Close(); berr != nil {
 		return nil, nil, nil, fmt.Errorf("find lost workflow starts: %w", berr)
@@ -41,7 +43,7 @@ func (db *DB) FindLostStarts(ctx context.Context, olderThan time.Duration, limit
 func collectWorkRefs(rows pgx.Rows) ([]WorkRef, error) {
 	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (WorkRef, error) {
 		var r WorkRef
-		return r, row.Scan(&r.StoreID, &r.ID, &r.ProductID, &r.From)
+		return r, row.Scan(&r.StoreID, &r.ID, &r.ProductID, &r.From, &r.StoreSubdomain)
 	})
 }
 

@@ -3,11 +3,11 @@ package worker
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync/atomic"
 	"time"
 
-	"github.com/google/uuid"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
@@ -172,18 +172,18 @@ func (d *Dispatcher) startRowWorkflows(ctx context.Context) {
 // and starts one dispatch workflow per batch.
 func (d *Dispatcher) drainOutbox(ctx context.Context) {
 	for ctx.Err() == nil {
-		batch, events, err := d.DB.DispatchOutbox(ctx, d.BatchSize)
+		batches, events, err := d.DB.DispatchOutbox(ctx, d.BatchSize)
 		if err != nil {
 			if ctx.Err() == nil {
 				d.Log.Error("dispatch outbox", slog.Any("error", err))
 			}
 			return
 		}
-		if batch.Deliveries > 0 {
+		for _, batch := range batches {
 			// The dispatch gets a trace of its own, linked to the traces
 			// that wrote its events.
 			sctx, span := d.Tracing.StartLinked(ctx, "webhook dispatch", batch.TraceParents)
-			d.start(sctx, batch.ID)
+			d.start(sctx, batch)
 			span.End()
 		}
 		if events < d.BatchSize {
@@ -197,15 +197,15 @@ func (d *Dispatcher) drainOutbox(ctx context.Context) {
 // requeued deliveries (at least LostStartAge old).
 func (d *Dispatcher) Sweep(ctx context.Context, olderThan time.Duration) {
 	d.defaults()
-	ids, err := d.DB.FindUnstartedBatches(ctx, olderThan)
+	batches, err := d.DB.FindUnstartedBatches(ctx, olderThan)
 	if err != nil {
 		if ctx.Err() == nil {
 			d.Log.Error("find unstarted batches", slog.Any("error", err))
 		}
 		return
 	}
-	for _, id := range ids {
-		d.start(ctx, id)
+	for _, b := range batches {
+		d.start(ctx, b)
 	}
 	d.startLostWork(ctx, max(olderThan, d.LostStartAge))
 }
@@ -224,28 +224,36 @@ func (d *Dispatcher) startLostWork(ctx context.Context, olderThan time.Duration)
 	}
 	type lost struct {
 		queue, id string
+		work      workflows.Work
 		workflow  any
 		input     any
 		mark      func() error
 	}
 	var work []lost
 	for _, ref := range images {
-		work = append(work, lost{d.TaskQueue, workflows.ProductImageWorkflowID(ref.ID), workflows.ProductImage,
-			workflows.ProductImageInput{StoreID: ref.StoreID, ProductID: ref.ProductID, ImageID: ref.ID},
+		store := workflows.StoreLabel(ref.StoreSubdomain, ref.StoreID)
+		work = append(work, lost{d.TaskQueue, workflows.ProductImageWorkflowID(ref.ID),
+			workflows.Work{Kind: workflows.KindProductImage, StoreID: ref.StoreID, ResourceID: ref.ID,
+				Summary: "image of product " + ref.ProductID.String()[:8] + " · " + store},
+			workflows.ProductImage, workflows.ProductImageInput{StoreID: ref.StoreID, ProductID: ref.ProductID, ImageID: ref.ID},
 			func() error { return d.DB.MarkImageStarted(ctx, ref.StoreID, ref.ID) }})
 	}
 	for _, ref := range imports {
-		work = append(work, lost{d.TaskQueue, workflows.ProductImportWorkflowID(ref.ID), workflows.ProductImport,
-			workflows.ProductImportInput{StoreID: ref.StoreID, ImportID: ref.ID},
+		store := workflows.StoreLabel(ref.StoreSubdomain, ref.StoreID)
+		work = append(work, lost{d.TaskQueue, workflows.ProductImportWorkflowID(ref.ID),
+			workflows.Work{Kind: workflows.KindProductImport, StoreID: ref.StoreID, ResourceID: ref.ID, Summary: "product import · " + store},
+			workflows.ProductImport, workflows.ProductImportInput{StoreID: ref.StoreID, ImportID: ref.ID},
 			func() error { return d.DB.MarkImportStarted(ctx, ref.StoreID, ref.ID) }})
 	}
 	for _, ref := range ladders {
-		work = append(work, lost{workflows.WebhookTaskQueue(d.TaskQueue), workflows.RedeliveryWorkflowID(ref.ID, ref.From), workflows.Delivery,
+		store := workflows.StoreLabel(ref.StoreSubdomain, ref.StoreID)
+		work = append(work, lost{workflows.WebhookTaskQueue(d.TaskQueue), workflows.RedeliveryWorkflowID(ref.ID, ref.From),
+			workflows.DeliveryWork(ref.StoreID, ref.ID, "", ref.From, store), workflows.Delivery,
 			workflows.DeliveryInput{StoreID: ref.StoreID, DeliveryID: ref.ID, Schedule: workflows.RedeliverySchedule(d.Schedule), NextAttempt: ref.From},
 			func() error { return d.DB.MarkLadderStarted(ctx, ref.StoreID, ref.ID, ref.From) }})
 	}
 	for _, w := range work {
-		if _, err := d.startOnce(ctx, w.queue, w.id, enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE, w.workflow, w.input); err != nil {
+		if _, err := d.startOnce(ctx, w.queue, w.id, w.work, enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE, w.workflow, w.input); err != nil {
 			d.Log.Warn("start lost workflow", slog.String("workflow_id", w.id), slog.Any("error", err))
 			return // Temporal still unreachable: the next sweep tries again
 		}
@@ -261,9 +269,10 @@ func (d *Dispatcher) startLostWork(ctx context.Context, olderThan time.Duration)
 // REJECT_DUPLICATE an id used before counts as started (the row's work was
 // taken once already); under ALLOW_DUPLICATE it means a run is still going,
 // which startOnce reports as running so the caller leaves the row for later.
-func (d *Dispatcher) startOnce(ctx context.Context, queue, id string, policy enumspb.WorkflowIdReusePolicy, workflow, input any) (running bool, err error) {
-	_, err = d.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue,
-		WorkflowIDReusePolicy: policy, WorkflowExecutionErrorWhenAlreadyStarted: true}, workflow, input)
+func (d *Dispatcher) startOnce(ctx context.Context, queue, id string, work workflows.Work, policy enumspb.WorkflowIdReusePolicy, workflow, input any) (running bool, err error) {
+	opts := work.StartOptions(id, queue)
+	opts.WorkflowIDReusePolicy, opts.WorkflowExecutionErrorWhenAlreadyStarted = policy, true
+	_, err = d.Temporal.ExecuteWorkflow(ctx, opts, workflow, input)
 	var already *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &already) {
 		return policy == enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE, nil
@@ -271,9 +280,13 @@ func (d *Dispatcher) startOnce(ctx context.Context, queue, id string, policy enu
 	return false, err
 }
 
-func (d *Dispatcher) start(ctx context.Context, batchID uuid.UUID) {
-	_, err := d.startOnce(ctx, workflows.WebhookTaskQueue(d.TaskQueue), workflows.DispatchWorkflowID(batchID), enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-		workflows.Dispatch, workflows.DispatchInput{BatchID: batchID, Schedule: d.Schedule})
+func (d *Dispatcher) start(ctx context.Context, batch storage.Batch) {
+	batchID := batch.ID
+	store := workflows.StoreLabel(batch.StoreSubdomain, batch.StoreID)
+	work := workflows.Work{Kind: workflows.KindWebhookDispatch, StoreID: batch.StoreID, ResourceID: batchID,
+		Summary: fmt.Sprintf("%d first attempts · %s", batch.Deliveries, store)}
+	_, err := d.startOnce(ctx, workflows.WebhookTaskQueue(d.TaskQueue), workflows.DispatchWorkflowID(batchID), work, enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		workflows.Dispatch, workflows.DispatchInput{BatchID: batchID, Schedule: d.Schedule, Store: store})
 	if err != nil {
 		// Left unstarted: the next sweep tries again.
 		d.Log.Warn("start dispatch workflow", slog.String("batch_id", batchID.String()), slog.Any("error", err))
@@ -310,7 +323,9 @@ func (d *Dispatcher) startPlacements(ctx context.Context) {
 				}
 				// The start, and so the workflow, joins the trace of the
 				// request that placed the order.
-				_, err := d.startOnce(tracing.ContinueFrom(ctx, ref.TraceParent), d.TaskQueue, workflows.OrderPlacedWorkflowID(ref.OrderID), enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+				work := workflows.Work{Kind: workflows.KindOrderPlaced, StoreID: ref.StoreID, ResourceID: ref.OrderID, OrderNumber: ref.OrderNumber,
+					Summary: ref.OrderNumber + " · " + workflows.StoreLabel(ref.StoreSubdomain, ref.StoreID) + " · " + workflows.OrderPlacedSideEffects}
+				_, err := d.startOnce(tracing.ContinueFrom(ctx, ref.TraceParent), d.TaskQueue, workflows.OrderPlacedWorkflowID(ref.OrderID), work, enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 					workflows.OrderPlaced, workflows.OrderPlacedInput{StoreID: ref.StoreID, OrderID: ref.OrderID})
 				if err != nil {
 					// Temporal unreachable: the next round tries again.
@@ -343,7 +358,9 @@ func (d *Dispatcher) startProofHashes(ctx context.Context) {
 		return
 	}
 	for _, p := range proofs {
-		_, err := d.startOnce(ctx, d.TaskQueue, workflows.PaymentProofWorkflowID(p.ProofID), enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		work := workflows.Work{Kind: workflows.KindPaymentProof, StoreID: p.StoreID, ResourceID: p.ProofID,
+			Summary: "payment proof hash · " + workflows.StoreLabel(p.StoreSubdomain, p.StoreID)}
+		_, err := d.startOnce(ctx, d.TaskQueue, workflows.PaymentProofWorkflowID(p.ProofID), work, enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 			workflows.PaymentProof, workflows.PaymentProofInput{StoreID: p.StoreID, ProofID: p.ProofID, ImageKey: p.ImageKey})
 		if err != nil {
 			d.Log.Warn("start payment-proof workflow", slog.String("proof_id", p.ProofID.String()), slog.Any("error", err))
@@ -369,7 +386,9 @@ func (d *Dispatcher) startEInvoiceSyncs(ctx context.Context) {
 	}
 	for _, change := range changes {
 		ref := change.EInvoiceRef
-		running, err := d.startOnce(ctx, d.TaskQueue, workflows.EInvoiceWorkflowID(ref.ID), enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+		work := workflows.Work{Kind: workflows.KindEInvoiceSync, StoreID: ref.StoreID, ResourceID: ref.ID,
+			Summary: "e-invoice sync · " + workflows.StoreLabel(change.StoreSubdomain, ref.StoreID)}
+		running, err := d.startOnce(ctx, d.TaskQueue, workflows.EInvoiceWorkflowID(ref.ID), work, enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 			workflows.EInvoiceSync, workflows.EInvoiceSyncInput{StoreID: ref.StoreID, InvoiceID: ref.ID})
 		if err != nil {
 			d.Log.Warn("start e-invoice workflow", slog.String("e_invoice_id", ref.ID.String()), slog.Any("error", err))

@@ -111,15 +111,18 @@ func EnsureSchedules(ctx context.Context, c client.Client, taskQueue string) err
 		id       string
 		every    time.Duration
 		workflow any
+		kind     workflows.WorkKind
+		summary  string
 	}{
-		{workflows.AbandonmentScheduleID, time.Minute, workflows.AbandonmentSweep},
-		{workflows.PurgeScheduleID, time.Hour, workflows.PurgeExpired},
+		{workflows.AbandonmentScheduleID, time.Minute, workflows.AbandonmentSweep, workflows.KindAbandonment, "abandoned checkouts of every store, every minute"},
+		{workflows.PurgeScheduleID, time.Hour, workflows.PurgeExpired, workflows.KindPurge, "expired idempotency keys and sessions, every hour"},
 	} {
 		_, err := c.ScheduleClient().Create(ctx, client.ScheduleOptions{
 			ID:      s.id,
 			Spec:    client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: s.every}}},
 			Overlap: enumspb.SCHEDULE_OVERLAP_POLICY_SKIP,
-			Action:  &client.ScheduleWorkflowAction{ID: s.id, Workflow: s.workflow, TaskQueue: taskQueue},
+			Action: &client.ScheduleWorkflowAction{ID: s.id, Workflow: s.workflow, TaskQueue: taskQueue,
+				TypedSearchAttributes: workflows.Work{Kind: s.kind}.SearchAttributes(), StaticSummary: s.summary},
 		})
 		if err != nil && !errors.Is(err, temporal.ErrScheduleAlreadyRunning) {
 			return fmt.Errorf("schedule %s: %w", s.id, err)

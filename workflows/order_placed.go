@@ -40,6 +40,10 @@ var sideEffectOptions = workflow.ActivityOptions{
 // effects side by side; histories recorded before it replay one at a time.
 const parallelSideEffects = "side-effects-in-parallel"
 
+// OrderPlacedSideEffects ends an order-placed workflow's summary in the
+// Temporal UI; it names the steps below.
+const OrderPlacedSideEffects = "4 side effects: email, chat, shipment, rollup"
+
 // OrderPlaced runs what follows a placed order: the status email, the chat
 // confirmation, an automatic shipment when the store wants one, and the
 // analytics rollup. Each is an activity, retried and recorded once; one that

@@ -16,6 +16,9 @@ import (
 type DispatchInput struct {
 	BatchID  uuid.UUID
 	Schedule []time.Duration
+	// Store names the batch's store in its ladders' summaries (empty in
+	// histories written before).
+	Store string
 }
 
 // DispatchResult counts what the batch did.
@@ -53,10 +56,9 @@ func Dispatch(ctx workflow.Context, in DispatchInput) (DispatchResult, error) {
 		return DispatchResult{}, err
 	}
 	for _, f := range out.Failed {
-		child := workflow.ExecuteChildWorkflow(workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
-			WorkflowID:        DeliveryWorkflowID(f.DeliveryID),
-			ParentClosePolicy: enumspb.PARENT_CLOSE_POLICY_ABANDON,
-		}), Delivery, DeliveryInput{StoreID: f.StoreID, DeliveryID: f.DeliveryID, Schedule: in.Schedule, NextAttempt: 2})
+		opts := DeliveryWork(f.StoreID, f.DeliveryID, "", 2, in.Store).childOptions(DeliveryWorkflowID(f.DeliveryID))
+		opts.ParentClosePolicy = enumspb.PARENT_CLOSE_POLICY_ABANDON
+		child := workflow.ExecuteChildWorkflow(workflow.WithChildOptions(ctx, opts), Delivery, DeliveryInput{StoreID: f.StoreID, DeliveryID: f.DeliveryID, Schedule: in.Schedule, NextAttempt: 2})
 		// Wait only for the ladder to exist; it outlives this workflow.
 		var started workflow.Execution
 		if err := child.GetChildWorkflowExecution().Get(ctx, &started); err != nil && !isAlreadyStarted(err) {

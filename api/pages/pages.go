@@ -38,6 +38,9 @@ type Config struct {
 	// CheckPassword checks a sign-in under the server's throttles; it
 	// answers session.ErrBadLogin, *session.Throttled or session.ErrBusy.
 	CheckPassword func(r *http.Request, email, password string) (storage.User, error)
+	// WebhookRetrySchedule is the retry ladder's waits, for the deliveries
+	// page's next retry times.
+	WebhookRetrySchedule []time.Duration
 }
 
 // Pages serves the merchant's server-rendered pages.

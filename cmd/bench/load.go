@@ -67,6 +67,8 @@ type loadRig struct {
 	customerID uuid.UUID
 	variants   []uuid.UUID
 	closers    []func()
+	// temporalPID is the Temporal child process, when it runs apart.
+	temporalPID int
 }
 
 func (l *loadRig) close() {
@@ -76,20 +78,20 @@ func (l *loadRig) close() {
 }
 
 // startLoadRig seeds the store and starts everything the load mix needs.
-func startLoadRig(ctx context.Context, dbURL string, duration time.Duration, concurrency, tokenCount, subscriptions int, temporalOnDisk bool) (*loadRig, error) {
+func startLoadRig(ctx context.Context, dbURL string, duration time.Duration, concurrency, tokenCount, subscriptions int, temporalApart bool) (*loadRig, error) {
 	db, err := openDatabase(ctx, dbURL)
 	if err != nil {
 		return nil, err
 	}
 	l := &loadRig{db: db, closers: []func(){db.Close}}
 	const queue = "load"
-	rig, err := startDeliveryRigWith(ctx, db.DB, queue, temporalOnDisk)
+	rig, err := startDeliveryRigWith(ctx, db.DB, queue, temporalApart)
 	if err != nil {
 		l.close()
 		return nil, err
 	}
 	l.closers = append(l.closers, rig.close)
-	l.rec = rig.rec
+	l.rec, l.temporalPID = rig.rec, rig.temporalPID
 	c := rig.temporal
 	dctx, stopDispatcher := context.WithCancel(ctx)
 	dispatched := make(chan struct{})

@@ -43,6 +43,8 @@ func main() {
 		seedOrders  = flag.Int("seed-orders", 1_000_000, "orders in the store for the order list benchmark")
 		imageChildF = flag.String("image-child", "", "internal: process one image file and exit")
 		loadClientF = flag.String("load-client", "", "internal: run the load tool on the spec read from stdin (-) and print its results")
+		temporalF   = flag.String("temporal-child", "", "internal: run a Temporal server on this SQLite file until stdin closes")
+		temporalP   = flag.Int("temporal-port", 0, "internal: the -temporal-child server's frontend port")
 		importRows  = flag.Int("import-rows", 40000, "rows in the import benchmark's CSV")
 		events      = flag.Int("events", 1000, "webhook events per run")
 		subs        = flag.Int("subscriptions", 3, "webhook subscriptions receiving every event")
@@ -59,6 +61,10 @@ func main() {
 	}
 	if *loadClientF != "" {
 		fail(loadClient(os.Stdin, os.Stdout))
+		return
+	}
+	if *temporalF != "" {
+		fail(temporalChild(*temporalF, *temporalP, os.Stdin, os.Stdout))
 		return
 	}
 	ctx := context.Background()

@@ -107,16 +107,19 @@ type deliveryRig struct {
 	temporal   client.Client
 	httpClient *http.Client
 	close      func()
+	// temporalPID is the Temporal child process, when it runs apart.
+	temporalPID int
 }
 
 func startDeliveryRig(ctx context.Context, db *storage.DB, queue string) (*deliveryRig, error) {
 	return startDeliveryRigWith(ctx, db, queue, false)
 }
 
-// startDeliveryRigWith is startDeliveryRig with Temporal's SQLite on disk
-// when onDisk (the soak: in memory, every workflow history would stay in
-// this process's memory and look like a leak of the service).
-func startDeliveryRigWith(ctx context.Context, db *storage.DB, queue string, onDisk bool) (*deliveryRig, error) {
+// startDeliveryRigWith is startDeliveryRig with Temporal in a child process
+// of its own, on SQLite on disk, when temporalApart (the soak: in this
+// process, the server's histories and caches would be measured as the
+// service's memory).
+func startDeliveryRigWith(ctx context.Context, db *storage.DB, queue string, temporalApart bool) (*deliveryRig, error) {
 	dir, err := os.MkdirTemp("", "svc-bench-")
 	if err != nil {
 		return nil, err
@@ -134,17 +137,22 @@ func startDeliveryRigWith(ctx context.Context, db *storage.DB, queue string, onD
 		return fail(err)
 	}
 	closers = append(closers, rig.rec.srv.Close)
-	var opts devenv.TemporalOptions
-	if onDisk {
-		opts.DBFile = filepath.Join(dir, "temporal.db")
-	}
-	tmp, err := devenv.StartTemporal(ctx, opts)
-	if err != nil {
-		return fail(err)
-	}
-	closers = append(closers, func() { _ = tmp.Stop() })
-	if rig.temporal, err = tmp.Client(ctx); err != nil {
-		return fail(err)
+	if temporalApart {
+		p, c, err := startTemporalProcess(ctx, dir)
+		if err != nil {
+			return fail(err)
+		}
+		closers = append(closers, p.stop)
+		rig.temporal, rig.temporalPID = c, p.pid
+	} else {
+		tmp, err := devenv.StartTemporal(ctx, devenv.TemporalOptions{})
+		if err != nil {
+			return fail(err)
+		}
+		closers = append(closers, func() { _ = tmp.Stop() })
+		if rig.temporal, err = tmp.Client(ctx); err != nil {
+			return fail(err)
+		}
 	}
 	closers = append(closers, rig.temporal.Close)
 	if rig.httpClient, err = (webhook.Guard{AllowPrivate: true}).NewClient(rig.rec.caFile); err != nil {

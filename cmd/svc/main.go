@@ -3,6 +3,7 @@
 //	svc api       HTTP API
 //	svc worker    Temporal worker
 //	svc migrate   apply database migrations
+//	svc temporal-setup   add the service's search attributes to the Temporal namespace
 //	svc dev       everything on one machine: Postgres, Temporal + UI, MinIO, API, worker
 //	svc testenv -- CMD...   run CMD with a throwaway Postgres and MinIO (make test)
 package main
@@ -36,6 +37,7 @@ import (
 	"github.com/merchantsvc/svc/storage"
 	"github.com/merchantsvc/svc/storage/blob"
 	"github.com/merchantsvc/svc/worker"
+	"github.com/merchantsvc/svc/workflows"
 )
 
 func main() {
@@ -60,7 +62,7 @@ type exitCode int
 
 func (e exitCode) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
 
-const usage = "usage: svc api|worker|migrate|dev|testenv -- CMD..."
+const usage = "usage: svc api|worker|migrate|temporal-setup|dev|testenv -- CMD..."
 
 func run(ctx context.Context, cfg Config, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
@@ -74,6 +76,8 @@ func run(ctx context.Context, cfg Config, args []string, stdout, stderr io.Write
 		return runWorker(ctx, cfg, log)
 	case "migrate":
 		return runMigrate(ctx, cfg, stdout)
+	case "temporal-setup":
+		return runTemporalSetup(ctx, cfg, stdout)
 	case "dev":
 		return runDev(ctx, cfg, log, stdout)
 	case "testenv":
@@ -81,6 +85,23 @@ func run(ctx context.Context, cfg Config, args []string, stdout, stderr io.Write
 	default:
 		return errors.New(usage)
 	}
+}
+
+// runTemporalSetup adds the search attributes every workflow of the service
+// carries (StoreId, ResourceId, OrderNumber, WorkKind) to the namespace. It
+// is idempotent: deploy runs it before the worker starts, every time.
+func runTemporalSetup(ctx context.Context, cfg Config, stdout io.Writer) error {
+	c, err := client.DialContext(ctx, client.Options{HostPort: cfg.TemporalAddress, Namespace: cfg.TemporalNamespace,
+		Logger: sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler))})
+	if err != nil {
+		return fmt.Errorf("dial temporal at %s: %w", cfg.TemporalAddress, err)
+	}
+	defer c.Close()
+	if err := workflows.RegisterSearchAttributes(ctx, c, cfg.TemporalNamespace); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "search attributes StoreId, ResourceId, OrderNumber, WorkKind (Keyword) are registered in namespace %s\n", cfg.TemporalNamespace)
+	return nil
 }
 
 func newLogger(w io.Writer, level string) *slog.Logger {
@@ -252,6 +273,9 @@ func serveHTTP(ctx context.Context, addr string, h http.Handler, log *slog.Logge
 		return fmt.Errorf("listen on %s: %w", addr, err)
 	}
 	srv := newHTTPServer(ctx, h)
+	if streams, ok := h.(interface{ EndStreams() }); ok {
+		srv.RegisterOnShutdown(streams.EndStreams) // event streams would hold the drain
+	}
 	fmt.Fprintf(stdout, "API listening on http://%s\n", l.Addr())
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(l) }()

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/merchantsvc/svc/workflows"
 	uiconfig "github.com/temporalio/ui-server/v2/server/config"
 	uiserveroptions "github.com/temporalio/ui-server/v2/server/server_options"
 
@@ -95,6 +96,12 @@ func StartTemporal(ctx context.Context, opts TemporalOptions) (*Temporal, error)
 		_ = srv.Stop()
 		return nil, err
 	}
+	// The service's workflows carry its search attributes; a server that
+	// does not know them refuses every start.
+	if err := t.registerSearchAttributes(ctx); err != nil {
+		_ = srv.Stop()
+		return nil, err
+	}
 	if opts.UIPort != 0 {
 		t.ui = uiserver.NewServer(uiserveroptions.WithConfigProvider(&uiconfig.Config{
 			TemporalGRPCAddress: t.HostPort,
@@ -135,9 +142,24 @@ func (t *Temporal) waitReady(ctx context.Context) error {
 	}
 }
 
+func (t *Temporal) registerSearchAttributes(ctx context.Context) error {
+	c, err := t.Client(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	return workflows.RegisterSearchAttributes(ctx, c, t.Namespace)
+}
+
 // Client dials the server's frontend.
 func (t *Temporal) Client(ctx context.Context) (client.Client, error) {
-	return client.DialContext(ctx, client.Options{HostPort: t.HostPort, Namespace: t.Namespace, Logger: quietLogger{}})
+	return DialTemporal(ctx, t.HostPort, t.Namespace)
+}
+
+// DialTemporal dials a development Temporal server's frontend, with the SDK
+// client's own logging off.
+func DialTemporal(ctx context.Context, hostPort, namespace string) (client.Client, error) {
+	return client.DialContext(ctx, client.Options{HostPort: hostPort, Namespace: namespace, Logger: quietLogger{}})
 }
 
 // Stop shuts the UI and the server down.

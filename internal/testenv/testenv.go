@@ -19,6 +19,7 @@ import (
 
 	"github.com/merchantsvc/svc/storage"
 	"github.com/merchantsvc/svc/storage/blob"
+	"github.com/merchantsvc/svc/workflows"
 )
 
 func env(t testing.TB, name string) string {
@@ -142,7 +143,13 @@ var (
 // starting it on first use. Use a fresh task queue per test (TaskQueue).
 func Temporal(t testing.TB) client.Client {
 	t.Helper()
-	temporalOnce.Do(func() { temporalServer = temporaltest.NewServer() })
+	temporalOnce.Do(func() {
+		temporalServer = temporaltest.NewServer()
+		c := temporalServer.GetDefaultClient()
+		if err := workflows.RegisterSearchAttributes(context.Background(), c, temporalServer.GetDefaultNamespace()); err != nil {
+			panic("register search attributes: " + err.Error())
+		}
+	})
 	return temporalServer.GetDefaultClient()
 }
 
