@@ -2,11 +2,16 @@ package devenv
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"time"
+
+	"go.temporal.io/server/api/adminservice/v1"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/merchantsvc/svc/workflows"
 	uiconfig "github.com/temporalio/ui-server/v2/server/config"
@@ -64,6 +69,8 @@ func StartTemporal(ctx context.Context, opts TemporalOptions) (*Temporal, error)
 			if err := sqlite.SetupSchema(sqlCfg); err != nil {
 				return nil, fmt.Errorf("set up temporal schema: %w", err)
 			}
+		} else if err := forgetMembers(opts.DBFile); err != nil {
+			return nil, err
 		}
 	}
 	cfg, err := serverConfig(sqlCfg, opts.Port)
@@ -93,6 +100,13 @@ func StartTemporal(ctx context.Context, opts TemporalOptions) (*Temporal, error)
 	}
 	t := &Temporal{HostPort: cfg.PublicClient.HostPort, Namespace: opts.Namespace, server: srv}
 	if err := t.waitReady(ctx); err != nil {
+		_ = srv.Stop()
+		return nil, err
+	}
+	// A server stopped while one of its services is still joining the
+	// membership ring panics inside ringpop (its monitor sets labels on a
+	// node Stop destroyed), so Start returns only once every role is in.
+	if err := t.waitMembership(ctx); err != nil {
 		_ = srv.Stop()
 		return nil, err
 	}
@@ -138,6 +152,60 @@ func (t *Temporal) waitReady(ctx context.Context) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// forgetMembers clears the membership ring a previous run on the file left.
+// Its services listened on ports of their own; a restart within 20 s would
+// take those dead addresses as seeds and spend about 45 s failing to join
+// them before its matching and history services are in.
+func forgetMembers(dbFile string) error {
+	db, err := sql.Open("sqlite", dbFile)
+	if err != nil {
+		return fmt.Errorf("open temporal database: %w", err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`DELETE FROM cluster_membership`); err != nil {
+		return fmt.Errorf("forget the previous run's members: %w", err)
+	}
+	return nil
+}
+
+// serverRoles are the services DefaultServices runs, as ringpop names them.
+var serverRoles = []string{"frontend", "history", "matching", "worker"}
+
+func (t *Temporal) waitMembership(ctx context.Context) error {
+	conn, err := grpc.NewClient(t.HostPort, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	admin := adminservice.NewAdminServiceClient(conn)
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		resp, err := admin.DescribeCluster(ctx, &adminservice.DescribeClusterRequest{})
+		if err == nil {
+			joined := map[string]bool{}
+			for _, ring := range resp.GetMembershipInfo().GetRings() {
+				joined[ring.GetRole()] = ring.GetMemberCount() > 0
+			}
+			all := true
+			for _, role := range serverRoles {
+				all = all && joined[role]
+			}
+			if all {
+				return nil
+			}
+			err = fmt.Errorf("roles in the membership ring: %v", joined)
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("temporal services did not join: %w", err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
 		}
 	}
 }
