@@ -229,6 +229,15 @@ func (s *Server) handleImport() handlerFunc {
 	}
 }
 
+// importInStore is the import the path names, of the request's store.
+func (s *Server) importInStore(r *http.Request) (storage.ProductImport, error) {
+	id, err := pathUUID(r, "import_id")
+	if err != nil {
+		return storage.ProductImport{}, err
+	}
+	return s.db.FindImport(r.Context(), storeIDFrom(r.Context()), id)
+}
+
 // preferAsync reports whether the request asks not to wait (Prefer:
 // respond-async, RFC 7240).
 func preferAsync(r *http.Request) bool {
@@ -246,11 +255,7 @@ func preferAsync(r *http.Request) bool {
 // the row errors as a CSV report (row, column, code, message, message_ar).
 func (s *Server) handleImportErrors() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		id, err := pathUUID(r, "import_id")
-		if err != nil {
-			return err
-		}
-		imp, err := s.db.FindImport(r.Context(), storeIDFrom(r.Context()), id)
+		imp, err := s.importInStore(r)
 		if err != nil {
 			return err
 		}
@@ -272,11 +277,7 @@ func (s *Server) handleImportErrors() handlerFunc {
 // handleGetImport serves GET /stores/{store_id}/products/imports/{import_id}.
 func (s *Server) handleGetImport() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		id, err := pathUUID(r, "import_id")
-		if err != nil {
-			return err
-		}
-		imp, err := s.db.FindImport(r.Context(), storeIDFrom(r.Context()), id)
+		imp, err := s.importInStore(r)
 		if err != nil {
 			return err
 		}

@@ -37,12 +37,7 @@ type importProgressEvent struct {
 
 func (s *Server) handleImportEvents() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		id, err := pathUUID(r, "import_id")
-		if err != nil {
-			return err
-		}
-		storeID := storeIDFrom(r.Context())
-		imp, err := s.db.FindImport(r.Context(), storeID, id)
+		imp, err := s.importInStore(r)
 		if err != nil {
 			return err // 404 in the envelope, before the stream starts
 		}
@@ -99,7 +94,7 @@ func (s *Server) handleImportEvents() handlerFunc {
 				continue
 			case <-tick.C:
 			}
-			if imp, err = s.db.FindImport(r.Context(), storeID, id); err != nil {
+			if imp, err = s.db.FindImport(r.Context(), imp.StoreID, imp.ID); err != nil {
 				return nil // the stream has begun; the client reconnects
 			}
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"net"
@@ -10,9 +11,11 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/operatorservice/v1"
 
 	"github.com/merchantsvc/svc/internal/mailsink"
 	"github.com/merchantsvc/svc/internal/testenv"
+	"github.com/merchantsvc/svc/workflows"
 )
 
 // `svc api` with SVC_OTEL_ENDPOINT set sends its spans to the collector over
@@ -88,4 +91,26 @@ func TestWorkerProcessServesProbesAndMetrics(t *testing.T) {
 	require.Contains(t, body, "temporal_")
 	stop()
 	require.NoError(t, <-done)
+}
+
+// `svc temporal-setup` adds the search attributes to the namespace and may
+// run again (deploy runs it before every start).
+func TestTemporalSetupIsIdempotent(t *testing.T) {
+	hostPort, namespace := testenv.TemporalAddress(t)
+	cfg := Config{TemporalAddress: hostPort, TemporalNamespace: namespace, LogLevel: "error"}
+	for range 2 {
+		var out bytes.Buffer
+		require.NoError(t, run(context.Background(), cfg, []string{"temporal-setup"}, &out, io.Discard))
+		require.Contains(t, out.String(), "StoreId, ResourceId, OrderNumber, WorkKind")
+	}
+	c := testenv.Temporal(t)
+	attrs, err := c.OperatorService().ListSearchAttributes(context.Background(), &operatorservice.ListSearchAttributesRequest{Namespace: namespace})
+	require.NoError(t, err)
+	for name, kind := range workflows.SearchAttributeTypes {
+		require.Equal(t, kind, attrs.GetCustomAttributes()[name], name)
+	}
+	bad := Config{TemporalAddress: "127.0.0.1:1", TemporalNamespace: namespace}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	require.Error(t, run(ctx, bad, []string{"temporal-setup"}, io.Discard, io.Discard), "an unreachable Temporal fails the setup")
 }
