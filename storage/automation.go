@@ -124,6 +124,8 @@ type AutopilotException struct {
 	MessageAr string
 	Data      json.RawMessage
 	CreatedAt time.Time
+	// OrderNumber is the order's number (ORD-1042), for people.
+	OrderNumber string
 }
 
 // FlagOrder opens an exception unless one with the reason is open already.
@@ -149,12 +151,13 @@ func (db *DB) FlagOrder(ctx context.Context, storeID, orderID uuid.UUID, reason,
 // FindAutopilotExceptions lists a store's open exceptions, newest first.
 func (r reader) FindAutopilotExceptions(ctx context.Context, storeID uuid.UUID, limit, offset int) ([]AutopilotException, int, error) {
 	return findPage(ctx, r, "autopilot exceptions", listQuery{
-		columns: "id, order_id, reason, message, message_ar, data, created_at",
-		from:    "FROM autopilot_exceptions WHERE store_id = $1 AND status = 'open'", args: []any{storeID},
+		columns: "id, order_id, reason, message, message_ar, data, created_at, " +
+			"COALESCE((SELECT o.order_number FROM orders o WHERE o.store_id = autopilot_exceptions.store_id AND o.id = autopilot_exceptions.order_id), '')",
+		from: "FROM autopilot_exceptions WHERE store_id = $1 AND status = 'open'", args: []any{storeID},
 		orderBy: "created_at DESC, id DESC",
 	}, limit, offset, func(row pgx.CollectableRow) (AutopilotException, error) {
 		var e AutopilotException
-		err := row.Scan(&e.ID, &e.OrderID, &e.Reason, &e.Message, &e.MessageAr, &e.Data, &e.CreatedAt)
+		err := row.Scan(&e.ID, &e.OrderID, &e.Reason, &e.Message, &e.MessageAr, &e.Data, &e.CreatedAt, &e.OrderNumber)
 		return e, err
 	})
 }

@@ -178,9 +178,9 @@ func (p *Pages) WorkPage() http.Handler {
 			ProductName, Since string
 		}
 		type exception struct {
-			OrderID       uuid.UUID
-			Reason, Reads string
-			Since         string
+			OrderID                    uuid.UUID
+			OrderNumber, Reason, Reads string
+			Since                      string
 		}
 		imgs := make([]image, 0, len(images))
 		for _, i := range images {
@@ -192,7 +192,7 @@ func (p *Pages) WorkPage() http.Handler {
 			if lang == "ar" {
 				reads = e.MessageAr
 			}
-			excs = append(excs, exception{e.OrderID, e.Reason, reads, utcTime(e.CreatedAt)})
+			excs = append(excs, exception{e.OrderID, e.OrderNumber, e.Reason, reads, utcTime(e.CreatedAt)})
 		}
 		p.watchPage(w, "work.html", lang, store, "work", map[string]any{"Title": watchWords[lang]["work_title"],
 			"Images": imgs, "Exceptions": excs})
