@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -375,11 +376,13 @@ func TestWatchingPagesAreTheOwnersOnly(t *testing.T) {
 }
 
 // The import's event stream over plain HTTP: progress events as batches
-// commit, then the result, then the end; a finished import answers its
-// result at once; an unknown import is a 404 in the envelope.
+// commit, then the result, then the end, through a server whose write
+// timeout is shorter than the stream (each event extends it); a finished
+// import answers its result at once; an unknown import is a 404 in the
+// envelope.
 func TestImportEventsStream(t *testing.T) {
 	h := newHarness(t, api.Config{ImportEventsInterval: 20 * time.Millisecond})
-	h.workerInterceptors = []interceptor.WorkerInterceptor{slowHeartbeats(100 * time.Millisecond)}
+	h.workerInterceptors = []interceptor.WorkerInterceptor{slowHeartbeats(600 * time.Millisecond)}
 	h.startWorker(nil)
 	m := h.signup("events")
 	writer, reader := h.pat(m, "catalog:write"), h.pat(m, "catalog:read")
@@ -390,8 +393,16 @@ func TestImportEventsStream(t *testing.T) {
 	require.Less(t, time.Since(start), 2*time.Second, "Prefer: respond-async does not wait for the import")
 	id := resp.data()["import_id"].(string)
 
+	// Like `svc api`'s server, with a write timeout the stream outlasts.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	short := &http.Server{Handler: h.server, WriteTimeout: time.Second}
+	go func() { _ = short.Serve(l) }()
+	t.Cleanup(func() { _ = short.Close() })
+	base := "http://" + l.Addr().String()
+
 	stream := func(lastEventID string) (events []string, data []string) {
-		req, err := http.NewRequest(http.MethodGet, h.url+storePath(m.storeID, "/products/imports/"+id+"/events"), nil)
+		req, err := http.NewRequest(http.MethodGet, base+storePath(m.storeID, "/products/imports/"+id+"/events"), nil)
 		require.NoError(t, err)
 		req.Header.Set("Authorization", "Bearer "+reader)
 		if lastEventID != "" {
@@ -415,7 +426,9 @@ func TestImportEventsStream(t *testing.T) {
 		}
 		return events, data
 	}
+	began := time.Now()
 	events, data := stream("")
+	require.Greater(t, time.Since(began), 1500*time.Millisecond, "the stream outlasted the write timeout")
 	require.Equal(t, "result", events[len(events)-1], "the stream ends with the result")
 	require.GreaterOrEqual(t, strings.Count(strings.Join(events, " "), "progress"), 3, "progress as batches commit: %v", events)
 	require.Contains(t, data[len(data)-1], `"status":"succeeded"`)
