@@ -124,9 +124,27 @@ func EnsureSchedules(ctx context.Context, c client.Client, taskQueue string) err
 			Action: &client.ScheduleWorkflowAction{ID: s.id, Workflow: s.workflow, TaskQueue: taskQueue,
 				TypedSearchAttributes: workflows.Work{Kind: s.kind}.SearchAttributes(), StaticSummary: s.summary},
 		})
-		if err != nil && !errors.Is(err, temporal.ErrScheduleAlreadyRunning) {
+		if errors.Is(err, temporal.ErrScheduleAlreadyRunning) {
+			err = labelSchedule(ctx, c, s.id, workflows.Work{Kind: s.kind}, s.summary)
+		}
+		if err != nil {
 			return fmt.Errorf("schedule %s: %w", s.id, err)
 		}
 	}
 	return nil
+}
+
+// labelSchedule gives a schedule created before workflows carried search
+// attributes its WorkKind and summary; one already labelled is left alone.
+func labelSchedule(ctx context.Context, c client.Client, id string, work workflows.Work, summary string) error {
+	return c.ScheduleClient().GetHandle(ctx, id).Update(ctx, client.ScheduleUpdateOptions{
+		DoUpdate: func(in client.ScheduleUpdateInput) (*client.ScheduleUpdate, error) {
+			action, ok := in.Description.Schedule.Action.(*client.ScheduleWorkflowAction)
+			if !ok || action.StaticSummary == summary {
+				return nil, temporal.ErrSkipScheduleUpdate
+			}
+			action.TypedSearchAttributes, action.StaticSummary = work.SearchAttributes(), summary
+			return &client.ScheduleUpdate{Schedule: &in.Description.Schedule}, nil
+		},
+	})
 }

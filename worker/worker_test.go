@@ -65,6 +65,30 @@ func TestAbandonmentScheduleIsCreatedOnce(t *testing.T) {
 	require.Equal(t, enumspb.SCHEDULE_OVERLAP_POLICY_SKIP, desc.Schedule.Policy.Overlap)
 }
 
+// A schedule created before workflows carried search attributes gets its
+// WorkKind and summary when a worker starts; its spec and action stay.
+func TestOldSchedulesGetTheirSearchAttributes(t *testing.T) {
+	c := testenv.Temporal(t)
+	queue := testenv.TaskQueue(t)
+	ctx := context.Background()
+	_ = c.ScheduleClient().GetHandle(ctx, workflows.PurgeScheduleID).Delete(ctx)
+	_, err := c.ScheduleClient().Create(ctx, client.ScheduleOptions{ID: workflows.PurgeScheduleID,
+		Spec:   client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: time.Hour}}},
+		Action: &client.ScheduleWorkflowAction{ID: workflows.PurgeScheduleID, Workflow: workflows.PurgeExpired, TaskQueue: queue}})
+	require.NoError(t, err)
+	require.NoError(t, worker.EnsureSchedules(ctx, c, queue))
+	desc, err := c.ScheduleClient().GetHandle(ctx, workflows.PurgeScheduleID).Describe(ctx)
+	require.NoError(t, err)
+	action := desc.Schedule.Action.(*client.ScheduleWorkflowAction)
+	require.Equal(t, "PurgeExpired", action.Workflow)
+	require.Contains(t, action.StaticSummary, "expired idempotency keys")
+	kind, ok := action.TypedSearchAttributes.GetKeyword(workflows.WorkKindAttribute)
+	require.True(t, ok)
+	require.Equal(t, string(workflows.KindPurge), kind)
+	require.Equal(t, time.Hour, desc.Schedule.Spec.Intervals[0].Every)
+	require.NoError(t, worker.EnsureSchedules(ctx, c, queue), "a labelled schedule is left alone")
+}
+
 // The sweep workflow runs on a worker and marks carts through the real
 // database.
 func TestAbandonmentSweepWorkflow(t *testing.T) {
