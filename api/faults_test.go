@@ -51,9 +51,6 @@ func startPrivateStack(t *testing.T) *privateStack {
 	ports, err := devenv.FreePorts(3)
 	require.NoError(t, err)
 	s := &privateStack{t: t, dir: dir, pgPort: ports[0], tempPort: ports[1], s3Port: ports[2]}
-	s.startPostgres()
-	s.startTemporal()
-	s.startMinIO()
 	t.Cleanup(func() {
 		if s.minio != nil {
 			_ = s.minio.Stop()
@@ -65,22 +62,46 @@ func startPrivateStack(t *testing.T) *privateStack {
 			_ = s.pg.Stop()
 		}
 	})
+	s.firstStart(&s.pgPort, s.tryPostgres)
+	s.firstStart(&s.tempPort, s.tryTemporal)
+	s.firstStart(&s.s3Port, s.tryMinIO)
 	return s
 }
 
-func (s *privateStack) startPostgres() {
+// firstStart starts a part on a new port when its first port was taken
+// between FreePorts and the bind (other test binaries start servers too).
+// Restarts keep the port: they must come back where the clients look.
+func (s *privateStack) firstStart(port *int, try func() error) {
+	s.t.Helper()
+	for attempt := 1; ; attempt++ {
+		err := try()
+		if err == nil {
+			return
+		}
+		require.Less(s.t, attempt, 3, "start on port %d: %v", *port, err)
+		ports, perr := devenv.FreePorts(1)
+		require.NoError(s.t, perr)
+		*port = ports[0]
+	}
+}
+
+func (s *privateStack) tryPostgres() error {
 	pg, err := devenv.StartPostgres(context.Background(), devenv.PostgresOptions{Dir: filepath.Join(s.dir, "pg"), Port: s.pgPort, Throwaway: true})
-	require.NoError(s.t, err)
 	s.pg = pg
+	return err
 }
 
-func (s *privateStack) startTemporal() {
+func (s *privateStack) tryTemporal() error {
 	tmp, err := devenv.StartTemporal(context.Background(), devenv.TemporalOptions{DBFile: filepath.Join(s.dir, "temporal.db"), Port: s.tempPort})
-	require.NoError(s.t, err)
 	s.temporal = tmp
+	return err
 }
 
-func (s *privateStack) startMinIO() {
+func (s *privateStack) startPostgres() { require.NoError(s.t, s.tryPostgres()) }
+func (s *privateStack) startTemporal() { require.NoError(s.t, s.tryTemporal()) }
+func (s *privateStack) startMinIO()    { require.NoError(s.t, s.tryMinIO()) }
+
+func (s *privateStack) tryMinIO() error {
 	bin := os.Getenv("SVC_MINIO_BIN") // make exports it
 	if bin == "" {
 		found, _ := filepath.Glob("../.bin/minio-*/minio")
@@ -89,8 +110,8 @@ func (s *privateStack) startMinIO() {
 	}
 	m, err := devenv.StartMinIO(context.Background(), devenv.MinIOOptions{Bin: bin, Dir: filepath.Join(s.dir, "minio"),
 		Port: s.s3Port, AccessKey: "faults", SecretKey: "faults-secret"})
-	require.NoError(s.t, err)
 	s.minio = m
+	return err
 }
 
 // restart stops one part, runs during while it is down, keeps it down for

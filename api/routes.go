@@ -84,6 +84,13 @@ func (s *Server) routes() *chi.Mux {
 			settingsRead, settingsWrite := s.requireScope("settings:read"), s.requireScope("settings:write")
 			r.With(settingsRead).Method(http.MethodGet, "/settings", s.handleGetSettings())
 			r.With(settingsWrite).Method(http.MethodPatch, "/settings", s.handleUpdateSettings())
+			r.Route("/locations", func(r chi.Router) {
+				r.With(settingsWrite).Method(http.MethodPost, "/", s.handleCreateLocation())
+				r.With(settingsRead).Method(http.MethodGet, "/", s.handleListLocations())
+				r.With(settingsRead).Method(http.MethodGet, "/{location_id}", s.handleGetLocation())
+				r.With(settingsWrite).Method(http.MethodPatch, "/{location_id}", s.handleUpdateLocation())
+				r.With(settingsWrite).Method(http.MethodDelete, "/{location_id}", s.handleDeleteLocation())
+			})
 			r.Route("/webhooks", func(r chi.Router) {
 				r.With(settingsWrite).Method(http.MethodPost, "/", s.handleCreateWebhook())
 				r.With(settingsRead).Method(http.MethodGet, "/", s.handleListWebhooks())

@@ -37,6 +37,8 @@ func arabicFieldMessage(code string) string {
 		return "العنصر المشار إليه غير موجود في هذا المتجر"
 	case "cycle":
 		return "لا يمكن أن يكون التصنيف أبًا لنفسه أو لأحد أسلافه"
+	case "default_location":
+		return "لا يمكن إيقاف الموقع الافتراضي أو نزع صفته؛ اجعل موقعًا آخر هو الافتراضي أولًا"
 	default:
 		return "القيمة غير صالحة"
 	}

@@ -28,6 +28,19 @@ func Up(ctx context.Context, db *sql.DB) error {
 	return nil
 }
 
+// UpTo applies the migrations up to and including version, as a database
+// of that age has them: tests seed data the old way and then run Up.
+func UpTo(ctx context.Context, db *sql.DB, version int64) error {
+	provider, err := newProvider(db)
+	if err != nil {
+		return err
+	}
+	if _, err := provider.UpTo(ctx, version); err != nil {
+		return fmt.Errorf("apply migrations up to %d: %w", version, err)
+	}
+	return nil
+}
+
 // Version reports the highest migration applied to db.
 func Version(ctx context.Context, db *sql.DB) (int64, error) {
 	provider, err := newProvider(db)

@@ -81,7 +81,7 @@ func (tx *Tx) CreateUserAndStore(ctx context.Context, u *User, s *Store) error {
 		}
 		return fmt.Errorf("create store: %w", err)
 	}
-	return nil
+	return tx.createDefaultLocation(ctx, *s)
 }
 
 // FindUserByEmail returns the user with that email (case-insensitive).
