@@ -63,7 +63,9 @@ type workflowListing struct {
 func TestOperatorsFindAStoresWorkByStoreId(t *testing.T) {
 	rec := newReceiver(t, func(int) int { return http.StatusOK })
 	h := newHarness(t, api.Config{WebhookGuard: webhook.Guard{AllowPrivate: true}, ImportWait: time.Millisecond})
-	h.workerInterceptors = []interceptor.WorkerInterceptor{slowHeartbeats(300 * time.Millisecond)}
+	// Each batch pauses after it commits, so the import is still running
+	// while the test reads its heartbeat, lists running work and queries it.
+	h.workerInterceptors = []interceptor.WorkerInterceptor{slowHeartbeats(1500 * time.Millisecond)}
 	httpClient, err := webhook.Guard{AllowPrivate: true}.NewClient(rec.caFile)
 	require.NoError(t, err)
 	h.startWorker(httpClient)
