@@ -85,8 +85,8 @@ func (p *Pages) ImportsPage() http.Handler {
 		for _, imp := range imports {
 			rows = append(rows, row{imp.ID, string(imp.Status), imp.DryRun, imp.TotalRows, utcTime(imp.CreatedAt)})
 		}
-		p.watchPage(w, "imports.html", p.pageLang(r, user), store, "imports", map[string]any{"Title": watchWords[p.pageLang(r, user)]["imports_title"],
-			"Imports": rows})
+		lang := p.pageLang(r, user)
+		p.watchPage(w, "imports.html", lang, store, "imports", map[string]any{"Title": watchWords[lang]["imports_title"], "Imports": rows})
 		return nil
 	})
 }
