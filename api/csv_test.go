@@ -336,9 +336,13 @@ func TestCSVExportStreamsInFlatMemory(t *testing.T) {
 	h := newHarness(t, api.Config{})
 	m := h.signup("bigexport")
 	token := h.pat(m, "catalog:read")
-	h.exec(`INSERT INTO products (id, store_id, name, description, sku, price, status, quantity)
-		SELECT gen_random_uuid(), $1, 'منتج ' || i, 'A product with a description of a realistic length for the export test', 'EXP-' || i, 1000 + i, 'active', i % 40
-		FROM generate_series(1, 100000) AS i`, m.storeID)
+	h.exec(`WITH p AS (
+			INSERT INTO products (id, store_id, name, description, sku, price, status)
+			SELECT gen_random_uuid(), $1, 'منتج ' || i, 'A product with a description of a realistic length for the export test', 'EXP-' || i, 1000 + i, 'active'
+			FROM generate_series(1, 100000) AS i
+			RETURNING id, store_id, price, sku)
+		INSERT INTO variants (id, store_id, product_id, price, quantity, position, is_default)
+		SELECT gen_random_uuid(), store_id, id, price, substr(sku, 5)::int % 40, 1, true FROM p`, m.storeID)
 
 	defer debug.SetGCPercent(debug.SetGCPercent(10))
 	runtime.GC()

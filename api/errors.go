@@ -79,7 +79,9 @@ var (
 	errDuplicateSKU = newError(http.StatusConflict, "DUPLICATE_SKU",
 		"A product or variant with this SKU already exists in the store", "يوجد منتج أو متغير بنفس رمز SKU في هذا المتجر")
 	errVariantInUse = newError(http.StatusConflict, "VARIANT_IN_USE",
-		"The variant is in an active cart and cannot be deleted", "المتغير موجود في سلة نشطة ولا يمكن حذفه")
+		"The variant is in an active cart or has reserved stock and cannot be deleted", "المتغير موجود في سلة نشطة أو له مخزون محجوز ولا يمكن حذفه")
+	errLastVariant = newError(http.StatusConflict, "LAST_VARIANT",
+		"A product keeps at least one variant; delete the product instead", "يجب أن يبقى للمنتج متغير واحد على الأقل؛ احذف المنتج بدلًا من ذلك")
 	errIdempotencyInProgress = newError(http.StatusConflict, "IDEMPOTENCY_IN_PROGRESS",
 		"A request with this Idempotency-Key is still being processed", "طلب بنفس مفتاح عدم التكرار ما زال قيد المعالجة")
 	errIdempotencyReused = newError(http.StatusUnprocessableEntity, "IDEMPOTENCY_KEY_REUSED",
@@ -128,6 +130,7 @@ func toAPIError(err error) *apiError {
 		invalid    *storage.InvalidError
 		conflict   *storage.ConflictError
 		stock      *storage.StockError
+		stockRule  *storage.StockConflictError
 		transition *storage.TransitionError
 		stale      *storage.StaleDraftError
 		refusal    *temporal.ApplicationError
@@ -144,6 +147,8 @@ func toAPIError(err error) *apiError {
 			MessageAr: fmt.Sprintf("المخزون غير كافٍ للمتغير %s: المتاح %d والمطلوب %d", stock.VariantID, stock.Available, stock.Requested),
 			Fields: []fieldError{{Field: fmt.Sprintf("lines[%d].variant_id", stock.Line), Code: "insufficient_stock",
 				Message: stock.Error(), MessageAr: "المخزون غير كافٍ"}}}
+	case errors.As(err, &stockRule):
+		return stockConflictError(stockRule)
 	case errors.As(err, &transition):
 		return &apiError{Status: http.StatusConflict, Code: "INVALID_STATUS_TRANSITION",
 			Message:     fmt.Sprintf("An order cannot move from %s to %s", transition.From, transition.To),
@@ -179,6 +184,8 @@ func toAPIError(err error) *apiError {
 		return errDuplicateSKU
 	case errors.Is(err, storage.ErrVariantInUse):
 		return errVariantInUse
+	case errors.Is(err, storage.ErrLastVariant):
+		return errLastVariant
 	case errors.Is(err, storage.ErrIdempotencyInProgress):
 		return errIdempotencyInProgress
 	case errors.Is(err, storage.ErrIdempotencyReused):

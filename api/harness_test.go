@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -135,7 +136,11 @@ func newHarnessOver(t *testing.T, cfg api.Config, db *storage.DB, temporal clien
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.ServeHTTP(w, r) }))
 	t.Cleanup(srv.Close)
 	cfg.BaseURL = srv.URL
-	server := api.NewServer(cfg, db, temporal, store, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	var logTo io.Writer = io.Discard
+	if os.Getenv("SVC_TEST_LOG") != "" { // the server's log, to see what a 500 was
+		logTo = os.Stderr
+	}
+	server := api.NewServer(cfg, db, temporal, store, slog.New(slog.NewTextHandler(logTo, nil)))
 	handler = server
 	return &harness{t: t, db: db, blob: store, server: server, url: srv.URL, queue: cfg.TaskQueue, schedule: cfg.WebhookRetrySchedule,
 		temporal: temporal, tracing: cfg.Tracing}
@@ -325,4 +330,39 @@ func awayFromWindowEdge() {
 	if left := time.Until(time.Now().Truncate(time.Minute).Add(time.Minute)); left < 10*time.Second {
 		time.Sleep(left)
 	}
+}
+
+// list is a page's items, or the elements of a bare array answer.
+func (r response) list() []any {
+	if len(r.Raw) > 0 && r.Raw[0] == '[' {
+		var items []any
+		if err := json.Unmarshal(r.Raw, &items); err != nil {
+			panic(err)
+		}
+		return items
+	}
+	items, _ := r.data()["items"].([]any)
+	return items
+}
+
+// fieldError is the 422 entry for one field (nil when absent).
+func (r response) fieldError(name string) map[string]any {
+	e, _ := r.Body["error"].(map[string]any)
+	fields, _ := e["fields"].([]any)
+	for _, f := range fields {
+		if f := f.(map[string]any); f["field"] == name {
+			return f
+		}
+	}
+	return nil
+}
+
+func (r response) fieldCode(name string) string {
+	code, _ := r.fieldError(name)["code"].(string)
+	return code
+}
+
+func (r response) fieldMessageAr(name string) string {
+	msg, _ := r.fieldError(name)["message_ar"].(string)
+	return msg
 }

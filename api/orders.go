@@ -196,6 +196,19 @@ func actor(p *principal) *uuid.UUID {
 	return &id
 }
 
+// stockActor is who the inventory ledger names for a request's stock
+// changes: the app behind an app token, else the merchant user.
+func stockActor(p *principal) storage.Actor {
+	switch {
+	case p == nil:
+		return storage.Actor{Type: "system"}
+	case p.token != nil && p.token.AppID != nil:
+		return storage.Actor{Type: "app", ID: p.token.AppID}
+	default:
+		return storage.UserActor(actor(p))
+	}
+}
+
 // handleCreateOrder serves POST /stores/{store_id}/orders and POST /stores/{store_id}/orders/drafts.
 func (s *Server) handleCreateOrder(draft bool) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {

@@ -91,6 +91,12 @@ func (s *Server) routes() *chi.Mux {
 				r.With(settingsWrite).Method(http.MethodPatch, "/{location_id}", s.handleUpdateLocation())
 				r.With(settingsWrite).Method(http.MethodDelete, "/{location_id}", s.handleDeleteLocation())
 			})
+			inventoryRead, inventoryWrite := s.requireScope("catalog:read"), s.requireScope("catalog:write")
+			r.Route("/inventory", func(r chi.Router) {
+				r.With(inventoryRead).Method(http.MethodGet, "/levels", s.handleListLevels())
+				r.With(inventoryWrite, requireIdempotencyKey).Method(http.MethodPost, "/adjustments", s.handleAdjustInventory())
+				r.With(inventoryRead).Method(http.MethodGet, "/movements", s.handleListMovements())
+			})
 			r.Route("/webhooks", func(r chi.Router) {
 				r.With(settingsWrite).Method(http.MethodPost, "/", s.handleCreateWebhook())
 				r.With(settingsRead).Method(http.MethodGet, "/", s.handleListWebhooks())

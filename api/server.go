@@ -168,6 +168,7 @@ func (s *Server) writeTx(w http.ResponseWriter, r *http.Request, status int, fn 
 	var body []byte
 	pending, _ := r.Context().Value(idempotencyKey).(*pendingKey)
 	err := s.db.InTx(r.Context(), func(tx *storage.Tx) error {
+		tx.ActAs(stockActor(principalFrom(r.Context())))
 		result, err := fn(tx)
 		if err != nil {
 			return err

@@ -71,6 +71,7 @@ type storefrontProductSummary struct {
 	Price       int64           `json:"price"`
 	Currency    string          `json:"currency"`
 	Images      json.RawMessage `json:"images"`
+	Available   bool            `json:"available"` // false when every variant is out of stock
 }
 
 // storefrontProduct is one active product with its variants (always a list).
@@ -80,7 +81,8 @@ type storefrontProduct struct {
 }
 
 func newStorefrontProduct(p storage.Product, currency string) storefrontProductSummary {
-	return storefrontProductSummary{ID: p.ID, Name: p.Name, Description: p.Description, Price: p.Price, Currency: currency, Images: p.Images}
+	return storefrontProductSummary{ID: p.ID, Name: p.Name, Description: p.Description, Price: p.Price, Currency: currency, Images: p.Images,
+		Available: p.Quantity > 0}
 }
 
 // handleStorefrontProducts serves GET /storefront/{subdomain}/products.

@@ -134,8 +134,17 @@ func TestStorefrontCartCheckoutAndProofUpload(t *testing.T) {
 	variantPath := storePath(s.m.storeID, "/products/"+productID+"/variants/"+s.variantID)
 	require.Equal(t, "VARIANT_IN_USE", h.do(request{method: "DELETE", path: variantPath, auth: bearer(s.token)}).errorCode())
 	require.Equal(t, http.StatusOK, h.buyer(s, "PUT", "/carts/"+otherCart, map[string]any{"lines": []any{}}, otherToken).Status)
-	require.Equal(t, http.StatusNoContent, h.do(request{method: "DELETE", path: storePath(s.m.storeID, "/products/"+productID+"/variants/"+s.variantID),
-		auth: bearer(s.token)}).Status)
+	// The order still holds its reservation (decisions §11), and the product
+	// keeps at least one variant.
+	require.Equal(t, "VARIANT_IN_USE", h.do(request{method: "DELETE", path: variantPath, auth: bearer(s.token)}).errorCode())
+	cancelled := h.do(request{method: "DELETE", path: storePath(s.m.storeID, "/orders/"+order["id"].(string)), auth: bearer(s.token)})
+	require.Equal(t, http.StatusNoContent, cancelled.Status, string(cancelled.Raw))
+	last := h.do(request{method: "DELETE", path: variantPath, auth: bearer(s.token)})
+	require.Equal(t, "LAST_VARIANT", last.errorCode(), string(last.Raw))
+	require.NotEmpty(t, last.errorField("message_ar"))
+	require.Equal(t, http.StatusCreated, h.do(request{method: "POST", path: storePath(s.m.storeID, "/products/"+productID+"/variants"),
+		auth: bearer(s.token), body: map[string]any{"options": map[string]any{"size": "L"}}}).Status)
+	require.Equal(t, http.StatusNoContent, h.do(request{method: "DELETE", path: variantPath, auth: bearer(s.token)}).Status)
 }
 
 // mailHTML decodes a message's quoted-printable HTML body.

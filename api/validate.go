@@ -37,6 +37,14 @@ func arabicFieldMessage(code string) string {
 		return "العنصر المشار إليه غير موجود في هذا المتجر"
 	case "cycle":
 		return "لا يمكن أن يكون التصنيف أبًا لنفسه أو لأحد أسلافه"
+	case "multiple_locations":
+		return "المتغير مخزَّن في أكثر من موقع؛ استخدم تعديلات المخزون"
+	case "managed_by_variants":
+		return "للمنتج متغيرات؛ اكتب كمية كل متغير على حدة"
+	case "sign":
+		return "إشارة التغيير لا تناسب السبب: الاستلام يزيد المخزون والتالف ينقصه"
+	case "duplicate":
+		return "تغيير آخر يشير إلى نفس المتغير والموقع"
 	case "default_location":
 		return "لا يمكن إيقاف الموقع الافتراضي أو نزع صفته؛ اجعل موقعًا آخر هو الافتراضي أولًا"
 	default:

@@ -21,13 +21,14 @@ type variantResponse struct {
 	Quantity  int             `json:"quantity"`
 	Options   json.RawMessage `json:"options"`
 	Position  int             `json:"position"`
+	IsDefault bool            `json:"is_default"`
 	CreatedAt time.Time       `json:"created_at"`
 	UpdatedAt time.Time       `json:"updated_at"`
 }
 
 func newVariantResponse(v storage.Variant) variantResponse {
 	return variantResponse{ID: v.ID, ProductID: v.ProductID, SKU: v.SKU, Barcode: v.Barcode, Price: v.Price,
-		CostPrice: v.CostPrice, Quantity: v.Quantity, Options: v.Options, Position: v.Position,
+		CostPrice: v.CostPrice, Quantity: v.Quantity, Options: v.Options, Position: v.Position, IsDefault: v.IsDefault,
 		CreatedAt: v.CreatedAt.UTC(), UpdatedAt: v.UpdatedAt.UTC()}
 }
 
@@ -38,7 +39,7 @@ type createVariantRequest struct {
 	Barcode   *string         `json:"barcode"`
 	Price     *int64          `json:"price"`
 	CostPrice *int64          `json:"cost_price"`
-	Quantity  int             `json:"quantity"`
+	Quantity  *int            `json:"quantity"`
 	Options   json.RawMessage `json:"options"`
 }
 
@@ -56,7 +57,9 @@ func (req createVariantRequest) Valid() []fieldError {
 	if req.CostPrice != nil {
 		c.amount("cost_price", *req.CostPrice)
 	}
-	c.minInt("quantity", int64(req.Quantity), 0)
+	if req.Quantity != nil {
+		c.minInt("quantity", int64(*req.Quantity), 0)
+	}
 	if req.Options != nil && string(req.Options) != "null" && !isJSONObject(req.Options) {
 		c.add("options", "invalid_type", "must be an object")
 	}
@@ -95,7 +98,10 @@ func (s *Server) handleCreateVariant() handlerFunc {
 			return err
 		}
 		v := storage.Variant{StoreID: storeIDFrom(r.Context()), ProductID: productID, SKU: req.SKU, Barcode: req.Barcode,
-			CostPrice: req.CostPrice, Quantity: req.Quantity}
+			CostPrice: req.CostPrice}
+		if req.Quantity != nil {
+			v.Quantity = *req.Quantity
+		}
 		if req.Price != nil {
 			v.Price = *req.Price
 		}
@@ -103,7 +109,7 @@ func (s *Server) handleCreateVariant() handlerFunc {
 			v.Options = req.Options
 		}
 		return s.writeTx(w, r, http.StatusCreated, func(tx *storage.Tx) (any, error) {
-			if err := tx.CreateVariant(r.Context(), &v, req.Price != nil); err != nil {
+			if err := tx.CreateVariant(r.Context(), &v, req.Price != nil, req.Quantity != nil); err != nil {
 				return nil, err
 			}
 			return newVariantResponse(v), nil

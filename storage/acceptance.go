@@ -72,6 +72,7 @@ func (tx *Tx) AcceptPartially(ctx context.Context, storeID, orderID uuid.UUID, l
 		accepted[a.LineID] = a.AcceptedQuantity
 	}
 	result := PartialAcceptance{Restocked: []Restock{}}
+	returnedUnits := map[uuid.UUID]int{}
 	anyReturned := false
 	for i, l := range o.Lines {
 		kept, listed := accepted[l.ID]
@@ -89,12 +90,12 @@ func (tx *Tx) AcceptPartially(ctx context.Context, storeID, orderID uuid.UUID, l
 			return PartialAcceptance{}, fmt.Errorf("record returned pieces: %w", err)
 		}
 		if l.VariantID != nil {
-			if _, err := tx.tx.Exec(ctx, `UPDATE variants SET quantity = quantity + $3 WHERE store_id = $1 AND id = $2`,
-				storeID, *l.VariantID, returned); err != nil {
-				return PartialAcceptance{}, fmt.Errorf("restock: %w", err)
-			}
 			result.Restocked = append(result.Restocked, Restock{VariantID: *l.VariantID, Quantity: returned})
 		}
+		returnedUnits[l.ID] = returned
+	}
+	if err := tx.stockForAcceptance(ctx, o, returnedUnits, UserActor(actor)); err != nil {
+		return PartialAcceptance{}, err
 	}
 	value := AcceptedValue(o.Lines, o.ShippingFee, o.Discount)
 
@@ -145,4 +146,18 @@ func (tx *Tx) AcceptPartially(ctx context.Context, storeID, orderID uuid.UUID, l
 	result.AutoMarkedPaid = !wasPaid && o.PaymentStatus == PaymentPaid
 	result.Order, result.CollectedTotal, result.RefundDue = o, o.CollectedTotal, o.RefundDue
 	return result, nil
+}
+
+// stockForAcceptance settles the stock of a partial acceptance. Pieces of a
+// shipped order came back: they are restocked where they left from. Before
+// shipping, the kept pieces leave the building now and the refused ones
+// were never gone: their reservation is released.
+func (tx *Tx) stockForAcceptance(ctx context.Context, o Order, returned map[uuid.UUID]int, actor Actor) error {
+	if o.Status == OrderShipped {
+		return tx.moveOrderStock(ctx, o, returned, restockUnits, actor)
+	}
+	if err := tx.moveOrderStock(ctx, o, returned, releaseUnits, actor); err != nil {
+		return err
+	}
+	return tx.moveOrderStock(ctx, o, nil, shipUnits, actor)
 }

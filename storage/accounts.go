@@ -198,6 +198,7 @@ type Token struct {
 	Kind       TokenKind
 	StoreID    uuid.UUID
 	UserID     *uuid.UUID
+	AppID      *uuid.UUID // the app an app token was issued to
 	Name       string
 	Hint       string
 	Scopes     []string
@@ -219,11 +220,11 @@ func (t Token) Usable(now time.Time) bool {
 	return t.RevokedAt == nil && (t.ExpiresAt == nil || now.Before(*t.ExpiresAt))
 }
 
-const tokenColumns = `id, kind, store_id, user_id, name, token_hint, scopes, expires_at, revoked_at, last_used_at, created_at`
+const tokenColumns = `id, kind, store_id, user_id, app_id, name, token_hint, scopes, expires_at, revoked_at, last_used_at, created_at`
 
 func scanToken(row pgx.Row) (Token, error) {
 	var t Token
-	err := row.Scan(&t.ID, &t.Kind, &t.StoreID, &t.UserID, &t.Name, &t.Hint, &t.Scopes, &t.ExpiresAt, &t.RevokedAt, &t.LastUsedAt, &t.CreatedAt)
+	err := row.Scan(&t.ID, &t.Kind, &t.StoreID, &t.UserID, &t.AppID, &t.Name, &t.Hint, &t.Scopes, &t.ExpiresAt, &t.RevokedAt, &t.LastUsedAt, &t.CreatedAt)
 	return t, err
 }
 
@@ -247,7 +248,7 @@ func (r reader) FindTokenBySecret(ctx context.Context, secret string) (Token, er
 	var t Token
 	err := r.q.QueryRow(ctx, `SELECT t.`+strings.ReplaceAll(tokenColumns, ", ", ", t.")+`, s.lifecycle_state
 		FROM api_tokens t JOIN stores s ON s.id = t.store_id WHERE t.token_hash = $1`, HashSecret(secret)).Scan(
-		&t.ID, &t.Kind, &t.StoreID, &t.UserID, &t.Name, &t.Hint, &t.Scopes, &t.ExpiresAt, &t.RevokedAt, &t.LastUsedAt, &t.CreatedAt, &t.StoreState)
+		&t.ID, &t.Kind, &t.StoreID, &t.UserID, &t.AppID, &t.Name, &t.Hint, &t.Scopes, &t.ExpiresAt, &t.RevokedAt, &t.LastUsedAt, &t.CreatedAt, &t.StoreState)
 	if err != nil {
 		return Token{}, notFoundIfNoRows(err, "find token")
 	}

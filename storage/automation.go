@@ -290,6 +290,9 @@ func (tx *Tx) ConvertDraft(ctx context.Context, storeID, orderID uuid.UUID, acto
 	if _, err := tx.orderLines(ctx, storeID, requested, true); err != nil {
 		return Order{}, err
 	}
+	if err := tx.reserveOrder(ctx, o, UserActor(actor)); err != nil {
+		return Order{}, err
+	}
 	o.Status, o.UpdatedAt = OrderPending, tx.now()
 	// placed_started_at stays NULL: the dispatcher starts the order-placed
 	// workflow after commit, as for any new order.

@@ -147,7 +147,7 @@ func (r reader) FindCart(ctx context.Context, storeID, cartID uuid.UUID) (Cart, 
 }
 
 func (r reader) cartLines(ctx context.Context, storeID, cartID uuid.UUID) ([]CartLine, error) {
-	rows, err := r.q.Query(ctx, `SELECT l.variant_id, v.product_id, p.name, v.sku, v.options, v.price, l.quantity, v.price * l.quantity
+	rows, err := r.q.Query(ctx, `SELECT l.variant_id, v.product_id, p.name, COALESCE(v.sku, p.sku), v.options, v.price, l.quantity, v.price * l.quantity
 		FROM cart_lines l
 		JOIN variants v ON v.store_id = l.store_id AND v.id = l.variant_id
 		JOIN products p ON p.store_id = v.store_id AND p.id = v.product_id

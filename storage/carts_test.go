@@ -45,7 +45,7 @@ func newCartStore(t *testing.T, thresholdMinutes int) cartStore {
 			return err
 		}
 		v := storage.Variant{StoreID: store.ID, ProductID: p.ID, Price: 45000, Quantity: 100}
-		if err := tx.CreateVariant(ctx, &v, true); err != nil {
+		if err := tx.CreateVariant(ctx, &v, true, true); err != nil {
 			return err
 		}
 		minutes := thresholdMinutes

@@ -82,7 +82,13 @@ type ProductFilter struct {
 	Page       Page
 }
 
-const productColumns = `id, store_id, name, description, sku, price, cost_price, status, quantity, category_id, attributes, images, media_urls, created_at, updated_at`
+// productColumns read a product; its quantity is the sum of its variants'
+// (each the available stock over active locations, decisions §11).
+const productColumns = `id, store_id, name, description, sku, price, cost_price, status,
+	(SELECT COALESCE(sum(v.quantity), 0)::int FROM variants v WHERE v.store_id = products.store_id AND v.product_id = products.id) AS quantity,
+	category_id, attributes, images, media_urls, created_at, updated_at`
+
+const productInsertColumns = `id, store_id, name, description, sku, price, cost_price, status, category_id, attributes, images, media_urls, created_at, updated_at`
 
 func scanProduct(row pgx.Row) (Product, error) {
 	var p Product
@@ -259,12 +265,15 @@ func (tx *Tx) CreateProduct(ctx context.Context, p *Product) error {
 	if err := tx.claimSKU(ctx, p.StoreID, "product", p.ID, nil, p.SKU); err != nil {
 		return err
 	}
-	_, err := tx.tx.Exec(ctx, `INSERT INTO products (`+productColumns+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
-		p.ID, p.StoreID, p.Name, p.Description, p.SKU, p.Price, p.CostPrice, p.Status, p.Quantity, p.CategoryID,
+	_, err := tx.tx.Exec(ctx, `INSERT INTO products (`+productInsertColumns+`)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+		p.ID, p.StoreID, p.Name, p.Description, p.SKU, p.Price, p.CostPrice, p.Status, p.CategoryID,
 		p.Attributes, p.Images, p.MediaURLs, p.CreatedAt, p.UpdatedAt)
 	if err != nil {
 		return fmt.Errorf("create product: %w", categoryRefError(err))
+	}
+	if err := tx.createDefaultVariant(ctx, *p); err != nil {
+		return err
 	}
 	return tx.emitProduct(ctx, EventProductCreated, *p)
 }
@@ -298,9 +307,6 @@ func (tx *Tx) UpdateProduct(ctx context.Context, storeID, id uuid.UUID, upd Prod
 	if upd.Status != nil {
 		p.Status = *upd.Status
 	}
-	if upd.Quantity != nil {
-		p.Quantity = *upd.Quantity
-	}
 	if upd.CategoryID.Set {
 		p.CategoryID = upd.CategoryID.ptr()
 	}
@@ -309,11 +315,14 @@ func (tx *Tx) UpdateProduct(ctx context.Context, storeID, id uuid.UUID, upd Prod
 	}
 	p.UpdatedAt = tx.now()
 	_, err = tx.tx.Exec(ctx, `UPDATE products SET name = $3, description = $4, sku = $5, price = $6, cost_price = $7,
-		status = $8, quantity = $9, category_id = $10, attributes = $11, updated_at = $12
+		status = $8, category_id = $9, attributes = $10, updated_at = $11
 		WHERE store_id = $1 AND id = $2`,
-		storeID, id, p.Name, p.Description, p.SKU, p.Price, p.CostPrice, p.Status, p.Quantity, p.CategoryID, p.Attributes, p.UpdatedAt)
+		storeID, id, p.Name, p.Description, p.SKU, p.Price, p.CostPrice, p.Status, p.CategoryID, p.Attributes, p.UpdatedAt)
 	if err != nil {
 		return Product{}, fmt.Errorf("update product: %w", categoryRefError(err))
+	}
+	if p.Quantity, err = tx.followDefaultVariant(ctx, p, upd); err != nil {
+		return Product{}, err
 	}
 	return p, tx.emitProduct(ctx, EventProductUpdated, p)
 }
@@ -325,7 +334,15 @@ func (tx *Tx) DeleteProduct(ctx context.Context, storeID, id uuid.UUID) (Product
 		storeID, id); err != nil {
 		return Product{}, fmt.Errorf("release product skus: %w", err)
 	}
-	// Variants go with the product (ON DELETE CASCADE).
+	var reserved bool
+	if err := tx.tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM inventory_levels WHERE store_id = $1 AND product_id = $2 AND reserved > 0)`,
+		storeID, id).Scan(&reserved); err != nil {
+		return Product{}, fmt.Errorf("check reservations: %w", err)
+	}
+	if reserved {
+		return Product{}, fmt.Errorf("delete product %s: %w", id, ErrVariantInUse)
+	}
+	// Variants and their levels go with the product (ON DELETE CASCADE).
 	p, err := scanProduct(tx.tx.QueryRow(ctx, `DELETE FROM products WHERE store_id = $1 AND id = $2 RETURNING `+productColumns, storeID, id))
 	if isForeignKeyViolation(err) { // a variant is in an open cart
 		return Product{}, fmt.Errorf("delete product %s: %w", id, ErrVariantInUse)

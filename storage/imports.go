@@ -132,6 +132,12 @@ func (db *DB) ApplyImportBatch(ctx context.Context, storeID, importID uuid.UUID,
 			return err
 		}
 		rowErrs = append(rowErrs, errs...)
+		var stock []levelChange
+		updates, stock, errs, err = tx.planImportStock(ctx, storeID, updates)
+		if err != nil {
+			return err
+		}
+		rowErrs = append(rowErrs, errs...)
 		if !dryRun {
 			if err := tx.insertProducts(ctx, creates); err != nil {
 				return err
@@ -139,10 +145,14 @@ func (db *DB) ApplyImportBatch(ctx context.Context, storeID, importID uuid.UUID,
 			if err := tx.updateProducts(ctx, updates); err != nil {
 				return err
 			}
+			if _, err := tx.writeLevelChanges(ctx, storeID, stock, movementSource{reason: ReasonCorrection, note: "CSV import",
+				actor: tx.movementActor()}); err != nil {
+				return err
+			}
 			if err := tx.emitProducts(ctx, EventProductCreated, creates); err != nil {
 				return err
 			}
-			if err := tx.emitProducts(ctx, EventProductUpdated, updates); err != nil {
+			if err := tx.emitProducts(ctx, EventProductUpdated, updatedProducts(updates)); err != nil {
 				return err
 			}
 		}
@@ -209,7 +219,7 @@ func (tx *Tx) checkImportRefs(ctx context.Context, storeID uuid.UUID, rows []Imp
 
 // planImport sorts rows into products to create and to update, counting
 // rows that would change nothing.
-func (tx *Tx) planImport(ctx context.Context, storeID uuid.UUID, rows []ImportRow) (creates, updates []Product, unchanged int, errs []RowError, err error) {
+func (tx *Tx) planImport(ctx context.Context, storeID uuid.UUID, rows []ImportRow) (creates []Product, updates []importUpdate, unchanged int, errs []RowError, err error) {
 	skus := make([]string, len(rows))
 	for i, r := range rows {
 		skus[i] = r.SKU
@@ -269,7 +279,7 @@ func (tx *Tx) planImport(ctx context.Context, storeID uuid.UUID, rows []ImportRo
 				continue
 			}
 			next.UpdatedAt = now
-			updates = append(updates, next)
+			updates = append(updates, importUpdate{row: r, before: p, after: next})
 		default:
 			sku := r.SKU
 			p := r.apply(Product{ID: NewID(), StoreID: storeID, SKU: &sku, Status: "active",
@@ -279,6 +289,94 @@ func (tx *Tx) planImport(ctx context.Context, storeID uuid.UUID, rows []ImportRo
 		}
 	}
 	return creates, updates, unchanged, errs, nil
+}
+
+// importUpdate is a product a row changes.
+type importUpdate struct {
+	row           ImportRow
+	before, after Product
+}
+
+// planImportStock turns the quantity of updated rows into corrections of
+// their default variants at the default location (decisions §11). A
+// product with real variants, or stocked at another location, refuses the
+// row. The products are locked; this locks their variants, then levels.
+func (tx *Tx) planImportStock(ctx context.Context, storeID uuid.UUID, updates []importUpdate) ([]importUpdate, []levelChange, []RowError, error) {
+	var productIDs []uuid.UUID
+	for _, u := range updates {
+		if u.row.Has["quantity"] && u.after.Quantity != u.before.Quantity {
+			productIDs = append(productIDs, u.after.ID)
+		}
+	}
+	if len(productIDs) == 0 {
+		return updates, nil, nil, nil
+	}
+	rows, err := tx.tx.Query(ctx, `SELECT product_id, id, is_default FROM variants WHERE store_id = $1 AND product_id = ANY ($2)
+		ORDER BY id FOR UPDATE`, storeID, productIDs)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("lock import variants: %w", err)
+	}
+	defaultOf, managed := map[uuid.UUID]uuid.UUID{}, map[uuid.UUID]bool{}
+	var variantIDs []uuid.UUID
+	for rows.Next() {
+		var (
+			productID, id uuid.UUID
+			isDefault     bool
+		)
+		if err := rows.Scan(&productID, &id, &isDefault); err != nil {
+			rows.Close()
+			return nil, nil, nil, fmt.Errorf("lock import variants: %w", err)
+		}
+		if isDefault {
+			defaultOf[productID] = id
+			variantIDs = append(variantIDs, id)
+		} else {
+			managed[productID] = true
+		}
+	}
+	rows.Close()
+	levels, err := tx.lockLevels(ctx, storeID, variantIDs)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	defaultID, err := tx.defaultLocationID(ctx, storeID)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	atDefault, elsewhere := map[uuid.UUID]lockedLevel{}, map[uuid.UUID]bool{}
+	for _, l := range levels {
+		if l.LocationID == defaultID {
+			atDefault[l.VariantID] = l
+		} else if l.OnHand > 0 {
+			elsewhere[l.VariantID] = true
+		}
+	}
+	var (
+		keep    []importUpdate
+		changes []levelChange
+		errs    []RowError
+	)
+	for _, u := range updates {
+		if !u.row.Has["quantity"] || u.after.Quantity == u.before.Quantity {
+			keep = append(keep, u)
+			continue
+		}
+		variantID, ok := defaultOf[u.after.ID]
+		switch {
+		case managed[u.after.ID] || !ok:
+			errs = append(errs, RowError{Row: u.row.Row, Column: "quantity", Code: "managed_by_variants",
+				Message: "the product has variants; give each variant's quantity on its own row"})
+			continue
+		case elsewhere[variantID]:
+			errs = append(errs, RowError{Row: u.row.Row, Column: "quantity", Code: "multiple_locations",
+				Message: "the product is stocked at more than one location; use /inventory/adjustments"})
+			continue
+		}
+		l := atDefault[variantID]
+		changes = append(changes, levelChange{variantID: variantID, locationID: defaultID, onHand: u.after.Quantity + l.Reserved - l.OnHand})
+		keep = append(keep, u)
+	}
+	return keep, changes, errs, nil
 }
 
 // apply writes the row's columns onto p; columns the file lacks stay as they are.
@@ -309,24 +407,57 @@ func (p Product) sameAs(o Product) bool {
 		eqInt(p.CostPrice, o.CostPrice) && p.Quantity == o.Quantity && eqID(p.CategoryID, o.CategoryID)
 }
 
-// insertProducts writes new products and claims their SKUs with COPY, the
-// fastest way into Postgres, inside the batch's transaction.
+// insertProducts writes new products, each with its default variant
+// holding the row's quantity at the default location (a correction in the
+// ledger), and claims their SKUs, all with COPY, the fastest way into
+// Postgres, inside the batch's transaction.
 func (tx *Tx) insertProducts(ctx context.Context, ps []Product) error {
 	if len(ps) == 0 {
 		return nil
 	}
+	defaultID, err := tx.defaultLocationID(ctx, ps[0].StoreID)
+	if err != nil {
+		return err
+	}
+	actor := tx.movementActor()
 	productRows := make([][]any, len(ps))
 	skuRows := make([][]any, len(ps))
+	variantRows := make([][]any, len(ps))
+	levelRows := make([][]any, len(ps))
+	var movementRows [][]any
 	for i, p := range ps {
-		productRows[i] = []any{p.ID, p.StoreID, p.Name, p.Description, *p.SKU, p.Price, p.CostPrice, p.Status, int32(p.Quantity),
+		productRows[i] = []any{p.ID, p.StoreID, p.Name, p.Description, *p.SKU, p.Price, p.CostPrice, p.Status,
 			p.CategoryID, p.Attributes, p.Images, p.MediaURLs, p.CreatedAt, p.UpdatedAt}
 		skuRows[i] = []any{p.StoreID, *p.SKU, "product", p.ID}
+		variantID := NewID()
+		quantity := int32(p.Quantity)
+		variantRows[i] = []any{variantID, p.StoreID, p.ID, p.Price, p.CostPrice, quantity, []byte(`{}`), int32(1), true, p.CreatedAt, p.UpdatedAt}
+		levelRows[i] = []any{p.StoreID, variantID, defaultID, p.ID, quantity, int32(0), p.UpdatedAt}
+		if quantity > 0 {
+			movementRows = append(movementRows, []any{NewID(), p.StoreID, variantID, defaultID, ReasonCorrection, quantity, int32(0),
+				quantity, int32(0), "CSV import", actor.Type, actor.ID, p.UpdatedAt})
+		}
 	}
-	_, err := tx.tx.CopyFrom(ctx, pgx.Identifier{"products"}, []string{"id", "store_id", "name", "description", "sku", "price",
-		"cost_price", "status", "quantity", "category_id", "attributes", "images", "media_urls", "created_at", "updated_at"},
-		pgx.CopyFromRows(productRows))
-	if err != nil {
-		return fmt.Errorf("insert imported products: %w", err)
+	copies := []struct {
+		table   string
+		columns []string
+		rows    [][]any
+	}{
+		{"products", []string{"id", "store_id", "name", "description", "sku", "price", "cost_price", "status", "category_id",
+			"attributes", "images", "media_urls", "created_at", "updated_at"}, productRows},
+		{"variants", []string{"id", "store_id", "product_id", "price", "cost_price", "quantity", "options", "position", "is_default",
+			"created_at", "updated_at"}, variantRows},
+		{"inventory_levels", []string{"store_id", "variant_id", "location_id", "product_id", "on_hand", "reserved", "updated_at"}, levelRows},
+		{"inventory_movements", []string{"id", "store_id", "variant_id", "location_id", "reason", "on_hand_delta", "reserved_delta",
+			"on_hand_after", "reserved_after", "note", "actor_type", "actor_id", "created_at"}, movementRows},
+	}
+	for _, c := range copies {
+		if len(c.rows) == 0 {
+			continue
+		}
+		if _, err := tx.tx.CopyFrom(ctx, pgx.Identifier{c.table}, c.columns, pgx.CopyFromRows(c.rows)); err != nil {
+			return fmt.Errorf("insert imported %s: %w", c.table, err)
+		}
 	}
 	_, err = tx.tx.CopyFrom(ctx, pgx.Identifier{"skus"}, []string{"store_id", "sku", "owner_kind", "owner_id"}, pgx.CopyFromRows(skuRows))
 	if isUniqueViolation(err, "skus_pkey") {
@@ -338,27 +469,41 @@ func (tx *Tx) insertProducts(ctx context.Context, ps []Product) error {
 	return nil
 }
 
-func (tx *Tx) updateProducts(ctx context.Context, ps []Product) error {
-	if len(ps) == 0 {
+func (tx *Tx) updateProducts(ctx context.Context, us []importUpdate) error {
+	if len(us) == 0 {
 		return nil
 	}
-	n := len(ps)
+	n := len(us)
 	ids, names, descs, statuses := make([]uuid.UUID, n), make([]string, n), make([]string, n), make([]string, n)
-	prices, costs, quantities, cats := make([]int64, n), make([]*int64, n), make([]int32, n), make([]*uuid.UUID, n)
-	for i, p := range ps {
+	prices, costs, cats := make([]int64, n), make([]*int64, n), make([]*uuid.UUID, n)
+	for i, u := range us {
+		p := u.after
 		ids[i], names[i], descs[i], statuses[i] = p.ID, p.Name, p.Description, p.Status
-		prices[i], costs[i], quantities[i], cats[i] = p.Price, p.CostPrice, int32(p.Quantity), p.CategoryID
+		prices[i], costs[i], cats[i] = p.Price, p.CostPrice, p.CategoryID
 	}
-	_, err := tx.tx.Exec(ctx, `UPDATE products p SET name = u.name, description = u.description, price = u.price, cost_price = u.cost_price,
-			status = u.status, quantity = u.quantity, category_id = u.category_id, updated_at = $10
-		FROM unnest($2::uuid[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::text[], $8::int[], $9::uuid[])
-			AS u(id, name, description, price, cost_price, status, quantity, category_id)
-		WHERE p.store_id = $1 AND p.id = u.id`,
-		ps[0].StoreID, ids, names, descs, prices, costs, statuses, quantities, cats, ps[0].UpdatedAt)
+	_, err := tx.tx.Exec(ctx, `WITH u AS (
+			SELECT * FROM unnest($2::uuid[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::text[], $8::uuid[])
+				AS u(id, name, description, price, cost_price, status, category_id)
+		), p AS (
+			UPDATE products p SET name = u.name, description = u.description, price = u.price, cost_price = u.cost_price,
+				status = u.status, category_id = u.category_id, updated_at = $9
+			FROM u WHERE p.store_id = $1 AND p.id = u.id
+		)
+		UPDATE variants v SET price = u.price, cost_price = u.cost_price, updated_at = $9
+		FROM u WHERE v.store_id = $1 AND v.product_id = u.id AND v.is_default`,
+		us[0].after.StoreID, ids, names, descs, prices, costs, statuses, cats, us[0].after.UpdatedAt)
 	if err != nil {
 		return fmt.Errorf("update imported products: %w", err)
 	}
 	return nil
+}
+
+func updatedProducts(us []importUpdate) []Product {
+	ps := make([]Product, len(us))
+	for i, u := range us {
+		ps[i] = u.after
+	}
+	return ps
 }
 
 // emitProducts writes one outbox row per product with COPY, then wakes the

@@ -154,6 +154,7 @@ func (tx *Tx) UpdateLocation(ctx context.Context, storeID, id uuid.UUID, upd Loc
 	if upd.Priority != nil {
 		l.Priority = *upd.Priority
 	}
+	wasActive := l.IsActive
 	if upd.IsActive != nil {
 		l.IsActive = *upd.IsActive
 	}
@@ -163,12 +164,25 @@ func (tx *Tx) UpdateLocation(ctx context.Context, storeID, id uuid.UUID, upd Loc
 	if err != nil {
 		return Location{}, locationConflict(err, "update location")
 	}
+	if l.IsActive != wasActive {
+		// A variant's quantity counts active locations only.
+		if _, err := tx.tx.Exec(ctx, `WITH held AS (
+				SELECT id FROM variants WHERE store_id = $1
+				AND id IN (SELECT variant_id FROM inventory_levels WHERE store_id = $1 AND location_id = $2)
+				ORDER BY id FOR UPDATE)
+			UPDATE variants v SET quantity = (SELECT COALESCE(sum(lv.on_hand - lv.reserved), 0) FROM inventory_levels lv
+				JOIN locations loc ON loc.store_id = lv.store_id AND loc.id = lv.location_id AND loc.is_active
+				WHERE lv.store_id = $1 AND lv.variant_id = v.id)
+			FROM held WHERE v.store_id = $1 AND v.id = held.id`, storeID, id); err != nil {
+			return Location{}, fmt.Errorf("recount variants: %w", err)
+		}
+	}
 	return l, nil
 }
 
-// DeleteLocation removes a location that holds nothing. The default one is
-// always in use (ErrLocationInUse); stock, reservations and open shipments
-// will count too once they live on locations.
+// DeleteLocation removes a location that holds nothing: not the default,
+// no stock or reservations, no units of a SHIPPED order sent from it
+// (ErrLocationInUse). Its empty levels go with it; the ledger keeps its history.
 func (tx *Tx) DeleteLocation(ctx context.Context, storeID, id uuid.UUID) error {
 	l, err := scanLocation(tx.tx.QueryRow(ctx, `SELECT `+locationColumns+` FROM locations WHERE store_id = $1 AND id = $2 FOR UPDATE`, storeID, id))
 	if err != nil {
@@ -176,6 +190,19 @@ func (tx *Tx) DeleteLocation(ctx context.Context, storeID, id uuid.UUID) error {
 	}
 	if l.IsDefault {
 		return ErrLocationInUse
+	}
+	var inUse bool
+	if err := tx.tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM inventory_levels WHERE store_id = $1 AND location_id = $2 AND (on_hand > 0 OR reserved > 0))
+		OR EXISTS (SELECT 1 FROM order_allocations a JOIN orders o ON o.store_id = a.store_id AND o.id = a.order_id
+		           WHERE a.store_id = $1 AND a.location_id = $2 AND (a.reserved > 0 OR (a.shipped > 0 AND o.status = 'SHIPPED')))`,
+		storeID, id).Scan(&inUse); err != nil {
+		return fmt.Errorf("check location: %w", err)
+	}
+	if inUse {
+		return ErrLocationInUse
+	}
+	if _, err := tx.tx.Exec(ctx, `DELETE FROM inventory_levels WHERE store_id = $1 AND location_id = $2`, storeID, id); err != nil {
+		return fmt.Errorf("delete empty levels: %w", err)
 	}
 	if _, err := tx.tx.Exec(ctx, `DELETE FROM locations WHERE store_id = $1 AND id = $2`, storeID, id); err != nil {
 		return fmt.Errorf("delete location: %w", err)

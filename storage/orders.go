@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -230,6 +229,9 @@ func (tx *Tx) CreateOrder(ctx context.Context, in NewOrder) (Order, error) {
 	if in.Draft {
 		return o, nil
 	}
+	if err := tx.reserveOrder(ctx, o, UserActor(in.ActorUserID)); err != nil {
+		return Order{}, err
+	}
 	if err := tx.countStatus(ctx, o.StoreID, "", o.Status); err != nil {
 		return Order{}, err
 	}
@@ -264,53 +266,53 @@ func (tx *Tx) orderCustomer(ctx context.Context, in NewOrder) (OrderCustomer, er
 	return OrderCustomer{ID: c.ID, Name: c.Name, Email: c.Email, Phone: c.Phone}, nil
 }
 
-// orderLines snapshots the variants and, when reserve is set, takes the
-// stock. Variants are locked in id order so concurrent orders sharing
-// variants cannot deadlock; a conditional decrement keeps stock from going
-// below zero.
-func (tx *Tx) orderLines(ctx context.Context, storeID uuid.UUID, requested []NewOrderLine, reserve bool) ([]OrderLine, error) {
-	order := make([]int, len(requested))
-	for i := range order {
-		order[i] = i
+// orderLines snapshots the variants (name, SKU — the variant's, else the
+// product's — and price). With lock set it locks them in id order, as every
+// stock write does, so the reservation that follows reads settled stock.
+func (tx *Tx) orderLines(ctx context.Context, storeID uuid.UUID, requested []NewOrderLine, lock bool) ([]OrderLine, error) {
+	ids := make([]uuid.UUID, 0, len(requested))
+	for _, r := range requested {
+		ids = append(ids, r.VariantID)
 	}
-	slices.SortFunc(order, func(a, b int) int {
-		return strings.Compare(requested[a].VariantID.String(), requested[b].VariantID.String())
-	})
-	lines := make([]OrderLine, len(requested))
-	for _, i := range order {
-		req := requested[i]
+	query := `SELECT v.id, v.product_id, p.name, COALESCE(v.sku, p.sku), v.price
+		FROM variants v JOIN products p ON p.store_id = v.store_id AND p.id = v.product_id
+		WHERE v.store_id = $1 AND v.id = ANY ($2) ORDER BY v.id`
+	if lock {
+		query += ` FOR UPDATE OF v`
+	}
+	rows, err := tx.tx.Query(ctx, query, storeID, ids)
+	if err != nil {
+		return nil, fmt.Errorf("read variants: %w", err)
+	}
+	found := map[uuid.UUID]OrderLine{}
+	for rows.Next() {
 		var (
-			l         = OrderLine{Quantity: req.Quantity}
-			variantID = req.VariantID
-			productID uuid.UUID
-			options   json.RawMessage
-			available int
+			l                    OrderLine
+			variantID, productID uuid.UUID
 		)
-		err := tx.tx.QueryRow(ctx, `SELECT v.product_id, p.name, v.sku, v.price, v.quantity, v.options
-			FROM variants v JOIN products p ON p.store_id = v.store_id AND p.id = v.product_id
-			WHERE v.store_id = $1 AND v.id = $2 FOR UPDATE OF v`, storeID, variantID).
-			Scan(&productID, &l.Name, &l.SKU, &l.UnitPrice, &available, &options)
-		if errors.Is(err, pgx.ErrNoRows) {
+		if err := rows.Scan(&variantID, &productID, &l.Name, &l.SKU, &l.UnitPrice); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("read variants: %w", err)
+		}
+		l.VariantID, l.ProductID = &variantID, &productID
+		found[variantID] = l
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read variants: %w", err)
+	}
+	lines := make([]OrderLine, len(requested))
+	for i, req := range requested {
+		l, ok := found[req.VariantID]
+		if !ok {
 			return nil, &InvalidError{Field: fmt.Sprintf("lines[%d].variant_id", i), Code: "not_found", Message: "no such variant in this store"}
 		}
-		if err != nil {
-			return nil, fmt.Errorf("read variant: %w", err)
-		}
-		if reserve {
-			if available < req.Quantity {
-				return nil, &StockError{Line: i, VariantID: variantID, Available: available, Requested: req.Quantity}
-			}
-			if _, err := tx.tx.Exec(ctx, `UPDATE variants SET quantity = quantity - $3, updated_at = $4 WHERE store_id = $1 AND id = $2`,
-				storeID, variantID, req.Quantity, tx.now()); err != nil {
-				return nil, fmt.Errorf("reserve stock: %w", err)
-			}
-		}
-		total, ok := mulAmount(l.UnitPrice, l.Quantity)
+		total, ok := mulAmount(l.UnitPrice, req.Quantity)
 		if !ok || total > MaxAmount {
 			return nil, &InvalidError{Field: fmt.Sprintf("lines[%d].quantity", i), Code: "out_of_range",
 				Message: "the line total must not exceed 10^12 minor units"}
 		}
-		l.VariantID, l.ProductID, l.Total = &variantID, &productID, total
+		l.Quantity, l.Total = req.Quantity, total
 		lines[i] = l
 	}
 	return lines, nil

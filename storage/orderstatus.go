@@ -150,6 +150,9 @@ func (tx *Tx) TransitionOrder(ctx context.Context, storeID, id uuid.UUID, to Ord
 		return tx.cancel(ctx, o, note, actor)
 	}
 	from := o.Status
+	if err := tx.stockForStatus(ctx, &o, to, actor); err != nil {
+		return Order{}, err
+	}
 	o.Status, o.FulfillmentStatus = to, fulfillmentFor(to, o.FulfillmentStatus)
 	if tracking != nil {
 		o.TrackingNumber = tracking
@@ -187,14 +190,8 @@ func (tx *Tx) CancelOrder(ctx context.Context, storeID, id uuid.UUID, reason str
 func (tx *Tx) cancel(ctx context.Context, o Order, reason string, actor *uuid.UUID) (Order, error) {
 	from := o.Status
 	if from != OrderDraft {
-		for _, l := range o.Lines {
-			if l.VariantID == nil {
-				continue
-			}
-			if _, err := tx.tx.Exec(ctx, `UPDATE variants SET quantity = quantity + $3 WHERE store_id = $1 AND id = $2`,
-				o.StoreID, *l.VariantID, l.Quantity-l.ReturnedQuantity); err != nil {
-				return Order{}, fmt.Errorf("restock: %w", err)
-			}
+		if err := tx.moveOrderStock(ctx, o, nil, releaseUnits, UserActor(actor)); err != nil {
+			return Order{}, err
 		}
 	}
 	o.Status, o.UpdatedAt = OrderCancelled, tx.now()
@@ -217,4 +214,28 @@ func (tx *Tx) cancel(ctx context.Context, o Order, reason string, actor *uuid.UU
 		return o, nil
 	}
 	return o, tx.emitStatusChanged(ctx, o, from)
+}
+
+// stockForStatus moves stock with the order: reserved units leave the
+// building when it ships, and everything not yet back returns to stock when
+// it is RETURNED (its lines then count every piece as returned).
+func (tx *Tx) stockForStatus(ctx context.Context, o *Order, to OrderStatus, actor *uuid.UUID) error {
+	switch to {
+	case OrderShipped:
+		return tx.moveOrderStock(ctx, *o, nil, shipUnits, UserActor(actor))
+	case OrderReturned:
+		want := map[uuid.UUID]int{}
+		for i, l := range o.Lines {
+			want[l.ID] = l.Quantity - l.ReturnedQuantity
+			o.Lines[i].ReturnedQuantity = l.Quantity
+		}
+		if err := tx.moveOrderStock(ctx, *o, want, restockUnits, UserActor(actor)); err != nil {
+			return err
+		}
+		if _, err := tx.tx.Exec(ctx, `UPDATE order_lines SET returned_quantity = quantity WHERE store_id = $1 AND order_id = $2`,
+			o.StoreID, o.ID); err != nil {
+			return fmt.Errorf("return lines: %w", err)
+		}
+	}
+	return nil
 }

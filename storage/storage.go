@@ -91,8 +91,21 @@ type DB struct {
 // Tx is one transaction; every write goes through it.
 type Tx struct {
 	reader
-	tx  pgx.Tx
-	now func() time.Time
+	tx    pgx.Tx
+	now   func() time.Time
+	actor Actor // who the stock movements of catalog writes name; the system unless ActAs says
+}
+
+// ActAs names who the transaction's catalog stock writes (quantity fields,
+// imports) are by, for the inventory ledger.
+func (tx *Tx) ActAs(a Actor) { tx.actor = a }
+
+// movementActor is the actor of the transaction's stock writes.
+func (tx *Tx) movementActor() Actor {
+	if tx.actor.Type == "" {
+		return Actor{Type: "system"}
+	}
+	return tx.actor
 }
 
 // Open connects to Postgres and checks the connection.

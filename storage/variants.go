@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -23,6 +24,7 @@ type Variant struct {
 	Quantity  int
 	Options   json.RawMessage
 	Position  int
+	IsDefault bool // the variant a product without options sells as (decisions §11)
 	CreatedAt time.Time
 	UpdatedAt time.Time
 }
@@ -38,13 +40,80 @@ type VariantUpdate struct {
 	Position  *int
 }
 
-const variantColumns = `id, store_id, product_id, sku, barcode, price, cost_price, quantity, options, position, created_at, updated_at`
+const variantColumns = `id, store_id, product_id, sku, barcode, price, cost_price, quantity, options, position, is_default, created_at, updated_at`
 
 func scanVariant(row pgx.Row) (Variant, error) {
 	var v Variant
 	err := row.Scan(&v.ID, &v.StoreID, &v.ProductID, &v.SKU, &v.Barcode, &v.Price, &v.CostPrice, &v.Quantity,
-		&v.Options, &v.Position, &v.CreatedAt, &v.UpdatedAt)
+		&v.Options, &v.Position, &v.IsDefault, &v.CreatedAt, &v.UpdatedAt)
 	return v, err
+}
+
+// ErrLastVariant refuses deleting a product's only variant.
+var ErrLastVariant = errors.New("last variant")
+
+// createDefaultVariant gives a new product its default variant (no options,
+// no SKU, the product's price) holding p.Quantity at the default location.
+func (tx *Tx) createDefaultVariant(ctx context.Context, p Product) error {
+	v := Variant{ID: NewID(), StoreID: p.StoreID, ProductID: p.ID, Price: p.Price, CostPrice: p.CostPrice,
+		Options: json.RawMessage(`{}`), Position: 1, IsDefault: true, CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt}
+	if _, err := tx.tx.Exec(ctx, `INSERT INTO variants (`+variantColumns+`) VALUES ($1, $2, $3, NULL, NULL, $4, $5, 0, $6, 1, true, $7, $7)`,
+		v.ID, v.StoreID, v.ProductID, v.Price, v.CostPrice, v.Options, v.CreatedAt); err != nil {
+		return fmt.Errorf("create default variant: %w", err)
+	}
+	return tx.setDefaultOnHand(ctx, p.StoreID, v.ID, p.Quantity, tx.movementActor())
+}
+
+// followDefaultVariant carries a product update to its default variant:
+// price and cost follow the product, and a quantity write is the default
+// variant's. A product with real variants refuses `quantity`. It returns
+// the product's quantity after the update.
+func (tx *Tx) followDefaultVariant(ctx context.Context, p Product, upd ProductUpdate) (int, error) {
+	var (
+		defaultID *uuid.UUID
+		others    bool
+	)
+	rows, err := tx.tx.Query(ctx, `SELECT id, is_default FROM variants WHERE store_id = $1 AND product_id = $2 ORDER BY id FOR UPDATE`, p.StoreID, p.ID)
+	if err != nil {
+		return 0, fmt.Errorf("read variants: %w", err)
+	}
+	for rows.Next() {
+		var (
+			id        uuid.UUID
+			isDefault bool
+		)
+		if err := rows.Scan(&id, &isDefault); err != nil {
+			rows.Close()
+			return 0, fmt.Errorf("read variants: %w", err)
+		}
+		if isDefault {
+			defaultID = &id
+		} else {
+			others = true
+		}
+	}
+	rows.Close()
+	if upd.Quantity != nil {
+		if others || defaultID == nil {
+			return 0, &InvalidError{Field: "quantity", Code: "managed_by_variants",
+				Message: "the product has variants; write each variant's quantity instead"}
+		}
+		if err := tx.setDefaultOnHand(ctx, p.StoreID, *defaultID, *upd.Quantity, tx.movementActor()); err != nil {
+			return 0, err
+		}
+	}
+	if defaultID != nil && (upd.Price != nil || upd.CostPrice.Set) {
+		if _, err := tx.tx.Exec(ctx, `UPDATE variants SET price = $3, cost_price = $4, updated_at = $5 WHERE store_id = $1 AND id = $2`,
+			p.StoreID, *defaultID, p.Price, p.CostPrice, tx.now()); err != nil {
+			return 0, fmt.Errorf("update default variant: %w", err)
+		}
+	}
+	var quantity int
+	if err := tx.tx.QueryRow(ctx, `SELECT COALESCE(sum(quantity), 0)::int FROM variants WHERE store_id = $1 AND product_id = $2`,
+		p.StoreID, p.ID).Scan(&quantity); err != nil {
+		return 0, fmt.Errorf("read product quantity: %w", err)
+	}
+	return quantity, nil
 }
 
 // FindVariants lists a product's variants by position.
@@ -75,31 +144,66 @@ func (tx *Tx) lockProduct(ctx context.Context, storeID, productID uuid.UUID) (Pr
 }
 
 // CreateVariant adds a variant at the end of the product's list. Price
-// defaults to the product's when zero-valued Price is not explicitly set.
-func (tx *Tx) CreateVariant(ctx context.Context, v *Variant, priceSet bool) error {
+// defaults to the product's when not set. On a product that still sells as
+// its default variant, the new variant converts that one in place: same
+// id, stock and history (decisions §11). A set quantity is a quantity write
+// at the default location.
+func (tx *Tx) CreateVariant(ctx context.Context, v *Variant, priceSet, quantitySet bool) error {
 	p, err := tx.lockProduct(ctx, v.StoreID, v.ProductID)
 	if err != nil {
 		return err
 	}
-	v.ID = NewID()
 	if !priceSet {
 		v.Price = p.Price
 	}
 	if len(v.Options) == 0 {
 		v.Options = json.RawMessage(`{}`)
 	}
-	if err := tx.claimSKU(ctx, v.StoreID, "variant", v.ID, nil, v.SKU); err != nil {
-		return err
-	}
 	now := tx.now()
-	v.CreatedAt, v.UpdatedAt = now, now
-	err = tx.tx.QueryRow(ctx, `INSERT INTO variants (`+variantColumns+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9,
-		        (SELECT COALESCE(max(position), 0) + 1 FROM variants WHERE store_id = $2 AND product_id = $3), $10, $10)
-		RETURNING position`,
-		v.ID, v.StoreID, v.ProductID, v.SKU, v.Barcode, v.Price, v.CostPrice, v.Quantity, v.Options, now).Scan(&v.Position)
+	var only []Variant
+	rows, err := tx.tx.Query(ctx, `SELECT `+variantColumns+` FROM variants WHERE store_id = $1 AND product_id = $2 ORDER BY id LIMIT 2 FOR UPDATE`,
+		v.StoreID, v.ProductID)
 	if err != nil {
-		return fmt.Errorf("create variant: %w", err)
+		return fmt.Errorf("read variants: %w", err)
+	}
+	if only, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (Variant, error) { return scanVariant(row) }); err != nil {
+		return fmt.Errorf("read variants: %w", err)
+	}
+	if len(only) == 1 && only[0].IsDefault {
+		d := only[0]
+		v.ID, v.Position, v.CreatedAt, v.UpdatedAt = d.ID, d.Position, d.CreatedAt, now
+		if err := tx.claimSKU(ctx, v.StoreID, "variant", v.ID, nil, v.SKU); err != nil {
+			return err
+		}
+		if _, err := tx.tx.Exec(ctx, `UPDATE variants SET sku = $3, barcode = $4, price = $5, cost_price = $6, options = $7,
+				is_default = false, updated_at = $8 WHERE store_id = $1 AND id = $2`,
+			v.StoreID, v.ID, v.SKU, v.Barcode, v.Price, v.CostPrice, v.Options, now); err != nil {
+			return fmt.Errorf("convert default variant: %w", err)
+		}
+	} else {
+		v.ID = NewID()
+		if err := tx.claimSKU(ctx, v.StoreID, "variant", v.ID, nil, v.SKU); err != nil {
+			return err
+		}
+		v.CreatedAt, v.UpdatedAt = now, now
+		err = tx.tx.QueryRow(ctx, `INSERT INTO variants (`+variantColumns+`)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, 0, $8,
+			        (SELECT COALESCE(max(position), 0) + 1 FROM variants WHERE store_id = $2 AND product_id = $3), false, $9, $9)
+			RETURNING position`,
+			v.ID, v.StoreID, v.ProductID, v.SKU, v.Barcode, v.Price, v.CostPrice, v.Options, now).Scan(&v.Position)
+		if err != nil {
+			return fmt.Errorf("create variant: %w", err)
+		}
+		quantitySet = true // a new variant's level starts at its quantity (0 when none is given)
+	}
+	v.IsDefault = false
+	if quantitySet {
+		if err := tx.setDefaultOnHand(ctx, v.StoreID, v.ID, v.Quantity, tx.movementActor()); err != nil {
+			return err
+		}
+	}
+	if err := tx.tx.QueryRow(ctx, `SELECT quantity FROM variants WHERE store_id = $1 AND id = $2`, v.StoreID, v.ID).Scan(&v.Quantity); err != nil {
+		return fmt.Errorf("read variant quantity: %w", err)
 	}
 	return tx.touchProduct(ctx, v.StoreID, v.ProductID)
 }
@@ -135,9 +239,6 @@ func (tx *Tx) UpdateVariant(ctx context.Context, storeID, productID, id uuid.UUI
 		v.CostPrice = upd.CostPrice.ptr()
 		set["cost_price"] = v.CostPrice
 	}
-	if upd.Quantity != nil {
-		v.Quantity, set["quantity"] = *upd.Quantity, *upd.Quantity
-	}
 	if upd.Options != nil {
 		v.Options, set["options"] = upd.Options, upd.Options
 	}
@@ -154,6 +255,14 @@ func (tx *Tx) UpdateVariant(ctx context.Context, storeID, productID, id uuid.UUI
 	if _, err := tx.tx.Exec(ctx, query, args...); err != nil {
 		return Variant{}, fmt.Errorf("update variant: %w", err)
 	}
+	if upd.Quantity != nil {
+		if err := tx.setDefaultOnHand(ctx, storeID, id, *upd.Quantity, tx.movementActor()); err != nil {
+			return Variant{}, err
+		}
+		if err := tx.tx.QueryRow(ctx, `SELECT quantity FROM variants WHERE store_id = $1 AND id = $2`, storeID, id).Scan(&v.Quantity); err != nil {
+			return Variant{}, fmt.Errorf("read variant quantity: %w", err)
+		}
+	}
 	return v, tx.touchProduct(ctx, storeID, productID)
 }
 
@@ -161,6 +270,30 @@ func (tx *Tx) UpdateVariant(ctx context.Context, storeID, productID, id uuid.UUI
 func (tx *Tx) DeleteVariant(ctx context.Context, storeID, productID, id uuid.UUID) error {
 	if _, err := tx.lockProduct(ctx, storeID, productID); err != nil {
 		return err
+	}
+	var (
+		count int
+		inUse bool
+	)
+	if err := tx.tx.QueryRow(ctx, `SELECT count(*),
+			EXISTS (SELECT 1 FROM inventory_levels WHERE store_id = $1 AND variant_id = $3 AND reserved > 0)
+			OR EXISTS (SELECT 1 FROM cart_lines WHERE store_id = $1 AND variant_id = $3)
+		FROM variants WHERE store_id = $1 AND product_id = $2`, storeID, productID, id).Scan(&count, &inUse); err != nil {
+		return fmt.Errorf("check variant: %w", err)
+	}
+	if inUse {
+		return fmt.Errorf("delete variant %s: %w", id, ErrVariantInUse)
+	}
+	if count == 1 {
+		var exists bool
+		if err := tx.tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM variants WHERE store_id = $1 AND product_id = $2 AND id = $3)`,
+			storeID, productID, id).Scan(&exists); err != nil {
+			return fmt.Errorf("check variant: %w", err)
+		}
+		if !exists {
+			return fmt.Errorf("delete variant %s: %w", id, ErrNotFound)
+		}
+		return ErrLastVariant
 	}
 	var sku *string
 	err := tx.tx.QueryRow(ctx, `DELETE FROM variants WHERE store_id = $1 AND product_id = $2 AND id = $3 RETURNING sku`,

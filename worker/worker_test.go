@@ -108,7 +108,7 @@ func TestAbandonmentSweepWorkflow(t *testing.T) {
 			return err
 		}
 		v := storage.Variant{StoreID: store.ID, ProductID: p.ID, Price: 45000, Quantity: 5}
-		if err := tx.CreateVariant(ctx, &v, true); err != nil {
+		if err := tx.CreateVariant(ctx, &v, true, true); err != nil {
 			return err
 		}
 		cart, _, err := tx.CreateCart(ctx, store.ID)

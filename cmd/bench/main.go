@@ -275,15 +275,19 @@ func seed(ctx context.Context, db *database, productCount, tokenCount int) (uuid
 	if err != nil {
 		return uuid.Nil, nil, err
 	}
-	_, err = db.Pool.Exec(ctx, `INSERT INTO products (id, store_id, name, description, sku, price, cost_price, status, quantity, attributes, created_at, updated_at)
-		SELECT gen_random_uuid(), $1, 'Product ' || i, 'A product used by the benchmark', 'SKU-' || i, 1000 + i, NULLIF(i % 3, 0) * 500,
-		       'active', i % 50, jsonb_build_object('colour', 'red', 'size', 'M'),
-		       now() - (i || ' seconds')::interval, now()
-		FROM generate_series(1, $2) AS i`, store.ID, productCount)
+	_, err = db.Pool.Exec(ctx, `WITH p AS (
+			INSERT INTO products (id, store_id, name, description, sku, price, cost_price, status, attributes, created_at, updated_at)
+			SELECT gen_random_uuid(), $1, 'Product ' || i, 'A product used by the benchmark', 'SKU-' || i, 1000 + i, NULLIF(i % 3, 0) * 500,
+			       'active', jsonb_build_object('colour', 'red', 'size', 'M'),
+			       now() - (i || ' seconds')::interval, now()
+			FROM generate_series(1, $2) AS i
+			RETURNING id, store_id, price, cost_price, substr(sku, 5)::int AS i)
+		INSERT INTO variants (id, store_id, product_id, price, cost_price, quantity, position, is_default)
+		SELECT gen_random_uuid(), store_id, id, price, cost_price, i % 50, 1, true FROM p`, store.ID, productCount)
 	if err != nil {
 		return uuid.Nil, nil, fmt.Errorf("seed products: %w", err)
 	}
-	_, err = db.Pool.Exec(ctx, `ANALYZE products`)
+	_, err = db.Pool.Exec(ctx, `ANALYZE products, variants`)
 	return store.ID, secrets, err
 }
 

@@ -212,7 +212,7 @@ func seedOrderStore(ctx context.Context, db *storage.DB, tokenCount int) (uuid.U
 		}
 		for i := range 5 {
 			v := storage.Variant{StoreID: store.ID, ProductID: p.ID, Price: int64(10000 * (i + 1)), Quantity: 1_000_000_000}
-			if err := tx.CreateVariant(ctx, &v, true); err != nil {
+			if err := tx.CreateVariant(ctx, &v, true, true); err != nil {
 				return err
 			}
 			variants = append(variants, v.ID)

@@ -274,7 +274,7 @@ func seedStoreWithStock(t *testing.T, db *storage.DB, subdomain string) (storage
 			return err
 		}
 		v := storage.Variant{StoreID: store.ID, ProductID: p.ID, Price: 45000, Quantity: 1_000_000}
-		if err := tx.CreateVariant(ctx, &v, true); err != nil {
+		if err := tx.CreateVariant(ctx, &v, true, true); err != nil {
 			return err
 		}
 		variantID = v.ID
