@@ -85,7 +85,7 @@ type ProductFilter struct {
 // productColumns read a product; its quantity is the sum of its variants'
 // (each the available stock over active locations, decisions §11).
 const productColumns = `id, store_id, name, description, sku, price, cost_price, status,
-	(SELECT COALESCE(sum(v.quantity), 0)::int FROM variants v WHERE v.store_id = products.store_id AND v.product_id = products.id) AS quantity,
+	(SELECT COALESCE(sum(v.quantity), 0)::bigint FROM variants v WHERE v.store_id = products.store_id AND v.product_id = products.id) AS quantity,
 	category_id, attributes, images, media_urls, created_at, updated_at`
 
 const productInsertColumns = `id, store_id, name, description, sku, price, cost_price, status, category_id, attributes, images, media_urls, created_at, updated_at`

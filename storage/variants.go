@@ -109,7 +109,7 @@ func (tx *Tx) followDefaultVariant(ctx context.Context, p Product, upd ProductUp
 		}
 	}
 	var quantity int
-	if err := tx.tx.QueryRow(ctx, `SELECT COALESCE(sum(quantity), 0)::int FROM variants WHERE store_id = $1 AND product_id = $2`,
+	if err := tx.tx.QueryRow(ctx, `SELECT COALESCE(sum(quantity), 0)::bigint FROM variants WHERE store_id = $1 AND product_id = $2`,
 		p.StoreID, p.ID).Scan(&quantity); err != nil {
 		return 0, fmt.Errorf("read product quantity: %w", err)
 	}

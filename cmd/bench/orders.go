@@ -84,6 +84,11 @@ func runOrderBench(ctx context.Context, dbURL string, duration time.Duration, co
 		bareRun, realRun = bareRun.merge(b), realRun.merge(r)
 	}
 
+	hot, err := runHotVariant(ctx, db, client, url, storeID, customerID, secrets, addressJSON, duration/2)
+	if err != nil {
+		return "", err
+	}
+
 	seeded, seedTime, err := seedManyOrders(ctx, db, storeID, customerID, seedOrders)
 	if err != nil {
 		return "", err
@@ -117,11 +122,23 @@ func runOrderBench(ctx context.Context, dbURL string, duration time.Duration, co
 	fmt.Fprintf(&b, "stock rows and the store's number counter, so orders serialise on them in both paths); %d concurrent\n", concurrency)
 	fmt.Fprintf(&b, "clients; bare and real alternate in two rounds of %s; the real path spreads over %d tokens.\n\n", duration/2, tokenCount)
 	fmt.Fprintf(&b, "| order create, 5 lines | orders/s | p50 | p99 |\n|---|---:|---:|---:|\n")
-	fmt.Fprintf(&b, "| bare: `storage.CreateOrder` in a transaction (stock, number, lines, activity, trust check, outbox) | %.0f | %s | %s |\n",
+	fmt.Fprintf(&b, "| bare: `storage.CreateOrder` in a transaction (reservation by location and its movements, number, lines, activity, trust check, outbox) | %.0f | %s | %s |\n",
 		bareRun.rps(), ms(bareRun.percentile(0.5)), ms(bareRun.percentile(0.99)))
 	fmt.Fprintf(&b, "| real: HTTP + token auth + rate limiter + Idempotency-Key (claim, and stored with the order) + validation + the same transaction | %.0f | %s | %s |\n\n",
 		realRun.rps(), ms(realRun.percentile(0.5)), ms(realRun.percentile(0.99)))
 	fmt.Fprintf(&b, "**Real / bare: %.0f%%** (goal ≥ 40%%: %s).\n\n", 100*ratio, verdict(ratio >= 0.4))
+	oversold := max(hot.placed-hot.stock, 0)
+	fmt.Fprintf(&b, "Hot variant: %d clients order one unit each of the same variant through the real path (no Idempotency-Key), for %s each:\n\n",
+		hotVariantClients, duration/2)
+	fmt.Fprintf(&b, "| hot variant, 1 line | orders/s placed | refused/s | p50 | p99 |\n|---|---:|---:|---:|---:|\n")
+	fmt.Fprintf(&b, "| stock to spare | %.0f | 0 | %s | %s |\n", hot.throughput.rps(), ms(hot.throughput.percentile(0.5)), ms(hot.throughput.percentile(0.99)))
+	elapsed := hot.sellout.elapsed.Seconds()
+	fmt.Fprintf(&b, "| %d in stock, selling out | %.0f | %.0f | %s | %s |\n\n", hot.stock, float64(hot.sellout.statuses[http.StatusCreated])/elapsed,
+		float64(hot.sellout.statuses[http.StatusConflict])/elapsed, ms(hot.sellout.percentile(0.5)), ms(hot.sellout.percentile(0.99)))
+	fmt.Fprintf(&b, "Sell-out: %d orders placed (%d units) for %d in stock, %d refused with 409 `INSUFFICIENT_STOCK`, %d other answers; the level ends at on_hand %d, reserved %d. **Oversold units: %d** (goal 0: %s).\n\n",
+		hot.sellout.statuses[http.StatusCreated], hot.placed, hot.stock, hot.sellout.statuses[http.StatusConflict],
+		hot.sellout.requests-hot.sellout.statuses[http.StatusCreated]-hot.sellout.statuses[http.StatusConflict], hot.onHand, hot.reserved,
+		oversold, verdict(oversold == 0 && hot.reserved == hot.placed))
 	fmt.Fprintf(&b, "Then %d more orders were written straight into the store (%s), %d orders in all:\n\n", seeded, seedTime.Round(time.Second), seeded+realRun.requests+bareRun.requests)
 	fmt.Fprintf(&b, "| read, 4 concurrent clients | requests/s | p50 | p95 | p99 |\n|---|---:|---:|---:|---:|\n")
 	for _, row := range []struct {
@@ -161,6 +178,82 @@ func closedLoopStatus(client *http.Client, mk func() (*http.Request, error), con
 	}
 	rec.errors = rec.requests - rec.statuses[want]
 	return rec.result, nil
+}
+
+// hotVariantClients order one variant at once in the hot-variant run.
+const hotVariantClients = 32
+
+// hotVariant is the hot-variant run: every client orders one unit of the
+// same variant, first with stock to spare (throughput), then with little
+// stock until it sells out (no oversell).
+type hotVariant struct {
+	throughput       result
+	sellout          result
+	stock, placed    int
+	onHand, reserved int
+}
+
+func runHotVariant(ctx context.Context, db *database, client *http.Client, url string, storeID, customerID uuid.UUID, secrets []string,
+	address json.RawMessage, d time.Duration) (hotVariant, error) {
+	var out hotVariant
+	order := func(variant uuid.UUID) func() (*http.Request, error) {
+		body, _ := json.Marshal(map[string]any{"customer_id": customerID.String(), "shipping_address": address, "payment_method": "cod",
+			"lines": []any{map[string]any{"variant_id": variant.String(), "quantity": 1}}})
+		var n atomic.Uint64
+		return func() (*http.Request, error) {
+			i := n.Add(1)
+			req, err := http.NewRequest(http.MethodPost, url+"/api/v1/stores/"+storeID.String()+"/orders", bytes.NewReader(body))
+			if err == nil {
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Authorization", "Bearer "+secrets[i%uint64(len(secrets))])
+			}
+			return req, err
+		}
+	}
+	newVariant := func(stock int) (uuid.UUID, error) {
+		p := storage.Product{StoreID: storeID, Name: "Hot item", Price: 9900, Quantity: stock}
+		if err := db.InTx(ctx, func(tx *storage.Tx) error { return tx.CreateProduct(ctx, &p) }); err != nil {
+			return uuid.Nil, err
+		}
+		variants, err := db.FindVariants(ctx, storeID, p.ID)
+		if err != nil {
+			return uuid.Nil, err
+		}
+		return variants[0].ID, nil // its default variant
+	}
+	plenty, err := newVariant(1_000_000_000)
+	if err != nil {
+		return out, err
+	}
+	if out.throughput, err = closedLoopStatus(client, order(plenty), hotVariantClients, d, http.StatusCreated); err != nil {
+		return out, err
+	}
+	out.stock = 500
+	scarce, err := newVariant(out.stock)
+	if err != nil {
+		return out, err
+	}
+	rec := &recorder{result: result{statuses: map[int]int{}}}
+	deadline, start := time.Now().Add(d), time.Now()
+	var wg sync.WaitGroup
+	mk := order(scarce)
+	for range hotVariantClients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Now().Before(deadline) {
+				once(client, mk, rec)
+			}
+		}()
+	}
+	wg.Wait()
+	rec.elapsed = time.Since(start)
+	out.sellout = rec.result
+	err = db.Pool.QueryRow(ctx, `SELECT COALESCE((SELECT sum(quantity) FROM order_lines WHERE store_id = $1 AND variant_id = $2), 0),
+			(SELECT on_hand FROM inventory_levels WHERE store_id = $1 AND variant_id = $2),
+			(SELECT reserved FROM inventory_levels WHERE store_id = $1 AND variant_id = $2)`, storeID, scarce).
+		Scan(&out.placed, &out.onHand, &out.reserved)
+	return out, err
 }
 
 // bareLoop runs fn from concurrency goroutines for d.
