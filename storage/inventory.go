@@ -217,14 +217,8 @@ func (tx *Tx) writeLevelChanges(ctx context.Context, storeID uuid.UUID, changes 
 			newVariants, newLocations = append(newVariants, variants[i]), append(newLocations, locations[i])
 		}
 	}
-	if len(newVariants) > 0 {
-		if _, err := tx.tx.Exec(ctx, `INSERT INTO inventory_levels (store_id, variant_id, location_id, product_id, updated_at)
-			SELECT $1, v.id, n.location_id, v.product_id, $4
-			FROM unnest($2::uuid[], $3::uuid[]) AS n(variant_id, location_id) JOIN variants v ON v.store_id = $1 AND v.id = n.variant_id
-			ORDER BY v.id, n.location_id
-			ON CONFLICT DO NOTHING`, storeID, newVariants, newLocations, tx.now()); err != nil {
-			return nil, fmt.Errorf("open stock levels: %w", err)
-		}
+	if err := tx.openLevels(ctx, storeID, newVariants, newLocations); err != nil {
+		return nil, err
 	}
 	rows, err := tx.tx.Query(ctx, `WITH ch AS (
 			SELECT * FROM unnest($2::uuid[], $3::uuid[], $4::int[], $5::int[]) WITH ORDINALITY AS c(variant_id, location_id, d_on_hand, d_reserved, n)
@@ -263,6 +257,22 @@ func (tx *Tx) writeLevelChanges(ctx context.Context, storeID uuid.UUID, changes 
 		return nil, errLevelMoved
 	}
 	return movements, nil
+}
+
+// openLevels creates the missing (variant, location) levels at zero, in
+// lock order. Variants that do not exist are skipped.
+func (tx *Tx) openLevels(ctx context.Context, storeID uuid.UUID, variants, locations []uuid.UUID) error {
+	if len(variants) == 0 {
+		return nil
+	}
+	if _, err := tx.tx.Exec(ctx, `INSERT INTO inventory_levels (store_id, variant_id, location_id, product_id, updated_at)
+		SELECT $1, v.id, n.location_id, v.product_id, $4
+		FROM unnest($2::uuid[], $3::uuid[]) AS n(variant_id, location_id) JOIN variants v ON v.store_id = $1 AND v.id = n.variant_id
+		ORDER BY v.id, n.location_id
+		ON CONFLICT DO NOTHING`, storeID, variants, locations, tx.now()); err != nil {
+		return fmt.Errorf("open stock levels: %w", err)
+	}
+	return nil
 }
 
 // reserveOrder takes stock for every line of a placed order (lines carry
@@ -472,20 +482,12 @@ func (tx *Tx) setDefaultOnHand(ctx context.Context, storeID, variantID uuid.UUID
 		}
 	}
 	delta := quantity + current.Reserved - current.OnHand
-	if delta == 0 && current.VariantID != uuid.Nil {
-		return nil
+	if delta == 0 { // nothing moves; a new variant still gets its level
+		return tx.openLevels(ctx, storeID, []uuid.UUID{variantID}, []uuid.UUID{defaultID})
 	}
 	_, err = tx.writeLevelChanges(ctx, storeID, []levelChange{{variantID: variantID, locationID: defaultID, onHand: delta}},
 		movementSource{reason: ReasonCorrection, actor: actor})
-	if delta == 0 { // a new variant with nothing: its level row, no movement
-		_, err = tx.tx.Exec(ctx, `INSERT INTO inventory_levels (store_id, variant_id, location_id, product_id, updated_at)
-			SELECT store_id, id, $3, product_id, $4 FROM variants WHERE store_id = $1 AND id = $2 ON CONFLICT DO NOTHING`,
-			storeID, variantID, defaultID, tx.now())
-	}
-	if err != nil {
-		return fmt.Errorf("write quantity: %w", err)
-	}
-	return nil
+	return err
 }
 
 // AdjustmentChange is one line of an adjustment: a signed delta to on_hand
@@ -629,12 +631,8 @@ func (tx *Tx) Adjust(ctx context.Context, storeID uuid.UUID, in Adjustment) (Adj
 		return AdjustmentResult{}, err
 	}
 	// A change that set on_hand to what it was writes no movement, but its level is still answered.
-	for i, c := range in.Changes {
-		if _, err := tx.tx.Exec(ctx, `INSERT INTO inventory_levels (store_id, variant_id, location_id, product_id, updated_at)
-			SELECT store_id, id, $3, product_id, $4 FROM variants WHERE store_id = $1 AND id = $2 ON CONFLICT DO NOTHING`,
-			storeID, c.VariantID, locationOf[i], tx.now()); err != nil {
-			return AdjustmentResult{}, fmt.Errorf("open level: %w", err)
-		}
+	if err := tx.openLevels(ctx, storeID, variantIDs, locationOf); err != nil {
+		return AdjustmentResult{}, err
 	}
 	byKey := map[[2]uuid.UUID]Level{}
 	found, _, err := tx.FindLevels(ctx, storeID, LevelFilter{VariantIDs: variantIDs, Page: Page{Page: 1, Limit: 100 * 100}})
@@ -684,11 +682,7 @@ func (r reader) FindLevels(ctx context.Context, storeID uuid.UUID, f LevelFilter
 	if f.AvailableLTE != nil {
 		where = append(where, sq.Expr("l.on_hand - l.reserved <= ?", *f.AvailableLTE))
 	}
-	sql, args, err := where.ToSql()
-	if err != nil {
-		return nil, 0, fmt.Errorf("find levels: %w", err)
-	}
-	sql, err = sq.Dollar.ReplacePlaceholders(sql)
+	sql, args, err := dollarSQL(where)
 	if err != nil {
 		return nil, 0, fmt.Errorf("find levels: %w", err)
 	}
@@ -715,13 +709,14 @@ type MovementFilter struct {
 
 // FindMovements lists the ledger, newest first.
 func (r reader) FindMovements(ctx context.Context, storeID uuid.UUID, f MovementFilter) ([]Movement, int, error) {
-	where := sq.And{sq.Eq{"store_id": storeID}}
+	eq := sq.Eq{"store_id": storeID} // squirrel orders the columns: one SQL text per filter set
 	for column, value := range map[string]*uuid.UUID{"variant_id": f.VariantID, "location_id": f.LocationID, "order_id": f.OrderID,
 		"adjustment_id": f.AdjustmentID} {
 		if value != nil {
-			where = append(where, sq.Eq{column: *value})
+			eq[column] = *value
 		}
 	}
+	where := sq.And{eq}
 	if f.Reason != nil {
 		where = append(where, sq.Eq{"reason": *f.Reason})
 	}
@@ -731,11 +726,8 @@ func (r reader) FindMovements(ctx context.Context, storeID uuid.UUID, f Movement
 	if f.DateTo != nil {
 		where = append(where, sq.LtOrEq{"created_at": *f.DateTo})
 	}
-	sql, args, err := where.ToSql()
+	sql, args, err := dollarSQL(where)
 	if err != nil {
-		return nil, 0, fmt.Errorf("find movements: %w", err)
-	}
-	if sql, err = sq.Dollar.ReplacePlaceholders(sql); err != nil {
 		return nil, 0, fmt.Errorf("find movements: %w", err)
 	}
 	return findPage(ctx, r, "movements", listQuery{columns: movementColumns, from: "FROM inventory_movements WHERE " + sql,

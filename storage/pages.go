@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	sq "github.com/Masterminds/squirrel"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -25,6 +26,16 @@ type listQuery struct {
 	from    string
 	args    []any
 	orderBy string
+}
+
+// dollarSQL renders a WHERE condition with $n placeholders for a listQuery.
+func dollarSQL(where sq.Sqlizer) (string, []any, error) {
+	sql, args, err := where.ToSql()
+	if err != nil {
+		return "", nil, err
+	}
+	sql, err = sq.Dollar.ReplacePlaceholders(sql)
+	return sql, args, err
 }
 
 // findPage reads limit rows of a list from offset and the total that match, in one round

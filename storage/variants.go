@@ -69,6 +69,9 @@ func (tx *Tx) createDefaultVariant(ctx context.Context, p Product) error {
 // variant's. A product with real variants refuses `quantity`. It returns
 // the product's quantity after the update.
 func (tx *Tx) followDefaultVariant(ctx context.Context, p Product, upd ProductUpdate) (int, error) {
+	if upd.Quantity == nil && upd.Price == nil && !upd.CostPrice.Set {
+		return p.Quantity, nil // read with the product; nothing here moves it
+	}
 	var (
 		defaultID *uuid.UUID
 		others    bool
@@ -272,27 +275,21 @@ func (tx *Tx) DeleteVariant(ctx context.Context, storeID, productID, id uuid.UUI
 		return err
 	}
 	var (
-		count int
-		inUse bool
+		count         int
+		exists, inUse bool
 	)
-	if err := tx.tx.QueryRow(ctx, `SELECT count(*),
+	if err := tx.tx.QueryRow(ctx, `SELECT count(*), COALESCE(bool_or(id = $3), false),
 			EXISTS (SELECT 1 FROM inventory_levels WHERE store_id = $1 AND variant_id = $3 AND reserved > 0)
 			OR EXISTS (SELECT 1 FROM cart_lines WHERE store_id = $1 AND variant_id = $3)
-		FROM variants WHERE store_id = $1 AND product_id = $2`, storeID, productID, id).Scan(&count, &inUse); err != nil {
+		FROM variants WHERE store_id = $1 AND product_id = $2`, storeID, productID, id).Scan(&count, &exists, &inUse); err != nil {
 		return fmt.Errorf("check variant: %w", err)
 	}
-	if inUse {
+	switch {
+	case !exists:
+		return fmt.Errorf("delete variant %s: %w", id, ErrNotFound)
+	case inUse:
 		return fmt.Errorf("delete variant %s: %w", id, ErrVariantInUse)
-	}
-	if count == 1 {
-		var exists bool
-		if err := tx.tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM variants WHERE store_id = $1 AND product_id = $2 AND id = $3)`,
-			storeID, productID, id).Scan(&exists); err != nil {
-			return fmt.Errorf("check variant: %w", err)
-		}
-		if !exists {
-			return fmt.Errorf("delete variant %s: %w", id, ErrNotFound)
-		}
+	case count == 1:
 		return ErrLastVariant
 	}
 	var sku *string

@@ -158,6 +158,16 @@ func runOrderBench(ctx context.Context, dbURL string, duration time.Duration, co
 // closedLoopStatus keeps concurrency requests in flight for d; answers
 // other than want are errors, and more than 1% of them fail the run.
 func closedLoopStatus(client *http.Client, mk func() (*http.Request, error), concurrency int, d time.Duration, want int) (result, error) {
+	r := closedLoopAny(client, mk, concurrency, d)
+	if bad := r.requests - r.statuses[want]; bad > r.requests/100 {
+		return r, fmt.Errorf("%d of %d requests failed: %v", bad, r.requests, r.statuses)
+	}
+	r.errors = r.requests - r.statuses[want]
+	return r, nil
+}
+
+// closedLoopAny runs concurrency clients for d and records every answer.
+func closedLoopAny(client *http.Client, mk func() (*http.Request, error), concurrency int, d time.Duration) result {
 	rec := &recorder{result: result{statuses: map[int]int{}}}
 	deadline := time.Now().Add(d)
 	start := time.Now()
@@ -173,11 +183,7 @@ func closedLoopStatus(client *http.Client, mk func() (*http.Request, error), con
 	}
 	wg.Wait()
 	rec.elapsed = time.Since(start)
-	if bad := rec.requests - rec.statuses[want]; bad > rec.requests/100 {
-		return rec.result, fmt.Errorf("%d of %d requests failed: %v", bad, rec.requests, rec.statuses)
-	}
-	rec.errors = rec.requests - rec.statuses[want]
-	return rec.result, nil
+	return rec.result
 }
 
 // hotVariantClients order one variant at once in the hot-variant run.
@@ -233,22 +239,7 @@ func runHotVariant(ctx context.Context, db *database, client *http.Client, url s
 	if err != nil {
 		return out, err
 	}
-	rec := &recorder{result: result{statuses: map[int]int{}}}
-	deadline, start := time.Now().Add(d), time.Now()
-	var wg sync.WaitGroup
-	mk := order(scarce)
-	for range hotVariantClients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for time.Now().Before(deadline) {
-				once(client, mk, rec)
-			}
-		}()
-	}
-	wg.Wait()
-	rec.elapsed = time.Since(start)
-	out.sellout = rec.result
+	out.sellout = closedLoopAny(client, order(scarce), hotVariantClients, d)
 	err = db.Pool.QueryRow(ctx, `SELECT COALESCE((SELECT sum(quantity) FROM order_lines WHERE store_id = $1 AND variant_id = $2), 0),
 			(SELECT on_hand FROM inventory_levels WHERE store_id = $1 AND variant_id = $2),
 			(SELECT reserved FROM inventory_levels WHERE store_id = $1 AND variant_id = $2)`, storeID, scarce).
