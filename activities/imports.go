@@ -2,7 +2,6 @@ package activities
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"time"
 
@@ -115,30 +114,7 @@ func (a *Activities) applyImport(ctx context.Context, in ImportInput) (storage.P
 		return imp, 0, 0, err
 	}
 	exponent := storage.CurrencyExponent(store.Currency)
-	// Parse the whole file first, in order, so a repeated SKU is reported
-	// on its later row however the batches are applied (or resumed).
-	seen := map[string]int{}
-	var batches []storage.ImportBatch
-	for start := 0; start < len(rows); start += size {
-		batch := storage.ImportBatch{Start: start, Count: min(size, len(rows)-start)}
-		for i := start; i < start+batch.Count; i++ {
-			row, errs := storage.ParseCSVRow(header, rows[i], i+2, exponent)
-			if len(errs) == 0 {
-				if first, dup := seen[row.SKU]; dup {
-					errs = []storage.RowError{{Row: row.Row, Column: "sku", Code: "duplicate_in_file",
-						Message: fmt.Sprintf("the SKU is already on row %d of this file", first)}}
-				} else {
-					seen[row.SKU] = row.Row
-				}
-			}
-			if len(errs) > 0 {
-				batch.Errors = append(batch.Errors, errs...)
-				continue
-			}
-			batch.Rows = append(batch.Rows, row)
-		}
-		batches = append(batches, batch)
-	}
+	batches := storage.SplitImport(header, rows, exponent, size)
 	applied, err := a.DB.AppliedImportBatches(ctx, in.ImportID)
 	if err != nil {
 		return imp, 0, 0, err
@@ -149,13 +125,15 @@ func (a *Activities) applyImport(ctx context.Context, in ImportInput) (storage.P
 		mu       sync.Mutex
 		done     = len(applied)
 		failed   = 0
+		rowsDone = 0
 		firstErr error
 		wg       sync.WaitGroup
 		sem      = make(chan struct{}, importConcurrency)
 	)
-	for _, batch := range batches {
+	for i, batch := range batches {
 		if applied[batch.Start] {
 			failed += rowsWithErrors(batch.Errors)
+			rowsDone += batch.Count
 			continue
 		}
 		// At least one batch per call, so a slow parse cannot stall it.
@@ -201,8 +179,9 @@ func (a *Activities) applyImport(ctx context.Context, in ImportInput) (storage.P
 			done++
 			failed += rowsWithErrors(batch.Errors)
 			a.Metrics.ImportedRows(batch.Count)
-			activity.RecordHeartbeat(ctx, ImportHeartbeat{RowsDone: min(done*size, len(rows)), RowsFailed: failed,
-				Batch: batch.Start/size + 1, Batches: len(batches)})
+			rowsDone += batch.Count
+			activity.RecordHeartbeat(ctx, ImportHeartbeat{RowsDone: rowsDone, RowsFailed: failed,
+				Batch: i + 1, Batches: len(batches)})
 		}()
 	}
 	wg.Wait()

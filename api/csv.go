@@ -25,47 +25,67 @@ var errNotCSV = newError(http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYP
 	"The file is not a CSV: send UTF-8 text with the columns of GET /products/template",
 	"الملف ليس CSV: أرسل نصًا بترميز UTF-8 بأعمدة القالب GET /products/template")
 
+// csvFormat reads ?format: "products" (decisions §3, one row per product,
+// the default) or "variants" (decisions §11, one row per variant).
+func csvFormat(r *http.Request) (variants bool, err error) {
+	switch f := r.URL.Query().Get("format"); f {
+	case "", "products":
+		return false, nil
+	case "variants":
+		return true, nil
+	default:
+		return false, validationError([]fieldError{{Field: "format", Code: "one_of", Message: "must be products or variants",
+			MessageAr: arabicFieldMessage("one_of")}})
+	}
+}
+
 // handleCSVTemplate serves GET /stores/{store_id}/products/template.
 func (s *Server) handleCSVTemplate() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
+		variants, err := csvFormat(r)
+		if err != nil {
+			return err
+		}
+		columns, name := storage.CSVColumns, "products-template.csv"
+		if variants {
+			columns, name = storage.VariantCSVColumns, "variants-template.csv"
+		}
 		w.Header().Set("Content-Type", "text/csv; charset=utf-8")
-		w.Header().Set("Content-Disposition", `attachment; filename="products-template.csv"`)
+		w.Header().Set("Content-Disposition", `attachment; filename="`+name+`"`)
 		_, _ = w.Write(utf8BOM)
 		cw := csv.NewWriter(w)
-		_ = cw.Write(storage.CSVColumns)
+		_ = cw.Write(columns)
 		cw.Flush()
 		return nil
 	}
 }
 
-// handleExport serves GET /stores/{store_id}/products/export: it streams every product as CSV,
-// flushing as it goes, so memory stays flat for any catalog size.
+// handleExport serves GET /stores/{store_id}/products/export: it streams the catalog as CSV,
+// a row per product or (format=variants) per variant, flushing as it goes,
+// so memory stays flat for any catalog size.
 func (s *Server) handleExport() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
+		variants, err := csvFormat(r)
+		if err != nil {
+			return err
+		}
 		storeID := storeIDFrom(r.Context())
 		store, err := s.db.FindStoreByID(r.Context(), storeID)
 		if err != nil {
 			return err
 		}
 		exponent := storage.CurrencyExponent(store.Currency)
+		columns, name := storage.CSVColumns, "products"
+		if variants {
+			columns, name = storage.VariantCSVColumns, "variants"
+		}
 		w.Header().Set("Content-Type", "text/csv; charset=utf-8")
-		w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="products-%s.csv"`, time.Now().UTC().Format("20060102")))
+		w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="%s-%s.csv"`, name, time.Now().UTC().Format("20060102")))
 		_, _ = w.Write(utf8BOM)
 		cw := csv.NewWriter(w)
-		_ = cw.Write(storage.CSVColumns)
+		_ = cw.Write(columns)
 		n := 0
-		err = s.db.ExportProducts(r.Context(), storeID, func(p storage.Product) error {
-			record := []string{"", storage.NeutralizeCSVCell(p.Name), storage.NeutralizeCSVCell(p.Description), p.Status,
-				storage.FormatPrice(p.Price, exponent), "", strconv.Itoa(p.Quantity), ""}
-			if p.SKU != nil {
-				record[0] = storage.NeutralizeCSVCell(*p.SKU)
-			}
-			if p.CostPrice != nil {
-				record[5] = storage.FormatPrice(*p.CostPrice, exponent)
-			}
-			if p.CategoryID != nil {
-				record[7] = p.CategoryID.String()
-			}
+		write := func(record []string) error {
 			if err := cw.Write(record); err != nil {
 				return err
 			}
@@ -74,7 +94,16 @@ func (s *Server) handleExport() handlerFunc {
 				return cw.Error()
 			}
 			return nil
-		})
+		}
+		if variants {
+			err = s.db.ExportVariants(r.Context(), storeID, func(p storage.Product, v storage.Variant, first bool) error {
+				return write(variantRecord(p, v, first, exponent))
+			})
+		} else {
+			err = s.db.ExportProducts(r.Context(), storeID, func(p storage.Product) error {
+				return write(productRecord(p, exponent))
+			})
+		}
 		cw.Flush()
 		if err != nil {
 			// Headers are gone; cut the stream short so the client sees a failure.
@@ -83,6 +112,60 @@ func (s *Server) handleExport() handlerFunc {
 		}
 		return nil
 	}
+}
+
+// productRecord is a product's row in the products format (decisions §3).
+func productRecord(p storage.Product, exponent int) []string {
+	return []string{neutralizedPtr(p.SKU), storage.NeutralizeCSVCell(p.Name), storage.NeutralizeCSVCell(p.Description), p.Status,
+		storage.FormatPrice(p.Price, exponent), pricePtr(p.CostPrice, exponent), strconv.Itoa(p.Quantity), uuidPtr(p.CategoryID)}
+}
+
+// variantRecord is a variant's row in the variants format (decisions §11):
+// the product's fields on its first row only, then the variant's cells.
+// The CSV carries three options; a variant with more writes its first three.
+func variantRecord(p storage.Product, v storage.Variant, first bool, exponent int) []string {
+	record := make([]string, 0, len(storage.VariantCSVColumns))
+	if first {
+		record = append(record, neutralizedPtr(p.SKU), storage.NeutralizeCSVCell(p.Name), storage.NeutralizeCSVCell(p.Description),
+			p.Status, storage.FormatPrice(p.Price, exponent), pricePtr(p.CostPrice, exponent), strconv.Itoa(v.Quantity), uuidPtr(p.CategoryID))
+	} else {
+		record = append(record, neutralizedPtr(p.SKU), "", "", "", "", "", strconv.Itoa(v.Quantity), "")
+	}
+	options := storage.OrderedOptions(v.Options)
+	for i := range 3 {
+		if i < len(options) {
+			record = append(record, storage.NeutralizeCSVCell(options[i].Name), storage.NeutralizeCSVCell(options[i].Value))
+		} else {
+			record = append(record, "", "")
+		}
+	}
+	weight := ""
+	if v.WeightGrams != nil {
+		weight = strconv.Itoa(*v.WeightGrams)
+	}
+	return append(record, neutralizedPtr(v.SKU), storage.FormatPrice(v.Price, exponent), pricePtr(v.CostPrice, exponent),
+		neutralizedPtr(v.Barcode), weight)
+}
+
+func neutralizedPtr(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return storage.NeutralizeCSVCell(*s)
+}
+
+func pricePtr(amount *int64, exponent int) string {
+	if amount == nil {
+		return ""
+	}
+	return storage.FormatPrice(*amount, exponent)
+}
+
+func uuidPtr(id *uuid.UUID) string {
+	if id == nil {
+		return ""
+	}
+	return id.String()
 }
 
 type importResponse struct {
@@ -111,16 +194,21 @@ type rowErrorResponse struct {
 // rowErrorsAr says each row error code in Arabic (the English message
 // carries details such as a length or a row number; the code says enough).
 var rowErrorsAr = map[string]string{
-	"required":          "الحقل مطلوب",
-	"too_long":          "النص أطول من المسموح",
-	"invalid_encoding":  "النص ليس بترميز UTF-8 صالح",
-	"one_of":            "القيمة ليست من القيم المسموح بها: draft أو active أو archived",
-	"invalid_number":    "ليس رقمًا صالحًا",
-	"out_of_range":      "الرقم خارج النطاق المسموح",
-	"invalid_uuid":      "ليس معرّف تصنيف صالحًا",
-	"duplicate_in_file": "رمز SKU مكرر في صف سابق من هذا الملف",
-	"not_found":         "غير موجود في المتجر",
-	"sku_in_use":        "رمز SKU مستخدم لمنتج آخر",
+	"required":            "الحقل مطلوب",
+	"too_long":            "النص أطول من المسموح",
+	"invalid_encoding":    "النص ليس بترميز UTF-8 صالح",
+	"one_of":              "القيمة ليست من القيم المسموح بها: draft أو active أو archived",
+	"invalid_number":      "ليس رقمًا صالحًا",
+	"out_of_range":        "الرقم خارج النطاق المسموح",
+	"invalid_uuid":        "ليس معرّف تصنيف صالحًا",
+	"duplicate_in_file":   "القيمة مكررة في صف سابق من هذا الملف",
+	"duplicate":           "القيمة مكررة في هذا الصف",
+	"option_mismatch":     "اسم الخيار لا يطابق الصف الأول للمنتج",
+	"product_row_invalid": "الصف الأول لهذا المنتج به أخطاء، فلم يُستورد هذا المتغير",
+	"managed_by_variants": "للمنتج متغيرات: اكتب كل متغير في صف خاص به بخياراته أو برمز variant_sku",
+	"multiple_locations":  "المخزون موزع على أكثر من موقع: استخدم تعديلات المخزون",
+	"not_found":           "غير موجود في المتجر",
+	"sku_in_use":          "رمز SKU مستخدم لمنتج آخر",
 }
 
 func newRowErrors(errs []storage.RowError) []rowErrorResponse {

@@ -570,3 +570,35 @@ func TestInventoryMigrationFromTheOldWay(t *testing.T) {
 	require.NoError(t, db.QueryRowContext(ctx, `SELECT sum(quantity) FROM variants WHERE product_id = '00000000-0000-0000-0000-0000000000d2'`).Scan(&productQuantity))
 	require.Equal(t, 3, productQuantity, "a product's quantity is now its variants'")
 }
+
+// A location whose units left in a shipped order is still in use: the
+// shipment is open until the order is delivered (or returned), and a
+// return puts the units back there. Once delivered, it can go.
+func TestLocationThatShippedAnOpenOrderIsInUse(t *testing.T) {
+	h := newHarness(t, api.Config{})
+	s := newShop(t, h, "shippedloc", 0)
+	loc := h.do(request{method: "POST", path: storePath(s.m.storeID, "/locations"), auth: bearer(s.token),
+		body: map[string]any{"name": "Mansoura", "address": map[string]any{"line1": "3 Gomhoria St", "city": "Mansoura", "country": "EG"}}})
+	require.Equal(t, http.StatusCreated, loc.Status, string(loc.Raw))
+	locID := loc.data()["id"].(string)
+	require.Equal(t, http.StatusCreated, h.adjust(s, "stock", map[string]any{"reason": "received",
+		"changes": []any{map[string]any{"variant_id": s.variantID, "location_id": locID, "delta": 2}}}).Status)
+	order := h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders"), auth: bearer(s.token), body: orderBody(s.variantID, 2, "+201004445556")})
+	require.Equal(t, http.StatusCreated, order.Status, string(order.Raw))
+	move := func(status string) {
+		t.Helper()
+		resp := h.do(request{method: "PATCH", path: storePath(s.m.storeID, "/orders/"+order.data()["id"].(string)+"/status"), auth: bearer(s.token),
+			body: map[string]any{"status": status}})
+		require.Equal(t, http.StatusOK, resp.Status, string(resp.Raw))
+	}
+	move("SHIPPED")
+	onHand, reserved := h.level(s.variantID, locID)
+	require.Equal(t, [2]int{0, 0}, [2]int{onHand, reserved}, "nothing left there: only the shipped order holds it")
+	deletePath := storePath(s.m.storeID, "/locations/"+locID)
+	inUse := h.do(request{method: "DELETE", path: deletePath, auth: bearer(s.token)})
+	require.Equal(t, http.StatusConflict, inUse.Status)
+	require.Equal(t, "LOCATION_IN_USE", inUse.errorCode())
+	move("DELIVERED")
+	require.Equal(t, http.StatusNoContent, h.do(request{method: "DELETE", path: deletePath, auth: bearer(s.token)}).Status)
+	h.requireLedgerBalances(s.m.storeID)
+}

@@ -86,6 +86,13 @@ func (c *checker) minInt(field string, value, minValue int64) {
 	}
 }
 
+// intRange checks a whole number between minValue and maxValue.
+func (c *checker) intRange(field string, value, minValue, maxValue int64) {
+	if value < minValue || value > maxValue {
+		c.add(field, "out_of_range", fmt.Sprintf("must be between %d and %d", minValue, maxValue))
+	}
+}
+
 // amount checks money in minor units: 0 to storage.MaxAmount (10^12).
 func (c *checker) amount(field string, value int64) {
 	if value < 0 || value > storage.MaxAmount {

@@ -12,35 +12,40 @@ import (
 
 // Variant operations answer the variant itself, or a bare array (spec §2.1).
 type variantResponse struct {
-	ID        uuid.UUID       `json:"id"`
-	ProductID uuid.UUID       `json:"product_id"`
-	SKU       *string         `json:"sku"`
-	Barcode   *string         `json:"barcode"`
-	Price     int64           `json:"price"`
-	CostPrice *int64          `json:"cost_price"`
-	Quantity  int             `json:"quantity"`
-	Options   json.RawMessage `json:"options"`
-	Position  int             `json:"position"`
-	IsDefault bool            `json:"is_default"`
-	CreatedAt time.Time       `json:"created_at"`
-	UpdatedAt time.Time       `json:"updated_at"`
+	ID          uuid.UUID       `json:"id"`
+	ProductID   uuid.UUID       `json:"product_id"`
+	SKU         *string         `json:"sku"`
+	Barcode     *string         `json:"barcode"`
+	Price       int64           `json:"price"`
+	CostPrice   *int64          `json:"cost_price"`
+	Quantity    int             `json:"quantity"`
+	Options     json.RawMessage `json:"options"`
+	Position    int             `json:"position"`
+	IsDefault   bool            `json:"is_default"`
+	WeightGrams *int            `json:"weight_grams"`
+	CreatedAt   time.Time       `json:"created_at"`
+	UpdatedAt   time.Time       `json:"updated_at"`
 }
 
 func newVariantResponse(v storage.Variant) variantResponse {
 	return variantResponse{ID: v.ID, ProductID: v.ProductID, SKU: v.SKU, Barcode: v.Barcode, Price: v.Price,
-		CostPrice: v.CostPrice, Quantity: v.Quantity, Options: v.Options, Position: v.Position, IsDefault: v.IsDefault,
+		CostPrice: v.CostPrice, Quantity: v.Quantity, Options: v.Options, Position: v.Position, IsDefault: v.IsDefault, WeightGrams: v.WeightGrams,
 		CreatedAt: v.CreatedAt.UTC(), UpdatedAt: v.UpdatedAt.UTC()}
 }
 
 const maxBarcodeLength = 64
 
+// maxWeightGrams is a tonne: more is a typo, not a parcel.
+const maxWeightGrams = 1_000_000
+
 type createVariantRequest struct {
-	SKU       *string         `json:"sku"`
-	Barcode   *string         `json:"barcode"`
-	Price     *int64          `json:"price"`
-	CostPrice *int64          `json:"cost_price"`
-	Quantity  *int            `json:"quantity"`
-	Options   json.RawMessage `json:"options"`
+	SKU         *string         `json:"sku"`
+	Barcode     *string         `json:"barcode"`
+	Price       *int64          `json:"price"`
+	CostPrice   *int64          `json:"cost_price"`
+	Quantity    *int            `json:"quantity"`
+	Options     json.RawMessage `json:"options"`
+	WeightGrams *int            `json:"weight_grams"`
 }
 
 func (req createVariantRequest) Valid() []fieldError {
@@ -62,6 +67,9 @@ func (req createVariantRequest) Valid() []fieldError {
 	}
 	if req.Options != nil && string(req.Options) != "null" && !isJSONObject(req.Options) {
 		c.add("options", "invalid_type", "must be an object")
+	}
+	if req.WeightGrams != nil {
+		c.intRange("weight_grams", int64(*req.WeightGrams), 0, maxWeightGrams)
 	}
 	return c.result()
 }
@@ -98,7 +106,7 @@ func (s *Server) handleCreateVariant() handlerFunc {
 			return err
 		}
 		v := storage.Variant{StoreID: storeIDFrom(r.Context()), ProductID: productID, SKU: req.SKU, Barcode: req.Barcode,
-			CostPrice: req.CostPrice}
+			CostPrice: req.CostPrice, WeightGrams: req.WeightGrams}
 		if req.Quantity != nil {
 			v.Quantity = *req.Quantity
 		}
@@ -118,13 +126,14 @@ func (s *Server) handleCreateVariant() handlerFunc {
 }
 
 type updateVariantRequest struct {
-	SKU       optional[string]          `json:"sku"`
-	Barcode   optional[string]          `json:"barcode"`
-	Price     optional[int64]           `json:"price"`
-	CostPrice optional[int64]           `json:"cost_price"`
-	Quantity  optional[int]             `json:"quantity"`
-	Options   optional[json.RawMessage] `json:"options"`
-	Position  optional[int]             `json:"position"`
+	SKU         optional[string]          `json:"sku"`
+	Barcode     optional[string]          `json:"barcode"`
+	Price       optional[int64]           `json:"price"`
+	CostPrice   optional[int64]           `json:"cost_price"`
+	Quantity    optional[int]             `json:"quantity"`
+	Options     optional[json.RawMessage] `json:"options"`
+	Position    optional[int]             `json:"position"`
+	WeightGrams optional[int]             `json:"weight_grams"`
 }
 
 func (req updateVariantRequest) Valid() []fieldError {
@@ -150,14 +159,18 @@ func (req updateVariantRequest) Valid() []fieldError {
 	if notNull(&c, "position", req.Position) {
 		c.minInt("position", int64(req.Position.Value), 1)
 	}
+	if req.WeightGrams.Set && !req.WeightGrams.Null {
+		c.intRange("weight_grams", int64(req.WeightGrams.Value), 0, maxWeightGrams)
+	}
 	return c.result()
 }
 
 func (req updateVariantRequest) update() storage.VariantUpdate {
 	upd := storage.VariantUpdate{
-		SKU:       storage.Field[string](req.SKU),
-		Barcode:   storage.Field[string](req.Barcode),
-		CostPrice: storage.Field[int64](req.CostPrice),
+		SKU:         storage.Field[string](req.SKU),
+		Barcode:     storage.Field[string](req.Barcode),
+		CostPrice:   storage.Field[int64](req.CostPrice),
+		WeightGrams: storage.Field[int](req.WeightGrams),
 	}
 	if req.Price.Set {
 		upd.Price = &req.Price.Value

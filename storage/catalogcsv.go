@@ -3,6 +3,7 @@ package storage
 import (
 	"bytes"
 	"encoding/csv"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -12,8 +13,26 @@ import (
 	"github.com/google/uuid"
 )
 
-// CSVColumns are the product CSV columns, in export order (decisions §3).
+// CSVColumns are the products format's columns, in export order
+// (decisions §3): one row per product, sold as its default variant.
 var CSVColumns = []string{"sku", "name", "description", "status", "price", "cost_price", "quantity", "category_id"}
+
+// variantOnlyColumns turn a file into the variants format.
+var variantOnlyColumns = []string{"option1_name", "option1_value", "option2_name", "option2_value", "option3_name", "option3_value",
+	"variant_sku", "variant_price", "variant_cost_price", "barcode", "weight_grams"}
+
+// VariantCSVColumns are the variants format's columns, in export order
+// (decisions §11, Shopify's layout): one row per variant, rows of one
+// product consecutive under its sku, the product's own fields on its first
+// row. They are the products format's columns followed by the variant ones,
+// so a row of a product without options reads the same in both.
+var VariantCSVColumns = append(append([]string{}, CSVColumns...), variantOnlyColumns...)
+
+// productOnlyColumns are read from a product's first row only.
+var productOnlyColumns = []string{"name", "description", "status", "price", "cost_price", "category_id"}
+
+// maxCSVOptions is how many option name/value pairs a row carries.
+const maxCSVOptions = 3
 
 // requiredCSVColumns must be in every import header.
 var requiredCSVColumns = []string{"sku", "name", "price"}
@@ -38,7 +57,12 @@ type RowError struct {
 }
 
 // CSVHeader maps column names to their index in a row.
-type CSVHeader map[string]int
+type CSVHeader struct {
+	index map[string]int
+	// Variants is set when the header has any variant column: one row per
+	// variant. Otherwise the file is in the products format.
+	Variants bool
+}
 
 // HeaderError says what is wrong with an import's header row.
 type HeaderError struct {
@@ -64,17 +88,18 @@ func (e *HeaderError) Error() string {
 // ParseCSVHeader reads the header row: names are matched without case or
 // surrounding spaces; sku, name and price are required.
 func ParseCSVHeader(record []string) (CSVHeader, error) {
-	h := CSVHeader{}
+	h := CSVHeader{index: map[string]int{}}
 	var e HeaderError
 	for i, raw := range record {
 		name := strings.ToLower(strings.TrimSpace(strings.TrimPrefix(raw, "\ufeff")))
 		switch {
-		case !containsString(CSVColumns, name):
+		case !containsString(VariantCSVColumns, name):
 			e.Unknown = append(e.Unknown, raw)
 		case h.has(name):
 			e.Repeats = append(e.Repeats, name)
 		default:
-			h[name] = i
+			h.index[name] = i
+			h.Variants = h.Variants || containsString(variantOnlyColumns, name)
 		}
 	}
 	for _, name := range requiredCSVColumns {
@@ -83,12 +108,22 @@ func ParseCSVHeader(record []string) (CSVHeader, error) {
 		}
 	}
 	if len(e.Missing)+len(e.Unknown)+len(e.Repeats) > 0 {
-		return nil, &e
+		return CSVHeader{}, &e
 	}
 	return h, nil
 }
 
-func (h CSVHeader) has(name string) bool { _, ok := h[name]; return ok }
+func (h CSVHeader) has(name string) bool { _, ok := h.index[name]; return ok }
+
+// ProductSKU is the row's sku cell as a row would be matched by: trimmed,
+// a neutralising quote removed.
+func (h CSVHeader) ProductSKU(record []string) string {
+	i := h.index["sku"]
+	if i >= len(record) {
+		return ""
+	}
+	return strings.TrimSpace(RestoreCSVCell(record[i]))
+}
 
 func containsString(list []string, s string) bool {
 	for _, v := range list {
@@ -99,8 +134,9 @@ func containsString(list []string, s string) bool {
 	return false
 }
 
-// ImportRow is one valid data row. Has says which optional columns the
-// header carries: an update leaves the others untouched.
+// ImportRow is one valid data row. Has says which columns the header
+// carries (on a product's later rows, only the variant's): an update
+// leaves the others untouched.
 type ImportRow struct {
 	Row         int
 	SKU         string
@@ -112,20 +148,42 @@ type ImportRow struct {
 	Quantity    int
 	CategoryID  *uuid.UUID
 	Has         map[string]bool
+
+	// The variants format's own cells.
+	Options          [maxCSVOptions]CSVOption
+	VariantSKU       *string
+	VariantPrice     *int64 // nil: the product's price
+	VariantCostPrice *int64
+	Barcode          *string
+	WeightGrams      *int
 }
 
-const maxCSVQuantity = 1_000_000_000
+// CSVOption is one option name/value pair of a row; a later row of a
+// product may leave the name blank to reuse the first row's.
+type CSVOption struct {
+	Name, Value string
+}
+
+const (
+	maxCSVQuantity    = 1_000_000_000
+	maxCSVWeightGrams = 1_000_000
+	maxCSVOptionText  = 255
+	maxCSVBarcode     = 64
+)
 
 // ParseCSVRow validates one data row. row is its spreadsheet number;
-// exponent the store currency's minor-unit digits. Every problem is reported.
-func ParseCSVRow(h CSVHeader, record []string, row, exponent int) (ImportRow, []RowError) {
+// exponent the store currency's minor-unit digits; first says the row
+// starts its product (every row of the products format does): a later row
+// of a product in the variants format carries only its variant's cells,
+// and its product columns are not read. Every problem is reported.
+func ParseCSVRow(h CSVHeader, record []string, row, exponent int, first bool) (ImportRow, []RowError) {
 	out := ImportRow{Row: row, Has: map[string]bool{}}
 	var errs []RowError
 	bad := func(column, code, message string) {
 		errs = append(errs, RowError{Row: row, Column: column, Code: code, Message: message})
 	}
 	cell := func(name string) (string, bool) {
-		i, ok := h[name]
+		i, ok := h.index[name]
 		if !ok {
 			return "", false
 		}
@@ -147,59 +205,132 @@ func ParseCSVRow(h CSVHeader, record []string, row, exponent int) (ImportRow, []
 		}
 		return v
 	}
+	price := func(name string) *int64 {
+		v, ok := cell(name)
+		if !ok || strings.TrimSpace(v) == "" {
+			return nil
+		}
+		p, err := ParsePrice(v, exponent)
+		if err != nil {
+			bad(name, "invalid_number", err.Error())
+			return nil
+		}
+		return &p
+	}
+	whole := func(name string, maxValue int) *int {
+		v, ok := cell(name)
+		if !ok || strings.TrimSpace(v) == "" {
+			return nil
+		}
+		n, err := strconv.Atoi(normalizeDigits(strings.TrimSpace(v)))
+		switch {
+		case err != nil:
+			bad(name, "invalid_number", "must be a whole number")
+		case n < 0 || n > maxValue:
+			bad(name, "out_of_range", fmt.Sprintf("must be between 0 and %d", maxValue))
+		default:
+			return &n
+		}
+		return nil
+	}
+	optionalText := func(name string, maxLen int) *string {
+		if !h.has(name) {
+			return nil
+		}
+		if v := strings.TrimSpace(text(name, maxLen)); v != "" {
+			return &v
+		}
+		return nil
+	}
 	out.SKU = strings.TrimSpace(text("sku", 100))
 	if out.SKU == "" {
 		bad("sku", "required", "is required: rows are matched to products by SKU")
 	}
-	out.Name = strings.TrimSpace(text("name", 255))
-	if out.Name == "" {
-		bad("name", "required", "is required")
-	}
-	out.Description = text("description", 20000)
-	if v, ok := cell("status"); ok {
-		switch s := strings.ToLower(strings.TrimSpace(v)); s {
-		case "":
-			out.Status = "active"
-		case "draft", "active", "archived":
-			out.Status = s
-		default:
-			bad("status", "one_of", "must be draft, active or archived")
+	if first {
+		out.Name = strings.TrimSpace(text("name", 255))
+		if out.Name == "" {
+			bad("name", "required", "is required")
+		}
+		out.Description = text("description", 20000)
+		if v, ok := cell("status"); ok {
+			switch s := strings.ToLower(strings.TrimSpace(v)); s {
+			case "":
+				out.Status = "active"
+			case "draft", "active", "archived":
+				out.Status = s
+			default:
+				bad("status", "one_of", "must be draft, active or archived")
+			}
+		}
+		if v, _ := cell("price"); strings.TrimSpace(v) == "" {
+			bad("price", "required", "is required")
+		} else if p := price("price"); p != nil {
+			out.Price = *p
+		}
+		out.CostPrice = price("cost_price")
+		if v, ok := cell("category_id"); ok && strings.TrimSpace(v) != "" {
+			id, err := uuid.Parse(strings.TrimSpace(v))
+			if err != nil || len(strings.TrimSpace(v)) != 36 {
+				bad("category_id", "invalid_uuid", "must be a category id (uuid)")
+			} else {
+				out.CategoryID = &id
+			}
 		}
 	}
-	if v, _ := cell("price"); strings.TrimSpace(v) == "" {
-		bad("price", "required", "is required")
-	} else if p, err := ParsePrice(v, exponent); err != nil {
-		bad("price", "invalid_number", err.Error())
-	} else {
-		out.Price = p
+	if n := whole("quantity", maxCSVQuantity); n != nil {
+		out.Quantity = *n
 	}
-	if v, ok := cell("cost_price"); ok && strings.TrimSpace(v) != "" {
-		if p, err := ParsePrice(v, exponent); err != nil {
-			bad("cost_price", "invalid_number", err.Error())
-		} else {
-			out.CostPrice = &p
-		}
+	if !h.Variants {
+		return out, errs
 	}
-	if v, ok := cell("quantity"); ok && strings.TrimSpace(v) != "" {
-		n, err := strconv.Atoi(normalizeDigits(strings.TrimSpace(v)))
+	names := map[string]bool{}
+	for i := range maxCSVOptions {
+		nameCol, valueCol := fmt.Sprintf("option%d_name", i+1), fmt.Sprintf("option%d_value", i+1)
+		o := CSVOption{Name: strings.TrimSpace(text(nameCol, maxCSVOptionText)), Value: strings.TrimSpace(text(valueCol, maxCSVOptionText))}
 		switch {
-		case err != nil:
-			bad("quantity", "invalid_number", "must be a whole number")
-		case n < 0 || n > maxCSVQuantity:
-			bad("quantity", "out_of_range", "must be between 0 and 1000000000")
-		default:
-			out.Quantity = n
+		case o.Name != "" && o.Value == "":
+			bad(valueCol, "required", "is required: the option "+o.Name+" needs a value")
+		case o.Name == "" && o.Value != "" && first:
+			bad(nameCol, "required", "is required: name the option this value is for")
+		case o.Name != "" && names[strings.ToLower(o.Name)]:
+			bad(nameCol, "duplicate", "names an option this row already has")
+		}
+		names[strings.ToLower(o.Name)] = o.Name != ""
+		out.Options[i] = o
+	}
+	if sku := optionalText("variant_sku", 100); sku != nil {
+		out.VariantSKU = sku
+		if *sku == out.SKU {
+			bad("variant_sku", "duplicate", "must differ from the product's sku (products and variants share SKUs)")
 		}
 	}
-	if v, ok := cell("category_id"); ok && strings.TrimSpace(v) != "" {
-		id, err := uuid.Parse(strings.TrimSpace(v))
-		if err != nil || len(strings.TrimSpace(v)) != 36 {
-			bad("category_id", "invalid_uuid", "must be a category id (uuid)")
-		} else {
-			out.CategoryID = &id
-		}
-	}
+	out.VariantPrice = price("variant_price")
+	out.VariantCostPrice = price("variant_cost_price")
+	out.Barcode = optionalText("barcode", maxCSVBarcode)
+	out.WeightGrams = whole("weight_grams", maxCSVWeightGrams)
 	return out, errs
+}
+
+// hasOptions reports whether the row names any option value.
+func (r ImportRow) hasOptions() bool {
+	for _, o := range r.Options {
+		if o.Value != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// OptionsJSON is the row's options as a variant's options object.
+func (r ImportRow) OptionsJSON() json.RawMessage {
+	m := map[string]string{}
+	for _, o := range r.Options {
+		if o.Value != "" {
+			m[o.Name] = o.Value
+		}
+	}
+	b, _ := json.Marshal(m)
+	return b
 }
 
 // normalizeDigits turns Arabic-Indic and Persian digits and the Arabic
@@ -331,4 +462,141 @@ func detectSeparator(data []byte) rune {
 		return ';'
 	}
 	return ','
+}
+
+// ImportProduct is one product of a file: the product's fields, read from
+// its first row, and in the variants format every row of it (the first
+// included), one per variant. A products-format row has no Variants: its
+// quantity is the default variant's.
+type ImportProduct struct {
+	ImportRow
+	Variants []ImportRow
+}
+
+// rows lists the file rows the product stands for.
+func (p ImportProduct) rows() []ImportRow {
+	if p.Variants == nil {
+		return []ImportRow{p.ImportRow}
+	}
+	return p.Variants
+}
+
+// SplitImport parses a file's data rows (the records after the header)
+// into batches of about size rows, never splitting a product's rows, so a
+// batch applies whole products. It runs over the whole file in order, so a
+// repeated SKU is reported on its later row however the batches are later
+// applied (or resumed). exponent is the store currency's minor-unit digits.
+func SplitImport(h CSVHeader, records [][]string, exponent, size int) []ImportBatch {
+	var (
+		batches  []ImportBatch
+		batch    ImportBatch
+		seen     = map[string]int{} // every SKU of the file (products' and variants') → its row
+		prevSKU  string
+		firstRow int  // the current product's first row
+		broken   bool // the current product's first row failed
+	)
+	claim := func(column, sku string, row int) []RowError {
+		if earlier, dup := seen[sku]; dup {
+			message := fmt.Sprintf("the SKU is already on row %d of this file", earlier)
+			if h.Variants && column == "sku" {
+				message += "; the rows of one product must follow each other"
+			}
+			return []RowError{{Row: row, Column: column, Code: "duplicate_in_file", Message: message}}
+		}
+		seen[sku] = row
+		return nil
+	}
+	for i, record := range records {
+		row := i + 2
+		sku := h.ProductSKU(record)
+		first := !h.Variants || sku == "" || sku != prevSKU
+		if first && i-batch.Start >= size {
+			batch.Count = i - batch.Start
+			batches = append(batches, batch)
+			batch = ImportBatch{Start: i}
+		}
+		parsed, errs := ParseCSVRow(h, record, row, exponent, first)
+		if first {
+			prevSKU, firstRow = sku, row
+			if len(errs) == 0 {
+				errs = claim("sku", parsed.SKU, row)
+			}
+			if len(errs) == 0 && parsed.VariantSKU != nil {
+				errs = claim("variant_sku", *parsed.VariantSKU, row)
+			}
+			if broken = len(errs) > 0; broken {
+				batch.Errors = append(batch.Errors, errs...)
+				continue
+			}
+			p := ImportProduct{ImportRow: parsed}
+			if h.Variants {
+				p.Variants = []ImportRow{parsed}
+			}
+			batch.Products = append(batch.Products, p)
+			continue
+		}
+		if broken {
+			batch.Errors = append(batch.Errors, append(errs, RowError{Row: row, Column: "sku", Code: "product_row_invalid",
+				Message: fmt.Sprintf("the product's first row (row %d) has errors, so its variants are not imported", firstRow)})...)
+			continue
+		}
+		product := &batch.Products[len(batch.Products)-1]
+		if len(errs) == 0 {
+			errs = product.matchOptions(&parsed)
+		}
+		if len(errs) == 0 && parsed.VariantSKU != nil {
+			errs = claim("variant_sku", *parsed.VariantSKU, row)
+		}
+		if len(errs) > 0 {
+			batch.Errors = append(batch.Errors, errs...)
+			continue
+		}
+		product.Variants = append(product.Variants, parsed)
+	}
+	if batch.Count = len(records) - batch.Start; batch.Count > 0 {
+		batches = append(batches, batch)
+	}
+	return batches
+}
+
+// matchOptions checks a later row of a product against its first row: the
+// same option names (a blank name takes the first row's), a value for each,
+// and a combination no earlier row of the product has.
+func (p *ImportProduct) matchOptions(r *ImportRow) []RowError {
+	first := p.Variants[0]
+	if !first.hasOptions() {
+		return []RowError{{Row: r.Row, Column: "sku", Code: "duplicate_in_file", Message: fmt.Sprintf(
+			"the product's first row (row %d) has no options, so the product has one row; give each of its rows options to list variants", first.Row)}}
+	}
+	var errs []RowError
+	for i, want := range first.Options {
+		got := &r.Options[i]
+		if got.Name == "" && got.Value != "" {
+			got.Name = want.Name
+		}
+		nameCol, valueCol := fmt.Sprintf("option%d_name", i+1), fmt.Sprintf("option%d_value", i+1)
+		switch {
+		case want.Value == "" && got.Value != "":
+			errs = append(errs, RowError{Row: r.Row, Column: nameCol, Code: "option_mismatch",
+				Message: fmt.Sprintf("the product's first row (row %d) has no option %d", first.Row, i+1)})
+		case want.Value != "" && got.Value == "":
+			errs = append(errs, RowError{Row: r.Row, Column: valueCol, Code: "required",
+				Message: "is required: every variant of the product has a " + want.Name})
+		case got.Value != "" && !strings.EqualFold(got.Name, want.Name):
+			errs = append(errs, RowError{Row: r.Row, Column: nameCol, Code: "option_mismatch",
+				Message: fmt.Sprintf("must be %s, as on the product's first row (row %d)", want.Name, first.Row)})
+		default:
+			got.Name = want.Name
+		}
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	for _, v := range p.Variants {
+		if v.Options == r.Options {
+			return []RowError{{Row: r.Row, Column: "option1_value", Code: "duplicate_in_file",
+				Message: fmt.Sprintf("the same options are on row %d", v.Row)}}
+		}
+	}
+	return nil
 }

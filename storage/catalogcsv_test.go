@@ -83,7 +83,7 @@ func FuzzParseCSVRow(f *testing.F) {
 			return
 		}
 		for i, rec := range records[1:] {
-			row, errs := storage.ParseCSVRow(header, rec, i+2, exponent)
+			row, errs := storage.ParseCSVRow(header, rec, i+2, exponent, true)
 			for _, e := range errs {
 				if e.Row != i+2 || e.Column == "" || e.Code == "" || e.Message == "" {
 					t.Fatalf("incomplete row error %+v", e)
@@ -104,4 +104,65 @@ func FuzzParseCSVRow(f *testing.F) {
 			}
 		}
 	})
+}
+
+// SplitImport groups a variants-format file's rows into products, never
+// splits a product between batches, and tells the two formats apart by
+// the header.
+func TestSplitImport(t *testing.T) {
+	variants := "sku,name,price,option1_name,option1_value,variant_sku\n"
+	for _, tc := range []struct {
+		name     string
+		file     string
+		size     int
+		batches  [][2]int // start, count
+		products [][]int  // the rows of each product, batch after batch
+		errors   [][2]any // row, code
+	}{
+		{name: "products format: a row each", file: "sku,name,price\nA,a,1\nB,b,1\nC,c,1\n", size: 2,
+			batches: [][2]int{{0, 2}, {2, 1}}, products: [][]int{{2}, {3}, {4}}},
+		{name: "variants: a product's rows stay in one batch", size: 2,
+			file:    variants + "A,a,1,Size,S,\nA,,,,M,\nA,,,,L,\nB,b,1,Size,S,\n",
+			batches: [][2]int{{0, 3}, {3, 1}}, products: [][]int{{2, 3, 4}, {5}}},
+		{name: "variants: one row without options is the default variant", size: 10,
+			file: variants + "A,a,1,,,A-1\nB,b,1,,,\n", batches: [][2]int{{0, 2}}, products: [][]int{{2}, {3}}},
+		{name: "variants: a product may not come back", size: 10,
+			file:    variants + "A,a,1,Size,S,\nB,b,1,Size,S,\nA,a,1,Size,M,\n",
+			batches: [][2]int{{0, 3}}, products: [][]int{{2}, {3}}, errors: [][2]any{{4, "duplicate_in_file"}}},
+		{name: "variants: a broken first row takes the product's rows", size: 10,
+			file:    variants + "A,,1,Size,S,\nA,,,,M,\nB,b,1,Size,S,\n",
+			batches: [][2]int{{0, 3}}, products: [][]int{{4}}, errors: [][2]any{{2, "required"}, {3, "product_row_invalid"}}},
+		{name: "variants: a variant SKU is unique in the file", size: 10,
+			file:    variants + "A,a,1,Size,S,X\nA,,,,M,X\nB,b,1,,,A\n",
+			batches: [][2]int{{0, 3}}, products: [][]int{{2}}, errors: [][2]any{{3, "duplicate_in_file"}, {4, "duplicate_in_file"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			records, err := storage.ReadCSV([]byte(tc.file))
+			require.NoError(t, err)
+			header, err := storage.ParseCSVHeader(records[0])
+			require.NoError(t, err)
+			require.Equal(t, strings.Contains(tc.file, "option1_name"), header.Variants)
+			var (
+				batches  [][2]int
+				products [][]int
+				errors   [][2]any
+			)
+			for _, b := range storage.SplitImport(header, records[1:], 2, tc.size) {
+				batches = append(batches, [2]int{b.Start, b.Count})
+				for _, p := range b.Products {
+					rows := []int{p.Row}
+					for _, v := range p.Variants[min(1, len(p.Variants)):] {
+						rows = append(rows, v.Row)
+					}
+					products = append(products, rows)
+				}
+				for _, e := range b.Errors {
+					errors = append(errors, [2]any{e.Row, e.Code})
+				}
+			}
+			require.Equal(t, tc.batches, batches)
+			require.Equal(t, tc.products, products)
+			require.Equal(t, tc.errors, errors)
+		})
+	}
 }

@@ -5,15 +5,18 @@ import (
 	"testing"
 )
 
-// The CSV import parser reads any bytes without panicking; every row it
-// accepts has a required SKU and name and a price within the bounds.
+// The CSV import parser reads any bytes without panicking; every product
+// it accepts has a required SKU and name and a price within the bounds,
+// and every data row ends up exactly once: in a product or in the errors.
 func FuzzCSVImport(f *testing.F) {
-	f.Add([]byte("sku,name,price\nA-1,Abaya,149.99\n"), 2)
-	f.Add([]byte("sku;name;price;quantity\nA-1;عباية;١٤٩٫٩٩;٣\n"), 2)
-	f.Add([]byte("\xef\xbb\xbfsku,name,price,cost_price,status\r\nA,\"x,y\",1,2,draft\r\n"), 3)
-	f.Add([]byte("sku,name,price\n=cmd,+x,99999999999999\n"), 0)
-	f.Fuzz(func(t *testing.T, data []byte, exponent int) {
+	f.Add([]byte("sku,name,price\nA-1,Abaya,149.99\n"), 2, 1)
+	f.Add([]byte("sku;name;price;quantity\nA-1;عباية;١٤٩٫٩٩;٣\n"), 2, 1)
+	f.Add([]byte("\xef\xbb\xbfsku,name,price,cost_price,status\r\nA,\"x,y\",1,2,draft\r\n"), 3, 2)
+	f.Add([]byte("sku,name,price\n=cmd,+x,99999999999999\n"), 0, 1)
+	f.Add([]byte("sku,name,price,option1_name,option1_value,variant_sku,quantity\nA,Tee,10,Size,S,A-S,3\nA,,,,M,A-M,4\nA,,,Size,S,A-S2,1\nB,Cap,5,,,,\nB,,,,,,\n"), 2, 2)
+	f.Fuzz(func(t *testing.T, data []byte, exponent, size int) {
 		exponent = ((exponent % 4) + 4) % 4
+		size = ((size%5)+5)%5 + 1
 		records, err := ReadCSV(data)
 		if err != nil || len(records) == 0 {
 			return
@@ -22,17 +25,33 @@ func FuzzCSVImport(f *testing.F) {
 		if err != nil {
 			return
 		}
-		for i, rec := range records[1:] {
-			row, errs := ParseCSVRow(header, rec, i+2, exponent)
-			if len(errs) > 0 {
-				continue
+		rows := map[int]bool{}
+		next := 0
+		for _, b := range SplitImport(header, records[1:], exponent, size) {
+			if b.Start != next || b.Count < 1 {
+				t.Fatalf("batch starts at %d with %d rows, want start %d", b.Start, b.Count, next)
 			}
-			if strings.TrimSpace(row.SKU) == "" || strings.TrimSpace(row.Name) == "" {
-				t.Fatalf("row %d accepted without sku or name: %#v", i+2, row)
+			next += b.Count
+			for _, e := range b.Errors {
+				rows[e.Row] = true
 			}
-			if row.Price < 0 || row.Price > MaxAmount {
-				t.Fatalf("row %d accepted with price %d", i+2, row.Price)
+			for _, p := range b.Products {
+				if strings.TrimSpace(p.SKU) == "" || strings.TrimSpace(p.Name) == "" {
+					t.Fatalf("row %d accepted without sku or name: %#v", p.Row, p)
+				}
+				if p.Price < 0 || p.Price > MaxAmount {
+					t.Fatalf("row %d accepted with price %d", p.Row, p.Price)
+				}
+				for _, r := range p.rows() {
+					if rows[r.Row] || r.Row < b.Start+2 || r.Row >= b.Start+b.Count+2 {
+						t.Fatalf("row %d counted twice or outside its batch", r.Row)
+					}
+					rows[r.Row] = true
+				}
 			}
+		}
+		if next != len(records)-1 || len(rows) != len(records)-1 {
+			t.Fatalf("batches cover %d rows and account for %d, the file has %d", next, len(rows), len(records)-1)
 		}
 	})
 }

@@ -3,7 +3,10 @@ package storage
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -86,13 +89,14 @@ func (r reader) FindImport(ctx context.Context, storeID, id uuid.UUID) (ProductI
 	return imp, nil
 }
 
-// ImportBatch is one batch of an import: rows that parsed, and the errors
-// of rows that did not (already numbered).
+// ImportBatch is one batch of an import: the products whose rows parsed,
+// and the errors of rows that did not (already numbered). A product's rows
+// are never split between batches.
 type ImportBatch struct {
-	Start  int // index of the first data row of the batch
-	Count  int // data rows the batch covers
-	Rows   []ImportRow
-	Errors []RowError
+	Start    int // index of the first data row of the batch
+	Count    int // data rows the batch covers
+	Products []ImportProduct
+	Errors   []RowError
 }
 
 // ApplyImportBatch creates products for unknown SKUs and updates matching
@@ -100,6 +104,8 @@ type ImportBatch struct {
 // product_import_batches and adds to the import's progress. A batch already
 // recorded (a retried or resumed activity) is skipped: every row is applied
 // exactly once, and different batches may be applied concurrently.
+// Counts are of rows: in the products format a row is a product, in the
+// variants format a variant.
 func (db *DB) ApplyImportBatch(ctx context.Context, storeID, importID uuid.UUID, b ImportBatch) error {
 	return db.InTx(ctx, func(tx *Tx) error {
 		var dryRun bool
@@ -122,37 +128,50 @@ func (db *DB) ApplyImportBatch(ctx context.Context, storeID, importID uuid.UUID,
 			return fmt.Errorf("set plan mode: %w", err)
 		}
 		rowErrs := b.Errors
-		rows, errs, err := tx.checkImportRefs(ctx, storeID, b.Rows)
+		products, errs, err := tx.checkImportRefs(ctx, storeID, b.Products)
 		if err != nil {
 			return err
 		}
 		rowErrs = append(rowErrs, errs...)
-		creates, updates, unchanged, errs, err := tx.planImport(ctx, storeID, rows)
+		plan, errs, err := tx.planImport(ctx, storeID, products)
 		if err != nil {
 			return err
 		}
 		rowErrs = append(rowErrs, errs...)
 		var stock []levelChange
-		updates, stock, errs, err = tx.planImportStock(ctx, storeID, updates)
+		plan.updates, stock, errs, err = tx.planImportStock(ctx, storeID, plan.updates)
 		if err != nil {
 			return err
 		}
 		rowErrs = append(rowErrs, errs...)
 		if !dryRun {
-			if err := tx.insertProducts(ctx, creates); err != nil {
+			if err := tx.insertProducts(ctx, plan.creates); err != nil {
 				return err
 			}
-			if err := tx.updateProducts(ctx, updates); err != nil {
+			if err := tx.updateProducts(ctx, plan.updates); err != nil {
 				return err
 			}
 			if _, err := tx.writeLevelChanges(ctx, storeID, stock, movementSource{reason: ReasonCorrection, note: "CSV import",
 				actor: tx.movementActor()}); err != nil {
 				return err
 			}
-			if err := tx.emitProducts(ctx, EventProductCreated, creates); err != nil {
+		}
+		// Variant rows of products that exist go one at a time, each in a
+		// savepoint; a dry run undoes them all.
+		outcome, errs, err := tx.applyVariantRows(ctx, plan.existing, !dryRun)
+		if err != nil {
+			return err
+		}
+		rowErrs = append(rowErrs, errs...)
+		if !dryRun {
+			created := make([]Product, len(plan.creates))
+			for i, c := range plan.creates {
+				created[i] = c.product
+			}
+			if err := tx.emitProducts(ctx, EventProductCreated, created); err != nil {
 				return err
 			}
-			if err := tx.emitProducts(ctx, EventProductUpdated, updatedProducts(updates)); err != nil {
+			if err := tx.emitProducts(ctx, EventProductUpdated, append(updatedProducts(plan.updates), outcome.changed...)); err != nil {
 				return err
 			}
 		}
@@ -172,7 +191,8 @@ func (db *DB) ApplyImportBatch(ctx context.Context, storeID, importID uuid.UUID,
 				errors = CASE WHEN jsonb_array_length(errors) >= $9 THEN errors
 				              ELSE (SELECT COALESCE(jsonb_agg(e), '[]') FROM (SELECT e FROM jsonb_array_elements(errors || $8::jsonb) e LIMIT $9) x) END
 			WHERE store_id = $1 AND id = $2`,
-			storeID, importID, b.Count, len(creates), len(updates), unchanged, len(failedRows), errJSON, maxStoredRowErrors)
+			storeID, importID, b.Count, plan.createdRows+outcome.created, len(plan.updates)+outcome.updated,
+			plan.unchanged+outcome.unchanged, len(failedRows), errJSON, maxStoredRowErrors)
 		if err != nil {
 			return fmt.Errorf("record import progress: %w", err)
 		}
@@ -180,16 +200,27 @@ func (db *DB) ApplyImportBatch(ctx context.Context, storeID, importID uuid.UUID,
 	})
 }
 
-// checkImportRefs refuses rows whose category is not one of the store's.
-func (tx *Tx) checkImportRefs(ctx context.Context, storeID uuid.UUID, rows []ImportRow) ([]ImportRow, []RowError, error) {
+// failProduct reports e on a product's first row and its later rows as
+// not imported because of it.
+func failProduct(p ImportProduct, e RowError) []RowError {
+	errs := []RowError{e}
+	for _, r := range p.rows()[1:] {
+		errs = append(errs, RowError{Row: r.Row, Column: "sku", Code: "product_row_invalid",
+			Message: fmt.Sprintf("the product's first row (row %d) has errors, so its variants are not imported", p.Row)})
+	}
+	return errs
+}
+
+// checkImportRefs refuses products whose category is not one of the store's.
+func (tx *Tx) checkImportRefs(ctx context.Context, storeID uuid.UUID, products []ImportProduct) ([]ImportProduct, []RowError, error) {
 	var ids []uuid.UUID
-	for _, r := range rows {
-		if r.CategoryID != nil {
-			ids = append(ids, *r.CategoryID)
+	for _, p := range products {
+		if p.CategoryID != nil {
+			ids = append(ids, *p.CategoryID)
 		}
 	}
 	if len(ids) == 0 {
-		return rows, nil, nil
+		return products, nil, nil
 	}
 	catRows, err := tx.tx.Query(ctx, `SELECT id FROM categories WHERE store_id = $1 AND id = ANY ($2)`, storeID, ids)
 	if err != nil {
@@ -204,97 +235,172 @@ func (tx *Tx) checkImportRefs(ctx context.Context, storeID uuid.UUID, rows []Imp
 		known[id] = true
 	}
 	var (
-		keep []ImportRow
+		keep []ImportProduct
 		errs []RowError
 	)
-	for _, r := range rows {
-		if r.CategoryID != nil && !known[*r.CategoryID] {
-			errs = append(errs, RowError{Row: r.Row, Column: "category_id", Code: "not_found", Message: "no such category in this store"})
+	for _, p := range products {
+		if p.CategoryID != nil && !known[*p.CategoryID] {
+			errs = append(errs, failProduct(p, RowError{Row: p.Row, Column: "category_id", Code: "not_found", Message: "no such category in this store"})...)
 			continue
 		}
-		keep = append(keep, r)
+		keep = append(keep, p)
 	}
 	return keep, errs, nil
 }
 
-// planImport sorts rows into products to create and to update, counting
-// rows that would change nothing.
-func (tx *Tx) planImport(ctx context.Context, storeID uuid.UUID, rows []ImportRow) (creates []Product, updates []importUpdate, unchanged int, errs []RowError, err error) {
-	skus := make([]string, len(rows))
-	for i, r := range rows {
-		skus[i] = r.SKU
+// importPlan is what a batch does: products to create with their
+// variants, products-format rows that update products, and variants-format
+// products that exist, applied row by row.
+type importPlan struct {
+	creates     []importCreate
+	createdRows int
+	updates     []importUpdate
+	existing    []existingImport
+	unchanged   int
+}
+
+// importCreate is a new product with its variants (its default one in the
+// products format).
+type importCreate struct {
+	product  Product
+	variants []Variant
+}
+
+// existingImport is a product that exists and the variants-format rows
+// that name it.
+type existingImport struct {
+	before, after Product
+	rows          []ImportRow
+}
+
+// importUpdate is a product a products-format row changes.
+type importUpdate struct {
+	row           ImportRow
+	before, after Product
+}
+
+// planImport sorts products into ones to create and ones to update,
+// counting rows that would change nothing and refusing SKUs owned
+// elsewhere in the store. It locks the existing products.
+func (tx *Tx) planImport(ctx context.Context, storeID uuid.UUID, products []ImportProduct) (importPlan, []RowError, error) {
+	var (
+		plan importPlan
+		errs []RowError
+		skus []string
+	)
+	for _, p := range products {
+		skus = append(skus, p.SKU)
+		for _, r := range p.Variants {
+			if r.VariantSKU != nil {
+				skus = append(skus, *r.VariantSKU)
+			}
+		}
 	}
-	owners := map[string]struct {
+	type owner struct {
 		kind string
 		id   uuid.UUID
-	}{}
+	}
+	owners := map[string]owner{}
 	ownerRows, err := tx.tx.Query(ctx, `SELECT sku, owner_kind, owner_id FROM skus WHERE store_id = $1 AND sku = ANY ($2)`, storeID, skus)
 	if err != nil {
-		return nil, nil, 0, nil, fmt.Errorf("find import skus: %w", err)
+		return plan, nil, fmt.Errorf("find import skus: %w", err)
 	}
 	var productIDs []uuid.UUID
 	for ownerRows.Next() {
 		var (
-			sku, kind string
-			id        uuid.UUID
+			sku string
+			o   owner
 		)
-		if err := ownerRows.Scan(&sku, &kind, &id); err != nil {
+		if err := ownerRows.Scan(&sku, &o.kind, &o.id); err != nil {
 			ownerRows.Close()
-			return nil, nil, 0, nil, fmt.Errorf("find import skus: %w", err)
+			return plan, nil, fmt.Errorf("find import skus: %w", err)
 		}
-		owners[sku] = struct {
-			kind string
-			id   uuid.UUID
-		}{kind, id}
-		if kind == "product" {
-			productIDs = append(productIDs, id)
+		owners[sku] = o
+		if o.kind == "product" {
+			productIDs = append(productIDs, o.id)
 		}
 	}
 	ownerRows.Close()
 	existing := map[uuid.UUID]Product{}
 	if len(productIDs) > 0 {
-		prodRows, err := tx.tx.Query(ctx, `SELECT `+productColumns+` FROM products WHERE store_id = $1 AND id = ANY ($2) FOR UPDATE`, storeID, productIDs)
+		prodRows, err := tx.tx.Query(ctx, `SELECT `+productColumns+` FROM products WHERE store_id = $1 AND id = ANY ($2) ORDER BY id FOR UPDATE`,
+			storeID, productIDs)
 		if err != nil {
-			return nil, nil, 0, nil, fmt.Errorf("load import products: %w", err)
+			return plan, nil, fmt.Errorf("load import products: %w", err)
 		}
 		list, err := pgx.CollectRows(prodRows, func(row pgx.CollectableRow) (Product, error) { return scanProduct(row) })
 		if err != nil {
-			return nil, nil, 0, nil, fmt.Errorf("load import products: %w", err)
+			return plan, nil, fmt.Errorf("load import products: %w", err)
 		}
 		for _, p := range list {
 			existing[p.ID] = p
 		}
 	}
 	now := tx.now()
-	for _, r := range rows {
-		owner, ok := owners[r.SKU]
+	for _, ip := range products {
+		o, owned := owners[ip.SKU]
 		switch {
-		case ok && owner.kind == "variant":
-			errs = append(errs, RowError{Row: r.Row, Column: "sku", Code: "sku_in_use", Message: "the SKU belongs to a variant in this store"})
-		case ok:
-			p := existing[owner.id]
-			next := r.apply(p)
-			if next.sameAs(p) {
-				unchanged++
+		case owned && o.kind == "variant":
+			errs = append(errs, failProduct(ip, RowError{Row: ip.Row, Column: "sku", Code: "sku_in_use",
+				Message: "the SKU belongs to a variant in this store"})...)
+		case owned && ip.Variants != nil:
+			before := existing[o.id]
+			after := ip.apply(before)
+			after.UpdatedAt = now
+			plan.existing = append(plan.existing, existingImport{before: before, after: after, rows: ip.Variants})
+		case owned:
+			before := existing[o.id]
+			after := ip.apply(before)
+			if after.sameAs(before) {
+				plan.unchanged++
 				continue
 			}
-			next.UpdatedAt = now
-			updates = append(updates, importUpdate{row: r, before: p, after: next})
+			after.UpdatedAt = now
+			plan.updates = append(plan.updates, importUpdate{row: ip.ImportRow, before: before, after: after})
 		default:
-			sku := r.SKU
-			p := r.apply(Product{ID: NewID(), StoreID: storeID, SKU: &sku, Status: "active",
+			sku := ip.SKU
+			p := ip.apply(Product{ID: NewID(), StoreID: storeID, SKU: &sku, Status: "active",
 				Attributes: json.RawMessage(`{}`), Images: json.RawMessage(`[]`), MediaURLs: json.RawMessage(`{}`), CreatedAt: now})
 			p.UpdatedAt = now
-			creates = append(creates, p)
+			c, rowErrs := newImportCreate(p, ip, func(sku string) bool { _, taken := owners[sku]; return taken })
+			errs = append(errs, rowErrs...)
+			if len(c.variants) > 0 {
+				plan.creates = append(plan.creates, c)
+				plan.createdRows += len(c.variants)
+			}
 		}
 	}
-	return creates, updates, unchanged, errs, nil
+	return plan, errs, nil
 }
 
-// importUpdate is a product a row changes.
-type importUpdate struct {
-	row           ImportRow
-	before, after Product
+// newImportCreate gives a new product its variants: the default one for a
+// products-format row or a variants-format row without options, else one
+// per row. A row whose variant SKU is taken fails; on the first row, the
+// whole product does.
+func newImportCreate(p Product, ip ImportProduct, taken func(sku string) bool) (importCreate, []RowError) {
+	c := importCreate{product: p}
+	if ip.Variants == nil {
+		c.variants = []Variant{{ID: NewID(), StoreID: p.StoreID, ProductID: p.ID, Price: p.Price, CostPrice: p.CostPrice,
+			Quantity: ip.Quantity, Options: json.RawMessage(`{}`), Position: 1, IsDefault: true, CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt}}
+		return c, nil
+	}
+	var errs []RowError
+	for i, r := range ip.Variants {
+		if r.VariantSKU != nil && taken(*r.VariantSKU) {
+			e := RowError{Row: r.Row, Column: "variant_sku", Code: "sku_in_use", Message: "the SKU belongs to another product or variant in this store"}
+			if i == 0 {
+				return importCreate{}, failProduct(ip, e)
+			}
+			errs = append(errs, e)
+			continue
+		}
+		price, cost := variantPrices(p, r)
+		v := Variant{ID: NewID(), StoreID: p.StoreID, ProductID: p.ID, SKU: r.VariantSKU, Barcode: r.Barcode, Price: price,
+			CostPrice: cost, Quantity: r.Quantity, Options: r.OptionsJSON(), Position: len(c.variants) + 1,
+			IsDefault: !r.hasOptions(), WeightGrams: r.WeightGrams, CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt}
+		c.variants = append(c.variants, v)
+	}
+	return c, errs
 }
 
 // planImportStock turns the quantity of updated rows into corrections of
@@ -379,8 +485,11 @@ func (tx *Tx) planImportStock(ctx context.Context, storeID uuid.UUID, updates []
 	return keep, changes, errs, nil
 }
 
-// apply writes the row's columns onto p; columns the file lacks stay as they are.
-func (r ImportRow) apply(p Product) Product {
+// apply writes the product's columns onto p; columns the file lacks stay
+// as they are. In the variants format quantity is each variant's, not the
+// product's.
+func (ip ImportProduct) apply(p Product) Product {
+	r := ip.ImportRow
 	p.Name, p.Price = r.Name, r.Price
 	if r.Has["description"] {
 		p.Description = r.Description
@@ -391,7 +500,7 @@ func (r ImportRow) apply(p Product) Product {
 	if r.Has["cost_price"] {
 		p.CostPrice = r.CostPrice
 	}
-	if r.Has["quantity"] {
+	if r.Has["quantity"] && ip.Variants == nil {
 		p.Quantity = r.Quantity
 	}
 	if r.Has["category_id"] {
@@ -407,35 +516,38 @@ func (p Product) sameAs(o Product) bool {
 		eqInt(p.CostPrice, o.CostPrice) && p.Quantity == o.Quantity && eqID(p.CategoryID, o.CategoryID)
 }
 
-// insertProducts writes new products, each with its default variant
-// holding the row's quantity at the default location (a correction in the
+// insertProducts writes new products and their variants, each variant
+// holding its quantity at the default location (a correction in the
 // ledger), and claims their SKUs, all with COPY, the fastest way into
 // Postgres, inside the batch's transaction.
-func (tx *Tx) insertProducts(ctx context.Context, ps []Product) error {
-	if len(ps) == 0 {
+func (tx *Tx) insertProducts(ctx context.Context, cs []importCreate) error {
+	if len(cs) == 0 {
 		return nil
 	}
-	defaultID, err := tx.defaultLocationID(ctx, ps[0].StoreID)
+	storeID := cs[0].product.StoreID
+	defaultID, err := tx.defaultLocationID(ctx, storeID)
 	if err != nil {
 		return err
 	}
 	actor := tx.movementActor()
-	productRows := make([][]any, len(ps))
-	skuRows := make([][]any, len(ps))
-	variantRows := make([][]any, len(ps))
-	levelRows := make([][]any, len(ps))
-	var movementRows [][]any
-	for i, p := range ps {
-		productRows[i] = []any{p.ID, p.StoreID, p.Name, p.Description, *p.SKU, p.Price, p.CostPrice, p.Status,
-			p.CategoryID, p.Attributes, p.Images, p.MediaURLs, p.CreatedAt, p.UpdatedAt}
-		skuRows[i] = []any{p.StoreID, *p.SKU, "product", p.ID}
-		variantID := NewID()
-		quantity := int32(p.Quantity)
-		variantRows[i] = []any{variantID, p.StoreID, p.ID, p.Price, p.CostPrice, quantity, []byte(`{}`), int32(1), true, p.CreatedAt, p.UpdatedAt}
-		levelRows[i] = []any{p.StoreID, variantID, defaultID, p.ID, quantity, int32(0), p.UpdatedAt}
-		if quantity > 0 {
-			movementRows = append(movementRows, []any{NewID(), p.StoreID, variantID, defaultID, ReasonCorrection, quantity, int32(0),
-				quantity, int32(0), "CSV import", actor.Type, actor.ID, p.UpdatedAt})
+	var productRows, skuRows, variantRows, levelRows, movementRows [][]any
+	for _, c := range cs {
+		p := c.product
+		productRows = append(productRows, []any{p.ID, p.StoreID, p.Name, p.Description, *p.SKU, p.Price, p.CostPrice, p.Status,
+			p.CategoryID, p.Attributes, p.Images, p.MediaURLs, p.CreatedAt, p.UpdatedAt})
+		skuRows = append(skuRows, []any{p.StoreID, *p.SKU, "product", p.ID})
+		for _, v := range c.variants {
+			quantity := int32(v.Quantity)
+			variantRows = append(variantRows, []any{v.ID, v.StoreID, v.ProductID, v.SKU, v.Barcode, v.Price, v.CostPrice, quantity,
+				[]byte(v.Options), int32(v.Position), v.IsDefault, v.WeightGrams, v.CreatedAt, v.UpdatedAt})
+			levelRows = append(levelRows, []any{v.StoreID, v.ID, defaultID, p.ID, quantity, int32(0), v.UpdatedAt})
+			if quantity > 0 {
+				movementRows = append(movementRows, []any{NewID(), v.StoreID, v.ID, defaultID, ReasonCorrection, quantity, int32(0),
+					quantity, int32(0), "CSV import", actor.Type, actor.ID, v.UpdatedAt})
+			}
+			if v.SKU != nil {
+				skuRows = append(skuRows, []any{v.StoreID, *v.SKU, "variant", v.ID})
+			}
 		}
 	}
 	copies := []struct {
@@ -445,8 +557,8 @@ func (tx *Tx) insertProducts(ctx context.Context, ps []Product) error {
 	}{
 		{"products", []string{"id", "store_id", "name", "description", "sku", "price", "cost_price", "status", "category_id",
 			"attributes", "images", "media_urls", "created_at", "updated_at"}, productRows},
-		{"variants", []string{"id", "store_id", "product_id", "price", "cost_price", "quantity", "options", "position", "is_default",
-			"created_at", "updated_at"}, variantRows},
+		{"variants", []string{"id", "store_id", "product_id", "sku", "barcode", "price", "cost_price", "quantity", "options", "position",
+			"is_default", "weight_grams", "created_at", "updated_at"}, variantRows},
 		{"inventory_levels", []string{"store_id", "variant_id", "location_id", "product_id", "on_hand", "reserved", "updated_at"}, levelRows},
 		{"inventory_movements", []string{"id", "store_id", "variant_id", "location_id", "reason", "on_hand_delta", "reserved_delta",
 			"on_hand_after", "reserved_after", "note", "actor_type", "actor_id", "created_at"}, movementRows},
@@ -592,6 +704,59 @@ func (db *DB) ExportProducts(ctx context.Context, storeID uuid.UUID, fn func(Pro
 	return rows.Err()
 }
 
+// ExportVariants streams a store's variants to fn, product by product in
+// creation order and by position within a product, with each variant's
+// product (its quantity not read); first is set on a product's first
+// variant. Memory stays flat however many there are.
+func (db *DB) ExportVariants(ctx context.Context, storeID uuid.UUID, fn func(p Product, v Variant, first bool) error) error {
+	rows, err := db.pool.Query(ctx, `SELECT p.id, p.sku, p.name, p.description, p.status, p.price, p.cost_price, p.category_id,
+			v.id, v.sku, v.barcode, v.price, v.cost_price, v.quantity, v.options, v.position, v.is_default, v.weight_grams
+		FROM products p JOIN variants v ON v.store_id = p.store_id AND v.product_id = p.id
+		WHERE p.store_id = $1 ORDER BY p.created_at, p.id, v.position, v.id`, storeID)
+	if err != nil {
+		return fmt.Errorf("export variants: %w", err)
+	}
+	defer rows.Close()
+	var last uuid.UUID
+	for rows.Next() {
+		p, v := Product{StoreID: storeID}, Variant{StoreID: storeID}
+		if err := rows.Scan(&p.ID, &p.SKU, &p.Name, &p.Description, &p.Status, &p.Price, &p.CostPrice, &p.CategoryID,
+			&v.ID, &v.SKU, &v.Barcode, &v.Price, &v.CostPrice, &v.Quantity, &v.Options, &v.Position, &v.IsDefault, &v.WeightGrams); err != nil {
+			return fmt.Errorf("export variants: %w", err)
+		}
+		v.ProductID = p.ID
+		first := p.ID != last
+		last = p.ID
+		if err := fn(p, v, first); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+// OrderedOptions lists an options object's names and values in the order
+// the object has them (a string value's text, else its JSON).
+func OrderedOptions(raw json.RawMessage) []CSVOption {
+	var out []CSVOption
+	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return out
+		}
+		name, _ := tok.(string)
+		var value json.RawMessage
+		if err := dec.Decode(&value); err != nil {
+			return out
+		}
+		out = append(out, CSVOption{Name: name, Value: optionText(value)})
+	}
+	return out
+}
+
 // AppliedImportBatches lists the start rows of an import's applied batches.
 func (r reader) AppliedImportBatches(ctx context.Context, importID uuid.UUID) (map[int]bool, error) {
 	rows, err := r.q.Query(ctx, `SELECT start_row FROM product_import_batches WHERE import_id = $1`, importID)
@@ -607,4 +772,202 @@ func (r reader) AppliedImportBatches(ctx context.Context, importID uuid.UUID) (m
 		applied[int(s)] = true
 	}
 	return applied, nil
+}
+
+// variantOutcome counts what the variants-format rows of existing products
+// did, and lists the products they changed.
+type variantOutcome struct {
+	created, updated, unchanged int
+	changed                     []Product
+}
+
+// applyVariantRows applies the variants-format rows of products that exist,
+// each row in its own savepoint, so a refused row (a taken SKU, stock at
+// several locations) changes nothing while the others apply. The first
+// row also carries the product's fields. keep false (a dry run) undoes
+// everything after counting.
+func (tx *Tx) applyVariantRows(ctx context.Context, existing []existingImport, keep bool) (variantOutcome, []RowError, error) {
+	var (
+		out  variantOutcome
+		errs []RowError
+	)
+	if len(existing) == 0 {
+		return out, nil, nil
+	}
+	err := tx.savepoint(ctx, keep, func(tx *Tx) error {
+		for _, e := range existing {
+			productChanged := !e.after.sameAs(e.before)
+			changed := false
+			for i, r := range e.rows {
+				var result string
+				err := tx.savepoint(ctx, true, func(tx *Tx) error {
+					if i == 0 && productChanged {
+						if err := tx.updateProducts(ctx, []importUpdate{{row: r, before: e.before, after: e.after}}); err != nil {
+							return err
+						}
+					}
+					var err error
+					result, err = tx.applyVariantRow(ctx, e.after, r)
+					return err
+				})
+				if rowErr, ok := importRowError(r.Row, err); ok {
+					errs = append(errs, rowErr)
+					continue
+				}
+				if err != nil {
+					return err
+				}
+				if i == 0 && productChanged && result == "unchanged" {
+					result = "updated"
+				}
+				switch result {
+				case "created":
+					out.created++
+				case "updated":
+					out.updated++
+				default:
+					out.unchanged++
+				}
+				changed = changed || result != "unchanged"
+			}
+			if changed {
+				out.changed = append(out.changed, e.after)
+			}
+		}
+		return nil
+	})
+	return out, errs, err
+}
+
+// importRowError turns what refuses one row into its row error; ok is
+// false for nil and for errors that are not the row's fault.
+func importRowError(row int, err error) (RowError, bool) {
+	var invalid *InvalidError
+	switch {
+	case err == nil:
+		return RowError{}, false
+	case errors.Is(err, ErrDuplicateSKU):
+		return RowError{Row: row, Column: "variant_sku", Code: "sku_in_use", Message: "the SKU belongs to another product or variant in this store"}, true
+	case errors.As(err, &invalid):
+		return RowError{Row: row, Column: invalid.Field, Code: invalid.Code, Message: invalid.Message}, true
+	}
+	return RowError{}, false
+}
+
+// applyVariantRow writes one variants-format row onto the product's
+// variant it names: the one with its variant_sku, else the one with its
+// options (the default variant has none); a row naming no variant adds
+// one, converting a default variant in place. Only the columns the file
+// has are written. It says "created", "updated" or "unchanged".
+func (tx *Tx) applyVariantRow(ctx context.Context, p Product, r ImportRow) (string, error) {
+	rows, err := tx.tx.Query(ctx, `SELECT `+variantColumns+` FROM variants WHERE store_id = $1 AND product_id = $2 ORDER BY position, id`,
+		p.StoreID, p.ID)
+	if err != nil {
+		return "", fmt.Errorf("read variants: %w", err)
+	}
+	variants, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Variant, error) { return scanVariant(row) })
+	if err != nil {
+		return "", fmt.Errorf("read variants: %w", err)
+	}
+	var target *Variant
+	for i, v := range variants {
+		if r.VariantSKU != nil && v.SKU != nil && *v.SKU == *r.VariantSKU {
+			target = &variants[i]
+		}
+	}
+	wantOptions := optionsKey(r.OptionsJSON())
+	for i, v := range variants {
+		if target == nil && optionsKey(v.Options) == wantOptions {
+			target = &variants[i]
+		}
+	}
+	price, cost := variantPrices(p, r)
+	if target == nil {
+		if !r.hasOptions() {
+			return "", &InvalidError{Field: "option1_value", Code: "managed_by_variants",
+				Message: "the product has variants; name the variant by its options or its variant_sku"}
+		}
+		v := Variant{StoreID: p.StoreID, ProductID: p.ID, SKU: r.VariantSKU, Barcode: r.Barcode, Price: price, CostPrice: cost,
+			Quantity: r.Quantity, Options: r.OptionsJSON(), WeightGrams: r.WeightGrams}
+		return "created", tx.CreateVariant(ctx, &v, true, r.Has["quantity"])
+	}
+	var upd VariantUpdate
+	changed := false
+	if r.VariantSKU != nil && !equalPtr(target.SKU, r.VariantSKU) {
+		upd.SKU, changed = Field[string]{Set: true, Value: *r.VariantSKU}, true
+	}
+	if r.Has["barcode"] && !equalPtr(target.Barcode, r.Barcode) {
+		upd.Barcode, changed = fieldOf(r.Barcode), true
+	}
+	if r.Has["variant_price"] && target.Price != price {
+		upd.Price, changed = &price, true
+	}
+	if r.Has["variant_cost_price"] && !equalPtr(target.CostPrice, cost) {
+		upd.CostPrice, changed = fieldOf(cost), true
+	}
+	if r.Has["weight_grams"] && !equalPtr(target.WeightGrams, r.WeightGrams) {
+		upd.WeightGrams, changed = fieldOf(r.WeightGrams), true
+	}
+	if r.Has["quantity"] && target.Quantity != r.Quantity {
+		upd.Quantity, changed = &r.Quantity, true
+	}
+	if !changed {
+		return "unchanged", nil
+	}
+	_, err = tx.UpdateVariant(ctx, p.StoreID, p.ID, target.ID, upd)
+	return "updated", err
+}
+
+// variantPrices are a row's variant price and cost: a blank variant_price
+// is the product's (as in the API); a blank variant_cost_price is none,
+// except on a row without options, whose default variant is the product
+// and takes its cost.
+func variantPrices(p Product, r ImportRow) (int64, *int64) {
+	price, cost := p.Price, r.VariantCostPrice
+	if r.VariantPrice != nil {
+		price = *r.VariantPrice
+	}
+	if cost == nil && !r.hasOptions() {
+		cost = p.CostPrice
+	}
+	return price, cost
+}
+
+// equalPtr reports whether two optional values are both absent or equal.
+func equalPtr[T comparable](a, b *T) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
+
+// fieldOf is a write of v, null when v is nil.
+func fieldOf[T any](v *T) Field[T] {
+	if v == nil {
+		return Field[T]{Set: true, Null: true}
+	}
+	return Field[T]{Set: true, Value: *v}
+}
+
+// optionsKey is an options object in a form two equal objects share: its
+// names in order, each with its value (a string's text, else its JSON).
+func optionsKey(raw json.RawMessage) string {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return string(raw)
+	}
+	names := make([]string, 0, len(m))
+	for name := range m {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	for _, name := range names {
+		b.WriteString(name + "\x00" + optionText(m[name]) + "\x00")
+	}
+	return b.String()
+}
+
+// optionText is an option value as a CSV cell shows it.
+func optionText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	return string(raw)
 }

@@ -182,6 +182,27 @@ func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 	})
 }
 
+// savepoint runs fn inside a savepoint of the transaction: fn's writes are
+// kept when it returns nil and keep is true, and undone otherwise, leaving
+// the transaction usable either way. fn's error is returned.
+func (tx *Tx) savepoint(ctx context.Context, keep bool, fn func(sub *Tx) error) error {
+	sp, err := tx.tx.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("savepoint: %w", err)
+	}
+	err = fn(&Tx{reader: reader{q: sp}, tx: sp, now: tx.now, actor: tx.actor})
+	if err != nil || !keep {
+		if rbErr := sp.Rollback(ctx); rbErr != nil {
+			return errors.Join(err, fmt.Errorf("roll back to savepoint: %w", rbErr))
+		}
+		return err
+	}
+	if err := sp.Commit(ctx); err != nil {
+		return fmt.Errorf("release savepoint: %w", err)
+	}
+	return nil
+}
+
 // NewID returns a new time-ordered uuid (v7), so ids sort roughly by creation.
 func NewID() uuid.UUID {
 	return uuid.Must(uuid.NewV7())

@@ -25,27 +25,30 @@ type Variant struct {
 	Options   json.RawMessage
 	Position  int
 	IsDefault bool // the variant a product without options sells as (decisions §11)
-	CreatedAt time.Time
-	UpdatedAt time.Time
+	// WeightGrams is the shipping weight; nil when not given.
+	WeightGrams *int
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
 }
 
 // VariantUpdate is a partial update; null clears sku, barcode and cost_price.
 type VariantUpdate struct {
-	SKU       Field[string]
-	Barcode   Field[string]
-	Price     *int64
-	CostPrice Field[int64]
-	Quantity  *int
-	Options   json.RawMessage
-	Position  *int
+	SKU         Field[string]
+	Barcode     Field[string]
+	Price       *int64
+	CostPrice   Field[int64]
+	Quantity    *int
+	Options     json.RawMessage
+	Position    *int
+	WeightGrams Field[int]
 }
 
-const variantColumns = `id, store_id, product_id, sku, barcode, price, cost_price, quantity, options, position, is_default, created_at, updated_at`
+const variantColumns = `id, store_id, product_id, sku, barcode, price, cost_price, quantity, options, position, is_default, weight_grams, created_at, updated_at`
 
 func scanVariant(row pgx.Row) (Variant, error) {
 	var v Variant
 	err := row.Scan(&v.ID, &v.StoreID, &v.ProductID, &v.SKU, &v.Barcode, &v.Price, &v.CostPrice, &v.Quantity,
-		&v.Options, &v.Position, &v.IsDefault, &v.CreatedAt, &v.UpdatedAt)
+		&v.Options, &v.Position, &v.IsDefault, &v.WeightGrams, &v.CreatedAt, &v.UpdatedAt)
 	return v, err
 }
 
@@ -57,7 +60,7 @@ var ErrLastVariant = errors.New("last variant")
 func (tx *Tx) createDefaultVariant(ctx context.Context, p Product) error {
 	v := Variant{ID: NewID(), StoreID: p.StoreID, ProductID: p.ID, Price: p.Price, CostPrice: p.CostPrice,
 		Options: json.RawMessage(`{}`), Position: 1, IsDefault: true, CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt}
-	if _, err := tx.tx.Exec(ctx, `INSERT INTO variants (`+variantColumns+`) VALUES ($1, $2, $3, NULL, NULL, $4, $5, 0, $6, 1, true, $7, $7)`,
+	if _, err := tx.tx.Exec(ctx, `INSERT INTO variants (`+variantColumns+`) VALUES ($1, $2, $3, NULL, NULL, $4, $5, 0, $6, 1, true, NULL, $7, $7)`,
 		v.ID, v.StoreID, v.ProductID, v.Price, v.CostPrice, v.Options, v.CreatedAt); err != nil {
 		return fmt.Errorf("create default variant: %w", err)
 	}
@@ -179,8 +182,8 @@ func (tx *Tx) CreateVariant(ctx context.Context, v *Variant, priceSet, quantityS
 			return err
 		}
 		if _, err := tx.tx.Exec(ctx, `UPDATE variants SET sku = $3, barcode = $4, price = $5, cost_price = $6, options = $7,
-				is_default = false, updated_at = $8 WHERE store_id = $1 AND id = $2`,
-			v.StoreID, v.ID, v.SKU, v.Barcode, v.Price, v.CostPrice, v.Options, now); err != nil {
+				is_default = false, weight_grams = $9, updated_at = $8 WHERE store_id = $1 AND id = $2`,
+			v.StoreID, v.ID, v.SKU, v.Barcode, v.Price, v.CostPrice, v.Options, now, v.WeightGrams); err != nil {
 			return fmt.Errorf("convert default variant: %w", err)
 		}
 	} else {
@@ -191,9 +194,9 @@ func (tx *Tx) CreateVariant(ctx context.Context, v *Variant, priceSet, quantityS
 		v.CreatedAt, v.UpdatedAt = now, now
 		err = tx.tx.QueryRow(ctx, `INSERT INTO variants (`+variantColumns+`)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, 0, $8,
-			        (SELECT COALESCE(max(position), 0) + 1 FROM variants WHERE store_id = $2 AND product_id = $3), false, $9, $9)
+			        (SELECT COALESCE(max(position), 0) + 1 FROM variants WHERE store_id = $2 AND product_id = $3), false, $10, $9, $9)
 			RETURNING position`,
-			v.ID, v.StoreID, v.ProductID, v.SKU, v.Barcode, v.Price, v.CostPrice, v.Options, now).Scan(&v.Position)
+			v.ID, v.StoreID, v.ProductID, v.SKU, v.Barcode, v.Price, v.CostPrice, v.Options, now, v.WeightGrams).Scan(&v.Position)
 		if err != nil {
 			return fmt.Errorf("create variant: %w", err)
 		}
@@ -247,6 +250,10 @@ func (tx *Tx) UpdateVariant(ctx context.Context, storeID, productID, id uuid.UUI
 	}
 	if upd.Position != nil {
 		v.Position, set["position"] = *upd.Position, *upd.Position
+	}
+	if upd.WeightGrams.Set {
+		v.WeightGrams = upd.WeightGrams.ptr()
+		set["weight_grams"] = v.WeightGrams
 	}
 	v.UpdatedAt = tx.now()
 	set["updated_at"] = v.UpdatedAt
