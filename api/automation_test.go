@@ -71,6 +71,23 @@ func TestOrderPlacedSideEffectsRunOnce(t *testing.T) {
 	require.NoError(t, testenv.SQL(h.t, h.db).QueryRow(context.Background(), `SELECT orders FROM order_rollups WHERE store_id = $1`, s.m.storeID).Scan(&rollupOrders))
 	require.Equal(t, 1, shipments)
 	require.Equal(t, 1, rollupOrders)
+	// The automatic shipment is a decisions §12 one: every line, a label, COD the balance due.
+	var (
+		number, status, carrier string
+		units, codAmount        int64
+	)
+	require.NoError(t, testenv.SQL(h.t, h.db).QueryRow(context.Background(), `SELECT s.number, s.status, s.carrier, s.cod_amount,
+			(SELECT sum(l.quantity) FROM shipment_lines l WHERE l.shipment_id = s.id)
+		FROM shipments s WHERE s.order_id = $1`, id).Scan(&number, &status, &carrier, &codAmount, &units))
+	order := h.do(request{method: "GET", path: storePath(s.m.storeID, "/orders/"+id), auth: bearer(s.token)}).data()
+	require.Equal(t, order["order_number"].(string)+"-1", number)
+	require.Equal(t, [2]string{"label_created", "other"}, [2]string{status, carrier})
+	require.EqualValues(t, order["balance_due"], codAmount)
+	var ordered int64
+	for _, l := range order["lines"].([]any) {
+		ordered += int64(l.(map[string]any)["quantity"].(float64))
+	}
+	require.Equal(t, ordered, units)
 	msgs := h.do(request{method: "GET", path: storePath(s.m.storeID, "/orders/"+id+"/chat-messages"), auth: bearer(s.token)})
 	require.Equal(t, http.StatusOK, msgs.Status)
 	require.Equal(t, "sent", msgs.Body["data"].([]any)[0].(map[string]any)["status"])

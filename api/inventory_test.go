@@ -536,6 +536,8 @@ func TestInventoryMigrationFromTheOldWay(t *testing.T) {
 			VALUES ($1, $2, $3, $4, '00000000-0000-0000-0000-0000000000d2', 'Sized', $5, 2000, 0, $6, 1)`,
 			fmt.Sprintf("00000000-0000-0000-0000-0000000002%02d", i), store, orderID, variant, o.qty, o.returned)
 	}
+	// The worker wrote one shipments row per placed order (auto_create_shipment).
+	exec(`INSERT INTO shipments (id, store_id, order_id) VALUES ('00000000-0000-0000-0000-0000000003a1', $1, '00000000-0000-0000-0000-000000000100')`, store)
 	require.NoError(t, migrations.Up(ctx, db))
 
 	type level struct {
@@ -569,6 +571,31 @@ func TestInventoryMigrationFromTheOldWay(t *testing.T) {
 	var productQuantity int
 	require.NoError(t, db.QueryRowContext(ctx, `SELECT sum(quantity) FROM variants WHERE product_id = '00000000-0000-0000-0000-0000000000d2'`).Scan(&productQuantity))
 	require.Equal(t, 3, productQuantity, "a product's quantity is now its variants'")
+
+	// Shipments (decisions §12): the old row and a new one for the order
+	// that had left take the status their orders imply and all their lines.
+	type shipment struct {
+		number, status, carrier string
+		lines, events           int
+		departed                bool
+	}
+	shipmentRows, err := db.QueryContext(ctx, `SELECT s.number, s.status, s.carrier,
+			(SELECT sum(quantity) FROM shipment_lines l WHERE l.shipment_id = s.id),
+			(SELECT count(*) FROM shipment_events e WHERE e.shipment_id = s.id AND e.source = 'system' AND e.status = s.status),
+			s.shipped_at IS NOT NULL
+		FROM shipments s WHERE s.store_id = $1 AND s.location_id = '00000000-0000-0000-0000-0000000000c1' ORDER BY s.number`, store)
+	require.NoError(t, err)
+	defer shipmentRows.Close()
+	var shipments []shipment
+	for shipmentRows.Next() {
+		var sh shipment
+		require.NoError(t, shipmentRows.Scan(&sh.number, &sh.status, &sh.carrier, &sh.lines, &sh.events, &sh.departed))
+		shipments = append(shipments, sh)
+	}
+	require.Equal(t, []shipment{
+		{number: "ORD-1001-1", status: "label_created", carrier: "other", lines: 2, events: 1},
+		{number: "ORD-1002-1", status: "in_transit", carrier: "other", lines: 4, events: 1, departed: true},
+	}, shipments)
 }
 
 // A location whose units left in a shipped order is still in use: the
