@@ -282,3 +282,27 @@ func TestCategoryFromAnotherStoreIsRefused(t *testing.T) {
 	require.Equal(t, http.StatusUnprocessableEntity, resp.Status, fmt.Sprint(resp.Body))
 	require.Equal(t, []string{"category_id"}, resp.fieldNames())
 }
+
+// A variant's weight is grams from 0 to a tonne; null clears it.
+func TestVariantWeight(t *testing.T) {
+	h := newHarness(t, api.Config{})
+	m := h.signup("weight")
+	token := h.pat(m, "catalog:write", "catalog:read")
+	p := h.createProduct(token, m.storeID, map[string]any{"name": "Jug", "price": 500})
+	variants := storePath(m.storeID, "/products/"+p["id"].(string)+"/variants")
+	for _, weight := range []int{-1, 1_000_001} {
+		bad := h.do(request{method: "POST", path: variants, auth: bearer(token), body: map[string]any{"options": map[string]any{"size": "L"}, "weight_grams": weight}})
+		require.Equal(t, http.StatusUnprocessableEntity, bad.Status, string(bad.Raw))
+		require.Equal(t, "out_of_range", bad.fieldCode("weight_grams"))
+		require.NotEmpty(t, bad.fieldMessageAr("weight_grams"))
+	}
+	created := h.do(request{method: "POST", path: variants, auth: bearer(token), body: map[string]any{"options": map[string]any{"size": "L"}, "weight_grams": 1_000_000}})
+	require.Equal(t, http.StatusCreated, created.Status, string(created.Raw))
+	require.EqualValues(t, 1_000_000, created.Body["weight_grams"])
+	one := variants + "/" + created.Body["id"].(string)
+	require.Equal(t, "out_of_range", h.do(request{method: "PATCH", path: one, auth: bearer(token), body: map[string]any{"weight_grams": -5}}).fieldCode("weight_grams"))
+	cleared := h.do(request{method: "PATCH", path: one, auth: bearer(token), body: map[string]any{"weight_grams": nil}})
+	require.Equal(t, http.StatusOK, cleared.Status, string(cleared.Raw))
+	require.Contains(t, cleared.Body, "weight_grams")
+	require.Nil(t, cleared.Body["weight_grams"])
+}

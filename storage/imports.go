@@ -343,20 +343,18 @@ func (tx *Tx) planImport(ctx context.Context, storeID uuid.UUID, products []Impo
 		case owned && o.kind == "variant":
 			errs = append(errs, failProduct(ip, RowError{Row: ip.Row, Column: "sku", Code: "sku_in_use",
 				Message: "the SKU belongs to a variant in this store"})...)
-		case owned && ip.Variants != nil:
-			before := existing[o.id]
-			after := ip.apply(before)
-			after.UpdatedAt = now
-			plan.existing = append(plan.existing, existingImport{before: before, after: after, rows: ip.Variants})
 		case owned:
 			before := existing[o.id]
 			after := ip.apply(before)
-			if after.sameAs(before) {
-				plan.unchanged++
-				continue
-			}
 			after.UpdatedAt = now
-			plan.updates = append(plan.updates, importUpdate{row: ip.ImportRow, before: before, after: after})
+			switch {
+			case ip.Variants != nil: // applied row by row, each row counted
+				plan.existing = append(plan.existing, existingImport{before: before, after: after, rows: ip.Variants})
+			case after.sameAs(before):
+				plan.unchanged++
+			default:
+				plan.updates = append(plan.updates, importUpdate{row: ip.ImportRow, before: before, after: after})
+			}
 		default:
 			sku := ip.SKU
 			p := ip.apply(Product{ID: NewID(), StoreID: storeID, SKU: &sku, Status: "active",
@@ -510,10 +508,8 @@ func (ip ImportProduct) apply(p Product) Product {
 }
 
 func (p Product) sameAs(o Product) bool {
-	eqInt := func(a, b *int64) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
-	eqID := func(a, b *uuid.UUID) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
 	return p.Name == o.Name && p.Description == o.Description && p.Status == o.Status && p.Price == o.Price &&
-		eqInt(p.CostPrice, o.CostPrice) && p.Quantity == o.Quantity && eqID(p.CategoryID, o.CategoryID)
+		equalPtr(p.CostPrice, o.CostPrice) && p.Quantity == o.Quantity && equalPtr(p.CategoryID, o.CategoryID)
 }
 
 // insertProducts writes new products and their variants, each variant
@@ -860,14 +856,9 @@ func importRowError(row int, err error) (RowError, bool) {
 // one, converting a default variant in place. Only the columns the file
 // has are written. It says "created", "updated" or "unchanged".
 func (tx *Tx) applyVariantRow(ctx context.Context, p Product, r ImportRow) (string, error) {
-	rows, err := tx.tx.Query(ctx, `SELECT `+variantColumns+` FROM variants WHERE store_id = $1 AND product_id = $2 ORDER BY position, id`,
-		p.StoreID, p.ID)
+	variants, err := tx.productVariants(ctx, p.StoreID, p.ID)
 	if err != nil {
-		return "", fmt.Errorf("read variants: %w", err)
-	}
-	variants, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Variant, error) { return scanVariant(row) })
-	if err != nil {
-		return "", fmt.Errorf("read variants: %w", err)
+		return "", err
 	}
 	var target *Variant
 	for i, v := range variants {

@@ -127,6 +127,12 @@ func (r reader) FindVariants(ctx context.Context, storeID, productID uuid.UUID) 
 	if _, err := r.FindProductByID(ctx, storeID, productID); err != nil {
 		return nil, err
 	}
+	return r.productVariants(ctx, storeID, productID)
+}
+
+// productVariants lists a product's variants by position, the product
+// taken as existing.
+func (r reader) productVariants(ctx context.Context, storeID, productID uuid.UUID) ([]Variant, error) {
 	rows, err := r.q.Query(ctx, `SELECT `+variantColumns+` FROM variants WHERE store_id = $1 AND product_id = $2 ORDER BY position, id`,
 		storeID, productID)
 	if err != nil {

@@ -238,19 +238,11 @@ func runImportBench(ctx context.Context, dbURL string, rowsWanted int) (string, 
 	}
 
 	start := time.Now()
-	err = pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
-		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"products"},
-			[]string{"id", "store_id", "name", "description", "sku", "price", "status"}, pgx.CopyFromRows(records)); err != nil {
-			return err
-		}
-		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"variants"}, []string{"id", "store_id", "product_id", "price", "quantity", "options",
-			"position", "is_default", "created_at", "updated_at"}, pgx.CopyFromRows(variantRecords)); err != nil {
-			return err
-		}
-		_, err := tx.CopyFrom(ctx, pgx.Identifier{"inventory_levels"}, []string{"store_id", "variant_id", "location_id", "product_id",
-			"on_hand", "updated_at"}, pgx.CopyFromRows(levelRecords))
-		return err
-	})
+	err = copyTables(ctx, db.Pool,
+		copyTable{"products", copyProductColumns, records},
+		copyTable{"variants", []string{"id", "store_id", "product_id", "price", "quantity", "options", "position", "is_default",
+			"created_at", "updated_at"}, variantRecords},
+		copyTable{"inventory_levels", copyLevelColumns, levelRecords})
 	if err != nil {
 		return "", err
 	}
@@ -262,8 +254,7 @@ func runImportBench(ctx context.Context, dbURL string, rowsWanted int) (string, 
 		productsOnly[i] = append([]any{storage.NewID()}, r[1:]...)
 	}
 	start = time.Now()
-	if _, err := db.Pool.CopyFrom(ctx, pgx.Identifier{"products"}, []string{"id", "store_id", "name", "description", "sku", "price", "status"},
-		pgx.CopyFromRows(productsOnly)); err != nil {
+	if _, err := db.Pool.CopyFrom(ctx, pgx.Identifier{"products"}, copyProductColumns, pgx.CopyFromRows(productsOnly)); err != nil {
 		return "", err
 	}
 	productsCopy := time.Since(start)
@@ -356,19 +347,11 @@ func runVariantsImport(ctx context.Context, pool *pgxpool.Pool, url string, ours
 		return "", err
 	}
 	start := time.Now()
-	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"products"},
-			[]string{"id", "store_id", "name", "description", "sku", "price", "status"}, pgx.CopyFromRows(products)); err != nil {
-			return err
-		}
-		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"variants"}, []string{"id", "store_id", "product_id", "sku", "barcode", "price",
-			"quantity", "options", "position", "is_default", "weight_grams", "created_at", "updated_at"}, pgx.CopyFromRows(variants)); err != nil {
-			return err
-		}
-		_, err := tx.CopyFrom(ctx, pgx.Identifier{"inventory_levels"}, []string{"store_id", "variant_id", "location_id", "product_id",
-			"on_hand", "updated_at"}, pgx.CopyFromRows(levels))
-		return err
-	})
+	err = copyTables(ctx, pool,
+		copyTable{"products", copyProductColumns, products},
+		copyTable{"variants", []string{"id", "store_id", "product_id", "sku", "barcode", "price", "quantity", "options", "position",
+			"is_default", "weight_grams", "created_at", "updated_at"}, variants},
+		copyTable{"inventory_levels", copyLevelColumns, levels})
 	if err != nil {
 		return "", err
 	}
@@ -383,4 +366,29 @@ func runVariantsImport(ctx context.Context, pool *pgxpool.Pool, url string, ours
 		ms(copyTime), float64(rows)/copyTime.Seconds())
 	fmt.Fprintf(&b, "**Ours / COPY rate: %.0f%%** (goal ≥ 30%%: %s).\n", 100*ratio, verdict(ratio >= 0.3))
 	return b.String(), nil
+}
+
+// The columns the import benchmark's COPY baselines write.
+var (
+	copyProductColumns = []string{"id", "store_id", "name", "description", "sku", "price", "status"}
+	copyLevelColumns   = []string{"store_id", "variant_id", "location_id", "product_id", "on_hand", "updated_at"}
+)
+
+// copyTable is one table's rows for a COPY baseline.
+type copyTable struct {
+	name    string
+	columns []string
+	rows    [][]any
+}
+
+// copyTables COPYs the tables, in order, in one transaction.
+func copyTables(ctx context.Context, pool *pgxpool.Pool, tables ...copyTable) error {
+	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		for _, t := range tables {
+			if _, err := tx.CopyFrom(ctx, pgx.Identifier{t.name}, t.columns, pgx.CopyFromRows(t.rows)); err != nil {
+				return fmt.Errorf("copy %s: %w", t.name, err)
+			}
+		}
+		return nil
+	})
 }
