@@ -132,6 +132,10 @@ func TestOperatorsFindAStoresWorkByStoreId(t *testing.T) {
 		}
 		return true
 	})
+	// The import's row says succeeded once its last batch commits; the
+	// workflow hears the activity's result a moment later. Ask it once it
+	// has finished.
+	require.NoError(t, h.temporal.GetWorkflow(context.Background(), importWorkflow, "").Get(context.Background(), nil))
 	value, err = h.temporal.QueryWorkflow(context.Background(), importWorkflow, "", workflows.ProgressQuery)
 	require.NoError(t, err)
 	require.NoError(t, value.Get(&progress))
