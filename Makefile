@@ -62,15 +62,19 @@ build: system-libs
 deps: minio postgres-check system-libs
 
 ## system-libs: libvips (the image pipeline, through cgo), cwebp (the image
-## benchmark's baseline) and chromium (the OAuth browser test), from Debian's
-## packages when missing.
+## benchmark's baseline), chromium (the OAuth browser test, the merchant pages'
+## tests and waybill printing), poppler-utils (the waybill tests read PDFs with
+## pdftotext, pdfinfo and pdftoppm) and fonts-noto-core (Noto Naskh Arabic for
+## waybills), from Debian's packages when missing.
+SYSTEM_PACKAGES = libvips-dev webp pkg-config chromium poppler-utils fonts-noto-core
 system-libs:
-	@if ! pkg-config --exists vips 2>/dev/null || ! command -v cwebp >/dev/null || ! command -v chromium >/dev/null; then \
+	@if ! pkg-config --exists vips 2>/dev/null || ! command -v cwebp >/dev/null || ! command -v chromium >/dev/null \
+		|| ! command -v pdftotext >/dev/null || ! command -v pdftoppm >/dev/null || ! fc-list 2>/dev/null | grep -q "Noto Naskh Arabic"; then \
 		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-			echo "installing libvips-dev, webp, pkg-config and chromium"; \
-			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends libvips-dev webp pkg-config chromium >/dev/null; \
+			echo "installing $(SYSTEM_PACKAGES)"; \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(SYSTEM_PACKAGES) >/dev/null; \
 		else \
-			echo "missing system packages: install libvips-dev, webp, pkg-config and chromium"; exit 1; \
+			echo "missing system packages: install $(SYSTEM_PACKAGES)"; exit 1; \
 		fi; \
 	fi
 

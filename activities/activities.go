@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/merchantsvc/svc/activities/einvoice"
+	"github.com/merchantsvc/svc/activities/waybill"
 	"github.com/merchantsvc/svc/internal/metrics"
 	"github.com/merchantsvc/svc/storage"
 	"github.com/merchantsvc/svc/storage/blob"
@@ -35,6 +36,9 @@ type Activities struct {
 	// the same email or phone gets no other from the same store (default
 	// 10 minutes; README "Limits").
 	ContactInterval time.Duration
+	// Waybills prints shipments' waybills (headless Chromium); nil fails
+	// every render.
+	Waybills *waybill.Printer
 	// Metrics counts deliveries and import rows (nil: not counted).
 	Metrics *metrics.Worker
 }

@@ -25,6 +25,7 @@ import (
 
 	"github.com/merchantsvc/svc/activities"
 	"github.com/merchantsvc/svc/activities/einvoice"
+	"github.com/merchantsvc/svc/activities/waybill"
 	"github.com/merchantsvc/svc/api"
 	"github.com/merchantsvc/svc/internal/mailsink"
 	"github.com/merchantsvc/svc/internal/testenv"
@@ -34,7 +35,11 @@ import (
 	"github.com/merchantsvc/svc/worker"
 )
 
-func TestMain(m *testing.M) { testenv.Main(m) }
+func TestMain(m *testing.M) { testenv.Main(m, waybills.Close) }
+
+// waybills is the test binary's one Chromium for waybill renders, started
+// by the first render.
+var waybills = &waybill.Printer{}
 
 // harness is the real API over a fresh database, the in-process Temporal
 // server and a fresh bucket, reached over loopback HTTP.
@@ -159,7 +164,7 @@ func (h *harness) startWorker(httpClient *http.Client) {
 	w := worker.New(h.temporal, h.queue, &activities.Activities{DB: h.db, Blob: h.blob, HTTPClient: httpClient, BaseURL: h.url,
 		Mailer:    activities.SMTPMailer{Host: host, Port: portNumber, From: "orders@example.com", PlainText: true},
 		Chat:      activities.HTTPChatProvider{BaseURL: h.chat.srv.URL, Token: "test"},
-		EInvoices: h.authority, ContactInterval: cmp.Or(h.contactInterval, time.Nanosecond)}, worker.Options{Interceptors: h.workerInterceptors})
+		EInvoices: h.authority, ContactInterval: cmp.Or(h.contactInterval, time.Nanosecond), Waybills: waybills}, worker.Options{Interceptors: h.workerInterceptors})
 	require.NoError(h.t, w.Start())
 	h.t.Cleanup(w.Stop)
 	// Like `svc worker`, the dispatcher runs beside the worker.

@@ -24,7 +24,7 @@ import (
 // recordedWorkflows is every workflow type the worker registers; the
 // recorder fails when one of them did not run.
 var recordedWorkflows = []string{"Ping", "OrderPlaced", "OrderMessage", "ProductImage", "ProductImport", "Dispatch",
-	"Delivery", "WebhookTest", "PaymentProof", "EInvoiceSync", "AbandonmentSweep", "RecoveryEmail", "PurgeExpired"}
+	"Delivery", "WebhookTest", "PaymentProof", "EInvoiceSync", "AbandonmentSweep", "RecoveryEmail", "PurgeExpired", "ShipmentWaybill"}
 
 // TestRecordWorkflowHistories runs every workflow through the real API,
 // worker, dispatcher, Temporal, Postgres and MinIO, and writes each one's
@@ -72,6 +72,10 @@ func TestRecordWorkflowHistories(t *testing.T) {
 	second := h.placeOrder(s, "instapay", 1)
 	proof := h.uploadProof(s, second["id"].(string), h.orderToken(s, second["id"].(string)), photo(t, "coffee.jpg"))
 	require.Equal(t, http.StatusCreated, proof.Status, string(proof.Raw))
+	// ShipmentWaybill.
+	shipment := h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders/"+orderID+"/shipments"), auth: bearer(s.token),
+		body: map[string]any{"carrier": "other", "tracking_number": "REC-1"}})
+	require.Equal(t, http.StatusCreated, shipment.Status, string(shipment.Raw))
 	// ProductImage and ProductImport.
 	product := h.createProduct(s.token, s.m.storeID, map[string]any{"name": "Scarf", "price": 9900})
 	image := h.uploadFile(s.token, storePath(s.m.storeID, "/products/"+product["id"].(string)+"/images"), "file", jpegBytes(t, 64, 48), nil)

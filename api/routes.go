@@ -41,6 +41,7 @@ func (s *Server) routes() *chi.Mux {
 		r.Method(http.MethodGet, "/openapi.json", s.handleOpenAPI())
 
 		r.Method(http.MethodPost, "/chat/callback", s.handleChatCallback())
+		r.Method(http.MethodPost, "/carrier-callbacks/{carrier_account_id}", s.handleCarrierCallback())
 		r.Method(http.MethodPost, "/oauth/token", s.handleTokenExchange())
 		r.Method(http.MethodPost, "/oauth/revoke", s.handleRevoke())
 		r.Route("/apps", func(r chi.Router) {
@@ -146,6 +147,29 @@ func (s *Server) routes() *chi.Mux {
 				r.With(ordersWrite).Method(http.MethodPost, "/{order_id}/partial-acceptance", s.handlePartialAcceptance())
 				r.With(ordersWrite).Method(http.MethodPost, "/{order_id}/payments", s.handleRecordPayment())
 				r.With(ordersRead).Method(http.MethodGet, "/{order_id}/payment-proofs", s.handleListProofs())
+				r.With(ordersWrite).Method(http.MethodPost, "/{order_id}/shipments", s.handleCreateShipment())
+				r.With(ordersRead).Method(http.MethodGet, "/{order_id}/shipments", s.handleListShipments(true))
+			})
+			r.Route("/shipments", func(r chi.Router) {
+				r.With(ordersRead).Method(http.MethodGet, "/", s.handleListShipments(false))
+				r.With(ordersRead).Method(http.MethodGet, "/{shipment_id}", s.handleGetShipment())
+				r.With(ordersWrite).Method(http.MethodPatch, "/{shipment_id}", s.handleUpdateShipment())
+				r.With(ordersWrite).Method(http.MethodPost, "/{shipment_id}/events", s.handleShipmentEvent())
+				r.With(ordersWrite).Method(http.MethodPost, "/{shipment_id}/cancel", s.handleCancelShipment())
+				r.With(ordersRead).Method(http.MethodGet, "/{shipment_id}/waybill", s.handleDownloadWaybill())
+				r.With(ordersWrite).Method(http.MethodPost, "/{shipment_id}/waybill", s.handleRequestWaybill())
+			})
+			r.Route("/cod-remittances", func(r chi.Router) {
+				r.With(ordersWrite, requireIdempotencyKey).Method(http.MethodPost, "/", s.handleCreateRemittance())
+				r.With(ordersRead).Method(http.MethodGet, "/", s.handleListRemittances())
+				r.With(ordersRead).Method(http.MethodGet, "/{remittance_id}", s.handleGetRemittance())
+			})
+			r.Route("/carrier-accounts", func(r chi.Router) {
+				r.With(settingsWrite).Method(http.MethodPost, "/", s.handleCreateCarrierAccount())
+				r.With(settingsRead).Method(http.MethodGet, "/", s.handleListCarrierAccounts())
+				r.With(settingsRead).Method(http.MethodGet, "/{carrier_account_id}", s.handleGetCarrierAccount())
+				r.With(settingsWrite).Method(http.MethodDelete, "/{carrier_account_id}", s.handleDeleteCarrierAccount())
+				r.With(settingsWrite).Method(http.MethodPost, "/{carrier_account_id}/rotate-secret", s.handleRotateCarrierSecret())
 			})
 			r.Route("/abandoned-checkouts", func(r chi.Router) {
 				r.With(ordersRead).Method(http.MethodGet, "/summary", s.handleCheckoutSummary())

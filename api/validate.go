@@ -44,7 +44,17 @@ func arabicFieldMessage(code string) string {
 	case "sign":
 		return "إشارة التغيير لا تناسب السبب: الاستلام يزيد المخزون والتالف ينقصه"
 	case "duplicate":
-		return "تغيير آخر يشير إلى نفس المتغير والموقع"
+		return "القيمة مكرّرة: عنصر آخر في الطلب يشير إلى الشيء نفسه"
+	case "exceeds_balance":
+		return "المبلغ أكبر من الرصيد المستحق بعد خصم الشحنات المفتوحة الأخرى"
+	case "not_cod":
+		return "الطلب ليس بالدفع عند الاستلام"
+	case "only_when_delivered":
+		return "يُرسل هذا الحقل مع الحالة delivered فقط"
+	case "departed":
+		return "لا يمكن التعديل بعد خروج الشحنة"
+	case "invalid_url":
+		return "الرابط غير صالح"
 	case "default_location":
 		return "لا يمكن إيقاف الموقع الافتراضي أو نزع صفته؛ اجعل موقعًا آخر هو الافتراضي أولًا"
 	default:

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 )
 
 // AcceptedLine is how many pieces of one line the customer kept.
@@ -55,6 +56,10 @@ func (tx *Tx) AcceptPartially(ctx context.Context, storeID, orderID uuid.UUID, l
 	if !slices.Contains(partialFrom, o.Status) {
 		return PartialAcceptance{}, &TransitionError{From: o.Status, To: OrderDelivered, AllowedNext: AllowedNext(o.Status)}
 	}
+	departed, err := tx.departedPieces(ctx, o)
+	if err != nil {
+		return PartialAcceptance{}, err
+	}
 	accepted := map[uuid.UUID]int{}
 	byID := map[uuid.UUID]OrderLine{}
 	for _, l := range o.Lines {
@@ -94,10 +99,13 @@ func (tx *Tx) AcceptPartially(ctx context.Context, storeID, orderID uuid.UUID, l
 		}
 		returnedUnits[l.ID] = returned
 	}
-	if err := tx.stockForAcceptance(ctx, o, returnedUnits, UserActor(actor)); err != nil {
+	if err := tx.stockForAcceptance(ctx, o, departed > 0, returnedUnits, UserActor(actor)); err != nil {
 		return PartialAcceptance{}, err
 	}
 	value := AcceptedValue(o.Lines, o.ShippingFee, o.Discount)
+	if err := tx.deliverForAcceptance(ctx, &o, max(value-o.PaidTotal, 0), actor); err != nil {
+		return PartialAcceptance{}, err
+	}
 
 	from := o.Status
 	o.Status, o.FulfillmentStatus = OrderDelivered, "delivered"
@@ -152,12 +160,63 @@ func (tx *Tx) AcceptPartially(ctx context.Context, storeID, orderID uuid.UUID, l
 // shipped order came back: they are restocked where they left from. Before
 // shipping, the kept pieces leave the building now and the refused ones
 // were never gone: their reservation is released.
-func (tx *Tx) stockForAcceptance(ctx context.Context, o Order, returned map[uuid.UUID]int, actor Actor) error {
-	if o.Status == OrderShipped {
+func (tx *Tx) stockForAcceptance(ctx context.Context, o Order, shipped bool, returned map[uuid.UUID]int, actor Actor) error {
+	if shipped {
 		return tx.moveOrderStock(ctx, o, returned, restockUnits, actor)
 	}
 	if err := tx.moveOrderStock(ctx, o, returned, releaseUnits, actor); err != nil {
 		return err
 	}
 	return tx.moveOrderStock(ctx, o, nil, shipUnits, actor)
+}
+
+// departedPieces counts the pieces of an order that left in shipments. A
+// partial acceptance settles either pieces that all left or pieces that all
+// stayed: both at once is ErrUnshippedQuantity (decisions §12).
+func (tx *Tx) departedPieces(ctx context.Context, o Order) (int, error) {
+	var departed, live int
+	if err := tx.tx.QueryRow(ctx, `SELECT COALESCE(sum(l.quantity) FILTER (WHERE s.shipped_at IS NOT NULL), 0)::int,
+			COALESCE(sum(l.quantity), 0)::int
+		FROM shipment_lines l JOIN shipments s ON s.store_id = l.store_id AND s.id = l.shipment_id
+		WHERE l.store_id = $1 AND s.order_id = $2 AND s.status <> 'cancelled'`, o.StoreID, o.ID).Scan(&departed, &live); err != nil {
+		return 0, fmt.Errorf("count departed pieces: %w", err)
+	}
+	pieces := 0
+	for _, l := range o.Lines {
+		pieces += l.Quantity
+	}
+	if departed > 0 && departed < pieces {
+		return 0, ErrUnshippedQuantity
+	}
+	return departed, nil
+}
+
+// deliverForAcceptance delivers the order's open shipments (their stock was
+// settled by the acceptance), sharing the cash collected among them.
+func (tx *Tx) deliverForAcceptance(ctx context.Context, o *Order, cash int64, actor *uuid.UUID) error {
+	rows, err := tx.tx.Query(ctx, `SELECT `+shipmentColumns+` `+shipmentFrom+`
+		WHERE s.store_id = $1 AND s.order_id = $2 AND s.status IN ('label_created', 'in_transit', 'out_for_delivery', 'failed_attempt')
+		ORDER BY s.created_at, s.id FOR UPDATE OF s`, o.StoreID, o.ID)
+	if err != nil {
+		return fmt.Errorf("read open shipments: %w", err)
+	}
+	open, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Shipment, error) { return scanShipment(row) })
+	if err != nil {
+		return fmt.Errorf("read open shipments: %w", err)
+	}
+	if o.PaymentMethod != "cod" {
+		cash = 0
+	}
+	for i := range open {
+		collected := min(open[i].CODAmount, cash)
+		if i == len(open)-1 {
+			collected = cash
+		}
+		cash -= collected
+		if err := tx.applyShipmentStatus(ctx, o, &open[i], ShipmentReport{Status: ShipmentDelivered, OccurredAt: tx.now(),
+			CODCollected: &collected, Source: SourceSystem}, false, actor); err != nil {
+			return err
+		}
+	}
+	return nil
 }

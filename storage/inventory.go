@@ -367,6 +367,12 @@ type allocation struct {
 // a variant that no longer exists are skipped; returned units shipped
 // before allocations were recorded go back to the default location.
 func (tx *Tx) moveOrderStock(ctx context.Context, o Order, want map[uuid.UUID]int, move stockMove, actor Actor) error {
+	return tx.moveOrderStockFrom(ctx, o, want, move, actor, nil)
+}
+
+// moveOrderStockFrom is moveOrderStock taking units at location first
+// (a shipment's location) when it is given.
+func (tx *Tx) moveOrderStockFrom(ctx context.Context, o Order, want map[uuid.UUID]int, move stockMove, actor Actor, location *uuid.UUID) error {
 	rows, err := tx.tx.Query(ctx, `SELECT line_id, variant_id, location_id, reserved, shipped FROM order_allocations
 		WHERE store_id = $1 AND order_id = $2 ORDER BY line_id, location_id`, o.StoreID, o.ID)
 	if err != nil {
@@ -378,6 +384,14 @@ func (tx *Tx) moveOrderStock(ctx context.Context, o Order, want map[uuid.UUID]in
 	})
 	if err != nil {
 		return fmt.Errorf("read allocations: %w", err)
+	}
+	if location != nil {
+		slices.SortStableFunc(allocs, func(a, b allocation) int {
+			if a.lineID != b.lineID {
+				return strings.Compare(a.lineID.String(), b.lineID.String())
+			}
+			return boolOrder(a.locationID != *location) - boolOrder(b.locationID != *location)
+		})
 	}
 	left := map[uuid.UUID]int{}
 	if want != nil {
@@ -732,4 +746,12 @@ func (r reader) FindMovements(ctx context.Context, storeID uuid.UUID, f Movement
 	}
 	return findPage(ctx, r, "movements", listQuery{columns: movementColumns, from: "FROM inventory_movements WHERE " + sql,
 		args: args, orderBy: "seq DESC"}, f.Page.Limit, int(f.Page.Offset()), scanMovement)
+}
+
+// boolOrder sorts false before true.
+func boolOrder(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -194,7 +194,8 @@ func (tx *Tx) DeleteLocation(ctx context.Context, storeID, id uuid.UUID) error {
 	var inUse bool
 	if err := tx.tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM inventory_levels WHERE store_id = $1 AND location_id = $2 AND (on_hand > 0 OR reserved > 0))
 		OR EXISTS (SELECT 1 FROM order_allocations a JOIN orders o ON o.store_id = a.store_id AND o.id = a.order_id
-		           WHERE a.store_id = $1 AND a.location_id = $2 AND (a.reserved > 0 OR (a.shipped > 0 AND o.status = 'SHIPPED')))`,
+		           WHERE a.store_id = $1 AND a.location_id = $2 AND (a.reserved > 0 OR (a.shipped > 0 AND o.status = 'SHIPPED')))
+		OR EXISTS (SELECT 1 FROM shipments WHERE store_id = $1 AND location_id = $2 AND status NOT IN ('delivered', 'returned_to_sender', 'cancelled'))`,
 		storeID, id).Scan(&inUse); err != nil {
 		return fmt.Errorf("check location: %w", err)
 	}

@@ -131,8 +131,9 @@ func fulfillmentFor(status OrderStatus, current FulfillmentStatus) FulfillmentSt
 	return current
 }
 
-// TransitionOrder moves an order along the status machine, writing an
-// activity and order.status_changed (which carries the tracking number).
+// TransitionOrder moves an order along the status machine through the
+// status endpoints, writing an activity and order.status_changed (which
+// carries the tracking number). Its shipments come along (closeShipments);
 // CANCELLED goes through CancelOrder's rules.
 func (tx *Tx) TransitionOrder(ctx context.Context, storeID, id uuid.UUID, to OrderStatus, tracking *string, note string, actor *uuid.UUID) (Order, error) {
 	o, err := tx.lockOrder(ctx, storeID, id)
@@ -149,26 +150,36 @@ func (tx *Tx) TransitionOrder(ctx context.Context, storeID, id uuid.UUID, to Ord
 	if to == OrderCancelled {
 		return tx.cancel(ctx, o, note, actor)
 	}
-	from := o.Status
-	if err := tx.stockForStatus(ctx, &o, to, actor); err != nil {
+	if to == OrderReturned {
+		return o, tx.returnOrder(ctx, &o, note, actor)
+	}
+	if err := tx.closeShipments(ctx, &o, to, tracking, actor); err != nil {
 		return Order{}, err
 	}
+	return o, tx.moveOrder(ctx, &o, to, tracking, note, actor)
+}
+
+// moveOrder is the one transition routine: the order's status (and the
+// fulfillment status it implies), its counters, its activity and
+// order.status_changed. Stock and shipments are the caller's.
+func (tx *Tx) moveOrder(ctx context.Context, o *Order, to OrderStatus, tracking *string, note string, actor *uuid.UUID) error {
+	from := o.Status
 	o.Status, o.FulfillmentStatus = to, fulfillmentFor(to, o.FulfillmentStatus)
 	if tracking != nil {
 		o.TrackingNumber = tracking
 	}
 	o.UpdatedAt = tx.now()
 	if _, err := tx.tx.Exec(ctx, `UPDATE orders SET status = $3, fulfillment_status = $4, tracking_number = $5, updated_at = $6
-		WHERE store_id = $1 AND id = $2`, storeID, id, o.Status, o.FulfillmentStatus, o.TrackingNumber, o.UpdatedAt); err != nil {
-		return Order{}, fmt.Errorf("update order status: %w", err)
+		WHERE store_id = $1 AND id = $2`, o.StoreID, o.ID, o.Status, o.FulfillmentStatus, o.TrackingNumber, o.UpdatedAt); err != nil {
+		return fmt.Errorf("update order status: %w", err)
 	}
-	if err := tx.countStatus(ctx, storeID, from, to); err != nil {
-		return Order{}, err
+	if err := tx.countStatus(ctx, o.StoreID, from, to); err != nil {
+		return err
 	}
-	if err := tx.addActivity(ctx, o, ActivityStatusChanged, note, map[string]any{"from": from, "to": to, "tracking_number": o.TrackingNumber}, actor); err != nil {
-		return Order{}, err
+	if err := tx.addActivity(ctx, *o, ActivityStatusChanged, note, map[string]any{"from": from, "to": to, "tracking_number": o.TrackingNumber}, actor); err != nil {
+		return err
 	}
-	return o, tx.emitStatusChanged(ctx, o, from)
+	return tx.emitStatusChanged(ctx, *o, from)
 }
 
 // CancelOrder cancels an order and restocks what was reserved. A draft is
@@ -190,6 +201,9 @@ func (tx *Tx) CancelOrder(ctx context.Context, storeID, id uuid.UUID, reason str
 func (tx *Tx) cancel(ctx context.Context, o Order, reason string, actor *uuid.UUID) (Order, error) {
 	from := o.Status
 	if from != OrderDraft {
+		if err := tx.closeShipments(ctx, &o, OrderCancelled, nil, actor); err != nil {
+			return Order{}, err
+		}
 		if err := tx.moveOrderStock(ctx, o, nil, releaseUnits, UserActor(actor)); err != nil {
 			return Order{}, err
 		}
@@ -216,26 +230,24 @@ func (tx *Tx) cancel(ctx context.Context, o Order, reason string, actor *uuid.UU
 	return o, tx.emitStatusChanged(ctx, o, from)
 }
 
-// stockForStatus moves stock with the order: reserved units leave the
-// building when it ships, and everything not yet back returns to stock when
-// it is RETURNED (its lines then count every piece as returned).
+// stockForStatus moves stock with an order that is RETURNED: everything
+// not yet back returns to stock (its lines then count every piece as
+// returned). Shipping moves stock through its shipments.
 func (tx *Tx) stockForStatus(ctx context.Context, o *Order, to OrderStatus, actor *uuid.UUID) error {
-	switch to {
-	case OrderShipped:
-		return tx.moveOrderStock(ctx, *o, nil, shipUnits, UserActor(actor))
-	case OrderReturned:
-		want := map[uuid.UUID]int{}
-		for i, l := range o.Lines {
-			want[l.ID] = l.Quantity - l.ReturnedQuantity
-			o.Lines[i].ReturnedQuantity = l.Quantity
-		}
-		if err := tx.moveOrderStock(ctx, *o, want, restockUnits, UserActor(actor)); err != nil {
-			return err
-		}
-		if _, err := tx.tx.Exec(ctx, `UPDATE order_lines SET returned_quantity = quantity WHERE store_id = $1 AND order_id = $2`,
-			o.StoreID, o.ID); err != nil {
-			return fmt.Errorf("return lines: %w", err)
-		}
+	if to != OrderReturned {
+		return nil
+	}
+	want := map[uuid.UUID]int{}
+	for i, l := range o.Lines {
+		want[l.ID] = l.Quantity - l.ReturnedQuantity
+		o.Lines[i].ReturnedQuantity = l.Quantity
+	}
+	if err := tx.moveOrderStock(ctx, *o, want, restockUnits, UserActor(actor)); err != nil {
+		return err
+	}
+	if _, err := tx.tx.Exec(ctx, `UPDATE order_lines SET returned_quantity = quantity WHERE store_id = $1 AND order_id = $2`,
+		o.StoreID, o.ID); err != nil {
+		return fmt.Errorf("return lines: %w", err)
 	}
 	return nil
 }

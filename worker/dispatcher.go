@@ -166,6 +166,7 @@ func (d *Dispatcher) startRowWorkflows(ctx context.Context) {
 	d.startPlacements(ctx)
 	d.startProofHashes(ctx)
 	d.startEInvoiceSyncs(ctx)
+	d.startWaybills(ctx)
 }
 
 // drainOutbox turns the outbox into batches of deliveries until it is empty
@@ -399,6 +400,37 @@ func (d *Dispatcher) startEInvoiceSyncs(ctx context.Context) {
 		}
 		if err := d.DB.MarkEInvoiceSyncStarted(ctx, change); err != nil {
 			d.Log.Error("mark e-invoice sync started", slog.Any("error", err))
+			return
+		}
+	}
+}
+
+// startWaybills starts the render of every waybill asked for (a new
+// shipment, a change of its carrier details, POST …/waybill). A shipment's
+// renders share one workflow id: while one runs, the newer request waits
+// for the next round.
+func (d *Dispatcher) startWaybills(ctx context.Context) {
+	due, err := d.DB.FindWaybillsDue(ctx, 100)
+	if err != nil {
+		if ctx.Err() == nil {
+			d.Log.Error("find waybills due", slog.Any("error", err))
+		}
+		return
+	}
+	for _, w := range due {
+		work := workflows.Work{Kind: workflows.KindShipmentWaybill, StoreID: w.StoreID, ResourceID: w.ShipmentID,
+			Summary: "waybill " + w.Number + " · " + workflows.StoreLabel(w.StoreSubdomain, w.StoreID)}
+		running, err := d.startOnce(ctx, d.TaskQueue, workflows.ShipmentWaybillWorkflowID(w.ShipmentID), work, enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+			workflows.ShipmentWaybill, workflows.ShipmentWaybillInput{StoreID: w.StoreID, ShipmentID: w.ShipmentID, Generation: w.Generation})
+		if err != nil {
+			d.Log.Warn("start waybill workflow", slog.String("shipment_id", w.ShipmentID.String()), slog.Any("error", err))
+			return
+		}
+		if running {
+			continue
+		}
+		if err := d.DB.MarkWaybillStarted(ctx, w); err != nil {
+			d.Log.Error("mark waybill started", slog.Any("error", err))
 			return
 		}
 	}

@@ -45,6 +45,7 @@ func RegisterWorkflows(r WorkflowRegistry) {
 	r.RegisterWorkflow(workflows.AbandonmentSweep)
 	r.RegisterWorkflow(workflows.RecoveryEmail)
 	r.RegisterWorkflow(workflows.PurgeExpired)
+	r.RegisterWorkflow(workflows.ShipmentWaybill)
 }
 
 // StopTimeout is how long a stopping worker lets running activities finish

@@ -48,6 +48,7 @@ const (
 	KindRecoveryEmail   WorkKind = "recovery-email"
 	KindAbandonment     WorkKind = "abandonment-sweep"
 	KindPurge           WorkKind = "purge-expired"
+	KindShipmentWaybill WorkKind = "shipment-waybill"
 )
 
 // Work describes one workflow to an operator: its search attributes and

@@ -24,8 +24,10 @@ type Config struct {
 	S3SecretKey       string `envconfig:"S3_SECRET_KEY"`
 	S3Bucket          string `envconfig:"S3_BUCKET" default:"svc"`
 	S3UseTLS          bool   `envconfig:"S3_USE_TLS" default:"false"`
-	BaseURL           string `envconfig:"BASE_URL"`
-	MerchantURL       string `envconfig:"MERCHANT_URL"`
+	// ChromiumPath is the headless Chromium that prints waybills.
+	ChromiumPath string `envconfig:"CHROMIUM_PATH" default:"chromium"`
+	BaseURL      string `envconfig:"BASE_URL"`
+	MerchantURL  string `envconfig:"MERCHANT_URL"`
 	// StorefrontURL is the buyer-facing shop with {subdomain} in it, for the
 	// links of recovery emails.
 	StorefrontURL      string `envconfig:"STOREFRONT_URL"`

@@ -29,6 +29,7 @@ import (
 
 	"github.com/merchantsvc/svc/activities"
 	"github.com/merchantsvc/svc/activities/einvoice"
+	"github.com/merchantsvc/svc/activities/waybill"
 	"github.com/merchantsvc/svc/api"
 	"github.com/merchantsvc/svc/internal/metrics"
 	"github.com/merchantsvc/svc/internal/tracing"
@@ -214,8 +215,9 @@ func startWorker(ctx context.Context, cfg Config, d deps, log *slog.Logger, work
 	if cfg.ChatBaseURL != "" {
 		chat = activities.HTTPChatProvider{BaseURL: cfg.ChatBaseURL, Token: cfg.ChatToken}
 	}
+	printer := &waybill.Printer{ExecPath: cfg.ChromiumPath}
 	w := worker.New(d.temporal, cfg.TaskQueue, &activities.Activities{DB: d.db, Blob: d.blob, HTTPClient: httpClient,
-		BaseURL: cfg.BaseURL, Mailer: mailer, Chat: chat,
+		BaseURL: cfg.BaseURL, Mailer: mailer, Chat: chat, Waybills: printer,
 		EInvoices: &einvoice.HTTP{BaseURL: cfg.EInvoiceURL, Token: cfg.EInvoiceToken, Client: &http.Client{Timeout: 30 * time.Second}},
 		Metrics:   workerMetrics}, worker.Options{})
 	if err := w.Start(); err != nil {
@@ -235,6 +237,7 @@ func startWorker(ctx context.Context, cfg Config, d deps, log *slog.Logger, work
 	return func() {
 		<-done
 		w.Stop()
+		printer.Close()
 	}, nil
 }
 

@@ -179,10 +179,14 @@ func TaskQueue(t testing.TB) string {
 	return fmt.Sprintf("test-%s-%d", t.Name(), rand.Uint32())
 }
 
-// Main runs the tests of a package and stops the Temporal server afterwards.
+// Main runs the tests of a package, then its cleanups, and stops the
+// Temporal server afterwards.
 // Call it from TestMain.
-func Main(m *testing.M) {
+func Main(m *testing.M, cleanups ...func()) {
 	code := m.Run()
+	for _, cleanup := range cleanups {
+		cleanup()
+	}
 	if temporalServer != nil {
 		func() {
 			// Stop logs through a *testing.T it does not have here; a failed

@@ -1,0 +1,109 @@
+package waybill_test
+
+import (
+	"context"
+	"encoding/json"
+	"image"
+	_ "image/png"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/makiuchi-d/gozxing"
+	"github.com/makiuchi-d/gozxing/oned"
+	"github.com/stretchr/testify/require"
+
+	"github.com/merchantsvc/svc/activities/waybill"
+	"github.com/merchantsvc/svc/storage"
+)
+
+// sampleDocument is a waybill with everything that is hard to print: an
+// Arabic consignee and address with Latin and digits mixed in.
+func sampleDocument(tracking string) storage.WaybillDocument {
+	line2 := "الدور 3، شقة 12"
+	return storage.WaybillDocument{StoreID: uuid.New(), ShipmentID: uuid.New(), Number: "ORD-1001-1", OrderNumber: "ORD-1001",
+		StoreName: "متجر النور Nour Store", Carrier: "aramex", TrackingNumber: &tracking, CODAmount: 125050, Currency: "EGP",
+		Consignee: storage.WaybillAddress{Name: "محمد عبد الرحمن", Phone: "+201001234567", Line1: "15 شارع التحرير Tahrir St",
+			Line2: &line2, City: "القاهرة", Country: "EG"},
+		SenderName: new("المخزن الرئيسي"), SenderAddress: json.RawMessage(`{"line1":"3 Gomhoria St","city":"Mansoura","country":"EG"}`),
+		Pieces: 3, Lines: []storage.WaybillLine{{Name: "قميص قطن Cotton shirt", Quantity: 2}, {Name: "حزام جلد", Quantity: 1}},
+		CreatedAt: time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC)}
+}
+
+func tool(t *testing.T, name string) string {
+	t.Helper()
+	path, err := exec.LookPath(name)
+	require.NoError(t, err, "%s is installed by make (poppler-utils)", name)
+	return path
+}
+
+// A waybill prints on one A6 page; pdftotext finds the Arabic consignee in
+// logical order (shaped text, not reversed glyphs), the Eastern and Western
+// amounts, and the barcode in a page image decodes to the tracking number.
+func TestWaybillPrintsArabicAndABarcodeAReaderDecodes(t *testing.T) {
+	printer := &waybill.Printer{}
+	t.Cleanup(printer.Close)
+	html, err := waybill.HTML(sampleDocument("AWB123456789EG"))
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	pdf, err := printer.PDF(ctx, html)
+	require.NoError(t, err)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "awb.pdf")
+	require.NoError(t, os.WriteFile(file, pdf, 0o600))
+
+	info, err := exec.Command(tool(t, "pdfinfo"), file).Output()
+	require.NoError(t, err)
+	require.Regexp(t, `Pages:\s+1\b`, string(info))
+	var width, height float64
+	size := regexp.MustCompile(`Page size:\s+([\d.]+) x ([\d.]+) pts`).FindStringSubmatch(string(info))
+	require.Len(t, size, 3)
+	width, _ = strconv.ParseFloat(size[1], 64)
+	height, _ = strconv.ParseFloat(size[2], 64)
+	require.InDelta(t, 297.6, width, 1.5, "A6 is 105 × 148 mm (Chromium rounds to its pixel grid)")
+	require.InDelta(t, 419.5, height, 1.5)
+
+	text, err := exec.Command(tool(t, "pdftotext"), "-enc", "UTF-8", file, "-").Output()
+	require.NoError(t, err)
+	for _, want := range []string{"محمد عبد الرحمن", "القاهرة", "+201001234567", "١٢٥٠٫٥٠", "1250.50 EGP", "AWB123456789EG", "ORD-1001-1", "٣"} {
+		require.Contains(t, string(text), want)
+	}
+
+	require.NoError(t, exec.Command(tool(t, "pdftoppm"), "-r", "300", "-png", "-singlefile", file, filepath.Join(dir, "page")).Run())
+	f, err := os.Open(filepath.Join(dir, "page.png"))
+	require.NoError(t, err)
+	defer f.Close()
+	img, _, err := image.Decode(f)
+	require.NoError(t, err)
+	bmp, err := gozxing.NewBinaryBitmapFromImage(img)
+	require.NoError(t, err)
+	result, err := oned.NewCode128Reader().Decode(bmp, map[gozxing.DecodeHintType]any{gozxing.DecodeHintType_TRY_HARDER: true})
+	require.NoError(t, err)
+	require.Equal(t, "AWB123456789EG", result.GetText())
+	require.Equal(t, gozxing.BarcodeFormat_CODE_128, result.GetBarcodeFormat())
+}
+
+// A day's print run is one PDF with a page per waybill.
+func TestWaybillsPrintOnePagePerShipment(t *testing.T) {
+	printer := &waybill.Printer{}
+	t.Cleanup(printer.Close)
+	html, err := waybill.HTML(sampleDocument("T1"), sampleDocument("T2"), sampleDocument("T3"))
+	require.NoError(t, err)
+	pdf, err := printer.PDF(context.Background(), html)
+	require.NoError(t, err)
+	file := filepath.Join(t.TempDir(), "day.pdf")
+	require.NoError(t, os.WriteFile(file, pdf, 0o600))
+	info, err := exec.Command(tool(t, "pdfinfo"), file).Output()
+	require.NoError(t, err)
+	require.Regexp(t, `Pages:\s+3\b`, string(info))
+	text, err := exec.Command(tool(t, "pdftotext"), "-enc", "UTF-8", file, "-").Output()
+	require.NoError(t, err)
+	require.Equal(t, 3, strings.Count(string(text), "محمد عبد الرحمن"))
+}

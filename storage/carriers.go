@@ -1,0 +1,287 @@
+package storage
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+)
+
+// Carriers are the couriers a carrier account or a shipment may name.
+var Carriers = []string{"aramex", "smsa", "bosta", "mylerz", "jt", "dhl", "fedex", "ups", "r2s", "other"}
+
+// CarrierSecretOverlap is how long a rotated-out callback secret still verifies.
+const CarrierSecretOverlap = 24 * time.Hour
+
+// CarrierAccount is a store's account with a courier: it names the
+// shipments' carrier and signs the courier's status callbacks.
+type CarrierAccount struct {
+	ID        uuid.UUID
+	StoreID   uuid.UUID
+	Carrier   string
+	Name      string
+	Secret    string // only answered when created or rotated
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+func newCarrierSecret() string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	return "csec_" + hex.EncodeToString(b)
+}
+
+const carrierAccountColumns = `id, store_id, carrier, name, created_at, updated_at`
+
+func scanCarrierAccount(row pgx.Row) (CarrierAccount, error) {
+	var a CarrierAccount
+	err := row.Scan(&a.ID, &a.StoreID, &a.Carrier, &a.Name, &a.CreatedAt, &a.UpdatedAt)
+	return a, err
+}
+
+// CreateCarrierAccount adds an account with a fresh callback secret.
+func (tx *Tx) CreateCarrierAccount(ctx context.Context, storeID uuid.UUID, carrier, name string) (CarrierAccount, error) {
+	a := CarrierAccount{ID: NewID(), StoreID: storeID, Carrier: carrier, Name: name, Secret: newCarrierSecret(), CreatedAt: tx.now()}
+	a.UpdatedAt = a.CreatedAt
+	if _, err := tx.tx.Exec(ctx, `INSERT INTO carrier_accounts (id, store_id, carrier, name, secret, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $6)`, a.ID, storeID, carrier, name, a.Secret, a.CreatedAt); err != nil {
+		if isUniqueViolation(err, "carrier_accounts_store_id_carrier_name_key") {
+			return CarrierAccount{}, &ConflictError{Field: "name", Message: "the store has an account of this carrier with this name"}
+		}
+		return CarrierAccount{}, fmt.Errorf("create carrier account: %w", err)
+	}
+	return a, nil
+}
+
+// FindCarrierAccounts lists a store's carrier accounts, oldest first.
+func (r reader) FindCarrierAccounts(ctx context.Context, storeID uuid.UUID, page Page) ([]CarrierAccount, int, error) {
+	return findPage(ctx, r, "carrier accounts", listQuery{
+		columns: carrierAccountColumns, from: "FROM carrier_accounts WHERE store_id = $1", args: []any{storeID}, orderBy: "created_at, id",
+	}, page.Limit, int(page.Offset()), func(row pgx.CollectableRow) (CarrierAccount, error) { return scanCarrierAccount(row) })
+}
+
+// FindCarrierAccount reads one of a store's carrier accounts.
+func (r reader) FindCarrierAccount(ctx context.Context, storeID, id uuid.UUID) (CarrierAccount, error) {
+	a, err := scanCarrierAccount(r.q.QueryRow(ctx, `SELECT `+carrierAccountColumns+` FROM carrier_accounts WHERE store_id = $1 AND id = $2`, storeID, id))
+	if err != nil {
+		return CarrierAccount{}, notFoundIfNoRows(err, "find carrier account "+id.String())
+	}
+	return a, nil
+}
+
+// DeleteCarrierAccount removes an account; its shipments keep their
+// carrier name and lose the account.
+func (tx *Tx) DeleteCarrierAccount(ctx context.Context, storeID, id uuid.UUID) error {
+	tag, err := tx.tx.Exec(ctx, `DELETE FROM carrier_accounts WHERE store_id = $1 AND id = $2`, storeID, id)
+	if err != nil {
+		return fmt.Errorf("delete carrier account: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("delete carrier account %s: %w", id, ErrNotFound)
+	}
+	return nil
+}
+
+// RotateCarrierSecret gives an account a new callback secret; the old one
+// verifies for CarrierSecretOverlap more.
+func (tx *Tx) RotateCarrierSecret(ctx context.Context, storeID, id uuid.UUID) (CarrierAccount, error) {
+	secret, now := newCarrierSecret(), tx.now()
+	a, err := scanCarrierAccount(tx.tx.QueryRow(ctx, `UPDATE carrier_accounts SET previous_secret = secret, previous_secret_expires_at = $4,
+			secret = $3, updated_at = $5
+		WHERE store_id = $1 AND id = $2 RETURNING `+carrierAccountColumns, storeID, id, secret, now.Add(CarrierSecretOverlap), now))
+	if err != nil {
+		return CarrierAccount{}, notFoundIfNoRows(err, "rotate carrier secret "+id.String())
+	}
+	a.Secret = secret
+	return a, nil
+}
+
+// CallbackSecrets are the secrets a carrier account's callbacks may be
+// signed with now (the current one, and the previous one within its overlap).
+func (db *DB) CallbackSecrets(ctx context.Context, accountID uuid.UUID) (storeID uuid.UUID, secrets []string, err error) {
+	var (
+		current  string
+		previous *string
+		expires  *time.Time
+	)
+	err = db.pool.QueryRow(ctx, `SELECT store_id, secret, previous_secret, previous_secret_expires_at FROM carrier_accounts WHERE id = $1`,
+		accountID).Scan(&storeID, &current, &previous, &expires)
+	if err != nil {
+		return uuid.Nil, nil, notFoundIfNoRows(err, "find carrier account "+accountID.String())
+	}
+	secrets = []string{current}
+	if previous != nil && expires != nil && db.now().Before(*expires) {
+		secrets = append(secrets, *previous)
+	}
+	return storeID, secrets, nil
+}
+
+// CarrierEvent is one status report in a carrier's callback.
+type CarrierEvent struct {
+	EventID        string
+	TrackingNumber string
+	Status         ShipmentStatus
+	OccurredAt     time.Time
+	CODCollected   *int64
+}
+
+// IgnoredEvent names a report that changed nothing, and why.
+type IgnoredEvent struct {
+	EventID string
+	Reason  string
+}
+
+// Why a carrier's report changed nothing.
+const (
+	IgnoredUnknownTracking = "unknown_tracking_number"
+	IgnoredDuplicate       = "duplicate"
+	IgnoredSameStatus      = "same_status"
+	IgnoredStale           = "stale"
+	IgnoredIllegal         = "illegal_transition"
+	IgnoredInvalid         = "invalid"
+)
+
+// callbackShipment is a shipment a callback names, held with its order;
+// lastApplied is when the latest move reported to it happened (the label's
+// own creation does not count: a carrier's clock may run behind ours).
+type callbackShipment struct {
+	Shipment
+	lastApplied pgtype.Timestamptz
+}
+
+// ApplyCarrierEvents applies a carrier account's batch of reports (decisions
+// §12). Within the batch, reports apply in the order they happened; a report
+// older than what a shipment last applied is stale, a repeated event id is a
+// no-op, an illegal or same-status move is kept but changes nothing. Nothing
+// here refuses the batch: carriers resend out of order.
+func (tx *Tx) ApplyCarrierEvents(ctx context.Context, storeID, accountID uuid.UUID, events []CarrierEvent) (applied int, ignored []IgnoredEvent, err error) {
+	ignored = []IgnoredEvent{}
+	var carrier string
+	if err := tx.tx.QueryRow(ctx, `SELECT carrier FROM carrier_accounts WHERE store_id = $1 AND id = $2`, storeID, accountID).Scan(&carrier); err != nil {
+		return 0, nil, notFoundIfNoRows(err, "find carrier account "+accountID.String())
+	}
+	tracking := make([]string, 0, len(events))
+	eventIDs := make([]string, 0, len(events))
+	for _, e := range events {
+		tracking, eventIDs = append(tracking, e.TrackingNumber), append(eventIDs, e.EventID)
+	}
+	// The orders first, in id order (every order routine locks its order
+	// before its shipments), then their shipments.
+	if _, err := tx.tx.Exec(ctx, `SELECT 1 FROM orders WHERE store_id = $1 AND id IN (
+			SELECT order_id FROM shipments WHERE store_id = $1 AND tracking_number = ANY($2) AND status <> 'cancelled')
+		ORDER BY id FOR UPDATE`, storeID, tracking); err != nil {
+		return 0, nil, fmt.Errorf("lock callback orders: %w", err)
+	}
+	rows, err := tx.tx.Query(ctx, `SELECT `+shipmentColumns+`,
+			COALESCE((SELECT max(e.occurred_at) FROM shipment_events e WHERE e.store_id = s.store_id AND e.shipment_id = s.id AND e.applied
+				AND e.source <> 'system' AND e.status <> 'label_created'), '-infinity')
+		`+shipmentFrom+`
+		WHERE s.store_id = $1 AND s.tracking_number = ANY($2) AND s.status <> 'cancelled'
+		  AND (s.carrier_account_id = $3 OR (s.carrier_account_id IS NULL AND s.carrier = $4))
+		ORDER BY s.id FOR UPDATE OF s`, storeID, tracking, accountID, carrier)
+	if err != nil {
+		return 0, nil, fmt.Errorf("read callback shipments: %w", err)
+	}
+	byTracking := map[string]*callbackShipment{}
+	var list []*callbackShipment
+	for rows.Next() {
+		var c callbackShipment
+		s := &c.Shipment
+		if err := rows.Scan(&s.ID, &s.StoreID, &s.OrderID, &s.OrderNumber, &s.Number, &s.Status, &s.LocationID, &s.CarrierAccountID, &s.Carrier,
+			&s.Service, &s.TrackingNumber, &s.TrackingURL, &s.CODAmount, &s.CODCollected, &s.CODFee, &s.CODState, &s.CODRemitted,
+			&s.WaybillStatus, &s.ShippedAt, &s.DeliveredAt, &s.CreatedAt, &s.UpdatedAt, &c.lastApplied); err != nil {
+			rows.Close()
+			return 0, nil, fmt.Errorf("read callback shipments: %w", err)
+		}
+		byTracking[*s.TrackingNumber] = &c
+		list = append(list, &c)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, nil, fmt.Errorf("read callback shipments: %w", err)
+	}
+	seen := map[string]bool{}
+	if len(list) > 0 {
+		ids := make([]uuid.UUID, len(list))
+		for i, c := range list {
+			ids[i] = c.ID
+		}
+		rows, err := tx.tx.Query(ctx, `SELECT event_id FROM shipment_events WHERE store_id = $1 AND shipment_id = ANY($2) AND event_id = ANY($3)`,
+			storeID, ids, eventIDs)
+		if err != nil {
+			return 0, nil, fmt.Errorf("read seen events: %w", err)
+		}
+		known, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return 0, nil, fmt.Errorf("read seen events: %w", err)
+		}
+		for _, id := range known {
+			seen[id] = true
+		}
+	}
+	order := make([]int, len(events))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return events[order[a]].OccurredAt.Before(events[order[b]].OccurredAt) })
+	orders := map[uuid.UUID]*Order{}
+	for _, i := range order {
+		e := events[i]
+		c, known := byTracking[e.TrackingNumber]
+		switch {
+		case !e.Status.Valid():
+			ignored = append(ignored, IgnoredEvent{EventID: e.EventID, Reason: IgnoredInvalid})
+			continue
+		case !known:
+			ignored = append(ignored, IgnoredEvent{EventID: e.EventID, Reason: IgnoredUnknownTracking})
+			continue
+		case seen[e.EventID]:
+			ignored = append(ignored, IgnoredEvent{EventID: e.EventID, Reason: IgnoredDuplicate})
+			continue
+		}
+		seen[e.EventID] = true
+		reason := ""
+		switch {
+		case e.Status == c.Status:
+			reason = IgnoredSameStatus
+		case c.lastApplied.Valid && c.lastApplied.InfinityModifier == pgtype.Finite && e.OccurredAt.Before(c.lastApplied.Time):
+			reason = IgnoredStale
+		case !ShipmentCanMove(c.Status, e.Status):
+			reason = IgnoredIllegal
+		}
+		eventID := e.EventID
+		if reason != "" {
+			ignored = append(ignored, IgnoredEvent{EventID: e.EventID, Reason: reason})
+			if err := tx.recordShipmentEvent(ctx, storeID, c.ID, ShipmentEvent{Status: e.Status, OccurredAt: e.OccurredAt, Source: SourceCarrier,
+				EventID: &eventID, Ignored: &reason}); err != nil {
+				return 0, nil, err
+			}
+			continue
+		}
+		o, held := orders[c.OrderID]
+		if !held {
+			loaded, err := tx.lockOrder(ctx, storeID, c.OrderID)
+			if err != nil {
+				return 0, nil, err
+			}
+			o = &loaded
+			orders[c.OrderID] = o
+		}
+		if err := tx.applyShipmentStatus(ctx, o, &c.Shipment, ShipmentReport{Status: e.Status, OccurredAt: e.OccurredAt, CODCollected: e.CODCollected,
+			Source: SourceCarrier, EventID: &eventID}, true, nil); err != nil {
+			return 0, nil, err
+		}
+		if err := tx.settleOrderShipments(ctx, o, &c.Shipment, nil); err != nil {
+			return 0, nil, err
+		}
+		c.lastApplied = pgtype.Timestamptz{Time: e.OccurredAt, Valid: true}
+		applied++
+	}
+	return applied, ignored, nil
+}
