@@ -31,6 +31,8 @@ var routeAccess = map[string]string{
 	"GET /stores/{store_id}/imports":                                                          "page",
 	"GET /stores/{store_id}/deliveries":                                                       "page",
 	"GET /stores/{store_id}/work":                                                             "page",
+	"GET /stores/{store_id}/shipments":                                                        "page",
+	"GET /stores/{store_id}/shipments/print":                                                  "page",
 	"GET /healthz":                                                                            "public",
 	"GET /metrics":                                                                            "public",
 	"GET /readyz":                                                                             "public",

@@ -172,11 +172,10 @@ func (tx *Tx) ApplyCarrierEvents(ctx context.Context, storeID, accountID uuid.UU
 		tracking, eventIDs = append(tracking, e.TrackingNumber), append(eventIDs, e.EventID)
 	}
 	// The orders first, in id order (every order routine locks its order
-	// before its shipments), then their shipments.
-	if _, err := tx.tx.Exec(ctx, `SELECT 1 FROM orders WHERE store_id = $1 AND id IN (
-			SELECT order_id FROM shipments WHERE store_id = $1 AND tracking_number = ANY($2) AND status <> 'cancelled')
-		ORDER BY id FOR UPDATE`, storeID, tracking); err != nil {
-		return 0, nil, fmt.Errorf("lock callback orders: %w", err)
+	// before its shipments), with their lines, then their shipments.
+	orders, err := tx.lockOrdersOf(ctx, storeID, tracking)
+	if err != nil {
+		return 0, nil, err
 	}
 	rows, err := tx.tx.Query(ctx, `SELECT `+shipmentColumns+`,
 			COALESCE((SELECT max(e.occurred_at) FROM shipment_events e WHERE e.store_id = s.store_id AND e.shipment_id = s.id AND e.applied
@@ -206,6 +205,9 @@ func (tx *Tx) ApplyCarrierEvents(ctx context.Context, storeID, accountID uuid.UU
 	if err := rows.Err(); err != nil {
 		return 0, nil, fmt.Errorf("read callback shipments: %w", err)
 	}
+	if err := tx.linesOf(ctx, storeID, list); err != nil {
+		return 0, nil, err
+	}
 	seen := map[string]bool{}
 	if len(list) > 0 {
 		ids := make([]uuid.UUID, len(list))
@@ -225,12 +227,12 @@ func (tx *Tx) ApplyCarrierEvents(ctx context.Context, storeID, accountID uuid.UU
 			seen[id] = true
 		}
 	}
+	tx.deferWrites()
 	order := make([]int, len(events))
 	for i := range order {
 		order[i] = i
 	}
 	sort.SliceStable(order, func(a, b int) bool { return events[order[a]].OccurredAt.Before(events[order[b]].OccurredAt) })
-	orders := map[uuid.UUID]*Order{}
 	for _, i := range order {
 		e := events[i]
 		c, known := byTracking[e.TrackingNumber]
@@ -264,15 +266,7 @@ func (tx *Tx) ApplyCarrierEvents(ctx context.Context, storeID, accountID uuid.UU
 			}
 			continue
 		}
-		o, held := orders[c.OrderID]
-		if !held {
-			loaded, err := tx.lockOrder(ctx, storeID, c.OrderID)
-			if err != nil {
-				return 0, nil, err
-			}
-			o = &loaded
-			orders[c.OrderID] = o
-		}
+		o := orders[c.OrderID]
 		if err := tx.applyShipmentStatus(ctx, o, &c.Shipment, ShipmentReport{Status: e.Status, OccurredAt: e.OccurredAt, CODCollected: e.CODCollected,
 			Source: SourceCarrier, EventID: &eventID}, true, nil); err != nil {
 			return 0, nil, err
@@ -283,5 +277,75 @@ func (tx *Tx) ApplyCarrierEvents(ctx context.Context, storeID, accountID uuid.UU
 		c.lastApplied = pgtype.Timestamptz{Time: e.OccurredAt, Valid: true}
 		applied++
 	}
-	return applied, ignored, nil
+	return applied, ignored, tx.flushDeferred(ctx)
+}
+
+// lockOrdersOf holds, in id order, the orders of the live shipments with
+// these tracking numbers, and reads their lines.
+func (tx *Tx) lockOrdersOf(ctx context.Context, storeID uuid.UUID, tracking []string) (map[uuid.UUID]*Order, error) {
+	rows, err := tx.tx.Query(ctx, `SELECT `+orderColumns+` FROM orders WHERE store_id = $1 AND id IN (
+			SELECT order_id FROM shipments WHERE store_id = $1 AND tracking_number = ANY($2) AND status <> 'cancelled')
+		ORDER BY id FOR UPDATE`, storeID, tracking)
+	if err != nil {
+		return nil, fmt.Errorf("lock callback orders: %w", err)
+	}
+	list, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Order, error) { return scanOrder(row) })
+	if err != nil {
+		return nil, fmt.Errorf("lock callback orders: %w", err)
+	}
+	orders := make(map[uuid.UUID]*Order, len(list))
+	ids := make([]uuid.UUID, 0, len(list))
+	for i := range list {
+		list[i].Lines = []OrderLine{}
+		orders[list[i].ID] = &list[i]
+		ids = append(ids, list[i].ID)
+	}
+	rows, err = tx.tx.Query(ctx, `SELECT order_id, id, variant_id, product_id, name, sku, quantity, unit_price, total, returned_quantity
+		FROM order_lines WHERE store_id = $1 AND order_id = ANY($2) ORDER BY order_id, position`, storeID, ids)
+	if err != nil {
+		return nil, fmt.Errorf("find order lines: %w", err)
+	}
+	var (
+		orderID uuid.UUID
+		l       OrderLine
+	)
+	if _, err := pgx.ForEachRow(rows, []any{&orderID, &l.ID, &l.VariantID, &l.ProductID, &l.Name, &l.SKU, &l.Quantity, &l.UnitPrice, &l.Total,
+		&l.ReturnedQuantity}, func() error {
+		o := orders[orderID]
+		o.Lines = append(o.Lines, l)
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("find order lines: %w", err)
+	}
+	return orders, nil
+}
+
+// linesOf reads the lines of shipments in one query.
+func (tx *Tx) linesOf(ctx context.Context, storeID uuid.UUID, list []*callbackShipment) error {
+	if len(list) == 0 {
+		return nil
+	}
+	index := make(map[uuid.UUID]*callbackShipment, len(list))
+	ids := make([]uuid.UUID, 0, len(list))
+	for _, c := range list {
+		c.Lines = []ShipmentLine{}
+		index[c.ID] = c
+		ids = append(ids, c.ID)
+	}
+	rows, err := tx.tx.Query(ctx, `SELECT shipment_id, line_id, quantity FROM shipment_lines WHERE store_id = $1 AND shipment_id = ANY($2)`, storeID, ids)
+	if err != nil {
+		return fmt.Errorf("read shipment lines: %w", err)
+	}
+	var (
+		shipmentID uuid.UUID
+		l          ShipmentLine
+	)
+	if _, err := pgx.ForEachRow(rows, []any{&shipmentID, &l.LineID, &l.Quantity}, func() error {
+		c := index[shipmentID]
+		c.Lines = append(c.Lines, l)
+		return nil
+	}); err != nil {
+		return fmt.Errorf("read shipment lines: %w", err)
+	}
+	return nil
 }

@@ -30,6 +30,9 @@ const (
 
 // addActivity appends an entry to an order's activity log.
 func (tx *Tx) addActivity(ctx context.Context, o Order, kind ActivityKind, body string, data any, actor *uuid.UUID) error {
+	if held, err := tx.deferActivity(o, kind, body, data, actor); held {
+		return err
+	}
 	raw, err := json.Marshal(data)
 	if err != nil {
 		return err

@@ -93,16 +93,17 @@ func (tx *Tx) countStatus(ctx context.Context, storeID uuid.UUID, from, to Order
 	if from == to {
 		return nil
 	}
-	if from != "" && from != OrderDraft {
-		if _, err := tx.tx.Exec(ctx, `UPDATE order_status_counts SET n = n - 1 WHERE store_id = $1 AND status = $2`, storeID, from); err != nil {
-			return fmt.Errorf("count order status: %w", err)
-		}
+	if from == OrderDraft {
+		from = ""
 	}
-	if to != "" && to != OrderDraft {
-		if _, err := tx.tx.Exec(ctx, `INSERT INTO order_status_counts (store_id, status, n) VALUES ($1, $2, 1)
-			ON CONFLICT (store_id, status) DO UPDATE SET n = order_status_counts.n + 1`, storeID, to); err != nil {
-			return fmt.Errorf("count order status: %w", err)
-		}
+	if to == OrderDraft {
+		to = ""
+	}
+	// One statement for both counters: a status change is one round trip.
+	if _, err := tx.tx.Exec(ctx, `WITH leaving AS (UPDATE order_status_counts SET n = n - 1 WHERE store_id = $1 AND status = $2 AND $2 <> '')
+		INSERT INTO order_status_counts (store_id, status, n) SELECT $1, $3, 1 WHERE $3 <> ''
+		ON CONFLICT (store_id, status) DO UPDATE SET n = order_status_counts.n + 1`, storeID, string(from), string(to)); err != nil {
+		return fmt.Errorf("count order status: %w", err)
 	}
 	return nil
 }
@@ -169,8 +170,8 @@ func (tx *Tx) moveOrder(ctx context.Context, o *Order, to OrderStatus, tracking 
 		o.TrackingNumber = tracking
 	}
 	o.UpdatedAt = tx.now()
-	if _, err := tx.tx.Exec(ctx, `UPDATE orders SET status = $3, fulfillment_status = $4, tracking_number = $5, updated_at = $6
-		WHERE store_id = $1 AND id = $2`, o.StoreID, o.ID, o.Status, o.FulfillmentStatus, o.TrackingNumber, o.UpdatedAt); err != nil {
+	if _, err := tx.tx.Exec(ctx, `UPDATE orders SET status = $3, fulfillment_status = $4, tracking_number = $5, updated_at = $6, collected_total = $7
+		WHERE store_id = $1 AND id = $2`, o.StoreID, o.ID, o.Status, o.FulfillmentStatus, o.TrackingNumber, o.UpdatedAt, o.CollectedTotal); err != nil {
 		return fmt.Errorf("update order status: %w", err)
 	}
 	if err := tx.countStatus(ctx, o.StoreID, from, to); err != nil {

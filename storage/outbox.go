@@ -46,6 +46,11 @@ func (tx *Tx) emit(ctx context.Context, storeID uuid.UUID, event string, data an
 	if err != nil {
 		return fmt.Errorf("encode %s event: %w", event, err)
 	}
+	if tx.deferred != nil {
+		tx.deferred.outbox = append(tx.deferred.outbox, deferredOutbox{id: NewID(), storeID: storeID, event: event, body: body,
+			createdAt: now, traceParent: traceParent(ctx)})
+		return nil
+	}
 	// pg_notify is delivered at commit and wakes the dispatcher at once; the
 	// dispatcher also polls, so a lost notification only delays delivery.
 	if _, err := tx.tx.Exec(ctx, `WITH row AS (INSERT INTO outbox (id, store_id, event, body, created_at, trace_parent)

@@ -116,13 +116,11 @@ func (tx *Tx) settlePayment(ctx context.Context, o *Order, via string, actor *uu
 		PaymentMethod: o.PaymentMethod, Total: FormatPrice(o.Total, CurrencyExponent(o.Currency))}); err != nil {
 		return err
 	}
-	var (
-		bps       int
-		eInvoices bool
-	)
-	if err := tx.tx.QueryRow(ctx, `SELECT commission_bps, e_invoicing FROM stores WHERE id = $1`, o.StoreID).Scan(&bps, &eInvoices); err != nil {
-		return fmt.Errorf("find store payment settings: %w", err)
+	terms, err := tx.storeTerms(ctx, o.StoreID)
+	if err != nil {
+		return err
 	}
+	bps, eInvoices := terms.commissionBPS, terms.eInvoices
 	if fee := Commission(o.PaidTotal, bps); fee > 0 {
 		if _, err := tx.tx.Exec(ctx, `INSERT INTO wallet_entries (id, store_id, order_id, kind, amount, created_at)
 			VALUES ($1, $2, $3, 'commission', $4, $5)`, NewID(), o.StoreID, o.ID, -fee, tx.now()); err != nil {
@@ -244,4 +242,22 @@ func (tx *Tx) reverseCommission(ctx context.Context, storeID, orderID uuid.UUID,
 		}
 	}
 	return nil
+}
+
+// storeTerms reads a store's commission and e-invoicing switch (once per
+// transaction that holds its writes back).
+func (tx *Tx) storeTerms(ctx context.Context, storeID uuid.UUID) (storeTerms, error) {
+	if tx.deferred != nil {
+		if t, ok := tx.deferred.storeTerms[storeID]; ok {
+			return t, nil
+		}
+	}
+	var t storeTerms
+	if err := tx.tx.QueryRow(ctx, `SELECT commission_bps, e_invoicing FROM stores WHERE id = $1`, storeID).Scan(&t.commissionBPS, &t.eInvoices); err != nil {
+		return storeTerms{}, fmt.Errorf("find store payment settings: %w", err)
+	}
+	if tx.deferred != nil {
+		tx.deferred.storeTerms[storeID] = t
+	}
+	return t, nil
 }

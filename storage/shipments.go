@@ -606,6 +606,10 @@ func (tx *Tx) moveReservations(ctx context.Context, o Order, lines []ShipmentLin
 }
 
 func (tx *Tx) recordShipmentEvent(ctx context.Context, storeID, shipmentID uuid.UUID, e ShipmentEvent) error {
+	if tx.deferred != nil {
+		tx.deferred.events = append(tx.deferred.events, deferredEvent{storeID: storeID, shipmentID: shipmentID, e: e, createdAt: tx.now()})
+		return nil
+	}
 	if _, err := tx.tx.Exec(ctx, `INSERT INTO shipment_events (store_id, shipment_id, status, occurred_at, source, note, event_id, applied, ignored, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`, storeID, shipmentID, e.Status, e.OccurredAt, e.Source, e.Note, e.EventID,
 		e.Applied, e.Ignored, tx.now()); err != nil {
@@ -787,7 +791,9 @@ func (tx *Tx) applyShipmentStatus(ctx context.Context, o *Order, s *Shipment, r 
 			return err
 		}
 	}
-	if _, err := tx.tx.Exec(ctx, `UPDATE shipments SET status = $3, shipped_at = $4, delivered_at = $5, cod_collected = $6, cod_state = $7, updated_at = $8
+	if tx.deferred != nil {
+		tx.deferred.shipments[s.ID] = *s
+	} else if _, err := tx.tx.Exec(ctx, `UPDATE shipments SET status = $3, shipped_at = $4, delivered_at = $5, cod_collected = $6, cod_state = $7, updated_at = $8
 		WHERE store_id = $1 AND id = $2`, s.StoreID, s.ID, s.Status, s.ShippedAt, s.DeliveredAt, s.CODCollected, s.CODState, now); err != nil {
 		return fmt.Errorf("move shipment: %w", err)
 	}
@@ -853,6 +859,9 @@ func (tx *Tx) settleOrderShipments(ctx context.Context, o *Order, moved *Shipmen
 	if !moved.Status.Final() {
 		return nil
 	}
+	if err := tx.flushShipments(ctx); err != nil {
+		return err
+	}
 	shipments, err := tx.orderShipments(ctx, o.StoreID, o.ID)
 	if err != nil {
 		return err
@@ -895,10 +904,7 @@ func (tx *Tx) settleOrderShipments(ctx context.Context, o *Order, moved *Shipmen
 	switch {
 	case delivered > 0 && labels == 0 && unshippedPieces == 0 && o.Status == OrderShipped:
 		if o.PaymentMethod == "cod" && o.CollectedTotal == 0 {
-			o.CollectedTotal = AcceptedValue(o.Lines, o.ShippingFee, o.Discount)
-			if _, err := tx.tx.Exec(ctx, `UPDATE orders SET collected_total = $3 WHERE store_id = $1 AND id = $2`, o.StoreID, o.ID, o.CollectedTotal); err != nil {
-				return fmt.Errorf("record collected total: %w", err)
-			}
+			o.CollectedTotal = AcceptedValue(o.Lines, o.ShippingFee, o.Discount) // written with the status
 		}
 		if err := tx.moveOrder(ctx, o, OrderDelivered, nil, "", actor); err != nil {
 			return err
@@ -972,6 +978,9 @@ func (tx *Tx) closeShipments(ctx context.Context, o *Order, to OrderStatus, trac
 			}
 			tracking = nil
 		}
+	}
+	if err := tx.flushShipments(ctx); err != nil {
+		return err
 	}
 	rows, err := tx.tx.Query(ctx, `SELECT `+shipmentColumns+` `+shipmentFrom+`
 		WHERE s.store_id = $1 AND s.order_id = $2 AND s.status IN ('label_created', 'in_transit', 'out_for_delivery', 'failed_attempt')

@@ -94,6 +94,8 @@ type Tx struct {
 	tx    pgx.Tx
 	now   func() time.Time
 	actor Actor // who the stock movements of catalog writes name; the system unless ActAs says
+	// deferred, when set, holds back row writes nothing in the transaction reads (deferWrites).
+	deferred *deferredWrites
 }
 
 // ActAs names who the transaction's catalog stock writes (quantity fields,

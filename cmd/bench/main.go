@@ -33,26 +33,27 @@ import (
 
 func main() {
 	var (
-		out         = flag.String("out", "", "markdown file whose benchmark section is replaced with the results")
-		duration    = flag.Duration("duration", 10*time.Second, "length of each measured run")
-		concurrency = flag.Int("concurrency", 32, "concurrent clients in the throughput runs")
-		tokens      = flag.Int("tokens", 1000, "tokens the load is spread over (300 requests/min each)")
-		products    = flag.Int("products", 10000, "products in the store")
-		rate        = flag.Int("rate", 300, "requests per second in the latency run")
-		suite       = flag.String("suite", "all", "catalog, webhooks, images, import, orders, proofs, tracing, all, or load or soak (not in all)")
-		seedOrders  = flag.Int("seed-orders", 1_000_000, "orders in the store for the order list benchmark")
-		imageChildF = flag.String("image-child", "", "internal: process one image file and exit")
-		loadClientF = flag.String("load-client", "", "internal: run the load tool on the spec read from stdin (-) and print its results")
-		temporalF   = flag.String("temporal-child", "", "internal: run a Temporal server on this SQLite file until stdin closes")
-		temporalP   = flag.Int("temporal-port", 0, "internal: the -temporal-child server's frontend port")
-		importRows  = flag.Int("import-rows", 40000, "rows in the import benchmark's CSV")
-		events      = flag.Int("events", 1000, "webhook events per run")
-		subs        = flag.Int("subscriptions", 3, "webhook subscriptions receiving every event")
-		eventRate   = flag.Int("event-rate", 120, "events per second in the paced webhook run")
-		proofCount  = flag.Int("proofs", 1_000_000, "hashed payment proofs in the store for the similar-search benchmark")
-		proofQuery  = flag.Int("proof-queries", 2000, "similar searches timed")
-		loadFor     = flag.Duration("load-duration", 30*time.Second, "length of the mixed load run")
-		soakFor     = flag.Duration("soak-duration", 10*time.Minute, "length of the soak run (suite soak)")
+		out           = flag.String("out", "", "markdown file whose benchmark section is replaced with the results")
+		duration      = flag.Duration("duration", 10*time.Second, "length of each measured run")
+		concurrency   = flag.Int("concurrency", 32, "concurrent clients in the throughput runs")
+		tokens        = flag.Int("tokens", 1000, "tokens the load is spread over (300 requests/min each)")
+		products      = flag.Int("products", 10000, "products in the store")
+		rate          = flag.Int("rate", 300, "requests per second in the latency run")
+		suite         = flag.String("suite", "all", "catalog, webhooks, images, import, orders, proofs, tracing, fulfillment, all, or load or soak (not in all)")
+		seedOrders    = flag.Int("seed-orders", 1_000_000, "orders in the store for the order list benchmark")
+		imageChildF   = flag.String("image-child", "", "internal: process one image file and exit")
+		loadClientF   = flag.String("load-client", "", "internal: run the load tool on the spec read from stdin (-) and print its results")
+		temporalF     = flag.String("temporal-child", "", "internal: run a Temporal server on this SQLite file until stdin closes")
+		temporalP     = flag.Int("temporal-port", 0, "internal: the -temporal-child server's frontend port")
+		importRows    = flag.Int("import-rows", 40000, "rows in the import benchmark's CSV")
+		events        = flag.Int("events", 1000, "webhook events per run")
+		subs          = flag.Int("subscriptions", 3, "webhook subscriptions receiving every event")
+		eventRate     = flag.Int("event-rate", 120, "events per second in the paced webhook run")
+		proofCount    = flag.Int("proofs", 1_000_000, "hashed payment proofs in the store for the similar-search benchmark")
+		proofQuery    = flag.Int("proof-queries", 2000, "similar searches timed")
+		loadFor       = flag.Duration("load-duration", 30*time.Second, "length of the mixed load run")
+		soakFor       = flag.Duration("soak-duration", 10*time.Minute, "length of the soak run (suite soak)")
+		carrierEvents = flag.Int("carrier-events", 5000, "carrier events sent through the signed callback (suite fulfillment)")
 	)
 	flag.Parse()
 	if *imageChildF != "" {
@@ -146,6 +147,16 @@ func main() {
 		fmt.Print(report)
 		if *out != "" {
 			fail(replaceSection(*out, "proofs", report))
+		}
+	}
+	if *suite == "fulfillment" || *suite == "all" {
+		dbURL, err := createDatabase(ctx, admin, template, "bench_fulfillment")
+		fail(err)
+		report, err := runFulfillmentBench(ctx, dbURL, *carrierEvents)
+		fail(err)
+		fmt.Print(report)
+		if *out != "" {
+			fail(replaceSection(*out, "fulfillment", report))
 		}
 	}
 	if *suite == "webhooks" || *suite == "all" {

@@ -1,0 +1,122 @@
+package pages
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/merchantsvc/svc/activities/waybill"
+	"github.com/merchantsvc/svc/storage"
+)
+
+// The shipments page (decisions §12): a day's shipments with their status
+// and waybill, and the day's waybills as one print run (one A6 page each,
+// the same template the waybill workflow prints).
+
+var shipmentWords = map[string]map[string]string{
+	"ar": {
+		"nav_shipments": "الشحنات", "shipments_title": "الشحنات", "day": "اليوم", "show": "عرض", "print_day": "طباعة بوالص اليوم (ملف PDF واحد)",
+		"number": "الشحنة", "order": "الطلب", "carrier": "شركة الشحن", "tracking": "رقم التتبع", "status": "الحالة", "cod": "التحصيل",
+		"waybill": "البوليصة", "download": "تنزيل PDF", "w_pending": "قيد الإنشاء", "w_failed": "تعذّر الإنشاء",
+		"no_shipments": "لا توجد شحنات في هذا اليوم.", "print": "طباعة",
+		"s_label_created": "البوليصة جاهزة", "s_in_transit": "في الطريق", "s_out_for_delivery": "خرجت للتسليم", "s_failed_attempt": "تعذّر التسليم",
+		"s_delivered": "سُلِّمت", "s_returned_to_sender": "أُرجعت للمرسل", "s_cancelled": "أُلغيت",
+	},
+	"en": {
+		"nav_shipments": "Shipments", "shipments_title": "Shipments", "day": "Day", "show": "Show", "print_day": "Print the day's waybills (one PDF)",
+		"number": "Shipment", "order": "Order", "carrier": "Carrier", "tracking": "Tracking", "status": "Status", "cod": "COD",
+		"waybill": "Waybill", "download": "Download PDF", "w_pending": "rendering", "w_failed": "failed",
+		"no_shipments": "No shipments on this day.", "print": "Print",
+		"s_label_created": "label created", "s_in_transit": "in transit", "s_out_for_delivery": "out for delivery", "s_failed_attempt": "failed attempt",
+		"s_delivered": "delivered", "s_returned_to_sender": "returned to sender", "s_cancelled": "cancelled",
+	},
+}
+
+// shipmentDay is the day a page shows: ?date=YYYY-MM-DD, else today (UTC).
+func shipmentDay(r *http.Request) (time.Time, bool) {
+	raw := r.URL.Query().Get("date")
+	if raw == "" {
+		now := time.Now().UTC()
+		return time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC), true
+	}
+	day, err := time.Parse(time.DateOnly, raw)
+	return day, err == nil
+}
+
+// ShipmentsPage serves GET /stores/{store_id}/shipments.
+func (p *Pages) ShipmentsPage() http.Handler {
+	return p.handle(func(w http.ResponseWriter, r *http.Request) error {
+		user, store, err := p.editorStore(w, r)
+		if err != nil {
+			return err
+		}
+		lang := p.pageLang(r, user)
+		day, ok := shipmentDay(r)
+		if !ok {
+			p.problemPage(w, http.StatusBadRequest, lang, "date must be YYYY-MM-DD")
+			return errAnswered
+		}
+		next := day.AddDate(0, 0, 1)
+		list, _, err := p.db.FindShipments(r.Context(), store.ID, storage.ShipmentFilter{CreatedFrom: &day, CreatedTo: &next,
+			Page: storage.Page{Page: 1, Limit: 100}})
+		if err != nil {
+			return err
+		}
+		type row struct {
+			ID                                         uuid.UUID
+			Number, OrderNumber, Carrier, Tracking     string
+			Status, StatusLabel, Waybill, WaybillLabel string
+			COD                                        string
+		}
+		words := shipmentWords[lang]
+		rows := make([]row, 0, len(list))
+		for _, s := range list {
+			one := row{ID: s.ID, Number: s.Number, OrderNumber: s.OrderNumber, Carrier: s.Carrier, Status: string(s.Status),
+				StatusLabel: words["s_"+string(s.Status)], Waybill: s.WaybillStatus, WaybillLabel: words["w_"+s.WaybillStatus],
+				COD: storage.FormatPrice(s.CODAmount, storage.CurrencyExponent(store.Currency)) + " " + store.Currency}
+			if s.TrackingNumber != nil {
+				one.Tracking = *s.TrackingNumber
+			}
+			rows = append(rows, one)
+		}
+		p.watchPage(w, "shipments.html", lang, store, "shipments", map[string]any{"Title": words["shipments_title"], "S": words,
+			"Shipments": rows, "Day": day.Format(time.DateOnly)})
+		return nil
+	})
+}
+
+// WaybillsPrint serves GET /stores/{store_id}/shipments/print: the day's
+// waybills (all but cancelled shipments), one A6 page each, for the
+// browser to print as one PDF.
+func (p *Pages) WaybillsPrint() http.Handler {
+	return p.handle(func(w http.ResponseWriter, r *http.Request) error {
+		user, store, err := p.editorStore(w, r)
+		if err != nil {
+			return err
+		}
+		day, ok := shipmentDay(r)
+		if !ok {
+			p.problemPage(w, http.StatusBadRequest, p.pageLang(r, user), "date must be YYYY-MM-DD")
+			return errAnswered
+		}
+		docs, err := p.db.FindWaybillDocuments(r.Context(), store.ID, day, day.AddDate(0, 0, 1), 500)
+		if err != nil {
+			return err
+		}
+		html, err := waybill.HTML(docs...)
+		if err != nil {
+			return err
+		}
+		h := w.Header()
+		h.Set("Content-Type", "text/html; charset=utf-8")
+		h.Set("Cache-Control", "no-store")
+		h.Set("X-Frame-Options", "DENY")
+		// The barcodes are data: images; nothing else loads.
+		h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'none'")
+		h.Set("Referrer-Policy", "no-referrer")
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(html)
+		return nil
+	})
+}
