@@ -531,7 +531,7 @@ func TestInventoryMigrationFromTheOldWay(t *testing.T) {
 	}{{"PENDING", 2, 0}, {"SHIPPED", 4, 0}, {"CANCELLED", 1, 0}, {"READY_TO_SHIP", 3, 1}, {"DRAFT", 5, 0}} {
 		orderID := fmt.Sprintf("00000000-0000-0000-0000-0000000001%02d", i)
 		exec(`INSERT INTO orders (id, store_id, order_number, status, payment_method, currency, customer, shipping_address, subtotal, total, collectible_total)
-			VALUES ($1, $2, $3, $4, 'cod', 'EGP', '{}', '{}', 0, 0, 0)`, orderID, store, fmt.Sprintf("ORD-%d", 1001+i), o.status)
+			VALUES ($1, $2, $3, $4, 'cod', 'EGP', '{}', '{}', 5000, 5000, 5000)`, orderID, store, fmt.Sprintf("ORD-%d", 1001+i), o.status)
 		exec(`INSERT INTO order_lines (id, store_id, order_id, variant_id, product_id, name, quantity, unit_price, total, returned_quantity, position)
 			VALUES ($1, $2, $3, $4, '00000000-0000-0000-0000-0000000000d2', 'Sized', $5, 2000, 0, $6, 1)`,
 			fmt.Sprintf("00000000-0000-0000-0000-0000000002%02d", i), store, orderID, variant, o.qty, o.returned)
@@ -575,26 +575,26 @@ func TestInventoryMigrationFromTheOldWay(t *testing.T) {
 	// Shipments (decisions §12): the old row and a new one for the order
 	// that had left take the status their orders imply and all their lines.
 	type shipment struct {
-		number, status, carrier string
-		lines, events           int
-		departed                bool
+		number, status, carrier, codState string
+		lines, events                     int
+		departed, waybillWanted           bool
 	}
-	shipmentRows, err := db.QueryContext(ctx, `SELECT s.number, s.status, s.carrier,
+	shipmentRows, err := db.QueryContext(ctx, `SELECT s.number, s.status, s.carrier, s.cod_state,
 			(SELECT sum(quantity) FROM shipment_lines l WHERE l.shipment_id = s.id),
 			(SELECT count(*) FROM shipment_events e WHERE e.shipment_id = s.id AND e.source = 'system' AND e.status = s.status),
-			s.shipped_at IS NOT NULL
+			s.shipped_at IS NOT NULL, s.waybill_wanted > s.waybill_started
 		FROM shipments s WHERE s.store_id = $1 AND s.location_id = '00000000-0000-0000-0000-0000000000c1' ORDER BY s.number`, store)
 	require.NoError(t, err)
 	defer shipmentRows.Close()
 	var shipments []shipment
 	for shipmentRows.Next() {
 		var sh shipment
-		require.NoError(t, shipmentRows.Scan(&sh.number, &sh.status, &sh.carrier, &sh.lines, &sh.events, &sh.departed))
+		require.NoError(t, shipmentRows.Scan(&sh.number, &sh.status, &sh.carrier, &sh.codState, &sh.lines, &sh.events, &sh.departed, &sh.waybillWanted))
 		shipments = append(shipments, sh)
 	}
 	require.Equal(t, []shipment{
-		{number: "ORD-1001-1", status: "label_created", carrier: "other", lines: 2, events: 1},
-		{number: "ORD-1002-1", status: "in_transit", carrier: "other", lines: 4, events: 1, departed: true},
+		{number: "ORD-1001-1", status: "label_created", carrier: "other", codState: "pending", lines: 2, events: 1, waybillWanted: true},
+		{number: "ORD-1002-1", status: "in_transit", carrier: "other", codState: "pending", lines: 4, events: 1, departed: true, waybillWanted: true},
 	}, shipments)
 }
 

@@ -6,7 +6,6 @@ import (
 	"slices"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 )
 
 // AcceptedLine is how many pieces of one line the customer kept.
@@ -194,15 +193,9 @@ func (tx *Tx) departedPieces(ctx context.Context, o Order) (int, error) {
 // deliverForAcceptance delivers the order's open shipments (their stock was
 // settled by the acceptance), sharing the cash collected among them.
 func (tx *Tx) deliverForAcceptance(ctx context.Context, o *Order, cash int64, actor *uuid.UUID) error {
-	rows, err := tx.tx.Query(ctx, `SELECT `+shipmentColumns+` `+shipmentFrom+`
-		WHERE s.store_id = $1 AND s.order_id = $2 AND s.status IN ('label_created', 'in_transit', 'out_for_delivery', 'failed_attempt')
-		ORDER BY s.created_at, s.id FOR UPDATE OF s`, o.StoreID, o.ID)
+	open, err := tx.openShipmentsOf(ctx, *o)
 	if err != nil {
-		return fmt.Errorf("read open shipments: %w", err)
-	}
-	open, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Shipment, error) { return scanShipment(row) })
-	if err != nil {
-		return fmt.Errorf("read open shipments: %w", err)
+		return err
 	}
 	if o.PaymentMethod != "cod" {
 		cash = 0

@@ -362,6 +362,23 @@ type allocation struct {
 	reserved, shipped             int
 }
 
+// allocationsOf reads where an order's units are held, by line and location.
+func (tx *Tx) allocationsOf(ctx context.Context, o Order) ([]allocation, error) {
+	rows, err := tx.tx.Query(ctx, `SELECT line_id, variant_id, location_id, reserved, shipped FROM order_allocations
+		WHERE store_id = $1 AND order_id = $2 ORDER BY line_id, location_id`, o.StoreID, o.ID)
+	if err != nil {
+		return nil, fmt.Errorf("read allocations: %w", err)
+	}
+	allocs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (allocation, error) {
+		var a allocation
+		return a, row.Scan(&a.lineID, &a.variantID, &a.locationID, &a.reserved, &a.shipped)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read allocations: %w", err)
+	}
+	return allocs, nil
+}
+
 // moveOrderStock releases, ships or restocks an order's units, line by line:
 // want maps a line to the units to move, nil meaning all it holds. Units of
 // a variant that no longer exists are skipped; returned units shipped
@@ -373,17 +390,9 @@ func (tx *Tx) moveOrderStock(ctx context.Context, o Order, want map[uuid.UUID]in
 // moveOrderStockFrom is moveOrderStock taking units at location first
 // (a shipment's location) when it is given.
 func (tx *Tx) moveOrderStockFrom(ctx context.Context, o Order, want map[uuid.UUID]int, move stockMove, actor Actor, location *uuid.UUID) error {
-	rows, err := tx.tx.Query(ctx, `SELECT line_id, variant_id, location_id, reserved, shipped FROM order_allocations
-		WHERE store_id = $1 AND order_id = $2 ORDER BY line_id, location_id`, o.StoreID, o.ID)
+	allocs, err := tx.allocationsOf(ctx, o)
 	if err != nil {
-		return fmt.Errorf("read allocations: %w", err)
-	}
-	allocs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (allocation, error) {
-		var a allocation
-		return a, row.Scan(&a.lineID, &a.variantID, &a.locationID, &a.reserved, &a.shipped)
-	})
-	if err != nil {
-		return fmt.Errorf("read allocations: %w", err)
+		return err
 	}
 	if location != nil {
 		slices.SortStableFunc(allocs, func(a, b allocation) int {

@@ -506,17 +506,9 @@ func (tx *Tx) codAmount(ctx context.Context, o Order, self uuid.UUID, asked *int
 // reservation of its pieces: what is reserved elsewhere for a line is
 // released there and reserved here, refused when here lacks stock.
 func (tx *Tx) moveReservations(ctx context.Context, o Order, lines []ShipmentLine, locationID uuid.UUID, actor Actor) error {
-	rows, err := tx.tx.Query(ctx, `SELECT line_id, variant_id, location_id, reserved, shipped FROM order_allocations
-		WHERE store_id = $1 AND order_id = $2 ORDER BY line_id, location_id`, o.StoreID, o.ID)
+	allocs, err := tx.allocationsOf(ctx, o)
 	if err != nil {
-		return fmt.Errorf("read allocations: %w", err)
-	}
-	allocs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (allocation, error) {
-		var a allocation
-		return a, row.Scan(&a.lineID, &a.variantID, &a.locationID, &a.reserved, &a.shipped)
-	})
-	if err != nil {
-		return fmt.Errorf("read allocations: %w", err)
+		return err
 	}
 	var changes []levelChange
 	type moveOut struct {
@@ -979,18 +971,9 @@ func (tx *Tx) closeShipments(ctx context.Context, o *Order, to OrderStatus, trac
 			tracking = nil
 		}
 	}
-	if err := tx.flushShipments(ctx); err != nil {
+	open, err := tx.openShipmentsOf(ctx, *o)
+	if err != nil {
 		return err
-	}
-	rows, err := tx.tx.Query(ctx, `SELECT `+shipmentColumns+` `+shipmentFrom+`
-		WHERE s.store_id = $1 AND s.order_id = $2 AND s.status IN ('label_created', 'in_transit', 'out_for_delivery', 'failed_attempt')
-		ORDER BY s.created_at, s.id FOR UPDATE OF s`, o.StoreID, o.ID)
-	if err != nil {
-		return fmt.Errorf("read open shipments: %w", err)
-	}
-	open, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Shipment, error) { return scanShipment(row) })
-	if err != nil {
-		return fmt.Errorf("read open shipments: %w", err)
 	}
 	for i := range open {
 		s := &open[i]
@@ -1027,4 +1010,23 @@ func (tx *Tx) closeShipments(ctx context.Context, o *Order, to OrderStatus, trac
 		}
 	}
 	return nil
+}
+
+// openShipmentsOf holds an order's shipments that have not ended, oldest
+// first (held-back shipment states are written first).
+func (tx *Tx) openShipmentsOf(ctx context.Context, o Order) ([]Shipment, error) {
+	if err := tx.flushShipments(ctx); err != nil {
+		return nil, err
+	}
+	rows, err := tx.tx.Query(ctx, `SELECT `+shipmentColumns+` `+shipmentFrom+`
+		WHERE s.store_id = $1 AND s.order_id = $2 AND s.status IN ('label_created', 'in_transit', 'out_for_delivery', 'failed_attempt')
+		ORDER BY s.created_at, s.id FOR UPDATE OF s`, o.StoreID, o.ID)
+	if err != nil {
+		return nil, fmt.Errorf("read open shipments: %w", err)
+	}
+	open, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Shipment, error) { return scanShipment(row) })
+	if err != nil {
+		return nil, fmt.Errorf("read open shipments: %w", err)
+	}
+	return open, nil
 }

@@ -135,14 +135,19 @@ func csrfValid(r *http.Request) bool {
 }
 
 func renderPage(w http.ResponseWriter, status int, name string, data map[string]any) {
+	pageHeaders(w, "default-src 'self'; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'")
+	w.WriteHeader(status)
+	_ = pageTemplates.ExecuteTemplate(w, name, data)
+}
+
+// pageHeaders are every page's headers, with its content security policy.
+func pageHeaders(w http.ResponseWriter, csp string) {
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Frame-Options", "DENY")
-	h.Set("Content-Security-Policy", "default-src 'self'; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'")
+	h.Set("Content-Security-Policy", csp)
 	h.Set("Referrer-Policy", "no-referrer")
-	w.WriteHeader(status)
-	_ = pageTemplates.ExecuteTemplate(w, name, data)
 }
 
 // pageLang is the signed-in merchant's language, else ?lang=en, else Arabic.

@@ -108,13 +108,8 @@ func (p *Pages) WaybillsPrint() http.Handler {
 		if err != nil {
 			return err
 		}
-		h := w.Header()
-		h.Set("Content-Type", "text/html; charset=utf-8")
-		h.Set("Cache-Control", "no-store")
-		h.Set("X-Frame-Options", "DENY")
 		// The barcodes are data: images; nothing else loads.
-		h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'none'")
-		h.Set("Referrer-Policy", "no-referrer")
+		pageHeaders(w, "default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'none'")
 		w.WriteHeader(http.StatusOK)
 		_, _ = w.Write(html)
 		return nil

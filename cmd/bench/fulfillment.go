@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -125,6 +126,14 @@ func runFulfillmentBench(ctx context.Context, dbURL string, events int) (string,
 	client := &http.Client{Timeout: time.Minute}
 	var real result
 	applied := 0
+	if path := os.Getenv("BENCH_CPUPROFILE"); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			return "", err
+		}
+		_ = pprof.StartCPUProfile(f)
+		defer pprof.StopCPUProfile()
+	}
 	realStart := time.Now()
 	for _, batch := range batches(realTracking) {
 		body, _ := json.Marshal(map[string]any{"events": batch})
