@@ -51,9 +51,12 @@ record-histories: deps
 	go run ./cmd/svc testenv -- env SVC_RECORD_HISTORIES=$(CURDIR)/workflows/testdata/histories/current \
 		go test -count=1 -run TestRecordWorkflowHistories ./api/
 
-## bench: every benchmark of docs/benchmarks.md (-suite narrows it; see cmd/bench).
+## bench: every benchmark of docs/benchmarks.md; SUITE narrows it to one
+## (catalog, webhooks, images, import, orders, proofs, tracing, fulfillment):
+## `make bench SUITE=fulfillment`.
+SUITE ?= all
 bench: deps
-	go run ./cmd/svc testenv -- go run ./cmd/bench -out docs/benchmarks.md
+	go run ./cmd/svc testenv -- go run ./cmd/bench -suite $(SUITE) -out docs/benchmarks.md
 
 build: system-libs
 	go build -o $(BIN_DIR)/svc ./cmd/svc

@@ -141,6 +141,9 @@ func toAPIError(err error) *apiError {
 	if e := shipmentErrors(err); e != nil {
 		return e
 	}
+	if e := returnErrors(err); e != nil {
+		return e
+	}
 	switch {
 	case errors.As(err, &apiErr):
 		return apiErr
@@ -255,7 +258,7 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 // allowedNext keeps an empty list visible ("allowed_next": []) on a transition
 // error, and leaves the field out of every other error.
 func allowedNext(e *apiError) *[]string {
-	if e.Code != "INVALID_STATUS_TRANSITION" && e.Code != "INVALID_SHIPMENT_TRANSITION" {
+	if e.Code != "INVALID_STATUS_TRANSITION" && e.Code != "INVALID_SHIPMENT_TRANSITION" && e.Code != "INVALID_RETURN_TRANSITION" {
 		return nil
 	}
 	next := e.AllowedNext

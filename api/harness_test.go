@@ -41,6 +41,13 @@ func TestMain(m *testing.M) { testenv.Main(m, waybills.Close) }
 // by the first render.
 var waybills = &waybill.Printer{}
 
+func (h *harness) waybillPrinter() *waybill.Printer {
+	if h.noWaybillPrinter {
+		return nil
+	}
+	return waybills
+}
+
 // harness is the real API over a fresh database, the in-process Temporal
 // server and a fresh bucket, reached over loopback HTTP.
 type harness struct {
@@ -70,6 +77,9 @@ type harness struct {
 	// workerInterceptors, when set before startWorker, wrap the worker's
 	// activities (slowHeartbeats, to watch an import move).
 	workerInterceptors []interceptor.WorkerInterceptor
+	// noWaybillPrinter starts the worker without a waybill printer: every
+	// render fails for good.
+	noWaybillPrinter bool
 }
 
 // fakeChat is a WhatsApp-Cloud-style provider on loopback that records
@@ -164,7 +174,7 @@ func (h *harness) startWorker(httpClient *http.Client) {
 	w := worker.New(h.temporal, h.queue, &activities.Activities{DB: h.db, Blob: h.blob, HTTPClient: httpClient, BaseURL: h.url,
 		Mailer:    activities.SMTPMailer{Host: host, Port: portNumber, From: "orders@example.com", PlainText: true},
 		Chat:      activities.HTTPChatProvider{BaseURL: h.chat.srv.URL, Token: "test"},
-		EInvoices: h.authority, ContactInterval: cmp.Or(h.contactInterval, time.Nanosecond), Waybills: waybills}, worker.Options{Interceptors: h.workerInterceptors})
+		EInvoices: h.authority, ContactInterval: cmp.Or(h.contactInterval, time.Nanosecond), Waybills: h.waybillPrinter()}, worker.Options{Interceptors: h.workerInterceptors})
 	require.NoError(h.t, w.Start())
 	h.t.Cleanup(w.Stop)
 	// Like `svc worker`, the dispatcher runs beside the worker.

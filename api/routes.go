@@ -151,6 +151,7 @@ func (s *Server) routes() *chi.Mux {
 				r.With(ordersRead).Method(http.MethodGet, "/{order_id}/payment-proofs", s.handleListProofs())
 				r.With(ordersWrite).Method(http.MethodPost, "/{order_id}/shipments", s.handleCreateShipment())
 				r.With(ordersRead).Method(http.MethodGet, "/{order_id}/shipments", s.handleListShipments(true))
+				r.With(ordersRead).Method(http.MethodGet, "/{order_id}/returns", s.handleListReturns(true))
 			})
 			r.Route("/shipments", func(r chi.Router) {
 				r.With(ordersRead).Method(http.MethodGet, "/", s.handleListShipments(false))
@@ -160,6 +161,11 @@ func (s *Server) routes() *chi.Mux {
 				r.With(ordersWrite).Method(http.MethodPost, "/{shipment_id}/cancel", s.handleCancelShipment())
 				r.With(ordersRead).Method(http.MethodGet, "/{shipment_id}/waybill", s.handleDownloadWaybill())
 				r.With(ordersWrite).Method(http.MethodPost, "/{shipment_id}/waybill", s.handleRequestWaybill())
+			})
+			r.Route("/returns", func(r chi.Router) {
+				r.With(ordersRead).Method(http.MethodGet, "/", s.handleListReturns(false))
+				r.With(ordersRead).Method(http.MethodGet, "/{return_id}", s.handleGetReturn())
+				r.With(ordersWrite).Method(http.MethodPost, "/{return_id}/receive", s.handleReceiveReturn())
 			})
 			r.Route("/cod-remittances", func(r chi.Router) {
 				r.With(ordersWrite, requireIdempotencyKey).Method(http.MethodPost, "/", s.handleCreateRemittance())

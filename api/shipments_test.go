@@ -374,6 +374,31 @@ func TestCarrierCallbacksConvergeWhateverTheOrder(t *testing.T) {
 
 const maxCallbackEvents = 500
 
+// The couriers' cash must be what the order expects: a short delivery
+// opens cod_mismatch and pays nothing; the order is still DELIVERED.
+func TestCODMismatchPaysNothing(t *testing.T) {
+	h := newHarness(t, api.Config{})
+	s := newShop(t, h, "codmismatch", 5)
+	placed := h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders"), auth: bearer(s.token), body: orderBody(s.variantID, 1, "+201007778881")})
+	require.Equal(t, http.StatusCreated, placed.Status)
+	orderID := placed.data()["id"].(string)
+	shipped := h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders/"+orderID+"/shipments"), auth: bearer(s.token),
+		body: map[string]any{"carrier": "other"}})
+	require.Equal(t, http.StatusCreated, shipped.Status)
+	require.EqualValues(t, 49000, shipped.data()["cod_amount"])
+	delivered := h.shipmentEvent(s, shipped.data()["id"].(string), map[string]any{"status": "delivered", "cod_collected": 40000})
+	require.Equal(t, http.StatusOK, delivered.Status, string(delivered.Raw))
+	order := h.order(s, orderID)
+	require.Equal(t, "DELIVERED", order["status"])
+	require.Equal(t, "pending", order["payment_status"], "nothing is paid on a mismatch")
+	require.EqualValues(t, 0, order["paid_total"])
+	require.Equal(t, []string{"cod_mismatch"}, h.openExceptions(s.m.storeID, orderID))
+	var data string
+	require.NoError(t, testenv.SQL(t, h.db).QueryRow(context.Background(), `SELECT data::text FROM autopilot_exceptions
+		WHERE order_id = $1 AND reason = 'cod_mismatch'`, orderID).Scan(&data))
+	require.JSONEq(t, `{"expected": 49000, "collected": 40000}`, data)
+}
+
 // Every refusal of the shipment routes: a clear 4xx that changes nothing.
 func TestShipmentRefusals(t *testing.T) {
 	h := newHarness(t, api.Config{})
@@ -541,4 +566,31 @@ func TestStatusEndpointsShipThroughImplicitShipments(t *testing.T) {
 	onHand, reserved = h.level(s.variantID, h.defaultLocation(s.m.storeID))
 	require.Equal(t, [2]int{7, 0}, [2]int{onHand, reserved})
 	h.requireLedgerBalances(s.m.storeID)
+}
+
+// A waybill that cannot be rendered ends failed after its workflow gives
+// up: the download answers WAYBILL_FAILED, the order gets waybill_failed,
+// and asking again renders it anew.
+func TestWaybillThatCannotRenderFails(t *testing.T) {
+	h := newHarness(t, api.Config{})
+	h.noWaybillPrinter = true
+	h.startWorker(nil)
+	s := newShop(t, h, "waybillfail", 5)
+	placed := h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders"), auth: bearer(s.token), body: orderBody(s.variantID, 1, "+201007778882")})
+	require.Equal(t, http.StatusCreated, placed.Status)
+	orderID := placed.data()["id"].(string)
+	shipped := h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders/"+orderID+"/shipments"), auth: bearer(s.token),
+		body: map[string]any{"carrier": "other"}})
+	require.Equal(t, http.StatusCreated, shipped.Status)
+	path := storePath(s.m.storeID, "/shipments/"+shipped.data()["id"].(string))
+	waitFor(t, "the waybill to fail", func() bool {
+		return h.do(request{method: "GET", path: path, auth: bearer(s.token)}).data()["waybill"].(map[string]any)["status"] == "failed"
+	})
+	failed := h.do(request{method: "GET", path: path + "/waybill", auth: bearer(s.token)})
+	require.Equal(t, http.StatusConflict, failed.Status)
+	require.Equal(t, "WAYBILL_FAILED", failed.errorCode())
+	require.Equal(t, []string{"waybill_failed"}, h.openExceptions(s.m.storeID, orderID))
+	again := h.do(request{method: "POST", path: path + "/waybill", auth: bearer(s.token)})
+	require.Equal(t, http.StatusAccepted, again.Status, string(again.Raw))
+	require.Equal(t, "pending", again.data()["waybill"].(map[string]any)["status"])
 }

@@ -152,7 +152,7 @@ func (tx *Tx) TransitionOrder(ctx context.Context, storeID, id uuid.UUID, to Ord
 		return tx.cancel(ctx, o, note, actor)
 	}
 	if to == OrderReturned {
-		return o, tx.returnOrder(ctx, &o, note, actor)
+		return o, tx.returnOrder(ctx, &o, note, true, actor)
 	}
 	if err := tx.closeShipments(ctx, &o, to, tracking, actor); err != nil {
 		return Order{}, err

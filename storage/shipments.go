@@ -773,8 +773,18 @@ func (tx *Tx) applyShipmentStatus(ctx context.Context, o *Order, s *Shipment, r 
 		if s.CODAmount > 0 || collected > 0 {
 			s.CODState = CODCollected
 		}
-	case ShipmentCancelled, ShipmentReturnedToSender:
+	case ShipmentCancelled:
 		s.CODState = CODNone
+	case ShipmentReturnedToSender:
+		s.CODState = CODNone
+		// Refused at the door: the pieces come back through an approved
+		// return, restocked when received. The status endpoints' RETURNED
+		// (source system) restocks at once instead, as it always did.
+		if r.Source != SourceSystem {
+			if err := tx.openRefusedReturn(ctx, *o, *s, actor); err != nil {
+				return err
+			}
+		}
 	case ShipmentFailedAttempt:
 		if err := tx.FlagOrder(ctx, o.StoreID, o.ID, ReasonDeliveryFailed,
 			fmt.Sprintf("Shipment %s: the courier could not deliver", s.Number),
@@ -902,7 +912,7 @@ func (tx *Tx) settleOrderShipments(ctx context.Context, o *Order, moved *Shipmen
 			return err
 		}
 	case departed > 0 && returned == departed && (o.Status == OrderShipped || o.Status == OrderDelivered):
-		return tx.returnOrder(ctx, o, "", actor)
+		return tx.returnOrder(ctx, o, "", false, actor)
 	}
 	if delivered > 0 && o.PaymentMethod == "cod" && o.PaymentStatus != PaymentPaid {
 		return tx.reconcileCOD(ctx, o, collected, actor)
@@ -931,18 +941,22 @@ func (tx *Tx) reconcileCOD(ctx context.Context, o *Order, collected int64, actor
 	return tx.settlePayment(ctx, o, "cod", actor)
 }
 
-// returnOrder returns an order whose every departed shipment came back:
-// labels not yet gone are cancelled and their reservations released, and
-// the order moves to RETURNED with the status endpoint's restock.
-func (tx *Tx) returnOrder(ctx context.Context, o *Order, note string, actor *uuid.UUID) error {
+// returnOrder moves an order to RETURNED: labels not yet gone are
+// cancelled and their reservations released; with restock (the status
+// endpoint) every piece not yet back is restocked at once, else (every
+// departed shipment returned to sender) the pieces come back through the
+// shipments' returns when received.
+func (tx *Tx) returnOrder(ctx context.Context, o *Order, note string, restock bool, actor *uuid.UUID) error {
 	if err := tx.closeShipments(ctx, o, OrderReturned, nil, actor); err != nil {
 		return err
 	}
 	if err := tx.moveOrderStock(ctx, *o, nil, releaseUnits, UserActor(actor)); err != nil {
 		return err
 	}
-	if err := tx.stockForStatus(ctx, o, OrderReturned, actor); err != nil {
-		return err
+	if restock {
+		if err := tx.stockForStatus(ctx, o, OrderReturned, actor); err != nil {
+			return err
+		}
 	}
 	return tx.moveOrder(ctx, o, OrderReturned, nil, note, actor)
 }

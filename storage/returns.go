@@ -1,0 +1,384 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	sq "github.com/Masterminds/squirrel"
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+)
+
+// Returns (decisions §13's shape). Fulfillment opens them so far: a
+// shipment returned to sender opens an approved return of its pieces
+// (refused_delivery), and receiving it is the only restock of those pieces.
+
+// ReturnStatus is where a return is.
+type ReturnStatus string
+
+// Return statuses.
+const (
+	ReturnRequested ReturnStatus = "requested"
+	ReturnApproved  ReturnStatus = "approved"
+	ReturnReceived  ReturnStatus = "received"
+	ReturnDeclined  ReturnStatus = "declined"
+	ReturnCancelled ReturnStatus = "cancelled"
+)
+
+// ReturnStatuses lists every return status.
+var ReturnStatuses = []ReturnStatus{ReturnRequested, ReturnApproved, ReturnReceived, ReturnDeclined, ReturnCancelled}
+
+// ReturnAllowedNext lists the statuses a return may move to (§13).
+func ReturnAllowedNext(s ReturnStatus) []ReturnStatus {
+	switch s {
+	case ReturnRequested:
+		return []ReturnStatus{ReturnApproved, ReturnDeclined, ReturnCancelled}
+	case ReturnApproved:
+		return []ReturnStatus{ReturnReceived, ReturnCancelled}
+	}
+	return []ReturnStatus{}
+}
+
+// ReasonRefusedDelivery is the system's return reason for a shipment the
+// customer refused.
+const ReasonRefusedDelivery = "refused_delivery"
+
+// Order activity kinds of returns.
+const (
+	ActivityReturnApproved ActivityKind = "return_approved"
+	ActivityReturnReceived ActivityKind = "return_received"
+)
+
+// ReturnTransitionError refuses a return's move and says which are allowed.
+type ReturnTransitionError struct {
+	From, To    ReturnStatus
+	AllowedNext []ReturnStatus
+}
+
+func (e *ReturnTransitionError) Error() string {
+	return fmt.Sprintf("a return cannot move from %s to %s", e.From, e.To)
+}
+
+// Return is goods coming back from an order.
+type Return struct {
+	ID              uuid.UUID
+	StoreID         uuid.UUID
+	OrderID         uuid.UUID
+	ShipmentID      *uuid.UUID
+	Status          ReturnStatus
+	TrackingNumber  *string
+	SuggestedRefund int64
+	Lines           []ReturnLine
+	CreatedAt       time.Time
+	UpdatedAt       time.Time
+}
+
+// ReturnLine is one order line's pieces in a return.
+type ReturnLine struct {
+	LineID            uuid.UUID
+	Quantity          int
+	Reason            string
+	Note              *string
+	ReceivedQuantity  int
+	RestockedQuantity int
+	LocationID        *uuid.UUID
+}
+
+const returnColumns = `id, store_id, order_id, shipment_id, status, tracking_number, suggested_refund, created_at, updated_at`
+
+func scanReturn(row pgx.Row) (Return, error) {
+	var r Return
+	err := row.Scan(&r.ID, &r.StoreID, &r.OrderID, &r.ShipmentID, &r.Status, &r.TrackingNumber, &r.SuggestedRefund, &r.CreatedAt, &r.UpdatedAt)
+	return r, err
+}
+
+// lineValue is what pieces of a line are worth less their pro-rata share
+// of the order's discount (floor), the refund a return suggests (§13).
+func lineValue(o Order, l OrderLine, pieces int) int64 {
+	value := l.UnitPrice * int64(pieces)
+	if o.Subtotal <= 0 || o.Discount <= 0 {
+		return value
+	}
+	return max(value-o.Discount*value/o.Subtotal, 0)
+}
+
+// openRefusedReturn opens the approved return of a shipment returned to
+// sender: its pieces, at its location, reason refused_delivery.
+func (tx *Tx) openRefusedReturn(ctx context.Context, o Order, s Shipment, actor *uuid.UUID) error {
+	lines := s.Lines
+	if lines == nil {
+		rows, err := tx.tx.Query(ctx, `SELECT line_id, quantity FROM shipment_lines WHERE store_id = $1 AND shipment_id = $2`, s.StoreID, s.ID)
+		if err != nil {
+			return fmt.Errorf("read shipment lines: %w", err)
+		}
+		if lines, err = pgx.CollectRows(rows, pgx.RowToStructByPos[ShipmentLine]); err != nil {
+			return fmt.Errorf("read shipment lines: %w", err)
+		}
+	}
+	byID := map[uuid.UUID]OrderLine{}
+	for _, l := range o.Lines {
+		byID[l.ID] = l
+	}
+	r := Return{ID: NewID(), StoreID: o.StoreID, OrderID: o.ID, ShipmentID: &s.ID, Status: ReturnApproved, TrackingNumber: s.TrackingNumber,
+		CreatedAt: tx.now()}
+	r.UpdatedAt = r.CreatedAt
+	ids, qty, positions := make([]uuid.UUID, len(lines)), make([]int32, len(lines)), make([]int32, len(lines))
+	for i, l := range lines {
+		r.SuggestedRefund += lineValue(o, byID[l.LineID], l.Quantity)
+		ids[i], qty[i], positions[i] = l.LineID, int32(l.Quantity), int32(i)
+	}
+	if _, err := tx.tx.Exec(ctx, `INSERT INTO returns (`+returnColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+		r.ID, r.StoreID, r.OrderID, r.ShipmentID, r.Status, r.TrackingNumber, r.SuggestedRefund, r.CreatedAt, r.UpdatedAt); err != nil {
+		return fmt.Errorf("open return: %w", err)
+	}
+	if _, err := tx.tx.Exec(ctx, `INSERT INTO return_lines (store_id, return_id, line_id, position, quantity, reason, location_id)
+		SELECT $1, $2, u.line_id, u.position, u.n, $6, $7 FROM unnest($3::uuid[], $4::int[], $5::int[]) AS u(line_id, n, position)`,
+		r.StoreID, r.ID, ids, qty, positions, ReasonRefusedDelivery, s.LocationID); err != nil {
+		return fmt.Errorf("open return lines: %w", err)
+	}
+	return tx.addActivity(ctx, o, ActivityReturnApproved, "", map[string]any{"return_id": r.ID, "reason": ReasonRefusedDelivery,
+		"shipment_id": s.ID, "number": s.Number}, actor)
+}
+
+// withReturnLines reads the lines of returns.
+func (r reader) withReturnLines(ctx context.Context, storeID uuid.UUID, list []Return) error {
+	if len(list) == 0 {
+		return nil
+	}
+	index := map[uuid.UUID]int{}
+	ids := make([]uuid.UUID, len(list))
+	for i := range list {
+		index[list[i].ID], ids[i] = i, list[i].ID
+		list[i].Lines = []ReturnLine{}
+	}
+	rows, err := r.q.Query(ctx, `SELECT return_id, line_id, quantity, reason, note, received_quantity, restocked_quantity, location_id
+		FROM return_lines WHERE store_id = $1 AND return_id = ANY($2) ORDER BY return_id, position`, storeID, ids)
+	if err != nil {
+		return fmt.Errorf("read return lines: %w", err)
+	}
+	var (
+		returnID uuid.UUID
+		l        ReturnLine
+	)
+	_, err = pgx.ForEachRow(rows, []any{&returnID, &l.LineID, &l.Quantity, &l.Reason, &l.Note, &l.ReceivedQuantity, &l.RestockedQuantity, &l.LocationID},
+		func() error {
+			i := index[returnID]
+			list[i].Lines = append(list[i].Lines, l)
+			return nil
+		})
+	if err != nil {
+		return fmt.Errorf("read return lines: %w", err)
+	}
+	return nil
+}
+
+// FindReturn reads one return with its lines.
+func (r reader) FindReturn(ctx context.Context, storeID, id uuid.UUID) (Return, error) {
+	ret, err := scanReturn(r.q.QueryRow(ctx, `SELECT `+returnColumns+` FROM returns WHERE store_id = $1 AND id = $2`, storeID, id))
+	if err != nil {
+		return Return{}, notFoundIfNoRows(err, "find return "+id.String())
+	}
+	list := []Return{ret}
+	return list[0], r.withReturnLines(ctx, storeID, list)
+}
+
+// ReturnFilter narrows a return list.
+type ReturnFilter struct {
+	OrderID *uuid.UUID
+	Status  *ReturnStatus
+	Page    Page
+}
+
+// FindReturns lists a store's returns, newest first.
+func (r reader) FindReturns(ctx context.Context, storeID uuid.UUID, f ReturnFilter) ([]Return, int, error) {
+	eq := sq.Eq{"store_id": storeID}
+	if f.OrderID != nil {
+		eq["order_id"] = *f.OrderID
+	}
+	if f.Status != nil {
+		eq["status"] = *f.Status
+	}
+	cond, args, err := dollarSQL(eq)
+	if err != nil {
+		return nil, 0, err
+	}
+	list, total, err := findPage(ctx, r, "returns", listQuery{columns: returnColumns, from: "FROM returns WHERE " + cond, args: args,
+		orderBy: "created_at DESC, id DESC"}, f.Page.Limit, int(f.Page.Offset()), func(row pgx.CollectableRow) (Return, error) { return scanReturn(row) })
+	if err != nil {
+		return nil, 0, err
+	}
+	return list, total, r.withReturnLines(ctx, storeID, list)
+}
+
+// ReceivedLine is what came back of one return line.
+type ReceivedLine struct {
+	LineID           uuid.UUID
+	ReceivedQuantity int
+	Restock          bool
+	LocationID       *uuid.UUID
+}
+
+// ReceiveReturn records an approved return's goods as received (§13):
+// restocked lines write return_restock at their location (default the
+// shipment's origin), the order lines' returned_quantity rises, and a
+// DELIVERED order whose every piece is back becomes RETURNED.
+func (tx *Tx) ReceiveReturn(ctx context.Context, storeID, id uuid.UUID, received []ReceivedLine, actor *uuid.UUID) (Return, error) {
+	var orderID uuid.UUID
+	if err := tx.tx.QueryRow(ctx, `SELECT order_id FROM returns WHERE store_id = $1 AND id = $2`, storeID, id).Scan(&orderID); err != nil {
+		return Return{}, notFoundIfNoRows(err, "find return "+id.String())
+	}
+	o, err := tx.lockOrder(ctx, storeID, orderID)
+	if err != nil {
+		return Return{}, err
+	}
+	ret, err := scanReturn(tx.tx.QueryRow(ctx, `SELECT `+returnColumns+` FROM returns WHERE store_id = $1 AND id = $2 FOR UPDATE`, storeID, id))
+	if err != nil {
+		return Return{}, notFoundIfNoRows(err, "find return "+id.String())
+	}
+	if ret.Status != ReturnApproved {
+		return Return{}, &ReturnTransitionError{From: ret.Status, To: ReturnReceived, AllowedNext: ReturnAllowedNext(ret.Status)}
+	}
+	list := []Return{ret}
+	if err := tx.withReturnLines(ctx, storeID, list); err != nil {
+		return Return{}, err
+	}
+	ret = list[0]
+	lines := map[uuid.UUID]*ReturnLine{}
+	for i := range ret.Lines {
+		lines[ret.Lines[i].LineID] = &ret.Lines[i]
+	}
+	variants := map[uuid.UUID]*uuid.UUID{}
+	for _, l := range o.Lines {
+		variants[l.ID] = l.VariantID
+	}
+	seen := map[uuid.UUID]bool{}
+	var changes []levelChange
+	takeBack := map[uuid.UUID]int{}
+	for i, in := range received {
+		l, ok := lines[in.LineID]
+		switch {
+		case !ok:
+			return Return{}, &InvalidError{Field: fmt.Sprintf("lines[%d].line_id", i), Code: "not_found", Message: "is not a line of this return"}
+		case seen[in.LineID]:
+			return Return{}, &InvalidError{Field: fmt.Sprintf("lines[%d].line_id", i), Code: "duplicate", Message: "is listed twice"}
+		case in.ReceivedQuantity < 0 || in.ReceivedQuantity > l.Quantity:
+			return Return{}, &InvalidError{Field: fmt.Sprintf("lines[%d].received_quantity", i), Code: "out_of_range",
+				Message: fmt.Sprintf("must be between 0 and %d", l.Quantity)}
+		}
+		seen[in.LineID] = true
+		location := l.LocationID
+		if in.LocationID != nil {
+			var exists bool
+			if err := tx.tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM locations WHERE store_id = $1 AND id = $2)`, storeID, *in.LocationID).Scan(&exists); err != nil {
+				return Return{}, fmt.Errorf("find location: %w", err)
+			}
+			if !exists {
+				return Return{}, &InvalidError{Field: fmt.Sprintf("lines[%d].location_id", i), Code: "not_found", Message: "is not a location of this store"}
+			}
+			location = in.LocationID
+		}
+		l.ReceivedQuantity = in.ReceivedQuantity
+		if in.Restock && in.ReceivedQuantity > 0 && variants[in.LineID] != nil {
+			if location == nil {
+				def, err := tx.defaultLocationID(ctx, storeID)
+				if err != nil {
+					return Return{}, err
+				}
+				location = &def
+			}
+			l.RestockedQuantity, l.LocationID = in.ReceivedQuantity, location
+			takeBack[in.LineID] += in.ReceivedQuantity
+			changes = append(changes, levelChange{variantID: *variants[in.LineID], locationID: *location, onHand: in.ReceivedQuantity})
+		}
+	}
+	if len(changes) > 0 {
+		if err := tx.restockReturned(ctx, o, takeBack, changes, UserActor(actor)); err != nil {
+			return Return{}, err
+		}
+	}
+	returnedNow := 0
+	for _, l := range ret.Lines {
+		if _, err := tx.tx.Exec(ctx, `UPDATE return_lines SET received_quantity = $4, restocked_quantity = $5, location_id = $6
+			WHERE store_id = $1 AND return_id = $2 AND line_id = $3`, storeID, id, l.LineID, l.ReceivedQuantity, l.RestockedQuantity, l.LocationID); err != nil {
+			return Return{}, fmt.Errorf("receive return line: %w", err)
+		}
+		if l.ReceivedQuantity > 0 {
+			returnedNow += l.ReceivedQuantity
+			if _, err := tx.tx.Exec(ctx, `UPDATE order_lines SET returned_quantity = LEAST(quantity, returned_quantity + $4)
+				WHERE store_id = $1 AND order_id = $2 AND id = $3`, storeID, o.ID, l.LineID, l.ReceivedQuantity); err != nil {
+				return Return{}, fmt.Errorf("count returned pieces: %w", err)
+			}
+			for i := range o.Lines {
+				if o.Lines[i].ID == l.LineID {
+					o.Lines[i].ReturnedQuantity = min(o.Lines[i].Quantity, o.Lines[i].ReturnedQuantity+l.ReceivedQuantity)
+				}
+			}
+		}
+	}
+	ret.Status, ret.UpdatedAt = ReturnReceived, tx.now()
+	if _, err := tx.tx.Exec(ctx, `UPDATE returns SET status = 'received', updated_at = $3 WHERE store_id = $1 AND id = $2`, storeID, id, ret.UpdatedAt); err != nil {
+		return Return{}, fmt.Errorf("receive return: %w", err)
+	}
+	restocked := 0
+	for _, n := range takeBack {
+		restocked += n
+	}
+	if err := tx.addActivity(ctx, o, ActivityReturnReceived, "", map[string]any{"return_id": id, "received": returnedNow, "restocked": restocked}, actor); err != nil {
+		return Return{}, err
+	}
+	if o.Status == OrderDelivered {
+		all := true
+		for _, l := range o.Lines {
+			all = all && l.ReturnedQuantity >= l.Quantity
+		}
+		if all {
+			if err := tx.moveOrder(ctx, &o, OrderReturned, nil, "", actor); err != nil {
+				return Return{}, err
+			}
+		}
+	}
+	return ret, nil
+}
+
+// restockReturned puts received pieces back on hand (changes) and takes
+// them off the order's shipped allocations, the shipment's origin first.
+func (tx *Tx) restockReturned(ctx context.Context, o Order, takeBack map[uuid.UUID]int, changes []levelChange, actor Actor) error {
+	allocs, err := tx.allocationsOf(ctx, o)
+	if err != nil {
+		return err
+	}
+	for _, a := range allocs {
+		n := min(a.shipped, takeBack[a.lineID])
+		if n <= 0 {
+			continue
+		}
+		takeBack[a.lineID] -= n
+		if _, err := tx.tx.Exec(ctx, `UPDATE order_allocations SET shipped = shipped - $5
+			WHERE store_id = $1 AND order_id = $2 AND line_id = $3 AND location_id = $4`, o.StoreID, o.ID, a.lineID, a.locationID, n); err != nil {
+			return fmt.Errorf("take back shipped units: %w", err)
+		}
+	}
+	ids, locations := make([]uuid.UUID, 0, len(changes)), make([]uuid.UUID, 0, len(changes))
+	for _, c := range changes {
+		ids, locations = append(ids, c.variantID), append(locations, c.locationID)
+	}
+	if err := tx.openLevels(ctx, o.StoreID, ids, locations); err != nil {
+		return err
+	}
+	exists, err := tx.lockVariants(ctx, o.StoreID, ids)
+	if err != nil {
+		return err
+	}
+	kept := changes[:0]
+	for _, c := range changes {
+		if exists[c.variantID] {
+			kept = append(kept, c)
+		}
+	}
+	if _, err := tx.lockLevels(ctx, o.StoreID, ids); err != nil {
+		return err
+	}
+	_, err = tx.writeLevelChanges(ctx, o.StoreID, kept, movementSource{reason: ReasonReturnRestock, orderID: &o.ID, actor: actor})
+	return err
+}
