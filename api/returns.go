@@ -58,18 +58,14 @@ func (s *Server) handleListReturns(byOrder bool) handlerFunc {
 		if status := q.enum("status", asStrings(storage.ReturnStatuses), ""); status != "" {
 			f.Status = new(storage.ReturnStatus(status))
 		}
-		if err := q.err(); err != nil {
+		err := q.err()
+		if err != nil {
 			return err
 		}
 		if byOrder {
-			orderID, err := pathUUID(r, "order_id")
-			if err != nil {
+			if f.OrderID, err = s.pathOrder(r); err != nil {
 				return err
 			}
-			if _, err := s.db.FindOrderByRef(r.Context(), storeID, orderID.String()); err != nil {
-				return err
-			}
-			f.OrderID = &orderID
 		}
 		list, total, err := s.db.FindReturns(r.Context(), storeID, f)
 		if err != nil {

@@ -205,18 +205,14 @@ func (s *Server) handleListShipments(byOrder bool) handlerFunc {
 		if f.Carrier != nil {
 			q.oneOf("carrier", *f.Carrier, storage.Carriers)
 		}
-		if err := q.err(); err != nil {
+		err := q.err()
+		if err != nil {
 			return err
 		}
 		if byOrder {
-			orderID, err := pathUUID(r, "order_id")
-			if err != nil {
+			if f.OrderID, err = s.pathOrder(r); err != nil {
 				return err
 			}
-			if _, err := s.db.FindOrderByRef(r.Context(), storeID, orderID.String()); err != nil {
-				return err
-			}
-			f.OrderID = &orderID
 		}
 		shipments, total, err := s.db.FindShipments(r.Context(), storeID, f)
 		if err != nil {
@@ -229,6 +225,18 @@ func (s *Server) handleListShipments(byOrder bool) handlerFunc {
 		respond(w, http.StatusOK, newList(items, page, limit, total))
 		return nil
 	}
+}
+
+// pathOrder is the route's order_id, of an order of the store.
+func (s *Server) pathOrder(r *http.Request) (*uuid.UUID, error) {
+	orderID, err := pathUUID(r, "order_id")
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.db.FindOrderByRef(r.Context(), storeIDFrom(r.Context()), orderID.String()); err != nil {
+		return nil, err
+	}
+	return &orderID, nil
 }
 
 // handleGetShipment serves GET /stores/{store_id}/shipments/{shipment_id}.

@@ -106,15 +106,9 @@ func lineValue(o Order, l OrderLine, pieces int) int64 {
 // openRefusedReturn opens the approved return of a shipment returned to
 // sender: its pieces, at its location, reason refused_delivery.
 func (tx *Tx) openRefusedReturn(ctx context.Context, o Order, s Shipment, actor *uuid.UUID) error {
-	lines := s.Lines
-	if lines == nil {
-		rows, err := tx.tx.Query(ctx, `SELECT line_id, quantity FROM shipment_lines WHERE store_id = $1 AND shipment_id = $2`, s.StoreID, s.ID)
-		if err != nil {
-			return fmt.Errorf("read shipment lines: %w", err)
-		}
-		if lines, err = pgx.CollectRows(rows, pgx.RowToStructByPos[ShipmentLine]); err != nil {
-			return fmt.Errorf("read shipment lines: %w", err)
-		}
+	lines, err := tx.linesOfShipment(ctx, s)
+	if err != nil {
+		return err
 	}
 	byID := map[uuid.UUID]OrderLine{}
 	for _, l := range o.Lines {

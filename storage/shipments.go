@@ -813,18 +813,28 @@ func (tx *Tx) applyShipmentStatus(ctx context.Context, o *Order, s *Shipment, r 
 	return tx.addActivity(ctx, *o, kind, deref(r.Note), data, actor)
 }
 
+// linesOfShipment is a shipment's lines: those it was read with, else read.
+func (tx *Tx) linesOfShipment(ctx context.Context, s Shipment) ([]ShipmentLine, error) {
+	if s.Lines != nil {
+		return s.Lines, nil
+	}
+	rows, err := tx.tx.Query(ctx, `SELECT line_id, quantity FROM shipment_lines WHERE store_id = $1 AND shipment_id = $2`, s.StoreID, s.ID)
+	if err != nil {
+		return nil, fmt.Errorf("read shipment lines: %w", err)
+	}
+	lines, err := pgx.CollectRows(rows, pgx.RowToStructByPos[ShipmentLine])
+	if err != nil {
+		return nil, fmt.Errorf("read shipment lines: %w", err)
+	}
+	return lines, nil
+}
+
 // shipShipment writes a departing shipment's order_ship movements: its
 // pieces leave its location (or wherever the rest is reserved).
 func (tx *Tx) shipShipment(ctx context.Context, o Order, s Shipment, actor *uuid.UUID) error {
-	lines := s.Lines
-	if lines == nil {
-		rows, err := tx.tx.Query(ctx, `SELECT line_id, quantity FROM shipment_lines WHERE store_id = $1 AND shipment_id = $2`, s.StoreID, s.ID)
-		if err != nil {
-			return fmt.Errorf("read shipment lines: %w", err)
-		}
-		if lines, err = pgx.CollectRows(rows, pgx.RowToStructByPos[ShipmentLine]); err != nil {
-			return fmt.Errorf("read shipment lines: %w", err)
-		}
+	lines, err := tx.linesOfShipment(ctx, s)
+	if err != nil {
+		return err
 	}
 	want := map[uuid.UUID]int{}
 	for _, l := range lines {
