@@ -98,3 +98,93 @@ func TestReturnedToSenderOpensAnApprovedReturn(t *testing.T) {
 	require.Equal(t, http.StatusUnprocessableEntity, h.do(request{method: "GET", path: storePath(s.m.storeID, "/returns?status=lost"), auth: bearer(s.token)}).Status)
 	h.requireLedgerBalances(s.m.storeID)
 }
+
+// A buyer sends back one of three shirts: the return is requested,
+// approved with its tracking number, received and restocked; what may be
+// returned is what was delivered less what came back and open returns.
+func TestReturnRequestedApprovedReceived(t *testing.T) {
+	h := newHarness(t, api.Config{})
+	s := newShop(t, h, "returns", 10)
+	location := h.defaultLocation(s.m.storeID)
+	placed := h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders"), auth: bearer(s.token), body: orderBody(s.variantID, 3, "+201006667772")})
+	require.Equal(t, http.StatusCreated, placed.Status)
+	orderID, lineID := placed.data()["id"].(string), orderLineID(placed.data())
+	ask := func(lines []any, approve bool) response {
+		return h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders/"+orderID+"/returns"), auth: bearer(s.token),
+			body: map[string]any{"lines": lines, "approve": approve}})
+	}
+	line := func(qty int, reason string, note any) map[string]any {
+		l := map[string]any{"line_id": lineID, "quantity": qty, "reason": reason}
+		if note != nil {
+			l["note"] = note
+		}
+		return l
+	}
+	early := ask([]any{line(1, "size_or_fit", nil)}, false)
+	require.Equal(t, http.StatusConflict, early.Status)
+	require.Equal(t, "ORDER_NOT_RETURNABLE", early.errorCode())
+	for _, status := range []string{"SHIPPED", "DELIVERED"} {
+		require.Equal(t, http.StatusOK, h.do(request{method: "PATCH", path: storePath(s.m.storeID, "/orders/"+orderID+"/status"), auth: bearer(s.token),
+			body: map[string]any{"status": status}}).Status)
+	}
+	for _, c := range []struct {
+		line        map[string]any
+		field, code string
+	}{
+		{line(4, "size_or_fit", nil), "lines[0].quantity", "exceeds_returnable"},
+		{line(1, "refused_delivery", nil), "lines[0].reason", "one_of"},
+		{line(1, "other", nil), "lines[0].note", "required"},
+	} {
+		resp := ask([]any{c.line}, false)
+		require.Equal(t, http.StatusUnprocessableEntity, resp.Status, string(resp.Raw))
+		require.Equal(t, c.code, resp.fieldCode(c.field))
+		require.NotEmpty(t, resp.fieldMessageAr(c.field))
+	}
+	requested := ask([]any{line(1, "size_or_fit", "مقاس صغير")}, false)
+	require.Equal(t, http.StatusCreated, requested.Status, string(requested.Raw))
+	require.Equal(t, "requested", requested.data()["status"])
+	require.EqualValues(t, 45000-333, requested.data()["suggested_refund"])
+	require.Equal(t, "exceeds_returnable", ask([]any{line(3, "changed_mind", nil)}, false).fieldCode("lines[0].quantity"), "an open return holds its piece")
+
+	returnPath := storePath(s.m.storeID, "/returns/"+requested.data()["id"].(string))
+	move := func(verb string, body map[string]any) response {
+		return h.do(request{method: "POST", path: returnPath + "/" + verb, auth: bearer(s.token), body: body})
+	}
+	early = h.do(request{method: "POST", path: returnPath + "/receive", auth: bearer(s.token),
+		body: map[string]any{"lines": []any{map[string]any{"line_id": lineID, "received_quantity": 1, "restock": true}}}})
+	require.Equal(t, http.StatusConflict, early.Status)
+	require.Equal(t, "INVALID_RETURN_TRANSITION", early.errorCode())
+	require.ElementsMatch(t, []any{"approved", "declined", "cancelled"}, early.errorField("allowed_next"))
+	require.Equal(t, "required", move("decline", map[string]any{}).fieldCode("reason"))
+	approved := move("approve", map[string]any{"tracking_number": "RET-1"})
+	require.Equal(t, http.StatusOK, approved.Status, string(approved.Raw))
+	require.Equal(t, "approved", approved.data()["status"])
+	require.Equal(t, "RET-1", approved.data()["tracking_number"])
+	require.Equal(t, "INVALID_RETURN_TRANSITION", move("decline", map[string]any{"reason": "late"}).errorCode())
+	received := h.do(request{method: "POST", path: returnPath + "/receive", auth: bearer(s.token),
+		body: map[string]any{"lines": []any{map[string]any{"line_id": lineID, "received_quantity": 1, "restock": true}}}})
+	require.Equal(t, http.StatusOK, received.Status, string(received.Raw))
+	onHand, reserved := h.level(s.variantID, location)
+	require.Equal(t, [2]int{8, 0}, [2]int{onHand, reserved}, "one of three back on the shelf")
+	require.Equal(t, "DELIVERED", h.order(s, orderID)["status"], "two pieces are still with the buyer")
+
+	rest := ask([]any{line(2, "changed_mind", nil)}, true)
+	require.Equal(t, http.StatusCreated, rest.Status, string(rest.Raw))
+	require.Equal(t, "approved", rest.data()["status"])
+	restPath := storePath(s.m.storeID, "/returns/"+rest.data()["id"].(string))
+	cancelled := h.do(request{method: "POST", path: restPath + "/cancel", auth: bearer(s.token), body: map[string]any{"reason": "the buyer kept them"}})
+	require.Equal(t, http.StatusOK, cancelled.Status, string(cancelled.Raw))
+	require.Equal(t, "cancelled", cancelled.data()["status"])
+	again := h.do(request{method: "POST", path: restPath + "/cancel", auth: bearer(s.token), body: map[string]any{}})
+	require.Equal(t, "INVALID_RETURN_TRANSITION", again.errorCode())
+	require.Equal(t, []any{}, again.errorField("allowed_next"))
+
+	kinds := map[string]int{}
+	for _, a := range h.do(request{method: "GET", path: storePath(s.m.storeID, "/orders/"+orderID+"/activities?limit=100"), auth: bearer(s.token)}).list() {
+		kinds[a.(map[string]any)["kind"].(string)]++
+	}
+	for _, kind := range []string{"return_requested", "return_approved", "return_received", "return_cancelled"} {
+		require.Positive(t, kinds[kind], "%s in %v", kind, kinds)
+	}
+	h.requireLedgerBalances(s.m.storeID)
+}

@@ -6,6 +6,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 	"github.com/merchantsvc/svc/api/pages"
+	"github.com/merchantsvc/svc/storage"
 )
 
 // routes is the whole API surface in one place.
@@ -152,6 +153,7 @@ func (s *Server) routes() *chi.Mux {
 				r.With(ordersWrite).Method(http.MethodPost, "/{order_id}/shipments", s.handleCreateShipment())
 				r.With(ordersRead).Method(http.MethodGet, "/{order_id}/shipments", s.handleListShipments(true))
 				r.With(ordersRead).Method(http.MethodGet, "/{order_id}/returns", s.handleListReturns(true))
+				r.With(ordersWrite).Method(http.MethodPost, "/{order_id}/returns", s.handleRequestReturn())
 			})
 			r.Route("/shipments", func(r chi.Router) {
 				r.With(ordersRead).Method(http.MethodGet, "/", s.handleListShipments(false))
@@ -166,6 +168,9 @@ func (s *Server) routes() *chi.Mux {
 				r.With(ordersRead).Method(http.MethodGet, "/", s.handleListReturns(false))
 				r.With(ordersRead).Method(http.MethodGet, "/{return_id}", s.handleGetReturn())
 				r.With(ordersWrite).Method(http.MethodPost, "/{return_id}/receive", s.handleReceiveReturn())
+				r.With(ordersWrite).Method(http.MethodPost, "/{return_id}/approve", s.handleMoveReturn(storage.ReturnApproved))
+				r.With(ordersWrite).Method(http.MethodPost, "/{return_id}/decline", s.handleMoveReturn(storage.ReturnDeclined))
+				r.With(ordersWrite).Method(http.MethodPost, "/{return_id}/cancel", s.handleMoveReturn(storage.ReturnCancelled))
 			})
 			r.Route("/cod-remittances", func(r chi.Router) {
 				r.With(ordersWrite, requireIdempotencyKey).Method(http.MethodPost, "/", s.handleCreateRemittance())

@@ -51,6 +51,8 @@ func arabicFieldMessage(code string) string {
 		return "الطلب ليس بالدفع عند الاستلام"
 	case "only_when_delivered":
 		return "يُرسل هذا الحقل مع الحالة delivered فقط"
+	case "exceeds_returnable":
+		return "الكمية أكبر مما يمكن إرجاعه: المُسلَّم ناقص المُرتجَع والمرتجعات المفتوحة"
 	case "departed":
 		return "لا يمكن التعديل بعد خروج الشحنة"
 	case "invalid_url":

@@ -2,7 +2,9 @@ package storage
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	sq "github.com/Masterminds/squirrel"
@@ -46,8 +48,11 @@ const ReasonRefusedDelivery = "refused_delivery"
 
 // Order activity kinds of returns.
 const (
-	ActivityReturnApproved ActivityKind = "return_approved"
-	ActivityReturnReceived ActivityKind = "return_received"
+	ActivityReturnRequested ActivityKind = "return_requested"
+	ActivityReturnApproved  ActivityKind = "return_approved"
+	ActivityReturnDeclined  ActivityKind = "return_declined"
+	ActivityReturnCancelled ActivityKind = "return_cancelled"
+	ActivityReturnReceived  ActivityKind = "return_received"
 )
 
 // ReturnTransitionError refuses a return's move and says which are allowed.
@@ -375,4 +380,145 @@ func (tx *Tx) restockReturned(ctx context.Context, o Order, takeBack map[uuid.UU
 	}
 	_, err = tx.writeLevelChanges(ctx, o.StoreID, kept, movementSource{reason: ReasonReturnRestock, orderID: &o.ID, actor: actor})
 	return err
+}
+
+// ReturnReasons are the reasons a return line may give (§13);
+// refused_delivery is the system's.
+var ReturnReasons = []string{"damaged", "defective", "wrong_item", "not_as_described", "size_or_fit", "changed_mind", "late_delivery",
+	ReasonRefusedDelivery, "other"}
+
+// ErrOrderNotReturnable refuses a return on an order whose goods have not
+// left (or that was cancelled).
+var ErrOrderNotReturnable = errors.New("order not returnable")
+
+// NewReturnLine is one line of a requested return.
+type NewReturnLine struct {
+	LineID   uuid.UUID
+	Quantity int
+	Reason   string
+	Note     *string
+}
+
+// returnable is how many pieces of each line may still be returned:
+// delivered, less returned, less what open returns already ask for.
+func (tx *Tx) returnable(ctx context.Context, o Order) (map[uuid.UUID]int, error) {
+	left := map[uuid.UUID]int{}
+	for _, l := range o.Lines {
+		left[l.ID] = -l.ReturnedQuantity
+	}
+	rows, err := tx.tx.Query(ctx, `SELECT l.line_id, sum(l.quantity)::int FROM shipment_lines l
+			JOIN shipments s ON s.store_id = l.store_id AND s.id = l.shipment_id
+		WHERE l.store_id = $1 AND s.order_id = $2 AND s.status = 'delivered' GROUP BY l.line_id
+		UNION ALL
+		SELECT rl.line_id, -sum(rl.quantity - rl.received_quantity)::int FROM return_lines rl
+			JOIN returns r ON r.store_id = rl.store_id AND r.id = rl.return_id
+		WHERE rl.store_id = $1 AND r.order_id = $2 AND r.status IN ('requested', 'approved') GROUP BY rl.line_id`, o.StoreID, o.ID)
+	if err != nil {
+		return nil, fmt.Errorf("count returnable pieces: %w", err)
+	}
+	var (
+		lineID uuid.UUID
+		n      int
+	)
+	if _, err := pgx.ForEachRow(rows, []any{&lineID, &n}, func() error {
+		left[lineID] += n
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("count returnable pieces: %w", err)
+	}
+	for id, n := range left {
+		left[id] = max(n, 0)
+	}
+	return left, nil
+}
+
+// RequestReturn opens a return on an order's delivered pieces (§13),
+// approved at once with approve.
+func (tx *Tx) RequestReturn(ctx context.Context, storeID, orderID uuid.UUID, lines []NewReturnLine, approve bool, actor *uuid.UUID) (Return, error) {
+	o, err := tx.lockOrder(ctx, storeID, orderID)
+	if err != nil {
+		return Return{}, err
+	}
+	switch o.Status {
+	case OrderShipped, OrderDelivered, OrderReturned:
+	default:
+		return Return{}, fmt.Errorf("return a %s order: %w", o.Status, ErrOrderNotReturnable)
+	}
+	left, err := tx.returnable(ctx, o)
+	if err != nil {
+		return Return{}, err
+	}
+	byID := map[uuid.UUID]OrderLine{}
+	for _, l := range o.Lines {
+		byID[l.ID] = l
+	}
+	r := Return{ID: NewID(), StoreID: storeID, OrderID: orderID, Status: ReturnRequested, CreatedAt: tx.now()}
+	if approve {
+		r.Status = ReturnApproved
+	}
+	r.UpdatedAt = r.CreatedAt
+	seen := map[uuid.UUID]bool{}
+	for i, l := range lines {
+		line, ok := byID[l.LineID]
+		switch {
+		case !ok:
+			return Return{}, &InvalidError{Field: fmt.Sprintf("lines[%d].line_id", i), Code: "not_found", Message: "is not a line of this order"}
+		case seen[l.LineID]:
+			return Return{}, &InvalidError{Field: fmt.Sprintf("lines[%d].line_id", i), Code: "duplicate", Message: "is listed twice"}
+		case l.Quantity < 1 || l.Quantity > left[l.LineID]:
+			return Return{}, &InvalidError{Field: fmt.Sprintf("lines[%d].quantity", i), Code: "exceeds_returnable",
+				Message: fmt.Sprintf("must be between 1 and %d (delivered, less returned and open returns)", left[l.LineID])}
+		}
+		seen[l.LineID] = true
+		r.SuggestedRefund += lineValue(o, line, l.Quantity)
+		r.Lines = append(r.Lines, ReturnLine{LineID: l.LineID, Quantity: l.Quantity, Reason: l.Reason, Note: l.Note})
+	}
+	if _, err := tx.tx.Exec(ctx, `INSERT INTO returns (`+returnColumns+`) VALUES ($1, $2, $3, NULL, $4, NULL, $5, $6, $6)`,
+		r.ID, storeID, orderID, r.Status, r.SuggestedRefund, r.CreatedAt); err != nil {
+		return Return{}, fmt.Errorf("request return: %w", err)
+	}
+	for i, l := range r.Lines {
+		if _, err := tx.tx.Exec(ctx, `INSERT INTO return_lines (store_id, return_id, line_id, position, quantity, reason, note)
+			VALUES ($1, $2, $3, $4, $5, $6, $7)`, storeID, r.ID, l.LineID, i, l.Quantity, l.Reason, l.Note); err != nil {
+			return Return{}, fmt.Errorf("request return line: %w", err)
+		}
+	}
+	kind := ActivityReturnRequested
+	if approve {
+		kind = ActivityReturnApproved
+	}
+	if err := tx.addActivity(ctx, o, kind, "", map[string]any{"return_id": r.ID, "lines": r.Lines}, actor); err != nil {
+		return Return{}, err
+	}
+	return tx.FindReturn(ctx, storeID, r.ID)
+}
+
+// MoveReturn approves (with a tracking number), declines or cancels a
+// return along §13's machine, with its reason.
+func (tx *Tx) MoveReturn(ctx context.Context, storeID, id uuid.UUID, to ReturnStatus, tracking *string, reason string, actor *uuid.UUID) (Return, error) {
+	var orderID uuid.UUID
+	if err := tx.tx.QueryRow(ctx, `SELECT order_id FROM returns WHERE store_id = $1 AND id = $2`, storeID, id).Scan(&orderID); err != nil {
+		return Return{}, notFoundIfNoRows(err, "find return "+id.String())
+	}
+	o, err := tx.lockOrder(ctx, storeID, orderID)
+	if err != nil {
+		return Return{}, err
+	}
+	ret, err := scanReturn(tx.tx.QueryRow(ctx, `SELECT `+returnColumns+` FROM returns WHERE store_id = $1 AND id = $2 FOR UPDATE`, storeID, id))
+	if err != nil {
+		return Return{}, notFoundIfNoRows(err, "find return "+id.String())
+	}
+	if !slices.Contains(ReturnAllowedNext(ret.Status), to) || to == ReturnReceived {
+		return Return{}, &ReturnTransitionError{From: ret.Status, To: to, AllowedNext: ReturnAllowedNext(ret.Status)}
+	}
+	if _, err := tx.tx.Exec(ctx, `UPDATE returns SET status = $3, tracking_number = COALESCE($4, tracking_number), updated_at = $5
+		WHERE store_id = $1 AND id = $2`, storeID, id, to, tracking, tx.now()); err != nil {
+		return Return{}, fmt.Errorf("move return: %w", err)
+	}
+	kind := map[ReturnStatus]ActivityKind{ReturnApproved: ActivityReturnApproved, ReturnDeclined: ActivityReturnDeclined,
+		ReturnCancelled: ActivityReturnCancelled}[to]
+	if err := tx.addActivity(ctx, o, kind, reason, map[string]any{"return_id": id, "from": ret.Status, "to": to}, actor); err != nil {
+		return Return{}, err
+	}
+	return tx.FindReturn(ctx, storeID, id)
 }
