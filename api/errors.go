@@ -202,6 +202,8 @@ func toAPIError(err error) *apiError {
 		return errOrderNotPaid
 	case errors.Is(err, storage.ErrPaymentNotReversible):
 		return errPaymentNotReversible
+	case errors.Is(err, storage.ErrRefundPending):
+		return errRefundPending
 	case errors.Is(err, storage.ErrProofLimit):
 		return errProofLimit
 	case errors.Is(err, storage.ErrProofNotReviewable):

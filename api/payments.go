@@ -23,8 +23,11 @@ var (
 	errOrderNotPaid = newError(http.StatusConflict, "ORDER_NOT_PAID",
 		"The order is not paid", "الطلب غير مدفوع")
 	errPaymentNotReversible = newError(http.StatusConflict, "PAYMENT_NOT_REVERSIBLE",
-		"The payment cannot be undone: a gateway transaction succeeded or a refund was completed",
-		"لا يمكن التراجع عن الدفع: توجد عملية دفع ناجحة عبر بوابة الدفع أو استرداد مكتمل")
+		"The payment cannot be undone: a gateway transaction succeeded or a refund succeeded",
+		"لا يمكن التراجع عن الدفع: توجد عملية دفع ناجحة عبر بوابة الدفع أو استرداد ناجح")
+	errRefundPending = newError(http.StatusConflict, "REFUND_PENDING",
+		"A refund of this order is pending; settle it before undoing the payment",
+		"يوجد استرداد معلّق لهذا الطلب؛ أنهِه قبل التراجع عن الدفع")
 	errProofAlreadyReviewed = newError(http.StatusConflict, "PROOF_ALREADY_REVIEWED",
 		"Only a payment proof awaiting review can be approved or rejected", "يمكن قبول أو رفض إثبات الدفع فقط وهو بانتظار المراجعة")
 	errPaymentNotVoidable = newError(http.StatusConflict, "PAYMENT_NOT_VOIDABLE",

@@ -212,12 +212,16 @@ func TestMarkPaidAndUnmarkPaid(t *testing.T) {
 	require.Equal(t, http.StatusConflict, final.Status)
 	require.Equal(t, "PAYMENT_NOT_REVERSIBLE", final.errorCode())
 
-	// So does a completed refund (a pending one does not).
+	// A pending refund holds it (decisions §13: REFUND_PENDING); a
+	// succeeded one makes it final.
 	other := h.placeOrder(s, "bank_transfer", 1)
 	otherPath := storePath(s.m.storeID, "/orders/"+other["id"].(string))
 	require.Equal(t, http.StatusOK, h.do(request{method: "POST", path: otherPath + "/mark-paid", auth: bearer(s.token)}).Status)
 	h.exec(`INSERT INTO order_refunds (id, store_id, order_id, amount, status) VALUES ($1, $2, $3, 100, 'pending')`, uuid.New(), s.m.storeID, other["id"])
-	h.exec(`INSERT INTO order_refunds (id, store_id, order_id, amount, status) VALUES ($1, $2, $3, 100, 'completed')`, uuid.New(), s.m.storeID, other["id"])
+	pending := h.do(request{method: "POST", path: otherPath + "/unmark-paid", auth: bearer(s.token), body: map[string]any{"reason": "mistake"}})
+	require.Equal(t, http.StatusConflict, pending.Status)
+	require.Equal(t, "REFUND_PENDING", pending.errorCode())
+	h.exec(`INSERT INTO order_refunds (id, store_id, order_id, amount, status) VALUES ($1, $2, $3, 100, 'succeeded')`, uuid.New(), s.m.storeID, other["id"])
 	refunded := h.do(request{method: "POST", path: otherPath + "/unmark-paid", auth: bearer(s.token), body: map[string]any{"reason": "mistake"}})
 	require.Equal(t, http.StatusConflict, refunded.Status)
 	require.Equal(t, "PAYMENT_NOT_REVERSIBLE", refunded.errorCode())

@@ -13,6 +13,7 @@ var (
 	ErrOrderAlreadyPaid      = errors.New("order already paid")
 	ErrOrderNotPaid          = errors.New("order not paid")
 	ErrPaymentNotReversible  = errors.New("payment not reversible")
+	ErrRefundPending         = errors.New("refund pending")
 	ErrProofNotReviewable    = errors.New("proof already reviewed")
 	ErrPaymentNotVoidable    = errors.New("payment not voidable")
 	ErrProofsNotAccepted     = errors.New("order takes no payment proofs")
@@ -185,15 +186,19 @@ func (tx *Tx) UnmarkOrderPaid(ctx context.Context, storeID, orderID uuid.UUID, r
 	if o.PaymentStatus != PaymentPaid {
 		return Order{}, ErrOrderNotPaid
 	}
-	var final bool
+	var final, pending bool
 	if err := tx.tx.QueryRow(ctx, `SELECT
 			EXISTS (SELECT 1 FROM order_payments WHERE store_id = $1 AND order_id = $2 AND source = 'gateway' AND status = 'succeeded')
-			OR EXISTS (SELECT 1 FROM order_refunds WHERE store_id = $1 AND order_id = $2 AND status = 'completed')`,
-		storeID, orderID).Scan(&final); err != nil {
+			OR EXISTS (SELECT 1 FROM order_refunds WHERE store_id = $1 AND order_id = $2 AND status = 'succeeded'),
+			EXISTS (SELECT 1 FROM order_refunds WHERE store_id = $1 AND order_id = $2 AND status = 'pending')`,
+		storeID, orderID).Scan(&final, &pending); err != nil {
 		return Order{}, fmt.Errorf("check payment reversibility: %w", err)
 	}
-	if final {
+	switch {
+	case final:
 		return Order{}, ErrPaymentNotReversible
+	case pending:
+		return Order{}, ErrRefundPending
 	}
 	now := tx.now()
 	if _, err := tx.tx.Exec(ctx, `UPDATE order_payments SET status = 'reversed', reason = $3, ended_at = $4
