@@ -204,6 +204,8 @@ func toAPIError(err error) *apiError {
 		return errPaymentNotReversible
 	case errors.Is(err, storage.ErrRefundPending):
 		return errRefundPending
+	case errors.Is(err, storage.ErrRefundNotPending):
+		return errRefundNotPending
 	case errors.Is(err, storage.ErrProofLimit):
 		return errProofLimit
 	case errors.Is(err, storage.ErrProofNotReviewable):

@@ -154,6 +154,8 @@ func (s *Server) routes() *chi.Mux {
 				r.With(ordersRead).Method(http.MethodGet, "/{order_id}/shipments", s.handleListShipments(true))
 				r.With(ordersRead).Method(http.MethodGet, "/{order_id}/returns", s.handleListReturns(true))
 				r.With(ordersWrite).Method(http.MethodPost, "/{order_id}/returns", s.handleRequestReturn())
+				r.With(ordersWrite, requireIdempotencyKey).Method(http.MethodPost, "/{order_id}/refunds", s.handleCreateRefund())
+				r.With(ordersRead).Method(http.MethodGet, "/{order_id}/refunds", s.handleListRefunds())
 			})
 			r.Route("/shipments", func(r chi.Router) {
 				r.With(ordersRead).Method(http.MethodGet, "/", s.handleListShipments(false))
@@ -171,6 +173,10 @@ func (s *Server) routes() *chi.Mux {
 				r.With(ordersWrite).Method(http.MethodPost, "/{return_id}/approve", s.handleMoveReturn(storage.ReturnApproved))
 				r.With(ordersWrite).Method(http.MethodPost, "/{return_id}/decline", s.handleMoveReturn(storage.ReturnDeclined))
 				r.With(ordersWrite).Method(http.MethodPost, "/{return_id}/cancel", s.handleMoveReturn(storage.ReturnCancelled))
+			})
+			r.Route("/refunds", func(r chi.Router) {
+				r.With(ordersRead).Method(http.MethodGet, "/{refund_id}", s.handleGetRefund())
+				r.With(ordersWrite, requireIdempotencyKey).Method(http.MethodPost, "/{refund_id}/settle", s.handleSettleRefund())
 			})
 			r.Route("/cod-remittances", func(r chi.Router) {
 				r.With(ordersWrite, requireIdempotencyKey).Method(http.MethodPost, "/", s.handleCreateRemittance())

@@ -53,6 +53,14 @@ func arabicFieldMessage(code string) string {
 		return "يُرسل هذا الحقل مع الحالة delivered فقط"
 	case "exceeds_returnable":
 		return "الكمية أكبر مما يمكن إرجاعه: المُسلَّم ناقص المُرتجَع والمرتجعات المفتوحة"
+	case "exceeds_refundable":
+		return "المبلغ أكبر مما يمكن استرداده: المدفوع ناقص الاستردادات المعلّقة والناجحة"
+	case "exceeds_refundable_quantity":
+		return "الكمية أكبر من القطع التي لم تُسترد بعد"
+	case "exceeds_shipping":
+		return "المبلغ أكبر من رسوم الشحن التي لم تُسترد بعد"
+	case "original_unavailable":
+		return "الاسترداد بطريقة الدفع الأصلية غير متاح لهذا الطلب"
 	case "departed":
 		return "لا يمكن التعديل بعد خروج الشحنة"
 	case "invalid_url":

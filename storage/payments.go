@@ -183,6 +183,9 @@ func (tx *Tx) UnmarkOrderPaid(ctx context.Context, storeID, orderID uuid.UUID, r
 	if err != nil {
 		return Order{}, err
 	}
+	if o.PaymentStatus == PaymentRefunded || o.PaymentStatus == PaymentPartiallyRefunded {
+		return Order{}, ErrPaymentNotReversible // a refund succeeded (decisions §13)
+	}
 	if o.PaymentStatus != PaymentPaid {
 		return Order{}, ErrOrderNotPaid
 	}

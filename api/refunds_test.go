@@ -1,0 +1,143 @@
+package api_test
+
+import (
+	"fmt"
+	"net/http"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/merchantsvc/svc/api"
+)
+
+// refund posts a refund with its own Idempotency-Key.
+func (h *harness) refund(s shop, orderID, key string, body map[string]any) response {
+	h.t.Helper()
+	return h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders/"+orderID+"/refunds"), auth: bearer(s.token), body: body,
+		headers: map[string]string{"Idempotency-Key": key}})
+}
+
+func (h *harness) settle(s shop, refundID, key string, body map[string]any) response {
+	h.t.Helper()
+	return h.do(request{method: "POST", path: storePath(s.m.storeID, "/refunds/"+refundID+"/settle"), auth: bearer(s.token), body: body,
+		headers: map[string]string{"Idempotency-Key": key}})
+}
+
+// The refund cap holds under concurrency: twelve refunds of a quarter of
+// the paid total at once make exactly four; a failed one frees its amount;
+// succeeded ones move payment_status to partially_refunded, then refunded.
+func TestRefundCapHoldsUnderConcurrency(t *testing.T) {
+	h := newHarness(t, api.Config{})
+	s := newShop(t, h, "refundcap", 10)
+	order := h.placeOrder(s, "bank_transfer", 1)
+	orderID := order["id"].(string)
+	require.Equal(t, http.StatusOK, h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders/"+orderID+"/mark-paid"), auth: bearer(s.token)}).Status)
+	paid := int64(h.getOrder(s, orderID)["paid_total"].(float64))
+	require.EqualValues(t, 49000, paid)
+	quarter := paid / 4
+
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		statuses = map[int]int{}
+		created  []string
+	)
+	for i := range 12 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp := h.refund(s, orderID, fmt.Sprintf("cap-%d", i), map[string]any{"amount": quarter, "method": "cash", "reason": "goodwill"})
+			mu.Lock()
+			defer mu.Unlock()
+			statuses[resp.Status]++
+			if resp.Status == http.StatusCreated {
+				created = append(created, resp.data()["id"].(string))
+			} else if resp.fieldCode("amount") != "exceeds_refundable" {
+				statuses[-1]++
+			}
+		}()
+	}
+	wg.Wait()
+	require.Equal(t, map[int]int{http.StatusCreated: 4, http.StatusUnprocessableEntity: 8}, statuses)
+
+	failed := h.settle(s, created[0], "settle-0", map[string]any{"status": "failed", "failure_reason": "wrong wallet number"})
+	require.Equal(t, http.StatusOK, failed.Status, string(failed.Raw))
+	require.Equal(t, "failed", failed.data()["status"])
+	freed := h.refund(s, orderID, "cap-after-failure", map[string]any{"amount": quarter, "method": "cash", "reason": "goodwill"})
+	require.Equal(t, http.StatusCreated, freed.Status, "a failed refund frees its amount: %s", freed.Raw)
+	created = append(created[1:], freed.data()["id"].(string))
+
+	ok := h.settle(s, created[0], "settle-1", map[string]any{"status": "succeeded", "reference": "CASH-1"})
+	require.Equal(t, http.StatusOK, ok.Status, string(ok.Raw))
+	require.Equal(t, "partially_refunded", h.getOrder(s, orderID)["payment_status"])
+	again := h.settle(s, created[0], "settle-1-again", map[string]any{"status": "succeeded"})
+	require.Equal(t, http.StatusConflict, again.Status)
+	require.Equal(t, "REFUND_NOT_PENDING", again.errorCode())
+	for i, id := range created[1:] {
+		require.Equal(t, http.StatusOK, h.settle(s, id, fmt.Sprintf("settle-rest-%d", i), map[string]any{"status": "succeeded"}).Status)
+	}
+	require.Equal(t, "refunded", h.getOrder(s, orderID)["payment_status"], "four quarters are the paid total")
+	unmark := h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders/"+orderID+"/unmark-paid"), auth: bearer(s.token), body: map[string]any{"reason": "x"}})
+	require.Equal(t, "PAYMENT_NOT_REVERSIBLE", unmark.errorCode())
+	list := h.do(request{method: "GET", path: storePath(s.m.storeID, "/orders/"+orderID+"/refunds"), auth: bearer(s.token)}).list()
+	require.Len(t, list, 5)
+}
+
+// The refund body's rules: lines at their value less the discount share,
+// shipping up to the fee, payout details per method, Idempotency-Key
+// required and replayed.
+func TestRefundRules(t *testing.T) {
+	h := newHarness(t, api.Config{})
+	s := newShop(t, h, "refundrules", 10)
+	unpaid := h.placeOrder(s, "bank_transfer", 1)
+	notPaid := h.refund(s, unpaid["id"].(string), "unpaid", map[string]any{"amount": 100, "method": "cash", "reason": "x"})
+	require.Equal(t, http.StatusConflict, notPaid.Status)
+	require.Equal(t, "ORDER_NOT_PAID", notPaid.errorCode())
+
+	order := h.placeOrder(s, "bank_transfer", 3) // 3 × 450.00 + 50.00 shipping − 10.00 discount
+	orderID, lineID := order["id"].(string), orderLineID(order)
+	require.Equal(t, http.StatusOK, h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders/"+orderID+"/mark-paid"), auth: bearer(s.token)}).Status)
+	line := func(qty int) []any { return []any{map[string]any{"line_id": lineID, "quantity": qty}} }
+	for i, c := range []struct {
+		body        map[string]any
+		field, code string
+	}{
+		{map[string]any{"lines": line(4), "method": "cash", "reason": "x"}, "lines[0].quantity", "exceeds_refundable_quantity"},
+		{map[string]any{"shipping": 5001, "method": "cash", "reason": "x"}, "shipping", "exceeds_shipping"},
+		{map[string]any{"amount": 1000000, "method": "cash", "reason": "x"}, "amount", "exceeds_refundable"},
+		{map[string]any{"amount": 100, "method": "wallet", "reason": "x"}, "payout.phone", "required"},
+		{map[string]any{"amount": 100, "method": "bank_transfer", "reason": "x", "payout": map[string]any{"iban": "GB82 WEST 1234 5698 7654 33"}}, "payout.iban", "invalid"},
+		{map[string]any{"amount": 100, "method": "cheque", "reason": "x"}, "method", "one_of"},
+		{map[string]any{"method": "cash", "reason": "x"}, "amount", "exceeds_refundable"},
+	} {
+		resp := h.refund(s, orderID, fmt.Sprintf("bad-%d", i), c.body)
+		require.Equal(t, http.StatusUnprocessableEntity, resp.Status, "%v: %s", c.body, resp.Raw)
+		require.Equal(t, c.code, resp.fieldCode(c.field), string(resp.Raw))
+		require.NotEmpty(t, resp.fieldMessageAr(c.field))
+	}
+	noKey := h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders/"+orderID+"/refunds"), auth: bearer(s.token),
+		body: map[string]any{"amount": 100, "method": "cash", "reason": "x"}})
+	require.Equal(t, http.StatusPreconditionRequired, noKey.Status)
+
+	body := map[string]any{"lines": line(1), "shipping": 5000, "method": "bank_transfer", "reason": "one shirt back",
+		"payout": map[string]any{"iban": "GB82 WEST 1234 5698 7654 32", "name": "منى عادل"}}
+	first := h.refund(s, orderID, "one-shirt", body)
+	require.Equal(t, http.StatusCreated, first.Status, string(first.Raw))
+	require.EqualValues(t, 45000-333+5000, first.data()["amount"], "the line less its discount share, and the shipping")
+	require.Equal(t, "pending", first.data()["status"])
+	replay := h.refund(s, orderID, "one-shirt", body)
+	require.Equal(t, first.data()["id"], replay.data()["id"], "a retry returns the same refund")
+	require.Equal(t, "true", replay.Header.Get("Idempotent-Replayed"))
+	require.Equal(t, "exceeds_shipping", h.refund(s, orderID, "shipping-twice", map[string]any{"shipping": 1, "method": "cash", "reason": "x"}).fieldCode("shipping"))
+	require.Equal(t, "required", h.settle(s, first.data()["id"].(string), "fail-no-reason", map[string]any{"status": "failed"}).fieldCode("failure_reason"))
+
+	settledNow := h.refund(s, orderID, "goodwill", map[string]any{"amount": 1000, "method": "wallet", "reason": "late delivery",
+		"payout": map[string]any{"phone": "+201001112223"}, "settled": true})
+	require.Equal(t, http.StatusCreated, settledNow.Status, string(settledNow.Raw))
+	require.Equal(t, "succeeded", settledNow.data()["status"])
+	require.Equal(t, "partially_refunded", h.getOrder(s, orderID)["payment_status"])
+	got := h.do(request{method: "GET", path: storePath(s.m.storeID, "/refunds/"+settledNow.data()["id"].(string)), auth: bearer(s.token)})
+	require.Equal(t, http.StatusOK, got.Status)
+	require.NotNil(t, got.data()["settled_at"])
+}
