@@ -141,3 +141,32 @@ func TestRefundRules(t *testing.T) {
 	require.Equal(t, http.StatusOK, got.Status)
 	require.NotNil(t, got.data()["settled_at"])
 }
+
+// A void may not leave less paid than is refunded; cancelling a paid order
+// makes what was paid due back, which a refund with no amount pays.
+func TestRefundsAgainstVoidsAndCancellation(t *testing.T) {
+	h := newHarness(t, api.Config{})
+	s := newShop(t, h, "refundvoid", 10)
+	order := h.placeOrder(s, "cod", 1)
+	orderID := order["id"].(string)
+	recorded := h.recordPayment(s, orderID, "20000")
+	require.Equal(t, http.StatusCreated, recorded.Status, string(recorded.Raw))
+	require.Equal(t, http.StatusCreated, h.refund(s, orderID, "part", map[string]any{"amount": 5000, "method": "cash", "reason": "damaged box"}).Status)
+	void := h.do(request{method: "POST", path: storePath(s.m.storeID, "/payments/"+recorded.data()["proof"].(map[string]any)["id"].(string)+"/void"),
+		auth: bearer(s.token), body: map[string]any{"reason": "wrong order"}})
+	require.Equal(t, http.StatusConflict, void.Status, string(void.Raw))
+	require.Equal(t, "PAYMENT_NOT_VOIDABLE", void.errorCode())
+
+	paid := h.placeOrder(s, "bank_transfer", 1)
+	paidID := paid["id"].(string)
+	require.Equal(t, http.StatusOK, h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders/"+paidID+"/mark-paid"), auth: bearer(s.token)}).Status)
+	require.Equal(t, http.StatusNoContent, h.do(request{method: "DELETE", path: storePath(s.m.storeID, "/orders/"+paidID), auth: bearer(s.token)}).Status)
+	require.EqualValues(t, 49000, h.getOrder(s, paidID)["refund_due"], "a cancelled paid order owes what was paid")
+	back := h.refund(s, paidID, "cancelled", map[string]any{"method": "cash", "reason": "cancelled", "settled": true})
+	require.Equal(t, http.StatusCreated, back.Status, string(back.Raw))
+	require.EqualValues(t, 49000, back.data()["amount"])
+	got := h.getOrder(s, paidID)
+	require.EqualValues(t, 0, got["refund_due"])
+	require.Equal(t, "refunded", got["payment_status"])
+	h.requireLedgerBalances(s.m.storeID)
+}

@@ -213,8 +213,16 @@ func (tx *Tx) cancel(ctx context.Context, o Order, reason string, actor *uuid.UU
 	if reason != "" {
 		o.CancelReason = &reason
 	}
-	if _, err := tx.tx.Exec(ctx, `UPDATE orders SET status = 'CANCELLED', cancel_reason = $3, updated_at = $4 WHERE store_id = $1 AND id = $2`,
-		o.StoreID, o.ID, o.CancelReason, o.UpdatedAt); err != nil {
+	// What was paid is due back (decisions §13), less refunds already made.
+	if o.PaidTotal > 0 {
+		so, err := tx.refundedSoFar(ctx, o)
+		if err != nil {
+			return Order{}, err
+		}
+		o.RefundDue = max(o.PaidTotal-so.amount, 0)
+	}
+	if _, err := tx.tx.Exec(ctx, `UPDATE orders SET status = 'CANCELLED', cancel_reason = $3, updated_at = $4, refund_due = $5 WHERE store_id = $1 AND id = $2`,
+		o.StoreID, o.ID, o.CancelReason, o.UpdatedAt, o.RefundDue); err != nil {
 		return Order{}, fmt.Errorf("cancel order: %w", err)
 	}
 	if from != OrderDraft {

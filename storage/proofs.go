@@ -281,6 +281,14 @@ func (tx *Tx) VoidPayment(ctx context.Context, storeID, proofID uuid.UUID, reaso
 		return PaymentProof{}, Order{}, fmt.Errorf("void payment: %w", err)
 	}
 	o.PaidTotal -= voided
+	so, err := tx.refundedSoFar(ctx, o)
+	if err != nil {
+		return PaymentProof{}, Order{}, err
+	}
+	if o.PaidTotal < so.amount {
+		// Refunds would exceed what is left paid (decisions §13).
+		return PaymentProof{}, Order{}, ErrPaymentNotVoidable
+	}
 	if err := tx.setProofStatus(ctx, &p, ProofVoided, nil, &reason, actor); err != nil {
 		return PaymentProof{}, Order{}, err
 	}
