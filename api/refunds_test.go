@@ -170,3 +170,56 @@ func TestRefundsAgainstVoidsAndCancellation(t *testing.T) {
 	require.Equal(t, "refunded", got["payment_status"])
 	h.requireLedgerBalances(s.m.storeID)
 }
+
+// A return received while refunds of the same order arrive: the order's
+// lock puts them in a line; the receipt restocks its pieces once, refunds
+// stop at the pieces there are, and stock agrees with its movements.
+func TestReceiveAndRefundAtOnce(t *testing.T) {
+	h := newHarness(t, api.Config{})
+	s := newShop(t, h, "receiverefund", 10)
+	location := h.defaultLocation(s.m.storeID)
+	order := h.placeOrder(s, "bank_transfer", 4)
+	orderID, lineID := order["id"].(string), orderLineID(order)
+	require.Equal(t, http.StatusOK, h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders/"+orderID+"/mark-paid"), auth: bearer(s.token)}).Status)
+	for _, status := range []string{"SHIPPED", "DELIVERED"} {
+		require.Equal(t, http.StatusOK, h.do(request{method: "PATCH", path: storePath(s.m.storeID, "/orders/"+orderID+"/status"), auth: bearer(s.token),
+			body: map[string]any{"status": status}}).Status)
+	}
+	ret := h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders/"+orderID+"/returns"), auth: bearer(s.token),
+		body: map[string]any{"lines": []any{map[string]any{"line_id": lineID, "quantity": 2, "reason": "size_or_fit"}}, "approve": true}})
+	require.Equal(t, http.StatusCreated, ret.Status, string(ret.Raw))
+
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		statuses = map[int]int{}
+		receipt  response
+	)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		resp := h.do(request{method: "POST", path: storePath(s.m.storeID, "/returns/"+ret.data()["id"].(string)+"/receive"), auth: bearer(s.token),
+			body: map[string]any{"lines": []any{map[string]any{"line_id": lineID, "received_quantity": 2, "restock": true}}}})
+		mu.Lock()
+		receipt = resp
+		mu.Unlock()
+	}()
+	for i := range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp := h.refund(s, orderID, fmt.Sprintf("piece-%d", i), map[string]any{"lines": []any{map[string]any{"line_id": lineID, "quantity": 1}},
+				"method": "cash", "reason": "returned", "settled": true})
+			mu.Lock()
+			statuses[resp.Status]++
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	require.Equal(t, http.StatusOK, receipt.Status, string(receipt.Raw))
+	require.Equal(t, map[int]int{http.StatusCreated: 4, http.StatusUnprocessableEntity: 2}, statuses, "four pieces, four refunds")
+	onHand, reserved := h.level(s.variantID, location)
+	require.Equal(t, [2]int{8, 0}, [2]int{onHand, reserved}, "10 − 4 shipped + 2 received; refunds never restock")
+	require.Equal(t, "partially_refunded", h.getOrder(s, orderID)["payment_status"], "the four pieces, not the shipping")
+	h.requireLedgerBalances(s.m.storeID)
+}
