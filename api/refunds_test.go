@@ -223,3 +223,22 @@ func TestReceiveAndRefundAtOnce(t *testing.T) {
 	require.Equal(t, "partially_refunded", h.getOrder(s, orderID)["payment_status"], "the four pieces, not the shipping")
 	h.requireLedgerBalances(s.m.storeID)
 }
+
+// A refund of pieces not yet shipped releases their reservation; it never
+// restocks (§13).
+func TestRefundLinesReleaseUnshippedUnits(t *testing.T) {
+	h := newHarness(t, api.Config{})
+	s := newShop(t, h, "refundrelease", 10)
+	location := h.defaultLocation(s.m.storeID)
+	order := h.placeOrder(s, "bank_transfer", 3)
+	orderID, lineID := order["id"].(string), orderLineID(order)
+	require.Equal(t, http.StatusOK, h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders/"+orderID+"/mark-paid"), auth: bearer(s.token)}).Status)
+	onHand, reserved := h.level(s.variantID, location)
+	require.Equal(t, [2]int{10, 3}, [2]int{onHand, reserved})
+	resp := h.refund(s, orderID, "out-of-stock", map[string]any{"lines": []any{map[string]any{"line_id": lineID, "quantity": 1}},
+		"method": "cash", "reason": "one piece was out of stock"})
+	require.Equal(t, http.StatusCreated, resp.Status, string(resp.Raw))
+	onHand, reserved = h.level(s.variantID, location)
+	require.Equal(t, [2]int{10, 2}, [2]int{onHand, reserved}, "the refunded piece's reservation is released, nothing restocked")
+	h.requireLedgerBalances(s.m.storeID)
+}

@@ -98,14 +98,20 @@ func scanReturn(row pgx.Row) (Return, error) {
 	return r, err
 }
 
-// lineValue is what pieces of a line are worth less their pro-rata share
-// of the order's discount (floor), the refund a return suggests (§13).
-func lineValue(o Order, l OrderLine, pieces int) int64 {
-	value := l.UnitPrice * int64(pieces)
-	if o.Subtotal <= 0 || o.Discount <= 0 {
+// LineValue is what pieces of a line are worth less their pro-rata share
+// of the order's discount, rounded down (§13): unit price × pieces −
+// ⌊discount × that ÷ subtotal⌋, never below zero. Returns suggest it and
+// refund lines pay it.
+func LineValue(unitPrice int64, pieces int, subtotal, discount int64) int64 {
+	value := unitPrice * int64(pieces)
+	if subtotal <= 0 || discount <= 0 {
 		return value
 	}
-	return max(value-o.Discount*value/o.Subtotal, 0)
+	return max(value-discount*value/subtotal, 0)
+}
+
+func lineValue(o Order, l OrderLine, pieces int) int64 {
+	return LineValue(l.UnitPrice, pieces, o.Subtotal, o.Discount)
 }
 
 // openRefusedReturn opens the approved return of a shipment returned to

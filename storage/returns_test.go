@@ -39,3 +39,27 @@ func containsStatus(list []storage.ReturnStatus, s storage.ReturnStatus) bool {
 	}
 	return false
 }
+
+// A line's refundable value: its pieces less their pro-rata share of the
+// discount, floored, never below zero.
+func TestLineValue(t *testing.T) {
+	for _, c := range []struct {
+		name                         string
+		unit                         int64
+		pieces                       int
+		subtotal, discount, expected int64
+	}{
+		{"no discount", 45000, 2, 90000, 0, 90000},
+		{"whole order", 45000, 3, 135000, 1000, 135000 - 1000},
+		{"one of three, floored share", 45000, 1, 135000, 1000, 45000 - 333},
+		{"two of three", 45000, 2, 135000, 1000, 90000 - 666},
+		{"uneven lines", 10000, 1, 30000, 100, 10000 - 33},
+		{"discount above the subtotal", 5000, 1, 5000, 9000, 0},
+		{"no subtotal (free goods)", 0, 2, 0, 500, 0},
+		{"no pieces", 45000, 0, 135000, 1000, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			require.Equal(t, c.expected, storage.LineValue(c.unit, c.pieces, c.subtotal, c.discount))
+		})
+	}
+}
