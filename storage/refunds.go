@@ -308,7 +308,6 @@ func (r reader) FindRefund(ctx context.Context, storeID, id uuid.UUID) (Refund, 
 	return ref, nil
 }
 
-
 // FindOrderRefunds lists an order's refunds, newest first.
 func (r reader) FindOrderRefunds(ctx context.Context, storeID, orderID uuid.UUID, page Page) ([]Refund, int, error) {
 	return findPage(ctx, r, "refunds", listQuery{columns: refundColumns, from: "FROM order_refunds WHERE store_id = $1 AND order_id = $2",
