@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -60,20 +61,11 @@ type createCarrierAccountRequest struct {
 
 func (req createCarrierAccountRequest) Valid() []fieldError {
 	var c checker
-	if !containsString(storage.Carriers, req.Carrier) {
+	if !slices.Contains(storage.Carriers, req.Carrier) {
 		c.add("carrier", "invalid", "must be one of "+strings.Join(storage.Carriers, ", "))
 	}
 	c.text("name", req.Name, 1, 120)
 	return c.result()
-}
-
-func containsString(list []string, v string) bool {
-	for _, s := range list {
-		if s == v {
-			return true
-		}
-	}
-	return false
 }
 
 // handleCreateCarrierAccount serves POST /stores/{store_id}/carrier-accounts;
@@ -219,10 +211,14 @@ func (s *Server) handleCarrierCallback() handlerFunc {
 			if err := json.Unmarshal(raw, &e); err != nil || e.EventID == "" || e.TrackingNumber == "" || e.OccurredAt.IsZero() ||
 				len(e.EventID) > 200 || (e.CODCollected != nil && (*e.CODCollected < 0 || *e.CODCollected > storage.MaxAmount)) {
 				var id struct {
-					EventID any `json:"event_id"`
+					EventID json.RawMessage `json:"event_id"`
 				}
 				_ = json.Unmarshal(raw, &id)
-				malformed = append(malformed, ignoredEventJSON{EventID: fmt.Sprint(valueOr(id.EventID, "")), Reason: storage.IgnoredInvalid})
+				var eventID string
+				if json.Unmarshal(id.EventID, &eventID) != nil {
+					eventID = string(id.EventID) // a number or other JSON, as sent
+				}
+				malformed = append(malformed, ignoredEventJSON{EventID: eventID, Reason: storage.IgnoredInvalid})
 				continue
 			}
 			events = append(events, storage.CarrierEvent{EventID: e.EventID, TrackingNumber: e.TrackingNumber, Status: storage.ShipmentStatus(e.Status),
@@ -249,13 +245,6 @@ func (s *Server) handleCarrierCallback() handlerFunc {
 		respond(w, http.StatusOK, resp)
 		return nil
 	}
-}
-
-func valueOr(v any, def any) any {
-	if v == nil {
-		return def
-	}
-	return v
 }
 
 type remittanceItemJSON struct {

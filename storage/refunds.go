@@ -243,11 +243,7 @@ func nullJSON(raw json.RawMessage) any {
 // SettleRefund records how a pending manual refund ended: succeeded (with
 // its reference) or failed (with why; its amount is refundable again).
 func (tx *Tx) SettleRefund(ctx context.Context, storeID, id uuid.UUID, status string, reference, failure *string, actor *uuid.UUID) (Refund, error) {
-	var orderID uuid.UUID
-	if err := tx.tx.QueryRow(ctx, `SELECT order_id FROM order_refunds WHERE store_id = $1 AND id = $2`, storeID, id).Scan(&orderID); err != nil {
-		return Refund{}, notFoundIfNoRows(err, "find refund "+id.String())
-	}
-	o, err := tx.lockOrder(ctx, storeID, orderID)
+	o, err := tx.lockOrderOf(ctx, "order_refunds", storeID, id)
 	if err != nil {
 		return Refund{}, err
 	}

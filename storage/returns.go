@@ -216,6 +216,19 @@ func (r reader) FindReturns(ctx context.Context, storeID uuid.UUID, f ReturnFilt
 	return list, total, r.withReturnLines(ctx, storeID, list)
 }
 
+// lockReturn holds a return and its order, order first.
+func (tx *Tx) lockReturn(ctx context.Context, storeID, id uuid.UUID) (Return, Order, error) {
+	o, err := tx.lockOrderOf(ctx, "returns", storeID, id)
+	if err != nil {
+		return Return{}, Order{}, err
+	}
+	ret, err := scanReturn(tx.tx.QueryRow(ctx, `SELECT `+returnColumns+` FROM returns WHERE store_id = $1 AND id = $2 FOR UPDATE`, storeID, id))
+	if err != nil {
+		return Return{}, Order{}, notFoundIfNoRows(err, "find return "+id.String())
+	}
+	return ret, o, nil
+}
+
 // ReceivedLine is what came back of one return line.
 type ReceivedLine struct {
 	LineID           uuid.UUID
@@ -229,17 +242,9 @@ type ReceivedLine struct {
 // shipment's origin), the order lines' returned_quantity rises, and a
 // DELIVERED order whose every piece is back becomes RETURNED.
 func (tx *Tx) ReceiveReturn(ctx context.Context, storeID, id uuid.UUID, received []ReceivedLine, actor *uuid.UUID) (Return, error) {
-	var orderID uuid.UUID
-	if err := tx.tx.QueryRow(ctx, `SELECT order_id FROM returns WHERE store_id = $1 AND id = $2`, storeID, id).Scan(&orderID); err != nil {
-		return Return{}, notFoundIfNoRows(err, "find return "+id.String())
-	}
-	o, err := tx.lockOrder(ctx, storeID, orderID)
+	ret, o, err := tx.lockReturn(ctx, storeID, id)
 	if err != nil {
 		return Return{}, err
-	}
-	ret, err := scanReturn(tx.tx.QueryRow(ctx, `SELECT `+returnColumns+` FROM returns WHERE store_id = $1 AND id = $2 FOR UPDATE`, storeID, id))
-	if err != nil {
-		return Return{}, notFoundIfNoRows(err, "find return "+id.String())
 	}
 	if ret.Status != ReturnApproved {
 		return Return{}, &ReturnTransitionError{From: ret.Status, To: ReturnReceived, AllowedNext: ReturnAllowedNext(ret.Status)}
@@ -502,17 +507,9 @@ func (tx *Tx) RequestReturn(ctx context.Context, storeID, orderID uuid.UUID, lin
 // MoveReturn approves (with a tracking number), declines or cancels a
 // return along §13's machine, with its reason.
 func (tx *Tx) MoveReturn(ctx context.Context, storeID, id uuid.UUID, to ReturnStatus, tracking *string, reason string, actor *uuid.UUID) (Return, error) {
-	var orderID uuid.UUID
-	if err := tx.tx.QueryRow(ctx, `SELECT order_id FROM returns WHERE store_id = $1 AND id = $2`, storeID, id).Scan(&orderID); err != nil {
-		return Return{}, notFoundIfNoRows(err, "find return "+id.String())
-	}
-	o, err := tx.lockOrder(ctx, storeID, orderID)
+	ret, o, err := tx.lockReturn(ctx, storeID, id)
 	if err != nil {
 		return Return{}, err
-	}
-	ret, err := scanReturn(tx.tx.QueryRow(ctx, `SELECT `+returnColumns+` FROM returns WHERE store_id = $1 AND id = $2 FOR UPDATE`, storeID, id))
-	if err != nil {
-		return Return{}, notFoundIfNoRows(err, "find return "+id.String())
 	}
 	if !slices.Contains(ReturnAllowedNext(ret.Status), to) || to == ReturnReceived {
 		return Return{}, &ReturnTransitionError{From: ret.Status, To: to, AllowedNext: ReturnAllowedNext(ret.Status)}

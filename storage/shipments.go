@@ -618,14 +618,20 @@ func (tx *Tx) notifyDispatcher(ctx context.Context) error {
 	return nil
 }
 
+// lockOrderOf holds the order a row of table (shipments, returns,
+// order_refunds) belongs to; the caller then holds the row itself.
+func (tx *Tx) lockOrderOf(ctx context.Context, table string, storeID, id uuid.UUID) (Order, error) {
+	var orderID uuid.UUID
+	if err := tx.tx.QueryRow(ctx, `SELECT order_id FROM `+table+` WHERE store_id = $1 AND id = $2`, storeID, id).Scan(&orderID); err != nil {
+		return Order{}, notFoundIfNoRows(err, "find "+table+" "+id.String())
+	}
+	return tx.lockOrder(ctx, storeID, orderID)
+}
+
 // lockShipment holds a shipment and its order, order first (the order
 // routines' lock order).
 func (tx *Tx) lockShipment(ctx context.Context, storeID, id uuid.UUID) (Shipment, Order, error) {
-	var orderID uuid.UUID
-	if err := tx.tx.QueryRow(ctx, `SELECT order_id FROM shipments WHERE store_id = $1 AND id = $2`, storeID, id).Scan(&orderID); err != nil {
-		return Shipment{}, Order{}, notFoundIfNoRows(err, "find shipment "+id.String())
-	}
-	o, err := tx.lockOrder(ctx, storeID, orderID)
+	o, err := tx.lockOrderOf(ctx, "shipments", storeID, id)
 	if err != nil {
 		return Shipment{}, Order{}, err
 	}
