@@ -39,6 +39,12 @@ type Activities struct {
 	// Waybills prints shipments' waybills (headless Chromium); nil fails
 	// every render.
 	Waybills *waybill.Printer
+	// Secrets opens the stores' sealed gateway secrets (SVC_SECRETS_KEY);
+	// nil: no gateway can be reached.
+	Secrets *storage.Sealer
+	// StripeAPIBase is Stripe's API address (empty: api.stripe.com;
+	// stripe-mock or a test double on loopback in tests).
+	StripeAPIBase string
 	// Metrics counts deliveries and import rows (nil: not counted).
 	Metrics *metrics.Worker
 }

@@ -86,7 +86,7 @@ func (a *Activities) syncEInvoice(ctx context.Context, ref storage.EInvoiceRef) 
 		case inv.Status == storage.EInvoicePending:
 			reference, err := a.authority().Issue(ctx, einvoice.Invoice{ID: inv.ID.String(), StoreID: inv.StoreID.String(),
 				OrderNumber: inv.OrderNumber, Amount: storage.FormatPrice(inv.Amount, storage.CurrencyExponent(inv.Currency)),
-				Currency: inv.Currency, IssuedAt: inv.CreatedAt.UTC().Format(time.RFC3339)})
+				Currency: inv.Currency, IssuedAt: inv.CreatedAt.UTC().Format(time.RFC3339), Kind: inv.Kind, Credits: uuidString(inv.Credits)})
 			if err != nil {
 				return "", a.eInvoiceFailure(ctx, ref, err)
 			}
@@ -132,4 +132,11 @@ func (a *Activities) eInvoiceFailure(ctx context.Context, ref storage.EInvoiceRe
 		return recErr
 	}
 	return temporal.NewNonRetryableApplicationError(err.Error(), "EINVOICE_REFUSED", err)
+}
+
+func uuidString(id *uuid.UUID) string {
+	if id == nil {
+		return ""
+	}
+	return id.String()
 }

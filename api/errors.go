@@ -206,6 +206,8 @@ func toAPIError(err error) *apiError {
 		return errRefundPending
 	case errors.Is(err, storage.ErrRefundNotPending):
 		return errRefundNotPending
+	case errors.Is(err, storage.ErrRefundAutomatic):
+		return errRefundAutomatic
 	case errors.Is(err, storage.ErrProofLimit):
 		return errProofLimit
 	case errors.Is(err, storage.ErrProofNotReviewable):

@@ -80,6 +80,10 @@ type harness struct {
 	// noWaybillPrinter starts the worker without a waybill printer: every
 	// render fails for good.
 	noWaybillPrinter bool
+	// secrets and stripeBase, when set before startWorker, open stores'
+	// gateway secrets and name the Stripe API the worker calls.
+	secrets    *storage.Sealer
+	stripeBase string
 }
 
 // fakeChat is a WhatsApp-Cloud-style provider on loopback that records
@@ -174,7 +178,8 @@ func (h *harness) startWorker(httpClient *http.Client) {
 	w := worker.New(h.temporal, h.queue, &activities.Activities{DB: h.db, Blob: h.blob, HTTPClient: httpClient, BaseURL: h.url,
 		Mailer:    activities.SMTPMailer{Host: host, Port: portNumber, From: "orders@example.com", PlainText: true},
 		Chat:      activities.HTTPChatProvider{BaseURL: h.chat.srv.URL, Token: "test"},
-		EInvoices: h.authority, ContactInterval: cmp.Or(h.contactInterval, time.Nanosecond), Waybills: h.waybillPrinter()}, worker.Options{Interceptors: h.workerInterceptors})
+		EInvoices: h.authority, ContactInterval: cmp.Or(h.contactInterval, time.Nanosecond), Waybills: h.waybillPrinter(),
+		Secrets: h.secrets, StripeAPIBase: h.stripeBase}, worker.Options{Interceptors: h.workerInterceptors})
 	require.NoError(h.t, w.Start())
 	h.t.Cleanup(w.Stop)
 	// Like `svc worker`, the dispatcher runs beside the worker.

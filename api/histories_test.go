@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
@@ -18,13 +19,14 @@ import (
 	"github.com/merchantsvc/svc/activities/einvoice"
 	"github.com/merchantsvc/svc/api"
 	"github.com/merchantsvc/svc/internal/webhook"
+	"github.com/merchantsvc/svc/storage"
 	"github.com/merchantsvc/svc/workflows"
 )
 
 // recordedWorkflows is every workflow type the worker registers; the
 // recorder fails when one of them did not run.
 var recordedWorkflows = []string{"Ping", "OrderPlaced", "OrderMessage", "ProductImage", "ProductImport", "Dispatch",
-	"Delivery", "WebhookTest", "PaymentProof", "EInvoiceSync", "AbandonmentSweep", "RecoveryEmail", "PurgeExpired", "ShipmentWaybill"}
+	"Delivery", "WebhookTest", "PaymentProof", "EInvoiceSync", "AbandonmentSweep", "RecoveryEmail", "PurgeExpired", "ShipmentWaybill", "Refund"}
 
 // TestRecordWorkflowHistories runs every workflow through the real API,
 // worker, dispatcher, Temporal, Postgres and MinIO, and writes each one's
@@ -44,6 +46,8 @@ func TestRecordWorkflowHistories(t *testing.T) {
 	h := newHarness(t, api.Config{WebhookGuard: webhook.Guard{AllowPrivate: true}, WebhookRetrySchedule: []time.Duration{200 * time.Millisecond}})
 	authority := &fakeAuthority{}
 	h.authority = &einvoice.HTTP{BaseURL: authority.serve(t).URL, Token: "authority-token"}
+	stripe := &fakeStripe{key: "sk_test_histories", failFirst: 1}
+	h.stripeBase, h.secrets = stripe.serve(t), newSealer(t)
 	httpClient, err := webhook.Guard{AllowPrivate: true}.NewClient(rec.caFile)
 	require.NoError(t, err)
 	h.startWorker(httpClient)
@@ -76,6 +80,14 @@ func TestRecordWorkflowHistories(t *testing.T) {
 	shipment := h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders/"+orderID+"/shipments"), auth: bearer(s.token),
 		body: map[string]any{"carrier": "other", "tracking_number": "REC-1"}})
 	require.Equal(t, http.StatusCreated, shipment.Status, string(shipment.Raw))
+	// Refund: a card refund through the gateway (whose first call fails).
+	require.NoError(t, h.db.InTx(ctx, func(tx *storage.Tx) error {
+		return tx.ConnectGateway(ctx, h.secrets, storage.GatewayAccount{StoreID: uuid.MustParse(s.m.storeID), Provider: storage.GatewayStripe,
+			SecretKey: stripe.key, WebhookSecret: "whsec_histories"})
+	}))
+	card := h.cardOrderPaid(s, 1, "pi_histories")
+	refund := h.refund(s, card["id"].(string), "histories-refund", map[string]any{"amount": 1000, "method": "original", "reason": "recorded"})
+	require.Equal(t, http.StatusCreated, refund.Status, string(refund.Raw))
 	// ProductImage and ProductImport.
 	product := h.createProduct(s.token, s.m.storeID, map[string]any{"name": "Scarf", "price": 9900})
 	image := h.uploadFile(s.token, storePath(s.m.storeID, "/products/"+product["id"].(string)+"/images"), "file", jpegBytes(t, 64, 48), nil)

@@ -399,6 +399,15 @@ func (s *Server) handleAddComment() handlerFunc {
 	}
 }
 
+// timelineKinds are the activities the timeline lists: creation, status
+// changes, and the steps decisions §12 and §13 put on it (shipments,
+// waybills, COD remittances, returns, refunds), each with its actor.
+var timelineKinds = []storage.ActivityKind{storage.ActivityOrderCreated, storage.ActivityDraftCreated, storage.ActivityStatusChanged,
+	storage.ActivityShipmentCreated, storage.ActivityShipmentUpdated, storage.ActivityShipmentStatus, storage.ActivityShipmentCancelled,
+	storage.ActivityWaybillRequested, storage.ActivityCODRemitted,
+	storage.ActivityReturnRequested, storage.ActivityReturnApproved, storage.ActivityReturnDeclined, storage.ActivityReturnCancelled,
+	storage.ActivityReturnReceived, storage.ActivityRefundCreated, storage.ActivityRefundSucceeded, storage.ActivityRefundFailed}
+
 // handleActivities serves GET /stores/{store_id}/orders/{order_id}/timeline and GET
 // /stores/{store_id}/orders/{order_id}/activities: it lists staff comments and system events, newest
 // first (spec: page ≥ 1, limit 1-100 default 50); timeline lists status changes oldest first.
@@ -422,7 +431,7 @@ func (s *Server) handleActivities(timeline bool) handlerFunc {
 		}
 		var kinds []storage.ActivityKind
 		if timeline {
-			kinds = []storage.ActivityKind{storage.ActivityOrderCreated, storage.ActivityDraftCreated, storage.ActivityStatusChanged}
+			kinds = timelineKinds
 		}
 		list, total, err := s.db.FindOrderActivities(r.Context(), storeID, id, kinds, storage.Page{Page: page, Limit: limit}, timeline)
 		if err != nil {

@@ -18,6 +18,9 @@ import (
 var errRefundNotPending = newError(http.StatusConflict, "REFUND_NOT_PENDING",
 	"The refund was already settled", "تمت تسوية هذا الاسترداد مسبقًا")
 
+var errRefundAutomatic = newError(http.StatusConflict, "REFUND_AUTOMATIC",
+	"The refund goes back through the card gateway and settles itself", "يُسترد هذا المبلغ عبر بوابة الدفع وتتم تسويته تلقائيًا")
+
 type refundPayout struct {
 	Phone *string `json:"phone,omitempty"`
 	IBAN  *string `json:"iban,omitempty"`

@@ -59,6 +59,8 @@ func arabicFieldMessage(code string) string {
 		return "الكمية أكبر من القطع التي لم تُسترد بعد"
 	case "exceeds_shipping":
 		return "المبلغ أكبر من رسوم الشحن التي لم تُسترد بعد"
+	case "automatic":
+		return "يُسوّى الاسترداد عبر بوابة الدفع تلقائيًا"
 	case "original_unavailable":
 		return "الاسترداد بطريقة الدفع الأصلية غير متاح لهذا الطلب"
 	case "departed":

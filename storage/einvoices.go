@@ -37,15 +37,20 @@ type EInvoice struct {
 	IssuedAt           *time.Time
 	CancelledAt        *time.Time
 	CreatedAt          time.Time
+	// Kind is invoice, or credit_note for a succeeded refund, which names
+	// the refund and the invoice it credits.
+	Kind     string
+	RefundID *uuid.UUID
+	Credits  *uuid.UUID
 }
 
 const eInvoiceColumns = `e.id, e.store_id, e.order_id, o.order_number, e.amount, e.currency, e.status, e.authority_reference,
-	e.cancel_reason, e.last_error, e.issued_at, e.cancelled_at, e.created_at`
+	e.cancel_reason, e.last_error, e.issued_at, e.cancelled_at, e.created_at, e.kind, e.refund_id, e.credits`
 
 func scanEInvoice(row pgx.Row) (EInvoice, error) {
 	var e EInvoice
 	err := row.Scan(&e.ID, &e.StoreID, &e.OrderID, &e.OrderNumber, &e.Amount, &e.Currency, &e.Status, &e.AuthorityReference,
-		&e.CancelReason, &e.LastError, &e.IssuedAt, &e.CancelledAt, &e.CreatedAt)
+		&e.CancelReason, &e.LastError, &e.IssuedAt, &e.CancelledAt, &e.CreatedAt, &e.Kind, &e.RefundID, &e.Credits)
 	return e, err
 }
 

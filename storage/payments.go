@@ -173,6 +173,35 @@ func (tx *Tx) MarkOrderPaid(ctx context.Context, storeID, orderID uuid.UUID, act
 	return o, tx.settlePayment(ctx, &o, "mark_paid", actor)
 }
 
+// PayThroughGateway records a card payment the gateway confirmed (source
+// gateway, with the provider and the gateway's id of the payment, which
+// `original` refunds go back to) and settles the order through the shared
+// routine. A reference already recorded on the order changes nothing.
+func (tx *Tx) PayThroughGateway(ctx context.Context, storeID, orderID uuid.UUID, provider, reference string, amount int64) (Order, error) {
+	o, err := tx.lockOrder(ctx, storeID, orderID)
+	if err != nil {
+		return Order{}, err
+	}
+	if err := openForPayment(o); err != nil {
+		return Order{}, err
+	}
+	var seen bool
+	if err := tx.tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM order_payments
+		WHERE store_id = $1 AND order_id = $2 AND source = 'gateway' AND provider = $3 AND reference = $4)`,
+		storeID, orderID, provider, reference).Scan(&seen); err != nil {
+		return Order{}, fmt.Errorf("find gateway payment: %w", err)
+	}
+	if seen || amount <= 0 {
+		return o, nil
+	}
+	if _, err := tx.tx.Exec(ctx, `INSERT INTO order_payments (id, store_id, order_id, source, provider, reference, amount, status, created_at)
+		VALUES ($1, $2, $3, 'gateway', $4, $5, $6, 'succeeded', $7)`, NewID(), storeID, orderID, provider, reference, amount, tx.now()); err != nil {
+		return Order{}, fmt.Errorf("record gateway payment: %w", err)
+	}
+	o.PaidTotal += amount
+	return o, tx.settlePayment(ctx, &o, "gateway", nil)
+}
+
 // UnmarkOrderPaid undoes a payment made by hand. Refused when a gateway
 // charge succeeded or a refund completed. Every succeeded manual payment is
 // reversed (recorded and approved proofs become voided), the wallet

@@ -33,6 +33,7 @@ var RefundMethods = []string{RefundOriginal, RefundCash, RefundWallet, RefundBan
 // Refusals of refunds.
 var (
 	ErrRefundNotPending = errors.New("refund not pending")
+	ErrRefundAutomatic  = errors.New("refund settled by the gateway")
 )
 
 // Order activity kinds of refunds.
@@ -64,8 +65,11 @@ type Refund struct {
 	Reference     *string
 	FailureReason *string
 	Payout        json.RawMessage
-	CreatedAt     time.Time
-	SettledAt     *time.Time
+	// Gateway is the provider a card refund goes back through; such a
+	// refund settles itself (the refund:<id> workflow), never by hand.
+	Gateway   *string
+	CreatedAt time.Time
+	SettledAt *time.Time
 }
 
 // NewRefund asks for a refund; nil fields take §13's defaults.
@@ -80,7 +84,8 @@ type NewRefund struct {
 	Settled  bool
 }
 
-const refundColumns = `id, store_id, order_id, return_id, amount, lines, shipping, method, status, reason, reference, failure_reason, payout, created_at, settled_at`
+const refundColumns = `id, store_id, order_id, return_id, amount, lines, shipping, method, status, reason, reference, failure_reason, payout,
+	gateway, created_at, settled_at`
 
 func scanRefund(row pgx.Row) (Refund, error) {
 	var (
@@ -88,7 +93,7 @@ func scanRefund(row pgx.Row) (Refund, error) {
 		lines []byte
 	)
 	if err := row.Scan(&r.ID, &r.StoreID, &r.OrderID, &r.ReturnID, &r.Amount, &lines, &r.Shipping, &r.Method, &r.Status, &r.Reason,
-		&r.Reference, &r.FailureReason, &r.Payout, &r.CreatedAt, &r.SettledAt); err != nil {
+		&r.Reference, &r.FailureReason, &r.Payout, &r.Gateway, &r.CreatedAt, &r.SettledAt); err != nil {
 		return Refund{}, err
 	}
 	r.Lines = []RefundLine{}
@@ -145,9 +150,14 @@ func (tx *Tx) CreateRefund(ctx context.Context, storeID, orderID uuid.UUID, in N
 	if o.PaidTotal <= 0 {
 		return Refund{}, ErrOrderNotPaid
 	}
+	var card *gatewayPayment
 	if in.Method == RefundOriginal && o.PaymentMethod == "card" {
-		return Refund{}, &InvalidError{Field: "method", Code: "original_unavailable",
-			Message: "card refunds through the gateway are not available yet; choose cash, wallet or bank_transfer"}
+		if card, err = tx.gatewayPaymentOf(ctx, o); err != nil {
+			return Refund{}, err
+		}
+		if in.Settled {
+			return Refund{}, &InvalidError{Field: "settled", Code: "automatic", Message: "a refund through the card gateway settles itself"}
+		}
 	}
 	if in.ReturnID != nil {
 		var exists bool
@@ -203,6 +213,9 @@ func (tx *Tx) CreateRefund(ctx context.Context, storeID, orderID uuid.UUID, in N
 		r.Amount = o.RefundDue
 	}
 	refundable := o.PaidTotal - so.amount
+	if card != nil {
+		refundable = min(refundable, card.refundable)
+	}
 	if r.Amount < 1 || r.Amount > refundable {
 		return Refund{}, &InvalidError{Field: "amount", Code: "exceeds_refundable",
 			Message: fmt.Sprintf("must be between 1 and %d (paid less pending and succeeded refunds)", max(refundable, 0))}
@@ -211,11 +224,19 @@ func (tx *Tx) CreateRefund(ctx context.Context, storeID, orderID uuid.UUID, in N
 	if err != nil {
 		return Refund{}, err
 	}
+	if card != nil {
+		r.Gateway = &card.provider
+	}
 	if _, err := tx.tx.Exec(ctx, `INSERT INTO order_refunds (id, store_id, order_id, return_id, amount, lines, shipping, method, status, reason,
-			payout, actor_user_id, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'pending', $9, $10, $11, $12)`, r.ID, storeID, orderID, r.ReturnID, r.Amount, lines, r.Shipping,
-		r.Method, r.Reason, nullJSON(r.Payout), actor, r.CreatedAt); err != nil {
+			payout, gateway, actor_user_id, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'pending', $9, $10, $11, $12, $13)`, r.ID, storeID, orderID, r.ReturnID, r.Amount, lines, r.Shipping,
+		r.Method, r.Reason, nullJSON(r.Payout), r.Gateway, actor, r.CreatedAt); err != nil {
 		return Refund{}, fmt.Errorf("create refund: %w", err)
+	}
+	if card != nil {
+		if err := tx.notifyDispatcher(ctx); err != nil {
+			return Refund{}, err
+		}
 	}
 	if len(release) > 0 {
 		if err := tx.moveOrderStock(ctx, o, release, releaseUnits, UserActor(actor)); err != nil {
@@ -253,6 +274,9 @@ func (tx *Tx) SettleRefund(ctx context.Context, storeID, id uuid.UUID, status st
 	}
 	if r.Status != RefundPending {
 		return Refund{}, ErrRefundNotPending
+	}
+	if r.Gateway != nil {
+		return Refund{}, ErrRefundAutomatic
 	}
 	if err := tx.settleRefund(ctx, &o, &r, status, reference, failure, actor); err != nil {
 		return Refund{}, err
@@ -292,6 +316,9 @@ func (tx *Tx) settleRefund(ctx context.Context, o *Order, r *Refund, status stri
 			return err
 		}
 	}
+	if err := tx.queueCreditNote(ctx, *o, *r); err != nil {
+		return err
+	}
 	return tx.addActivity(ctx, *o, ActivityRefundSucceeded, "", map[string]any{"refund_id": r.ID, "amount": r.Amount, "reference": reference}, actor)
 }
 
@@ -309,4 +336,150 @@ func (r reader) FindOrderRefunds(ctx context.Context, storeID, orderID uuid.UUID
 	return findPage(ctx, r, "refunds", listQuery{columns: refundColumns, from: "FROM order_refunds WHERE store_id = $1 AND order_id = $2",
 		args: []any{storeID, orderID}, orderBy: "created_at DESC, id DESC"}, page.Limit, int(page.Offset()),
 		func(row pgx.CollectableRow) (Refund, error) { return scanRefund(row) })
+}
+
+// gatewayPayment is the card payment an order's `original` refunds go back
+// to, and how much of it is not yet refunded.
+type gatewayPayment struct {
+	provider, reference string
+	refundable          int64
+}
+
+// gatewayPaymentOf finds the order's succeeded gateway payment; an order
+// paid by card some other way (marked paid by hand) has no original to
+// refund to.
+func (tx *Tx) gatewayPaymentOf(ctx context.Context, o Order) (*gatewayPayment, error) {
+	var p gatewayPayment
+	var paid int64
+	err := tx.tx.QueryRow(ctx, `SELECT provider, reference, amount FROM order_payments
+		WHERE store_id = $1 AND order_id = $2 AND source = 'gateway' AND status = 'succeeded' AND provider IS NOT NULL AND reference IS NOT NULL
+		ORDER BY created_at DESC LIMIT 1`, o.StoreID, o.ID).Scan(&p.provider, &p.reference, &paid)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, &InvalidError{Field: "method", Code: "original_unavailable",
+			Message: "the order was not paid through the card gateway; choose cash, wallet or bank_transfer"}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("find gateway payment: %w", err)
+	}
+	var back int64
+	if err := tx.tx.QueryRow(ctx, `SELECT COALESCE(sum(amount), 0)::bigint FROM order_refunds
+		WHERE store_id = $1 AND order_id = $2 AND gateway IS NOT NULL AND status IN ('pending', 'succeeded')`, o.StoreID, o.ID).Scan(&back); err != nil {
+		return nil, fmt.Errorf("sum gateway refunds: %w", err)
+	}
+	p.refundable = paid - back
+	return &p, nil
+}
+
+// queueCreditNote reports a succeeded refund of an e-invoiced order to the
+// tax authority as a credit note against the order's invoice (the
+// e-invoice workflow issues it like an invoice).
+func (tx *Tx) queueCreditNote(ctx context.Context, o Order, r Refund) error {
+	tag, err := tx.tx.Exec(ctx, `INSERT INTO e_invoices (id, store_id, order_id, amount, currency, status, kind, refund_id, credits, created_at, updated_at)
+		SELECT $3, e.store_id, e.order_id, $4, e.currency, 'pending', 'credit_note', $5, e.id, $6, $6 FROM e_invoices e
+		WHERE e.store_id = $1 AND e.order_id = $2 AND e.kind = 'invoice' AND e.status IN ('pending', 'issued')
+		ORDER BY e.created_at DESC LIMIT 1
+		ON CONFLICT DO NOTHING`, o.StoreID, o.ID, NewID(), r.Amount, r.ID, tx.now())
+	if err != nil {
+		return fmt.Errorf("queue credit note: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return nil
+	}
+	return tx.notifyDispatcher(ctx)
+}
+
+// GatewayRefundDue is a gateway refund no workflow was started for.
+type GatewayRefundDue struct {
+	StoreID        uuid.UUID
+	RefundID       uuid.UUID
+	OrderNumber    string
+	StoreSubdomain string
+}
+
+// FindGatewayRefundsDue lists gateway refunds whose workflow was not started.
+func (db *DB) FindGatewayRefundsDue(ctx context.Context, limit int) ([]GatewayRefundDue, error) {
+	rows, err := db.pool.Query(ctx, `SELECT r.store_id, r.id, o.order_number, COALESCE(s.subdomain, '')
+		FROM order_refunds r JOIN orders o ON o.store_id = r.store_id AND o.id = r.order_id LEFT JOIN stores s ON s.id = r.store_id
+		WHERE r.gateway IS NOT NULL AND r.gateway_started_at IS NULL ORDER BY r.created_at LIMIT $1`, limit)
+	if err != nil {
+		return nil, fmt.Errorf("find gateway refunds due: %w", err)
+	}
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (GatewayRefundDue, error) {
+		var d GatewayRefundDue
+		return d, row.Scan(&d.StoreID, &d.RefundID, &d.OrderNumber, &d.StoreSubdomain)
+	})
+}
+
+// MarkGatewayRefundStarted records that the refund's workflow was started.
+func (db *DB) MarkGatewayRefundStarted(ctx context.Context, storeID, refundID uuid.UUID) error {
+	if _, err := db.pool.Exec(ctx, `UPDATE order_refunds SET gateway_started_at = $3 WHERE store_id = $1 AND id = $2`,
+		storeID, refundID, db.now()); err != nil {
+		return fmt.Errorf("mark gateway refund started: %w", err)
+	}
+	return nil
+}
+
+// GatewayRefundRequest is what the gateway is asked to pay back.
+type GatewayRefundRequest struct {
+	Refund   Refund
+	Currency string
+	Provider string
+	Payment  string // the gateway's id of the payment
+}
+
+// FindGatewayRefundRequest reads a gateway refund with the payment it goes
+// back to.
+func (r reader) FindGatewayRefundRequest(ctx context.Context, storeID, refundID uuid.UUID) (GatewayRefundRequest, error) {
+	ref, err := r.FindRefund(ctx, storeID, refundID)
+	if err != nil {
+		return GatewayRefundRequest{}, err
+	}
+	if ref.Gateway == nil {
+		return GatewayRefundRequest{}, fmt.Errorf("refund %s is not a gateway refund", refundID)
+	}
+	req := GatewayRefundRequest{Refund: ref, Provider: *ref.Gateway}
+	if err := r.q.QueryRow(ctx, `SELECT o.currency, p.reference FROM orders o
+		JOIN order_payments p ON p.store_id = o.store_id AND p.order_id = o.id AND p.source = 'gateway' AND p.provider = $3 AND p.reference IS NOT NULL
+		WHERE o.store_id = $1 AND o.id = $2 ORDER BY p.created_at DESC LIMIT 1`, storeID, ref.OrderID, req.Provider).Scan(&req.Currency, &req.Payment); err != nil {
+		return GatewayRefundRequest{}, notFoundIfNoRows(err, "find gateway payment of refund "+refundID.String())
+	}
+	return req, nil
+}
+
+// RecordGatewayRefund keeps the gateway's answer on a pending refund:
+// succeeded and failed settle it (as the gateway, no actor); pending keeps
+// the gateway's reference until the gateway confirms. A refund no longer
+// pending is left as it is.
+func (tx *Tx) RecordGatewayRefund(ctx context.Context, storeID, refundID uuid.UUID, status, reference, failure string) (Refund, error) {
+	o, err := tx.lockOrderOf(ctx, "order_refunds", storeID, refundID)
+	if err != nil {
+		return Refund{}, err
+	}
+	r, err := scanRefund(tx.tx.QueryRow(ctx, `SELECT `+refundColumns+` FROM order_refunds WHERE store_id = $1 AND id = $2 FOR UPDATE`, storeID, refundID))
+	if err != nil {
+		return Refund{}, notFoundIfNoRows(err, "find refund "+refundID.String())
+	}
+	if r.Status != RefundPending {
+		return r, nil
+	}
+	ref := nilIfEmpty(reference)
+	switch status {
+	case RefundSucceeded:
+		err = tx.settleRefund(ctx, &o, &r, RefundSucceeded, ref, nil, nil)
+	case RefundFailed:
+		err = tx.settleRefund(ctx, &o, &r, RefundFailed, ref, &failure, nil)
+	default:
+		_, err = tx.tx.Exec(ctx, `UPDATE order_refunds SET reference = $3 WHERE store_id = $1 AND id = $2`, storeID, refundID, ref)
+	}
+	if err != nil {
+		return Refund{}, err
+	}
+	return tx.FindRefund(ctx, storeID, refundID)
+}
+
+func nilIfEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }

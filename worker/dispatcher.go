@@ -167,6 +167,7 @@ func (d *Dispatcher) startRowWorkflows(ctx context.Context) {
 	d.startProofHashes(ctx)
 	d.startEInvoiceSyncs(ctx)
 	d.startWaybills(ctx)
+	d.startGatewayRefunds(ctx)
 }
 
 // drainOutbox turns the outbox into batches of deliveries until it is empty
@@ -431,6 +432,31 @@ func (d *Dispatcher) startWaybills(ctx context.Context) {
 		}
 		if err := d.DB.MarkWaybillStarted(ctx, w); err != nil {
 			d.Log.Error("mark waybill started", slog.Any("error", err))
+			return
+		}
+	}
+}
+
+// startGatewayRefunds starts the refund:<id> workflow of every card refund
+// going back through the gateway.
+func (d *Dispatcher) startGatewayRefunds(ctx context.Context) {
+	due, err := d.DB.FindGatewayRefundsDue(ctx, 100)
+	if err != nil {
+		if ctx.Err() == nil {
+			d.Log.Error("find gateway refunds due", slog.Any("error", err))
+		}
+		return
+	}
+	for _, r := range due {
+		work := workflows.Work{Kind: workflows.KindRefund, StoreID: r.StoreID, ResourceID: r.RefundID, OrderNumber: r.OrderNumber,
+			Summary: "card refund · " + r.OrderNumber + " · " + workflows.StoreLabel(r.StoreSubdomain, r.StoreID)}
+		if _, err := d.startOnce(ctx, d.TaskQueue, workflows.RefundWorkflowID(r.RefundID), work, enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+			workflows.Refund, workflows.RefundInput{StoreID: r.StoreID, RefundID: r.RefundID}); err != nil {
+			d.Log.Warn("start refund workflow", slog.String("refund_id", r.RefundID.String()), slog.Any("error", err))
+			return
+		}
+		if err := d.DB.MarkGatewayRefundStarted(ctx, r.StoreID, r.RefundID); err != nil {
+			d.Log.Error("mark gateway refund started", slog.Any("error", err))
 			return
 		}
 	}

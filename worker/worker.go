@@ -46,6 +46,7 @@ func RegisterWorkflows(r WorkflowRegistry) {
 	r.RegisterWorkflow(workflows.RecoveryEmail)
 	r.RegisterWorkflow(workflows.PurgeExpired)
 	r.RegisterWorkflow(workflows.ShipmentWaybill)
+	r.RegisterWorkflow(workflows.Refund)
 }
 
 // StopTimeout is how long a stopping worker lets running activities finish

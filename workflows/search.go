@@ -49,6 +49,7 @@ const (
 	KindAbandonment     WorkKind = "abandonment-sweep"
 	KindPurge           WorkKind = "purge-expired"
 	KindShipmentWaybill WorkKind = "shipment-waybill"
+	KindRefund          WorkKind = "refund"
 )
 
 // Work describes one workflow to an operator: its search attributes and

@@ -23,6 +23,10 @@ type Invoice struct {
 	Amount      string `json:"amount"` // decimal major units
 	Currency    string `json:"currency"`
 	IssuedAt    string `json:"issued_at"`
+	// Kind is "invoice", or "credit_note" for a refund, which names the
+	// invoice it credits (our id, as sent when that invoice was issued).
+	Kind    string `json:"kind"`
+	Credits string `json:"credits_invoice_id,omitempty"`
 }
 
 // Authority issues and cancels e-invoices.

@@ -61,6 +61,12 @@ type Config struct {
 	EInvoiceURL   string `envconfig:"EINVOICE_URL"`
 	EInvoiceToken string `envconfig:"EINVOICE_TOKEN"`
 
+	// Card gateways (decisions §18): the key that seals stores' gateway
+	// secrets (32 bytes, base64; required once a store connects a gateway)
+	// and Stripe's API address (empty: api.stripe.com; stripe-mock in dev).
+	SecretsKey    string `envconfig:"SECRETS_KEY"`
+	StripeAPIBase string `envconfig:"STRIPE_API_BASE"`
+
 	// Webhooks (decisions §7). The first two are for dev and tests only.
 	WebhookAllowPrivate  bool         `envconfig:"WEBHOOK_ALLOW_PRIVATE" default:"false"`
 	WebhookCAFile        string       `envconfig:"WEBHOOK_CA_FILE"`

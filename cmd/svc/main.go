@@ -216,10 +216,14 @@ func startWorker(ctx context.Context, cfg Config, d deps, log *slog.Logger, work
 		chat = activities.HTTPChatProvider{BaseURL: cfg.ChatBaseURL, Token: cfg.ChatToken}
 	}
 	printer := &waybill.Printer{ExecPath: cfg.ChromiumPath}
+	sealer, err := secretsSealer(cfg)
+	if err != nil {
+		return nil, err
+	}
 	w := worker.New(d.temporal, cfg.TaskQueue, &activities.Activities{DB: d.db, Blob: d.blob, HTTPClient: httpClient,
 		BaseURL: cfg.BaseURL, Mailer: mailer, Chat: chat, Waybills: printer,
 		EInvoices: &einvoice.HTTP{BaseURL: cfg.EInvoiceURL, Token: cfg.EInvoiceToken, Client: &http.Client{Timeout: 30 * time.Second}},
-		Metrics:   workerMetrics}, worker.Options{})
+		Secrets:   sealer, StripeAPIBase: cfg.StripeAPIBase, Metrics: workerMetrics}, worker.Options{})
 	if err := w.Start(); err != nil {
 		return nil, fmt.Errorf("start worker: %w", err)
 	}
@@ -359,4 +363,17 @@ func migrate(ctx context.Context, url string, stdout io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "database at migration %d\n", version)
 	return nil
+}
+
+// secretsSealer opens SVC_SECRETS_KEY; unset, no gateway secret can be
+// sealed or opened (gateway refunds fail as not connected).
+func secretsSealer(cfg Config) (*storage.Sealer, error) {
+	if cfg.SecretsKey == "" {
+		return nil, nil
+	}
+	sealer, err := storage.NewSealer(cfg.SecretsKey)
+	if err != nil {
+		return nil, fmt.Errorf("SVC_SECRETS_KEY: %w", err)
+	}
+	return sealer, nil
 }

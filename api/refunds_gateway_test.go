@@ -1,0 +1,255 @@
+package api_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/merchantsvc/svc/activities/einvoice"
+	"github.com/merchantsvc/svc/api"
+	"github.com/merchantsvc/svc/internal/testenv"
+	"github.com/merchantsvc/svc/storage"
+)
+
+// fakeStripe is Stripe's refund endpoint on loopback: it checks the
+// secret key, answers 500 to the first failFirst calls, refuses with a 400
+// card error when refuse is set, and answers a replayed Idempotency-Key
+// with the refund it made the first time.
+type fakeStripe struct {
+	key       string
+	mu        sync.Mutex
+	failFirst int
+	refuse    bool
+	calls     int
+	refunds   map[string]string // Idempotency-Key → refund id
+	bodies    []map[string]string
+}
+
+func (f *fakeStripe) serve(t *testing.T) string {
+	f.refunds = map[string]string{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		if r.Header.Get("Authorization") != "Bearer "+f.key {
+			w.WriteHeader(http.StatusUnauthorized)
+			fmt.Fprint(w, `{"error":{"type":"invalid_request_error","message":"Invalid API Key provided"}}`)
+			return
+		}
+		if r.Method != http.MethodPost || r.URL.Path != "/v1/refunds" {
+			w.WriteHeader(http.StatusNotFound)
+			fmt.Fprint(w, `{"error":{"type":"invalid_request_error","message":"Unrecognized request URL"}}`)
+			return
+		}
+		f.calls++
+		if f.calls <= f.failFirst {
+			w.WriteHeader(http.StatusInternalServerError)
+			fmt.Fprint(w, `{"error":{"type":"api_error","message":"An unknown error occurred"}}`)
+			return
+		}
+		if f.refuse {
+			w.WriteHeader(http.StatusBadRequest)
+			fmt.Fprint(w, `{"error":{"type":"invalid_request_error","code":"charge_already_refunded","message":"Charge has already been refunded."}}`)
+			return
+		}
+		_ = r.ParseForm()
+		body := map[string]string{"idempotency_key": r.Header.Get("Idempotency-Key")}
+		for k := range r.PostForm {
+			body[k] = r.PostForm.Get(k)
+		}
+		f.bodies = append(f.bodies, body)
+		id, ok := f.refunds[body["idempotency_key"]]
+		if !ok {
+			id = fmt.Sprintf("re_test_%d", len(f.refunds)+1)
+			f.refunds[body["idempotency_key"]] = id
+		}
+		fmt.Fprintf(w, `{"id":%q,"object":"refund","amount":%s,"currency":"egp","payment_intent":%q,"status":"succeeded"}`,
+			id, body["amount"], body["payment_intent"])
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+func newSealer(t *testing.T) *storage.Sealer {
+	key := make([]byte, 32)
+	_, _ = rand.Read(key)
+	sealer, err := storage.NewSealer(base64.StdEncoding.EncodeToString(key))
+	require.NoError(t, err)
+	return sealer
+}
+
+// cardOrderPaid places a card order and pays it through the gateway with
+// the PaymentIntent pi.
+func (h *harness) cardOrderPaid(s shop, qty int, pi string) map[string]any {
+	h.t.Helper()
+	order := h.placeOrder(s, "card", qty)
+	require.NoError(h.t, h.db.InTx(context.Background(), func(tx *storage.Tx) error {
+		_, err := tx.PayThroughGateway(context.Background(), uuid.MustParse(s.m.storeID), uuid.MustParse(order["id"].(string)),
+			storage.GatewayStripe, pi, int64(order["total"].(float64)))
+		return err
+	}))
+	return h.getOrder(s, order["id"].(string))
+}
+
+// `original` on a card order goes back through the gateway in the
+// refund:<id> workflow: a gateway that fails twice is retried under one
+// idempotency key, the refund succeeds with the gateway's id, it cannot be
+// settled by hand, and the order becomes partially_refunded; a refusal
+// fails the refund and frees its amount; an order paid by card by hand has
+// no original to go back to.
+func TestCardRefundsGoThroughTheGateway(t *testing.T) {
+	h := newHarness(t, api.Config{})
+	stripe := &fakeStripe{key: "sk_test_refunds_4242", failFirst: 2}
+	h.stripeBase = stripe.serve(t)
+	h.secrets = newSealer(t)
+	h.startWorker(nil)
+	s := newShop(t, h, "cardrefund", 10)
+	storeID := uuid.MustParse(s.m.storeID)
+	require.NoError(t, h.db.InTx(context.Background(), func(tx *storage.Tx) error {
+		return tx.ConnectGateway(context.Background(), h.secrets, storage.GatewayAccount{StoreID: storeID, Provider: storage.GatewayStripe,
+			SecretKey: stripe.key, WebhookSecret: "whsec_test"})
+	}))
+	var sealed []byte
+	require.NoError(t, testenv.SQL(t, h.db).QueryRow(context.Background(), `SELECT secret_key_sealed FROM payment_gateways WHERE store_id = $1`, storeID).Scan(&sealed))
+	require.NotContains(t, string(sealed), stripe.key, "the secret key is stored sealed")
+
+	order := h.cardOrderPaid(s, 2, "pi_test_card_1")
+	orderID := order["id"].(string)
+	require.Equal(t, "paid", order["payment_status"])
+
+	manual := h.refund(s, orderID, "card-settled", map[string]any{"amount": 1000, "method": "original", "reason": "x", "settled": true})
+	require.Equal(t, http.StatusUnprocessableEntity, manual.Status, string(manual.Raw))
+	require.Equal(t, "automatic", manual.fieldCode("settled"))
+
+	created := h.refund(s, orderID, "card-1", map[string]any{"amount": 20000, "method": "original", "reason": "damaged in transit"})
+	require.Equal(t, http.StatusCreated, created.Status, string(created.Raw))
+	refundID := created.data()["id"].(string)
+	require.Equal(t, "pending", created.data()["status"])
+	byHand := h.settle(s, refundID, "card-settle", map[string]any{"status": "succeeded"})
+	require.Equal(t, http.StatusConflict, byHand.Status, string(byHand.Raw))
+	require.Equal(t, "REFUND_AUTOMATIC", byHand.errorCode())
+
+	getRefund := func(id string) map[string]any {
+		return h.do(request{method: "GET", path: storePath(s.m.storeID, "/refunds/"+id), auth: bearer(s.token)}).data()
+	}
+	require.Eventually(t, func() bool { return getRefund(refundID)["status"] == "succeeded" }, 30*time.Second, 50*time.Millisecond)
+	require.Equal(t, "re_test_1", getRefund(refundID)["reference"])
+	stripe.mu.Lock()
+	require.Equal(t, 3, stripe.calls, "two 500s, then the refund")
+	require.Equal(t, []map[string]string{{"idempotency_key": "refund:" + refundID, "amount": "20000", "payment_intent": "pi_test_card_1",
+		"metadata[store_id]": s.m.storeID, "metadata[order_id]": orderID, "metadata[refund_id]": refundID}}, stripe.bodies)
+	stripe.refuse = true
+	stripe.mu.Unlock()
+	require.Equal(t, "partially_refunded", h.getOrder(s, orderID)["payment_status"])
+	wf, err := h.temporal.DescribeWorkflowExecution(context.Background(), "refund:"+refundID, "")
+	require.NoError(t, err)
+	require.Equal(t, "Refund", wf.GetWorkflowExecutionInfo().GetType().GetName())
+	require.Contains(t, string(wf.GetWorkflowExecutionInfo().GetSearchAttributes().GetIndexedFields()["WorkKind"].GetData()), "refund")
+
+	// A refusal fails the refund with the gateway's reason and frees the amount.
+	rest := int64(order["paid_total"].(float64)) - 20000
+	refused := h.refund(s, orderID, "card-2", map[string]any{"amount": rest, "method": "original", "reason": "x"})
+	require.Equal(t, http.StatusCreated, refused.Status, string(refused.Raw))
+	refusedID := refused.data()["id"].(string)
+	require.Eventually(t, func() bool { return getRefund(refusedID)["status"] == "failed" }, 30*time.Second, 50*time.Millisecond)
+	require.Contains(t, getRefund(refusedID)["failure_reason"], "charge_already_refunded")
+	stripe.mu.Lock()
+	stripe.refuse = false
+	stripe.mu.Unlock()
+	again := h.refund(s, orderID, "card-3", map[string]any{"amount": rest, "method": "original", "reason": "x"})
+	require.Equal(t, http.StatusCreated, again.Status, "a failed refund frees its amount: %s", again.Raw)
+	require.Eventually(t, func() bool { return getRefund(again.data()["id"].(string))["status"] == "succeeded" }, 30*time.Second, 50*time.Millisecond)
+	require.Equal(t, "refunded", h.getOrder(s, orderID)["payment_status"])
+	unmark := h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders/"+orderID+"/unmark-paid"), auth: bearer(s.token), body: map[string]any{"reason": "x"}})
+	require.Equal(t, "PAYMENT_NOT_REVERSIBLE", unmark.errorCode())
+
+	// The timeline names every step, the gateway's without an actor.
+	timeline := h.do(request{method: "GET", path: storePath(s.m.storeID, "/orders/"+orderID+"/timeline"), auth: bearer(s.token)})
+	var kinds []string
+	for _, e := range timeline.Body["data"].([]any) {
+		entry := e.(map[string]any)
+		if k := entry["kind"].(string); strings.HasPrefix(k, "refund_") {
+			by := "gateway"
+			if entry["author_user_id"] != nil {
+				by = "merchant"
+			}
+			kinds = append(kinds, k+" by "+by)
+		}
+	}
+	require.Equal(t, []string{"refund_created by merchant", "refund_succeeded by gateway", "refund_created by merchant", "refund_failed by gateway",
+		"refund_created by merchant", "refund_succeeded by gateway"}, kinds)
+
+	// A card order marked paid by hand has no gateway payment to go back to.
+	byCardByHand := h.placeOrder(s, "card", 1)
+	require.Equal(t, http.StatusOK, h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders/"+byCardByHand["id"].(string)+"/mark-paid"), auth: bearer(s.token)}).Status)
+	unavailable := h.refund(s, byCardByHand["id"].(string), "card-hand", map[string]any{"amount": 100, "method": "original", "reason": "x"})
+	require.Equal(t, http.StatusUnprocessableEntity, unavailable.Status)
+	require.Equal(t, "original_unavailable", unavailable.fieldCode("method"))
+	require.NotEmpty(t, unavailable.fieldMessageAr("method"))
+}
+
+// A store whose gateway was disconnected fails the refund at once
+// (gateway_not_connected) and frees its amount.
+func TestCardRefundWithoutAConnectedGatewayFails(t *testing.T) {
+	h := newHarness(t, api.Config{})
+	h.secrets = newSealer(t)
+	h.startWorker(nil)
+	s := newShop(t, h, "cardnogw", 10)
+	order := h.cardOrderPaid(s, 1, "pi_test_card_2")
+	created := h.refund(s, order["id"].(string), "nogw", map[string]any{"amount": 1000, "method": "original", "reason": "x"})
+	require.Equal(t, http.StatusCreated, created.Status, string(created.Raw))
+	id := created.data()["id"].(string)
+	require.Eventually(t, func() bool {
+		r := h.do(request{method: "GET", path: storePath(s.m.storeID, "/refunds/"+id), auth: bearer(s.token)}).data()
+		return r["status"] == "failed" && r["failure_reason"] == "gateway_not_connected"
+	}, 30*time.Second, 50*time.Millisecond)
+	require.Equal(t, "paid", h.getOrder(s, order["id"].(string))["payment_status"])
+}
+
+// A succeeded refund of an e-invoiced order is issued to the authority as a
+// credit note against the order's invoice; a failed one is not.
+func TestSucceededRefundsQueueCreditNotes(t *testing.T) {
+	h := newHarness(t, api.Config{})
+	authority := &fakeAuthority{}
+	h.authority = &einvoice.HTTP{BaseURL: authority.serve(t).URL, Token: "authority-token"}
+	h.startWorker(nil)
+	s := newShop(t, h, "creditnote", 10)
+	require.Equal(t, true, h.settings(s, map[string]any{"e_invoicing": true}).data()["e_invoicing"])
+	order := h.placeOrder(s, "instapay", 1)
+	id := order["id"].(string)
+	require.Equal(t, http.StatusOK, h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders/"+id+"/mark-paid"), auth: bearer(s.token)}).Status)
+
+	failed := h.refund(s, id, "cn-failed", map[string]any{"amount": 5000, "method": "cash", "reason": "x"})
+	require.Equal(t, http.StatusOK, h.settle(s, failed.data()["id"].(string), "cn-failed-settle", map[string]any{"status": "failed", "failure_reason": "no show"}).Status)
+	ok := h.refund(s, id, "cn-ok", map[string]any{"amount": 12345, "method": "cash", "reason": "x", "settled": true})
+	require.Equal(t, http.StatusCreated, ok.Status, string(ok.Raw))
+
+	var invoices []storage.EInvoice
+	require.Eventually(t, func() bool {
+		var err error
+		invoices, err = h.db.FindEInvoices(context.Background(), uuid.MustParse(s.m.storeID), uuid.MustParse(id))
+		require.NoError(t, err)
+		return len(invoices) == 2 && invoices[0].Status == storage.EInvoiceIssued && invoices[1].Status == storage.EInvoiceIssued
+	}, 20*time.Second, 50*time.Millisecond)
+	require.Equal(t, "invoice", invoices[0].Kind)
+	require.Equal(t, "credit_note", invoices[1].Kind)
+	require.EqualValues(t, 12345, invoices[1].Amount)
+	require.Equal(t, invoices[0].ID, *invoices[1].Credits)
+	require.Equal(t, ok.data()["id"], invoices[1].RefundID.String())
+	authority.mu.Lock()
+	defer authority.mu.Unlock()
+	require.Len(t, authority.issued, 2)
+	require.Equal(t, "credit_note", authority.issued[1]["kind"])
+	require.Equal(t, "123.45", authority.issued[1]["amount"])
+	require.Equal(t, invoices[0].ID.String(), authority.issued[1]["credits_invoice_id"])
+}
