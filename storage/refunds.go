@@ -204,14 +204,7 @@ func (tx *Tx) CreateRefund(ctx context.Context, storeID, orderID uuid.UUID, in N
 		r.Shipping = *in.Shipping
 		sum += r.Shipping
 	}
-	switch {
-	case in.Amount != nil:
-		r.Amount = *in.Amount
-	case len(in.Lines) > 0 || in.Shipping != nil:
-		r.Amount = sum
-	default:
-		r.Amount = o.RefundDue
-	}
+	r.Amount = RefundAmount(in.Amount, len(in.Lines) > 0 || in.Shipping != nil, sum, o.RefundDue)
 	refundable := o.PaidTotal - so.amount
 	if card != nil {
 		refundable = min(refundable, card.refundable)
@@ -252,6 +245,21 @@ func (tx *Tx) CreateRefund(ctx context.Context, storeID, orderID uuid.UUID, in N
 		}
 	}
 	return tx.FindRefund(ctx, storeID, r.ID)
+}
+
+// RefundAmount is what a refund pays (§13): an explicit amount as sent
+// (goodwill may differ from the lines), else the lines' values plus the
+// shipping refunded (covered, their sum), else what the order owes back
+// (refund_due: 0 on COD, what was paid less what was accepted or kept).
+func RefundAmount(explicit *int64, covers bool, linesAndShipping, refundDue int64) int64 {
+	switch {
+	case explicit != nil:
+		return *explicit
+	case covers:
+		return linesAndShipping
+	default:
+		return refundDue
+	}
 }
 
 func nullJSON(raw json.RawMessage) any {

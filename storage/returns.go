@@ -494,12 +494,14 @@ func (tx *Tx) RequestReturn(ctx context.Context, storeID, orderID uuid.UUID, lin
 			return Return{}, fmt.Errorf("request return line: %w", err)
 		}
 	}
-	kind := ActivityReturnRequested
-	if approve {
-		kind = ActivityReturnApproved
-	}
-	if err := tx.addActivity(ctx, o, kind, "", map[string]any{"return_id": r.ID, "lines": r.Lines}, actor); err != nil {
+	// Approved at once is still two steps on the timeline: requested, approved.
+	if err := tx.addActivity(ctx, o, ActivityReturnRequested, "", map[string]any{"return_id": r.ID, "lines": r.Lines}, actor); err != nil {
 		return Return{}, err
+	}
+	if approve {
+		if err := tx.addActivity(ctx, o, ActivityReturnApproved, "", map[string]any{"return_id": r.ID}, actor); err != nil {
+			return Return{}, err
+		}
 	}
 	return tx.FindReturn(ctx, storeID, r.ID)
 }

@@ -63,3 +63,30 @@ func TestLineValue(t *testing.T) {
 		})
 	}
 }
+
+// A refund's amount by §13: an explicit (goodwill) amount wins; lines and
+// shipping pay their sum; neither pays refund_due (0 on COD).
+func TestRefundAmount(t *testing.T) {
+	amount := func(v int64) *int64 { return &v }
+	for _, c := range []struct {
+		name                  string
+		explicit              *int64
+		covers                bool
+		linesAndShipping, due int64
+		expected              int64
+	}{
+		{"lines at their value", nil, true, 45000 - 333, 0, 45000 - 333},
+		{"lines and shipping", nil, true, 45000 - 333 + 5000, 0, 50000 - 333},
+		{"shipping alone", nil, true, 5000, 0, 5000},
+		{"goodwill without lines", amount(2500), false, 0, 0, 2500},
+		{"goodwill below the lines", amount(1000), true, 44667, 0, 1000},
+		{"goodwill above the lines (the cap decides)", amount(60000), true, 44667, 0, 60000},
+		{"nothing sent: what is owed (prepaid partial acceptance)", nil, false, 0, 45000, 45000},
+		{"nothing sent on COD: nothing owed", nil, false, 0, 0, 0},
+		{"lines sent beat refund_due", nil, true, 44667, 90000, 44667},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			require.Equal(t, c.expected, storage.RefundAmount(c.explicit, c.covers, c.linesAndShipping, c.due))
+		})
+	}
+}

@@ -19,7 +19,7 @@ var shipmentWords = map[string]map[string]string{
 		"nav_shipments": "الشحنات", "shipments_title": "الشحنات", "day": "اليوم", "show": "عرض", "print_day": "طباعة بوالص اليوم (ملف PDF واحد)",
 		"number": "الشحنة", "order": "الطلب", "carrier": "شركة الشحن", "tracking": "رقم التتبع", "status": "الحالة", "cod": "التحصيل",
 		"waybill": "البوليصة", "download": "تنزيل PDF", "w_pending": "قيد الإنشاء", "w_failed": "تعذّر الإنشاء",
-		"no_shipments": "لا توجد شحنات في هذا اليوم.", "print": "طباعة",
+		"no_shipments": "لا توجد شحنات في هذا اليوم.", "print": "طباعة", "returns": "المرتجعات والاستردادات",
 		"s_label_created": "البوليصة جاهزة", "s_in_transit": "في الطريق", "s_out_for_delivery": "خرجت للتسليم", "s_failed_attempt": "تعذّر التسليم",
 		"s_delivered": "سُلِّمت", "s_returned_to_sender": "أُرجعت للمرسل", "s_cancelled": "أُلغيت",
 	},
@@ -27,7 +27,7 @@ var shipmentWords = map[string]map[string]string{
 		"nav_shipments": "Shipments", "shipments_title": "Shipments", "day": "Day", "show": "Show", "print_day": "Print the day's waybills (one PDF)",
 		"number": "Shipment", "order": "Order", "carrier": "Carrier", "tracking": "Tracking", "status": "Status", "cod": "COD",
 		"waybill": "Waybill", "download": "Download PDF", "w_pending": "rendering", "w_failed": "failed",
-		"no_shipments": "No shipments on this day.", "print": "Print",
+		"no_shipments": "No shipments on this day.", "print": "Print", "returns": "Returns and refunds",
 		"s_label_created": "label created", "s_in_transit": "in transit", "s_out_for_delivery": "out for delivery", "s_failed_attempt": "failed attempt",
 		"s_delivered": "delivered", "s_returned_to_sender": "returned to sender", "s_cancelled": "cancelled",
 	},
@@ -64,7 +64,7 @@ func (p *Pages) ShipmentsPage() http.Handler {
 			return err
 		}
 		type row struct {
-			ID                                         uuid.UUID
+			ID, OrderID                                uuid.UUID
 			Number, OrderNumber, Carrier, Tracking     string
 			Status, StatusLabel, Waybill, WaybillLabel string
 			COD                                        string
@@ -72,7 +72,7 @@ func (p *Pages) ShipmentsPage() http.Handler {
 		words := shipmentWords[lang]
 		rows := make([]row, 0, len(list))
 		for _, s := range list {
-			one := row{ID: s.ID, Number: s.Number, OrderNumber: s.OrderNumber, Carrier: s.Carrier, Status: string(s.Status),
+			one := row{ID: s.ID, OrderID: s.OrderID, Number: s.Number, OrderNumber: s.OrderNumber, Carrier: s.Carrier, Status: string(s.Status),
 				StatusLabel: words["s_"+string(s.Status)], Waybill: s.WaybillStatus, WaybillLabel: words["w_"+s.WaybillStatus],
 				COD: storage.FormatPrice(s.CODAmount, storage.CurrencyExponent(store.Currency)) + " " + store.Currency}
 			if s.TrackingNumber != nil {

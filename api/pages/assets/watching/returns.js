@@ -1,0 +1,45 @@
+// The returns page's receive button posts the return's lines, as the
+// merchant set them, to the JSON API with the page's session; the API's
+// answer (or its error, in the page's language) is shown, and the page
+// reloads after a receipt.
+
+const storeID = document.body.dataset.storeId;
+const lang = document.body.dataset.lang;
+const words = document.getElementById("words").dataset;
+
+for (const article of document.querySelectorAll("article.return")) {
+  const button = article.querySelector("button.receive");
+  if (!button) continue;
+  const result = article.querySelector(".result");
+  button.addEventListener("click", async () => {
+    button.disabled = true;
+    const lines = [...article.querySelectorAll("tr.line")].map((row) => {
+      const line = {
+        line_id: row.dataset.lineId,
+        received_quantity: Number(row.querySelector("input.received").value),
+        restock: row.querySelector("input.restock").checked,
+      };
+      const location = row.querySelector("select.location")?.value;
+      if (line.restock && location) line.location_id = location;
+      return line;
+    });
+    const res = await fetch(`/api/v1/stores/${storeID}/returns/${article.dataset.returnId}/receive`, {
+      method: "POST", credentials: "same-origin",
+      headers: { "Content-Type": "application/json", "Idempotency-Key": crypto.randomUUID() },
+      body: JSON.stringify({ lines }),
+    });
+    const json = await res.json().catch(() => ({}));
+    result.dataset.ok = String(res.ok);
+    if (res.ok) {
+      result.textContent = words.received;
+      setTimeout(() => location.reload(), 800);
+      return;
+    }
+    const err = json.error || {};
+    const field = (err.fields || [])[0];
+    const message = field ? (lang === "ar" ? field.message_ar : field.message) : (lang === "ar" ? err.message_ar : err.message);
+    result.textContent = message || String(res.status);
+    result.classList.add("error");
+    button.disabled = false;
+  });
+}
