@@ -33,7 +33,7 @@ var routeAccess = map[string]string{
 	"GET /stores/{store_id}/work":                                                             "page",
 	"GET /stores/{store_id}/shipments":                                                        "page",
 	"GET /stores/{store_id}/shipments/print":                                                  "page",
-	"GET /stores/{store_id}/orders/{order_id}/returns":                                         "page",
+	"GET /stores/{store_id}/orders/{order_id}/returns":                                        "page",
 	"GET /healthz":                                                                            "public",
 	"GET /metrics":                                                                            "public",
 	"GET /readyz":                                                                             "public",
