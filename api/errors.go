@@ -208,6 +208,8 @@ func toAPIError(err error) *apiError {
 		return errRefundNotPending
 	case errors.Is(err, storage.ErrRefundAutomatic):
 		return errRefundAutomatic
+	case errors.Is(err, storage.ErrDuplicateDiscountCode):
+		return errDuplicateDiscountCode
 	case errors.Is(err, storage.ErrProofLimit):
 		return errProofLimit
 	case errors.Is(err, storage.ErrProofNotReviewable):

@@ -175,6 +175,15 @@ func (s *Server) routes() *chi.Mux {
 				r.With(ordersWrite).Method(http.MethodPost, "/{return_id}/decline", s.handleMoveReturn(storage.ReturnDeclined))
 				r.With(ordersWrite).Method(http.MethodPost, "/{return_id}/cancel", s.handleMoveReturn(storage.ReturnCancelled))
 			})
+			marketingRead, marketingWrite := s.requireScope("marketing:read"), s.requireScope("marketing:write")
+			r.Route("/discounts", func(r chi.Router) {
+				r.With(marketingWrite).Method(http.MethodPost, "/", s.handleCreateDiscount())
+				r.With(marketingRead).Method(http.MethodGet, "/", s.handleListDiscounts())
+				r.With(marketingRead).Method(http.MethodGet, "/{discount_id}", s.handleGetDiscount())
+				r.With(marketingWrite).Method(http.MethodPatch, "/{discount_id}", s.handleUpdateDiscount())
+				r.With(marketingWrite).Method(http.MethodDelete, "/{discount_id}", s.handleDeleteDiscount())
+				r.With(marketingRead).Method(http.MethodGet, "/{discount_id}/redemptions", s.handleListRedemptions())
+			})
 			r.Route("/refunds", func(r chi.Router) {
 				r.With(ordersRead).Method(http.MethodGet, "/{refund_id}", s.handleGetRefund())
 				r.With(ordersWrite, requireIdempotencyKey).Method(http.MethodPost, "/{refund_id}/settle", s.handleSettleRefund())

@@ -59,6 +59,10 @@ func arabicFieldMessage(code string) string {
 		return "الكمية أكبر من القطع التي لم تُسترد بعد"
 	case "exceeds_shipping":
 		return "المبلغ أكبر من رسوم الشحن التي لم تُسترد بعد"
+	case "not_allowed":
+		return "هذا الحقل غير مسموح به هنا"
+	case "immutable":
+		return "لا يمكن تغيير هذه القيمة؛ أنشئ خصمًا جديدًا"
 	case "automatic":
 		return "يُسوّى الاسترداد عبر بوابة الدفع تلقائيًا"
 	case "original_unavailable":
