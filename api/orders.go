@@ -25,6 +25,7 @@ type orderLineResponse struct {
 	UnitPrice        int64      `json:"unit_price"`
 	Total            int64      `json:"total"`
 	ReturnedQuantity int        `json:"returned_quantity"`
+	Discount         int64      `json:"discount"`
 }
 
 type orderResponse struct {
@@ -51,6 +52,8 @@ type orderResponse struct {
 	Notes             string              `json:"notes"`
 	CancelReason      *string             `json:"cancel_reason"`
 	Lines             []orderLineResponse `json:"lines,omitempty"`
+	// Discounts come with the lines (a full order, not a list's summary).
+	Discounts *[]storage.AppliedDiscount `json:"discounts,omitempty"`
 	CreatedAt         time.Time           `json:"created_at"`
 	UpdatedAt         time.Time           `json:"updated_at"`
 }
@@ -63,6 +66,13 @@ func newOrderResponse(o storage.Order) orderResponse {
 		Customer: orderCustomer{ID: o.Customer.ID, Name: o.Customer.Name, Email: o.Customer.Email, Phone: o.Customer.Phone}, ShippingAddress: o.ShippingAddress, TrackingNumber: o.TrackingNumber, Notes: o.Notes,
 		CancelReason: o.CancelReason, CreatedAt: o.CreatedAt.UTC(), UpdatedAt: o.UpdatedAt.UTC()}
 	resp.Lines = newOrderLineResponses(o.Lines)
+	if o.Lines != nil {
+		discounts := o.Discounts
+		if discounts == nil {
+			discounts = []storage.AppliedDiscount{}
+		}
+		resp.Discounts = &discounts
+	}
 	return resp
 }
 
@@ -70,7 +80,7 @@ func newOrderLineResponses(lines []storage.OrderLine) []orderLineResponse {
 	var out []orderLineResponse
 	for _, l := range lines {
 		out = append(out, orderLineResponse{ID: l.ID, VariantID: l.VariantID, ProductID: l.ProductID, Name: l.Name,
-			SKU: l.SKU, Quantity: l.Quantity, UnitPrice: l.UnitPrice, Total: l.Total, ReturnedQuantity: l.ReturnedQuantity})
+			SKU: l.SKU, Quantity: l.Quantity, UnitPrice: l.UnitPrice, Total: l.Total, ReturnedQuantity: l.ReturnedQuantity, Discount: l.Discount})
 	}
 	return out
 }

@@ -77,6 +77,8 @@ type Order struct {
 	CreatedAt         time.Time
 	UpdatedAt         time.Time
 	Lines             []OrderLine
+	// Discounts are the discounts applied (§14); Discount is their sum.
+	Discounts []AppliedDiscount
 }
 
 // BalanceDue is what is still to be paid of the collectible total.
@@ -93,6 +95,7 @@ type OrderLine struct {
 	UnitPrice        int64
 	Total            int64
 	ReturnedQuantity int
+	Discount         int64 // the line's share of the order's discounts
 }
 
 // OrderCustomer is the customer snapshot kept on an order.
@@ -142,14 +145,14 @@ func (e *TransitionError) Error() string {
 
 const orderColumns = `id, store_id, order_number, status, payment_status, fulfillment_status, payment_method, currency,
 	customer_id, customer, shipping_address, subtotal, shipping_fee, discount, total, paid_total, collectible_total,
-	collected_total, refund_due, tracking_number, notes, cancel_reason, created_at, updated_at`
+	collected_total, refund_due, tracking_number, notes, cancel_reason, created_at, updated_at, discounts`
 
 func scanOrder(row pgx.Row) (Order, error) {
 	var o Order
 	err := row.Scan(&o.ID, &o.StoreID, &o.OrderNumber, &o.Status, &o.PaymentStatus, &o.FulfillmentStatus, &o.PaymentMethod,
 		&o.Currency, &o.CustomerID, &o.Customer, &o.ShippingAddress, &o.Subtotal, &o.ShippingFee, &o.Discount, &o.Total,
 		&o.PaidTotal, &o.CollectibleTotal, &o.CollectedTotal, &o.RefundDue, &o.TrackingNumber, &o.Notes, &o.CancelReason,
-		&o.CreatedAt, &o.UpdatedAt)
+		&o.CreatedAt, &o.UpdatedAt, &o.Discounts)
 	return o, err
 }
 
@@ -176,19 +179,8 @@ func (tx *Tx) CreateOrder(ctx context.Context, in NewOrder) (Order, error) {
 	if err != nil {
 		return Order{}, err
 	}
-	tooLarge := &InvalidError{Field: "lines", Code: "out_of_range", Message: "the order total must not exceed 10^12 minor units"}
-	for _, l := range o.Lines {
-		var ok bool
-		if o.Subtotal, ok = addAmounts(o.Subtotal, l.Total); !ok {
-			return Order{}, tooLarge
-		}
-	}
-	o.Total = o.Subtotal + o.ShippingFee - o.Discount // each ≤ MaxAmount·100 lines: no overflow
-	if o.Total > MaxAmount {
-		return Order{}, tooLarge
-	}
-	if o.Total < 0 {
-		return Order{}, &InvalidError{Field: "discount", Code: "out_of_range", Message: "must not exceed the subtotal plus shipping"}
+	if err := tx.priceOrder(ctx, &o, in); err != nil {
+		return Order{}, err
 	}
 	o.CollectibleTotal = o.Total
 	var number int64
@@ -203,10 +195,10 @@ func (tx *Tx) CreateOrder(ctx context.Context, in NewOrder) (Order, error) {
 	o.CreatedAt, o.UpdatedAt = now, now
 	search := strings.ToLower(strings.Join([]string{o.OrderNumber, customer.Name, deref(customer.Email), deref(customer.Phone)}, " "))
 	_, err = tx.tx.Exec(ctx, `INSERT INTO orders (`+orderColumns+`, search_text, customer_phone, trace_parent) VALUES ($1, $2, $3, $4, $5, $6, $7,
-		$8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $23, $24, $25, NULLIF($26, ''))`,
+		$8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $23, $27, $24, $25, NULLIF($26, ''))`,
 		o.ID, o.StoreID, o.OrderNumber, o.Status, o.PaymentStatus, o.FulfillmentStatus, o.PaymentMethod, o.Currency, o.CustomerID,
 		o.Customer, o.ShippingAddress, o.Subtotal, o.ShippingFee, o.Discount, o.Total, o.PaidTotal, o.CollectibleTotal,
-		o.CollectedTotal, o.RefundDue, o.TrackingNumber, o.Notes, o.CancelReason, now, search, customer.Phone, traceParent(ctx))
+		o.CollectedTotal, o.RefundDue, o.TrackingNumber, o.Notes, o.CancelReason, now, search, customer.Phone, traceParent(ctx), o.Discounts)
 	if err != nil {
 		return Order{}, fmt.Errorf("create order: %w", err)
 	}
@@ -214,8 +206,8 @@ func (tx *Tx) CreateOrder(ctx context.Context, in NewOrder) (Order, error) {
 		l := &o.Lines[i]
 		l.ID = NewID()
 		if _, err := tx.tx.Exec(ctx, `INSERT INTO order_lines (id, store_id, order_id, variant_id, product_id, name, sku, quantity,
-				unit_price, total, position) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-			l.ID, o.StoreID, o.ID, l.VariantID, l.ProductID, l.Name, l.SKU, l.Quantity, l.UnitPrice, l.Total, i+1); err != nil {
+				unit_price, total, position, discount) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+			l.ID, o.StoreID, o.ID, l.VariantID, l.ProductID, l.Name, l.SKU, l.Quantity, l.UnitPrice, l.Total, i+1, l.Discount); err != nil {
 			return Order{}, fmt.Errorf("create order line: %w", err)
 		}
 	}
@@ -353,14 +345,14 @@ func (tx *Tx) emitStatusChanged(ctx context.Context, o Order, from OrderStatus) 
 }
 
 func (r reader) orderLinesOf(ctx context.Context, storeID, orderID uuid.UUID) ([]OrderLine, error) {
-	rows, err := r.q.Query(ctx, `SELECT id, variant_id, product_id, name, sku, quantity, unit_price, total, returned_quantity
+	rows, err := r.q.Query(ctx, `SELECT id, variant_id, product_id, name, sku, quantity, unit_price, total, returned_quantity, discount
 		FROM order_lines WHERE store_id = $1 AND order_id = $2 ORDER BY position`, storeID, orderID)
 	if err != nil {
 		return nil, fmt.Errorf("find order lines: %w", err)
 	}
 	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (OrderLine, error) {
 		var l OrderLine
-		err := row.Scan(&l.ID, &l.VariantID, &l.ProductID, &l.Name, &l.SKU, &l.Quantity, &l.UnitPrice, &l.Total, &l.ReturnedQuantity)
+		err := row.Scan(&l.ID, &l.VariantID, &l.ProductID, &l.Name, &l.SKU, &l.Quantity, &l.UnitPrice, &l.Total, &l.ReturnedQuantity, &l.Discount)
 		return l, err
 	})
 }

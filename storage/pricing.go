@@ -2,6 +2,7 @@ package storage
 
 import (
 	"bytes"
+	"context"
 	"math/bits"
 	"slices"
 	"time"
@@ -395,4 +396,32 @@ func sum(xs []int64) int64 {
 		s += x
 	}
 	return s
+}
+
+// priceOrder prices a new order's lines with the one pricing function:
+// the manual shipping fee and the manual discount, spread over the lines.
+// A total above 10^12 minor units, or below zero, is refused.
+func (tx *Tx) priceOrder(ctx context.Context, o *Order, in NewOrder) error {
+	tooLarge := &InvalidError{Field: "lines", Code: "out_of_range", Message: "the order total must not exceed 10^12 minor units"}
+	lines := make([]PricedLine, len(o.Lines))
+	var subtotal int64
+	for i, l := range o.Lines {
+		var ok bool
+		if subtotal, ok = addAmounts(subtotal, l.Total); !ok {
+			return tooLarge
+		}
+		lines[i] = PricedLine{Total: l.Total, ProductID: l.ProductID}
+	}
+	p := Price(PricingInput{Lines: lines, ManualShippingFee: in.ShippingFee, ManualDiscount: in.Discount})
+	if p.Total > MaxAmount {
+		return tooLarge
+	}
+	if p.Total < 0 {
+		return &InvalidError{Field: "discount", Code: "out_of_range", Message: "must not exceed the subtotal plus shipping"}
+	}
+	o.Subtotal, o.ShippingFee, o.Discount, o.Total, o.Discounts = p.Subtotal, p.ShippingFee, p.Discount, p.Total, p.Discounts
+	for i := range o.Lines {
+		o.Lines[i].Discount = p.LineDiscounts[i]
+	}
+	return nil
 }
