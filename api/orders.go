@@ -54,8 +54,8 @@ type orderResponse struct {
 	Lines             []orderLineResponse `json:"lines,omitempty"`
 	// Discounts come with the lines (a full order, not a list's summary).
 	Discounts *[]storage.AppliedDiscount `json:"discounts,omitempty"`
-	CreatedAt         time.Time           `json:"created_at"`
-	UpdatedAt         time.Time           `json:"updated_at"`
+	CreatedAt time.Time                  `json:"created_at"`
+	UpdatedAt time.Time                  `json:"updated_at"`
 }
 
 func newOrderResponse(o storage.Order) orderResponse {
