@@ -1,6 +1,7 @@
 package api
 
 import (
+	"errors"
 	"net/http"
 	"regexp"
 	"strings"
@@ -12,6 +13,27 @@ import (
 )
 
 // Discounts (decisions §14): codes and automatic offers.
+
+var errDiscountUsageLimitReached = newError(http.StatusConflict, "DISCOUNT_USAGE_LIMIT_REACHED",
+	"The discount was used as often as it may while the order was placed; nothing was written",
+	"استُخدم الخصم بالحد الأقصى المسموح أثناء إنشاء الطلب؛ لم يُحفظ شيء")
+
+// discountErrors turns the discount refusals into their 409s.
+func discountErrors(err error) *apiError {
+	var notApplicable *storage.DiscountNotApplicableError
+	switch {
+	case errors.As(err, &notApplicable):
+		return &apiError{Status: http.StatusConflict, Code: "DISCOUNT_NOT_APPLICABLE",
+			Message:   "The discount code does not apply to this order: " + notApplicable.Reason,
+			MessageAr: "رمز الخصم لا ينطبق على هذا الطلب: " + notApplicable.Reason,
+			Reason:    notApplicable.Reason, RequiredSubtotal: notApplicable.RequiredSubtotal}
+	case errors.Is(err, storage.ErrDiscountUsageLimitReached):
+		return errDiscountUsageLimitReached
+	case errors.Is(err, storage.ErrDuplicateDiscountCode):
+		return errDuplicateDiscountCode
+	}
+	return nil
+}
 
 var errDuplicateDiscountCode = newError(http.StatusConflict, "DUPLICATE_DISCOUNT_CODE",
 	"A live discount of the store already has this code", "يوجد خصم فعّال في المتجر بالرمز نفسه")

@@ -23,8 +23,12 @@ type apiError struct {
 	AllowedNext []string
 	// Header is set on the response (an ETag beside a 412).
 	Header http.Header
-	// Current is the resource as it is now, beside a 412.
+	// Current is the resource as it is now, beside a 412 (or the fresh
+	// cart beside a checkout's 409).
 	Current any
+	// Reason says why a discount does not apply (DISCOUNT_NOT_APPLICABLE).
+	Reason           string
+	RequiredSubtotal *int64
 }
 
 func (e *apiError) Error() string { return e.Code + ": " + e.Message }
@@ -38,12 +42,14 @@ type fieldError struct {
 }
 
 type errorBody struct {
-	Code        string       `json:"code"`
-	Message     string       `json:"message"`
-	MessageAr   string       `json:"message_ar"`
-	RequestID   string       `json:"request_id"`
-	Fields      []fieldError `json:"fields,omitempty"`
-	AllowedNext *[]string    `json:"allowed_next,omitempty"`
+	Code             string       `json:"code"`
+	Message          string       `json:"message"`
+	MessageAr        string       `json:"message_ar"`
+	RequestID        string       `json:"request_id"`
+	Fields           []fieldError `json:"fields,omitempty"`
+	AllowedNext      *[]string    `json:"allowed_next,omitempty"`
+	Reason           string       `json:"reason,omitempty"`
+	RequiredSubtotal *int64       `json:"required_subtotal,omitempty"`
 }
 
 type errorEnvelope struct {
@@ -144,6 +150,9 @@ func toAPIError(err error) *apiError {
 	if e := returnErrors(err); e != nil {
 		return e
 	}
+	if e := discountErrors(err); e != nil {
+		return e
+	}
 	switch {
 	case errors.As(err, &apiErr):
 		return apiErr
@@ -208,8 +217,6 @@ func toAPIError(err error) *apiError {
 		return errRefundNotPending
 	case errors.Is(err, storage.ErrRefundAutomatic):
 		return errRefundAutomatic
-	case errors.Is(err, storage.ErrDuplicateDiscountCode):
-		return errDuplicateDiscountCode
 	case errors.Is(err, storage.ErrProofLimit):
 		return errProofLimit
 	case errors.Is(err, storage.ErrProofNotReviewable):
@@ -259,7 +266,7 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	encode(w, e.Status, errorEnvelope{Error: errorBody{
 		Code: e.Code, Message: e.Message, MessageAr: e.MessageAr, RequestID: requestID(r.Context()),
-		Fields: e.Fields, AllowedNext: allowedNext(e),
+		Fields: e.Fields, AllowedNext: allowedNext(e), Reason: e.Reason, RequiredSubtotal: e.RequiredSubtotal,
 	}, Current: e.Current})
 }
 

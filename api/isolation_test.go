@@ -74,6 +74,7 @@ var routeAccess = map[string]string{
 	"GET /api/v1/stores/{store_id}/shipments/{shipment_id}/waybill":                           "orders:read",
 	"POST /api/v1/stores/{store_id}/shipments/{shipment_id}/waybill":                          "orders:write",
 	"GET /api/v1/stores/{store_id}/orders/{order_id}/returns":                                 "orders:read",
+	"POST /api/v1/stores/{store_id}/orders/preview":                                           "orders:read",
 	"POST /api/v1/stores/{store_id}/discounts/":                                               "marketing:write",
 	"GET /api/v1/stores/{store_id}/discounts/":                                                "marketing:read",
 	"GET /api/v1/stores/{store_id}/discounts/{discount_id}":                                   "marketing:read",

@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -113,6 +114,10 @@ type createOrderRequest struct {
 	ShippingFee     int64              `json:"shipping_fee"`
 	Discount        int64              `json:"discount"`
 	Notes           string             `json:"notes"`
+	// DiscountCode and ApplyAutomaticDiscounts price with the store's
+	// discounts (§14); without them an order prices as before.
+	DiscountCode            *string `json:"discount_code"`
+	ApplyAutomaticDiscounts bool    `json:"apply_automatic_discounts"`
 }
 
 const maxOrderLines = 100
@@ -174,6 +179,9 @@ func (req createOrderRequest) Valid() []fieldError {
 	c.amount("shipping_fee", req.ShippingFee)
 	c.amount("discount", req.Discount)
 	c.text("notes", req.Notes, 0, 2000)
+	if req.DiscountCode != nil {
+		c.text("discount_code", *req.DiscountCode, 1, 64)
+	}
 	return c.result()
 }
 
@@ -182,7 +190,8 @@ func (req createOrderRequest) newOrder(storeID uuid.UUID, draft bool, actor *uui
 	shipping.Phone = normalizePhone(shipping.Phone)
 	addr, _ := json.Marshal(shipping)
 	in := storage.NewOrder{StoreID: storeID, Draft: draft, ShippingAddress: addr, PaymentMethod: req.PaymentMethod,
-		ShippingFee: req.ShippingFee, Discount: req.Discount, Notes: req.Notes, ActorUserID: actor}
+		ShippingFee: req.ShippingFee, Discount: req.Discount, Notes: req.Notes, ActorUserID: actor,
+		DiscountCode: req.DiscountCode, ApplyAutomatic: req.ApplyAutomaticDiscounts}
 	if req.CustomerID != nil {
 		id, _ := parseUUID(*req.CustomerID)
 		in.CustomerID = &id
@@ -231,6 +240,50 @@ func (s *Server) handleCreateOrder(draft bool) handlerFunc {
 		return writeView(s, w, r, http.StatusCreated, newOrderResponse, func(tx *storage.Tx) (storage.Order, error) {
 			return tx.CreateOrder(r.Context(), in)
 		})
+	}
+}
+
+// errPreviewOnly rolls a preview's transaction back.
+var errPreviewOnly = errors.New("preview: nothing is written")
+
+type orderPreviewResponse struct {
+	Currency    string                    `json:"currency"`
+	Subtotal    int64                     `json:"subtotal"`
+	ShippingFee int64                     `json:"shipping_fee"`
+	Discount    int64                     `json:"discount"`
+	Total       int64                     `json:"total"`
+	Lines       []orderLineResponse       `json:"lines"`
+	Discounts   []storage.AppliedDiscount `json:"discounts"`
+}
+
+// handlePreviewOrder serves POST /stores/{store_id}/orders/preview: the
+// order priced exactly as placing it would (the same routine, in a
+// transaction rolled back), with nothing written.
+func (s *Server) handlePreviewOrder() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		req, err := decode[createOrderRequest](r)
+		if err != nil {
+			return err
+		}
+		in := req.newOrder(storeIDFrom(r.Context()), false, actor(principalFrom(r.Context())))
+		var o storage.Order
+		err = s.db.InTx(r.Context(), func(tx *storage.Tx) error {
+			var err error
+			if o, err = tx.CreateOrder(r.Context(), in); err != nil {
+				return err
+			}
+			return errPreviewOnly
+		})
+		if !errors.Is(err, errPreviewOnly) {
+			return err
+		}
+		lines := newOrderLineResponses(o.Lines)
+		for i := range lines {
+			lines[i].ID = uuid.Nil
+		}
+		respond(w, http.StatusOK, orderPreviewResponse{Currency: o.Currency, Subtotal: o.Subtotal, ShippingFee: o.ShippingFee,
+			Discount: o.Discount, Total: o.Total, Lines: lines, Discounts: o.Discounts})
+		return nil
 	}
 }
 

@@ -127,6 +127,7 @@ func (s *Server) routes() *chi.Mux {
 			ordersRead, ordersWrite := s.requireScope("orders:read"), s.requireScope("orders:write")
 			r.Route("/orders", func(r chi.Router) {
 				r.With(ordersWrite).Method(http.MethodPost, "/", s.handleCreateOrder(false))
+				r.With(ordersRead).Method(http.MethodPost, "/preview", s.handlePreviewOrder())
 				r.With(ordersWrite).Method(http.MethodPost, "/drafts", s.handleCreateOrder(true))
 				r.With(ordersRead).Method(http.MethodGet, "/", s.handleListOrders())
 				r.With(ordersRead).Method(http.MethodGet, "/counts", s.handleOrderCounts())

@@ -314,6 +314,13 @@ func (tx *Tx) ConvertDraft(ctx context.Context, storeID, orderID uuid.UUID, acto
 	if _, err := tx.orderLines(ctx, storeID, requested, true); err != nil {
 		return Order{}, err
 	}
+	limits, err := tx.recheckDiscounts(ctx, o)
+	if err != nil {
+		return Order{}, err
+	}
+	if err := tx.countDiscounts(ctx, o, limits); err != nil {
+		return Order{}, err
+	}
 	if err := tx.reserveOrder(ctx, o, UserActor(actor)); err != nil {
 		return Order{}, err
 	}

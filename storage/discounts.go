@@ -1,9 +1,11 @@
 package storage
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -320,4 +322,214 @@ func isNilPointer(v any) bool {
 		return p == nil
 	}
 	return v == nil
+}
+
+// ErrDiscountUsageLimitReached is a discount whose limit (overall or the
+// customer's) was reached by the time the order counted it.
+var ErrDiscountUsageLimitReached = errors.New("discount usage limit reached")
+
+// DiscountNotApplicableError is a code whose conditions fail on the order.
+type DiscountNotApplicableError struct {
+	Reason           string
+	RequiredSubtotal *int64
+}
+
+func (e *DiscountNotApplicableError) Error() string { return "discount not applicable: " + e.Reason }
+
+// liveCode finds the code asked for; a code that cannot be used at all is
+// a 422 on discount_code (§14).
+func (tx *Tx) liveCode(ctx context.Context, storeID uuid.UUID, code string) (Discount, error) {
+	d, err := scanDiscount(tx.tx.QueryRow(ctx, `SELECT `+discountColumns+` FROM discounts
+		WHERE store_id = $1 AND code_key = $2 AND deleted_at IS NULL`, storeID, NormalizeDiscountCode(code)))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Discount{}, &InvalidError{Field: "discount_code", Code: "not_found", Message: "is not a discount code of the store"}
+	}
+	if err != nil {
+		return Discount{}, fmt.Errorf("find discount code: %w", err)
+	}
+	switch d.Status {
+	case DiscountDisabled:
+		return Discount{}, &InvalidError{Field: "discount_code", Code: "not_found", Message: "is not a discount code of the store"}
+	case DiscountScheduled:
+		return Discount{}, &InvalidError{Field: "discount_code", Code: "not_started", Message: "cannot be used yet"}
+	case DiscountExpired:
+		return Discount{}, &InvalidError{Field: "discount_code", Code: "expired", Message: "has expired"}
+	case DiscountExhausted:
+		return Discount{}, &InvalidError{Field: "discount_code", Code: "usage_limit_reached", Message: "has been used as often as it may"}
+	}
+	return d, nil
+}
+
+// liveAutomatic lists the store's active automatic discounts.
+func (tx *Tx) liveAutomatic(ctx context.Context, storeID uuid.UUID) ([]DiscountRule, error) {
+	rows, err := tx.tx.Query(ctx, `SELECT `+discountColumns+` FROM discounts
+		WHERE store_id = $1 AND method = 'automatic' AND deleted_at IS NULL AND `+discountStatusSQL+` = 'active'`, storeID)
+	if err != nil {
+		return nil, fmt.Errorf("find automatic discounts: %w", err)
+	}
+	list, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Discount, error) { return scanDiscount(row) })
+	if err != nil {
+		return nil, fmt.Errorf("find automatic discounts: %w", err)
+	}
+	rules := make([]DiscountRule, len(list))
+	for i, d := range list {
+		rules[i] = d.DiscountRule
+	}
+	return rules, nil
+}
+
+// customerReachedLimit reports whether the customer used the code as often
+// as it allows.
+func (tx *Tx) customerReachedLimit(ctx context.Context, d Discount, customerID *uuid.UUID) (bool, error) {
+	if d.UsageLimitPerCustomer == nil || customerID == nil {
+		return false, nil
+	}
+	var used int
+	err := tx.tx.QueryRow(ctx, `SELECT times_used FROM discount_customer_usage WHERE discount_id = $1 AND customer_id = $2`,
+		d.ID, *customerID).Scan(&used)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("read customer usage: %w", err)
+	}
+	return used >= *d.UsageLimitPerCustomer, nil
+}
+
+// productCategories maps each product to its category and the category's
+// ancestors, for category-scoped discounts.
+func (tx *Tx) productCategories(ctx context.Context, storeID uuid.UUID, products []uuid.UUID) (map[uuid.UUID][]uuid.UUID, error) {
+	rows, err := tx.tx.Query(ctx, `WITH RECURSIVE up (product_id, category_id) AS (
+			SELECT p.id, p.category_id FROM products p WHERE p.store_id = $1 AND p.id = ANY($2) AND p.category_id IS NOT NULL
+			UNION
+			SELECT up.product_id, c.parent_id FROM up JOIN categories c ON c.store_id = $1 AND c.id = up.category_id WHERE c.parent_id IS NOT NULL)
+		SELECT product_id, category_id FROM up`, storeID, products)
+	if err != nil {
+		return nil, fmt.Errorf("find product categories: %w", err)
+	}
+	out := map[uuid.UUID][]uuid.UUID{}
+	var product, category uuid.UUID
+	_, err = pgx.ForEachRow(rows, []any{&product, &category}, func() error {
+		out[product] = append(out[product], category)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("find product categories: %w", err)
+	}
+	return out, nil
+}
+
+// countDiscounts counts the order's code and automatic discounts, in id
+// order, each with one conditional statement (and the customer's with one
+// conditional upsert), and records the redemptions. A limit reached by
+// then is ErrDiscountUsageLimitReached: the caller's transaction rolls back.
+func (tx *Tx) countDiscounts(ctx context.Context, o Order, limits map[uuid.UUID]*int) error {
+	applied := make([]AppliedDiscount, 0, len(o.Discounts))
+	for _, d := range o.Discounts {
+		if d.DiscountID != nil {
+			applied = append(applied, d)
+		}
+	}
+	slices.SortFunc(applied, func(a, b AppliedDiscount) int { return bytes.Compare(a.DiscountID[:], b.DiscountID[:]) })
+	for _, d := range applied {
+		tag, err := tx.tx.Exec(ctx, `UPDATE discounts SET times_used = times_used + 1
+			WHERE store_id = $1 AND id = $2 AND (usage_limit IS NULL OR times_used < usage_limit)`, o.StoreID, *d.DiscountID)
+		if err != nil {
+			return fmt.Errorf("count discount: %w", err)
+		}
+		if tag.RowsAffected() == 0 {
+			return ErrDiscountUsageLimitReached
+		}
+		if limit := limits[*d.DiscountID]; limit != nil && o.CustomerID != nil {
+			var counted bool
+			err := tx.tx.QueryRow(ctx, `INSERT INTO discount_customer_usage (store_id, discount_id, customer_id, times_used) VALUES ($1, $2, $3, 1)
+				ON CONFLICT (discount_id, customer_id) DO UPDATE SET times_used = discount_customer_usage.times_used + 1
+				WHERE discount_customer_usage.times_used < $4
+				RETURNING true`, o.StoreID, *d.DiscountID, *o.CustomerID, *limit).Scan(&counted)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return ErrDiscountUsageLimitReached
+			}
+			if err != nil {
+				return fmt.Errorf("count customer discount: %w", err)
+			}
+		}
+		if _, err := tx.tx.Exec(ctx, `INSERT INTO discount_redemptions (id, store_id, discount_id, order_id, customer_id, amount, created_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7)`, NewID(), o.StoreID, *d.DiscountID, o.ID, o.CustomerID, d.Amount+d.ShippingAmount, tx.now()); err != nil {
+			return fmt.Errorf("record redemption: %w", err)
+		}
+	}
+	return nil
+}
+
+// releaseDiscounts gives back a cancelled order's usages, once: only
+// redemptions still counted are released.
+func (tx *Tx) releaseDiscounts(ctx context.Context, o Order) error {
+	rows, err := tx.tx.Query(ctx, `UPDATE discount_redemptions SET status = 'released', released_at = $3
+		WHERE store_id = $1 AND order_id = $2 AND status = 'counted' RETURNING discount_id, customer_id`, o.StoreID, o.ID, tx.now())
+	if err != nil {
+		return fmt.Errorf("release discounts: %w", err)
+	}
+	type usage struct {
+		discount uuid.UUID
+		customer *uuid.UUID
+	}
+	released, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (usage, error) {
+		var u usage
+		return u, row.Scan(&u.discount, &u.customer)
+	})
+	if err != nil {
+		return fmt.Errorf("release discounts: %w", err)
+	}
+	for _, u := range released {
+		if _, err := tx.tx.Exec(ctx, `UPDATE discounts SET times_used = GREATEST(times_used - 1, 0) WHERE store_id = $1 AND id = $2`,
+			o.StoreID, u.discount); err != nil {
+			return fmt.Errorf("release discount: %w", err)
+		}
+		if u.customer != nil {
+			if _, err := tx.tx.Exec(ctx, `UPDATE discount_customer_usage SET times_used = GREATEST(times_used - 1, 0)
+				WHERE discount_id = $1 AND customer_id = $2`, u.discount, *u.customer); err != nil {
+				return fmt.Errorf("release customer discount: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+// recheckDiscounts checks, at a draft's conversion, that the discounts it
+// was priced with can still be used; the draft keeps its price. It returns
+// their per-customer limits, for countDiscounts.
+func (tx *Tx) recheckDiscounts(ctx context.Context, o Order) (map[uuid.UUID]*int, error) {
+	limits := map[uuid.UUID]*int{}
+	for _, applied := range o.Discounts {
+		if applied.DiscountID == nil {
+			continue
+		}
+		d, err := tx.FindDiscount(ctx, o.StoreID, *applied.DiscountID)
+		if errors.Is(err, ErrNotFound) {
+			return nil, &DiscountNotApplicableError{Reason: "not_found"}
+		}
+		if err != nil {
+			return nil, err
+		}
+		switch d.Status {
+		case DiscountActive:
+		case DiscountDisabled:
+			return nil, &DiscountNotApplicableError{Reason: "not_found"}
+		case DiscountScheduled:
+			return nil, &DiscountNotApplicableError{Reason: "not_started"}
+		case DiscountExhausted:
+			return nil, &DiscountNotApplicableError{Reason: "usage_limit_reached"}
+		default:
+			return nil, &DiscountNotApplicableError{Reason: d.Status}
+		}
+		reached, err := tx.customerReachedLimit(ctx, d, o.CustomerID)
+		if err != nil {
+			return nil, err
+		}
+		if reached {
+			return nil, &DiscountNotApplicableError{Reason: ReasonCustomerLimitReached}
+		}
+		limits[d.ID] = d.UsageLimitPerCustomer
+	}
+	return limits, nil
 }

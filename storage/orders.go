@@ -125,6 +125,10 @@ type NewOrder struct {
 	Discount        int64
 	Notes           string
 	ActorUserID     *uuid.UUID
+	// DiscountCode and ApplyAutomatic price the order with the store's
+	// discounts (§14); without them an order prices as before.
+	DiscountCode   *string
+	ApplyAutomatic bool
 }
 
 // StockError names a variant without enough stock.
@@ -179,7 +183,8 @@ func (tx *Tx) CreateOrder(ctx context.Context, in NewOrder) (Order, error) {
 	if err != nil {
 		return Order{}, err
 	}
-	if err := tx.priceOrder(ctx, &o, in); err != nil {
+	limits, err := tx.priceOrder(ctx, &o, in)
+	if err != nil {
 		return Order{}, err
 	}
 	o.CollectibleTotal = o.Total
@@ -220,6 +225,9 @@ func (tx *Tx) CreateOrder(ctx context.Context, in NewOrder) (Order, error) {
 	}
 	if in.Draft {
 		return o, nil
+	}
+	if err := tx.countDiscounts(ctx, o, limits); err != nil {
+		return Order{}, err
 	}
 	if err := tx.reserveOrder(ctx, o, UserActor(in.ActorUserID)); err != nil {
 		return Order{}, err

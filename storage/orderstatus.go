@@ -208,6 +208,9 @@ func (tx *Tx) cancel(ctx context.Context, o Order, reason string, actor *uuid.UU
 		if err := tx.moveOrderStock(ctx, o, nil, releaseUnits, UserActor(actor)); err != nil {
 			return Order{}, err
 		}
+		if err := tx.releaseDiscounts(ctx, o); err != nil {
+			return Order{}, err
+		}
 	}
 	o.Status, o.UpdatedAt = OrderCancelled, tx.now()
 	if reason != "" {

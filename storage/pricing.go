@@ -398,30 +398,73 @@ func sum(xs []int64) int64 {
 	return s
 }
 
-// priceOrder prices a new order's lines with the one pricing function:
-// the manual shipping fee and the manual discount, spread over the lines.
-// A total above 10^12 minor units, or below zero, is refused.
-func (tx *Tx) priceOrder(ctx context.Context, o *Order, in NewOrder) error {
+// priceOrder prices a new order with the one pricing function: the code
+// asked for (a 422 when it cannot be used at all, a
+// DiscountNotApplicableError when its conditions fail), the automatic
+// discounts when asked for, the manual shipping fee and the manual
+// discount. A total above 10^12 minor units, or below zero, is refused.
+// It returns each counted discount's per-customer limit, for countDiscounts.
+func (tx *Tx) priceOrder(ctx context.Context, o *Order, in NewOrder) (map[uuid.UUID]*int, error) {
 	tooLarge := &InvalidError{Field: "lines", Code: "out_of_range", Message: "the order total must not exceed 10^12 minor units"}
 	lines := make([]PricedLine, len(o.Lines))
+	products := make([]uuid.UUID, 0, len(o.Lines))
 	var subtotal int64
 	for i, l := range o.Lines {
 		var ok bool
 		if subtotal, ok = addAmounts(subtotal, l.Total); !ok {
-			return tooLarge
+			return nil, tooLarge
 		}
 		lines[i] = PricedLine{Total: l.Total, ProductID: l.ProductID}
+		if l.ProductID != nil {
+			products = append(products, *l.ProductID)
+		}
 	}
-	p := Price(PricingInput{Lines: lines, ManualShippingFee: in.ShippingFee, ManualDiscount: in.Discount})
+	input := PricingInput{Lines: lines, ManualShippingFee: in.ShippingFee, ManualDiscount: in.Discount}
+	limits := map[uuid.UUID]*int{}
+	if in.DiscountCode != nil {
+		code, err := tx.liveCode(ctx, o.StoreID, *in.DiscountCode)
+		if err != nil {
+			return nil, err
+		}
+		input.Code, limits[code.ID] = &code.DiscountRule, code.UsageLimitPerCustomer
+		reached, err := tx.customerReachedLimit(ctx, code, o.CustomerID)
+		if err != nil {
+			return nil, err
+		}
+		if reached {
+			input.CodeBlocked = ReasonCustomerLimitReached
+		}
+	}
+	if in.ApplyAutomatic {
+		var err error
+		if input.Automatic, err = tx.liveAutomatic(ctx, o.StoreID); err != nil {
+			return nil, err
+		}
+	}
+	if input.Code != nil || len(input.Automatic) > 0 {
+		categories, err := tx.productCategories(ctx, o.StoreID, products)
+		if err != nil {
+			return nil, err
+		}
+		for i := range lines {
+			if lines[i].ProductID != nil {
+				lines[i].Categories = categories[*lines[i].ProductID]
+			}
+		}
+	}
+	p := Price(input)
+	if p.CodeReason != "" {
+		return nil, &DiscountNotApplicableError{Reason: p.CodeReason, RequiredSubtotal: p.RequiredSubtotal}
+	}
 	if p.Total > MaxAmount {
-		return tooLarge
+		return nil, tooLarge
 	}
 	if p.Total < 0 {
-		return &InvalidError{Field: "discount", Code: "out_of_range", Message: "must not exceed the subtotal plus shipping"}
+		return nil, &InvalidError{Field: "discount", Code: "out_of_range", Message: "must not exceed the subtotal plus shipping"}
 	}
 	o.Subtotal, o.ShippingFee, o.Discount, o.Total, o.Discounts = p.Subtotal, p.ShippingFee, p.Discount, p.Total, p.Discounts
 	for i := range o.Lines {
 		o.Lines[i].Discount = p.LineDiscounts[i]
 	}
-	return nil
+	return limits, nil
 }
