@@ -84,9 +84,14 @@ func (a *Activities) syncEInvoice(ctx context.Context, ref storage.EInvoiceRef) 
 		}
 		switch {
 		case inv.Status == storage.EInvoicePending:
+			creditsReference, err := a.creditedInvoice(ctx, inv)
+			if err != nil {
+				return "", err
+			}
 			reference, err := a.authority().Issue(ctx, einvoice.Invoice{ID: inv.ID.String(), StoreID: inv.StoreID.String(),
 				OrderNumber: inv.OrderNumber, Amount: storage.FormatPrice(inv.Amount, storage.CurrencyExponent(inv.Currency)),
-				Currency: inv.Currency, IssuedAt: inv.CreatedAt.UTC().Format(time.RFC3339), Kind: inv.Kind, Credits: uuidString(inv.Credits)})
+				Currency: inv.Currency, IssuedAt: inv.CreatedAt.UTC().Format(time.RFC3339), Kind: inv.Kind, Credits: uuidString(inv.Credits),
+				CreditsReference: creditsReference})
 			if err != nil {
 				return "", a.eInvoiceFailure(ctx, ref, err)
 			}
@@ -132,6 +137,35 @@ func (a *Activities) eInvoiceFailure(ctx context.Context, ref storage.EInvoiceRe
 		return recErr
 	}
 	return temporal.NewNonRetryableApplicationError(err.Error(), "EINVOICE_REFUSED", err)
+}
+
+// errCreditedInvoicePending makes a credit note wait (Temporal retries)
+// until the invoice it credits is issued at the authority.
+var errCreditedInvoicePending = errors.New("the credited invoice is not issued yet")
+
+// creditedInvoice is the authority's reference of the invoice a credit
+// note credits ("" for an invoice). A credit note waits for that invoice to
+// be issued; one whose invoice failed or was cancelled fails too.
+func (a *Activities) creditedInvoice(ctx context.Context, inv storage.EInvoice) (string, error) {
+	if inv.Credits == nil {
+		return "", nil
+	}
+	credited, err := a.DB.FindEInvoice(ctx, inv.StoreID, *inv.Credits)
+	if err != nil {
+		return "", err
+	}
+	switch {
+	case credited.AuthorityReference != nil:
+		return *credited.AuthorityReference, nil
+	case credited.Status == storage.EInvoicePending:
+		return "", errCreditedInvoicePending
+	default:
+		reason := "the credited invoice was " + string(credited.Status) + " and never issued"
+		if err := a.DB.RecordEInvoiceFailed(ctx, inv.StoreID, inv.ID, reason); err != nil {
+			return "", err
+		}
+		return "", temporal.NewNonRetryableApplicationError(reason, "EINVOICE_REFUSED", nil)
+	}
 }
 
 func uuidString(id *uuid.UUID) string {

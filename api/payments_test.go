@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -244,10 +245,17 @@ type fakeAuthority struct {
 	issued   []map[string]any
 	canceled []string
 	refuse   bool
+	// invoiceDelay holds the first issue this long before the authority
+	// answers (a slow authority while later work queues up).
+	invoiceDelay time.Duration
+	delayed      atomic.Bool
 }
 
 func (f *fakeAuthority) serve(t *testing.T) *httptest.Server {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if f.invoiceDelay > 0 && r.URL.Path == "/invoices" && f.delayed.CompareAndSwap(false, true) {
+			time.Sleep(f.invoiceDelay)
+		}
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		require.Equal(t, "Bearer authority-token", r.Header.Get("Authorization"))
@@ -594,7 +602,8 @@ func TestPartialAcceptance(t *testing.T) {
 	resp := accept(codID, map[string]any{"lines": []map[string]any{{"line_id": line, "accepted_quantity": 1}}, "note": "kept one"})
 	require.Equal(t, http.StatusOK, resp.Status, string(resp.Raw))
 	result := resp.data()
-	require.EqualValues(t, 49000, result["collected_total"], "450.00 + 50.00 shipping − 10.00 discount")
+	// Decisions §14: the kept piece carries its share of the line's 10.00 discount (3.33, half up).
+	require.EqualValues(t, 45000-333+5000, result["collected_total"], "450.00 − 3.33 + 50.00 shipping")
 	require.EqualValues(t, 0, result["refund_due"])
 	require.Equal(t, true, result["auto_marked_paid"])
 	require.Equal(t, []any{map[string]any{"variant_id": s.variantID, "quantity": float64(2)}}, result["restocked"])
@@ -602,7 +611,7 @@ func TestPartialAcceptance(t *testing.T) {
 	require.Equal(t, "DELIVERED", o["status"])
 	require.Equal(t, "partially_delivered", o["fulfillment_status"])
 	require.Equal(t, "paid", o["payment_status"])
-	require.EqualValues(t, 49000, o["collected_total"])
+	require.EqualValues(t, 49667, o["collected_total"])
 	require.EqualValues(t, 2, o["lines"].([]any)[0].(map[string]any)["returned_quantity"])
 	require.Equal(t, stock+2, h.variantQuantity(s))
 	require.Len(t, h.events(s.m.storeID, "order.paid"), 1)
@@ -618,9 +627,10 @@ func TestPartialAcceptance(t *testing.T) {
 	resp = accept(prepaidID, map[string]any{"lines": []map[string]any{{"line_id": pline, "accepted_quantity": 2}}})
 	require.Equal(t, http.StatusOK, resp.Status, string(resp.Raw))
 	require.EqualValues(t, 0, resp.data()["collected_total"])
-	require.EqualValues(t, 45000, resp.data()["refund_due"])
+	// Kept: 900.00 − 6.67 (two thirds of the discount, half up) + 50.00 = 943.33 of the 1390.00 paid.
+	require.EqualValues(t, 139000-94333, resp.data()["refund_due"])
 	require.Equal(t, false, resp.data()["auto_marked_paid"])
-	require.EqualValues(t, 45000, resp.data()["order"].(map[string]any)["refund_due"])
+	require.EqualValues(t, 139000-94333, resp.data()["order"].(map[string]any)["refund_due"])
 	require.Len(t, h.events(s.m.storeID, "order.paid"), 2, "only the mark-paid")
 
 	// Prepaid but not yet paid: only the kept pieces remain to be paid.
@@ -629,7 +639,7 @@ func TestPartialAcceptance(t *testing.T) {
 	resp = accept(unpaid["id"].(string), map[string]any{"lines": []map[string]any{{"line_id": unpaid["lines"].([]any)[0].(map[string]any)["id"], "accepted_quantity": 1}}})
 	require.Equal(t, http.StatusOK, resp.Status, string(resp.Raw))
 	require.EqualValues(t, 0, resp.data()["refund_due"])
-	require.EqualValues(t, 49000, resp.data()["order"].(map[string]any)["balance_due"])
+	require.EqualValues(t, 49667, resp.data()["order"].(map[string]any)["balance_due"])
 	require.Equal(t, "pending", resp.data()["order"].(map[string]any)["payment_status"])
 
 	// Lines not listed are accepted whole.

@@ -220,7 +220,8 @@ func TestCardRefundWithoutAConnectedGatewayFails(t *testing.T) {
 // credit note against the order's invoice; a failed one is not.
 func TestSucceededRefundsQueueCreditNotes(t *testing.T) {
 	h := newHarness(t, api.Config{})
-	authority := &fakeAuthority{}
+	// The invoice is still at the authority when the credit note is queued.
+	authority := &fakeAuthority{invoiceDelay: 1500 * time.Millisecond}
 	h.authority = &einvoice.HTTP{BaseURL: authority.serve(t).URL, Token: "authority-token"}
 	h.startWorker(nil)
 	s := newShop(t, h, "creditnote", 10)
@@ -252,4 +253,6 @@ func TestSucceededRefundsQueueCreditNotes(t *testing.T) {
 	require.Equal(t, "credit_note", authority.issued[1]["kind"])
 	require.Equal(t, "123.45", authority.issued[1]["amount"])
 	require.Equal(t, invoices[0].ID.String(), authority.issued[1]["credits_invoice_id"])
+	require.Equal(t, "invoice", authority.issued[0]["kind"], "a credit note waits for the invoice it credits")
+	require.Equal(t, "ETA-1", authority.issued[1]["credits_reference"])
 }

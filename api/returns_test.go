@@ -41,7 +41,7 @@ func TestReturnedToSenderOpensAnApprovedReturn(t *testing.T) {
 	require.Equal(t, "approved", ret["status"])
 	require.Equal(t, first, ret["shipment_id"])
 	require.Equal(t, "RTS-1", ret["tracking_number"])
-	require.EqualValues(t, 90000-666, ret["suggested_refund"], "two pieces less their share of the 10.00 discount")
+	require.EqualValues(t, 90000-667, ret["suggested_refund"], "two of three pieces less their share of the line's 10.00 discount, half up")
 	require.Equal(t, []any{map[string]any{"line_id": lineID, "quantity": float64(2), "reason": "refused_delivery", "note": nil,
 		"received_quantity": float64(0), "restocked_quantity": float64(0), "location_id": location}}, ret["lines"])
 	require.ElementsMatch(t, []any{"received", "cancelled"}, ret["allowed_next"])

@@ -32,15 +32,29 @@ type PartialAcceptance struct {
 // partialFrom are the states a delivery can be partly accepted in.
 var partialFrom = []OrderStatus{OrderConfirmed, OrderProcessing, OrderReadyToShip, OrderShipped}
 
-// AcceptedValue is what the kept pieces (quantity less returned) are worth:
-// their line totals plus shipping, less the discount, never below zero
-// (decisions §10).
-func AcceptedValue(lines []OrderLine, shippingFee, discount int64) int64 {
+// AcceptedValue is what the kept pieces (quantity less returned) of an
+// order are worth, never below zero: each line's kept pieces less their
+// share of the line's discount (prorated by quantity, half up, §14), plus
+// shipping less what discounts took off it. Orders placed before
+// discounts were kept per line keep §10's rule: kept line totals plus
+// shipping less the whole discount.
+func AcceptedValue(o Order) int64 {
 	var value int64
-	for _, l := range lines {
-		value += int64(l.Quantity-l.ReturnedQuantity) * l.UnitPrice
+	if o.pricedWithoutLineDiscounts() {
+		for _, l := range o.Lines {
+			value += int64(l.Quantity-l.ReturnedQuantity) * l.UnitPrice
+		}
+		return max(value+o.ShippingFee-o.Discount, 0)
 	}
-	return max(value+shippingFee-discount, 0)
+	for _, l := range o.Lines {
+		kept := l.Quantity - l.ReturnedQuantity
+		value += int64(kept)*l.UnitPrice - ProrateDiscount(l.Discount, kept, l.Quantity)
+	}
+	shipping := o.ShippingFee
+	for _, d := range o.Discounts {
+		shipping -= d.ShippingAmount
+	}
+	return max(value+max(shipping, 0), 0)
 }
 
 // AcceptPartially delivers an order of which the customer kept part, in one
@@ -101,7 +115,7 @@ func (tx *Tx) AcceptPartially(ctx context.Context, storeID, orderID uuid.UUID, l
 	if err := tx.stockForAcceptance(ctx, o, departed > 0, returnedUnits, UserActor(actor)); err != nil {
 		return PartialAcceptance{}, err
 	}
-	value := AcceptedValue(o.Lines, o.ShippingFee, o.Discount)
+	value := AcceptedValue(o)
 	if err := tx.deliverForAcceptance(ctx, &o, max(value-o.PaidTotal, 0), actor); err != nil {
 		return PartialAcceptance{}, err
 	}

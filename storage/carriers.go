@@ -300,7 +300,7 @@ func (tx *Tx) lockOrdersOf(ctx context.Context, storeID uuid.UUID, tracking []st
 		orders[list[i].ID] = &list[i]
 		ids = append(ids, list[i].ID)
 	}
-	rows, err = tx.tx.Query(ctx, `SELECT order_id, id, variant_id, product_id, name, sku, quantity, unit_price, total, returned_quantity
+	rows, err = tx.tx.Query(ctx, `SELECT order_id, id, variant_id, product_id, name, sku, quantity, unit_price, total, returned_quantity, discount
 		FROM order_lines WHERE store_id = $1 AND order_id = ANY($2) ORDER BY order_id, position`, storeID, ids)
 	if err != nil {
 		return nil, fmt.Errorf("find order lines: %w", err)
@@ -310,7 +310,7 @@ func (tx *Tx) lockOrdersOf(ctx context.Context, storeID uuid.UUID, tracking []st
 		l       OrderLine
 	)
 	if _, err := pgx.ForEachRow(rows, []any{&orderID, &l.ID, &l.VariantID, &l.ProductID, &l.Name, &l.SKU, &l.Quantity, &l.UnitPrice, &l.Total,
-		&l.ReturnedQuantity}, func() error {
+		&l.ReturnedQuantity, &l.Discount}, func() error {
 		o := orders[orderID]
 		o.Lines = append(o.Lines, l)
 		return nil

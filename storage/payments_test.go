@@ -60,24 +60,36 @@ func TestCommissionRoundsHalfUp(t *testing.T) {
 
 func TestAcceptedValue(t *testing.T) {
 	a, b := uuid.New(), uuid.New()
-	lines := func(returnedA, returnedB int) []OrderLine {
-		return []OrderLine{{ID: a, Quantity: 3, UnitPrice: 45000, ReturnedQuantity: returnedA},
-			{ID: b, Quantity: 2, UnitPrice: 1000, ReturnedQuantity: returnedB}}
+	// The 10.00 manual discount as pricing spreads it: 9.93 on a, 0.07 on b.
+	order := func(returnedA, returnedB int, ship, shipOff int64, legacy bool) Order {
+		o := Order{ShippingFee: ship, Discount: 1000 + shipOff,
+			Lines: []OrderLine{{ID: a, Quantity: 3, UnitPrice: 45000, ReturnedQuantity: returnedA, Discount: 993},
+				{ID: b, Quantity: 2, UnitPrice: 1000, ReturnedQuantity: returnedB, Discount: 7}},
+			Discounts: []AppliedDiscount{{Kind: DiscountKindManual, Amount: 1000, ShippingAmount: shipOff}}}
+		if legacy {
+			o.Discounts = nil
+			for i := range o.Lines {
+				o.Lines[i].Discount = 0
+			}
+		}
+		return o
 	}
 	for _, tc := range []struct {
-		name     string
-		lines    []OrderLine
-		ship     int64
-		discount int64
-		want     int64
+		name string
+		o    Order
+		want int64
 	}{
-		{"all kept (b already had one back)", lines(0, 1), 5000, 1000, 3*45000 + 1000 + 5000 - 1000},
-		{"one of a kept", lines(2, 1), 5000, 1000, 45000 + 1000 + 5000 - 1000},
-		{"nothing kept, shipping still owed", lines(3, 2), 5000, 0, 5000},
-		{"discount larger than what is kept", lines(3, 2), 0, 9000, 0},
+		{"all kept", order(0, 0, 5000, 0, false), 3*45000 + 2*1000 + 5000 - 1000},
+		{"b had one back: its discount prorated half up", order(0, 1, 5000, 0, false), 3*45000 - 993 + 1000 - 4 + 5000},
+		{"one of a kept", order(2, 0, 5000, 0, false), 45000 - 331 + 2000 - 7 + 5000},
+		{"two of a kept", order(1, 0, 5000, 0, false), 90000 - 662 + 2000 - 7 + 5000},
+		{"nothing kept, shipping still owed", order(3, 2, 5000, 0, false), 5000},
+		{"a discount on the shipping stays off it", order(3, 2, 5000, 2000, false), 3000},
+		{"before line discounts: the whole discount", order(2, 1, 5000, 0, true), 45000 + 1000 + 5000 - 1000},
+		{"before line discounts: never below zero", order(3, 2, 0, 0, true), 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			require.Equal(t, tc.want, AcceptedValue(tc.lines, tc.ship, tc.discount))
+			require.Equal(t, tc.want, AcceptedValue(tc.o))
 		})
 	}
 }

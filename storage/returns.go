@@ -99,9 +99,9 @@ func scanReturn(row pgx.Row) (Return, error) {
 }
 
 // LineValue is what pieces of a line are worth less their pro-rata share
-// of the order's discount, rounded down (§13): unit price × pieces −
-// ⌊discount × that ÷ subtotal⌋, never below zero. Returns suggest it and
-// refund lines pay it.
+// of the order's discount, rounded down: unit price × pieces −
+// ⌊discount × that ÷ subtotal⌋, never below zero. It is the rule for
+// orders placed before discounts were kept per line (see lineValue).
 func LineValue(unitPrice int64, pieces int, subtotal, discount int64) int64 {
 	value := unitPrice * int64(pieces)
 	if subtotal <= 0 || discount <= 0 {
@@ -110,9 +110,20 @@ func LineValue(unitPrice int64, pieces int, subtotal, discount int64) int64 {
 	return max(value-discount*value/subtotal, 0)
 }
 
+// lineValue is what pieces of an order's line are worth less their share
+// of the discount: the line's own discount prorated by quantity, half up
+// (§14); orders priced before lines kept their discount keep §13's
+// whole-order rule (LineValue).
 func lineValue(o Order, l OrderLine, pieces int) int64 {
-	return LineValue(l.UnitPrice, pieces, o.Subtotal, o.Discount)
+	if o.pricedWithoutLineDiscounts() {
+		return LineValue(l.UnitPrice, pieces, o.Subtotal, o.Discount)
+	}
+	return max(l.UnitPrice*int64(pieces)-ProrateDiscount(l.Discount, pieces, l.Quantity), 0)
 }
+
+// pricedWithoutLineDiscounts reports an order placed before discounts were
+// kept per line (a discount, and no discounts recorded).
+func (o Order) pricedWithoutLineDiscounts() bool { return o.Discount > 0 && len(o.Discounts) == 0 }
 
 // openRefusedReturn opens the approved return of a shipment returned to
 // sender: its pieces, at its location, reason refused_delivery.

@@ -922,7 +922,7 @@ func (tx *Tx) settleOrderShipments(ctx context.Context, o *Order, moved *Shipmen
 	switch {
 	case delivered > 0 && labels == 0 && unshippedPieces == 0 && o.Status == OrderShipped:
 		if o.PaymentMethod == "cod" && o.CollectedTotal == 0 {
-			o.CollectedTotal = AcceptedValue(o.Lines, o.ShippingFee, o.Discount) // written with the status
+			o.CollectedTotal = AcceptedValue(*o) // written with the status
 		}
 		if err := tx.moveOrder(ctx, o, OrderDelivered, nil, "", actor); err != nil {
 			return err
@@ -942,7 +942,7 @@ func (tx *Tx) settleOrderShipments(ctx context.Context, o *Order, moved *Shipmen
 func (tx *Tx) reconcileCOD(ctx context.Context, o *Order, collected int64, actor *uuid.UUID) error {
 	expected := o.CollectedTotal
 	if expected == 0 {
-		expected = AcceptedValue(o.Lines, o.ShippingFee, o.Discount)
+		expected = AcceptedValue(*o)
 	}
 	expected = max(expected-o.PaidTotal, 0)
 	if collected != expected {

@@ -27,6 +27,8 @@ type Invoice struct {
 	// invoice it credits (our id, as sent when that invoice was issued).
 	Kind    string `json:"kind"`
 	Credits string `json:"credits_invoice_id,omitempty"`
+	// CreditsReference is the authority's reference of that invoice.
+	CreditsReference string `json:"credits_reference,omitempty"`
 }
 
 // Authority issues and cancels e-invoices.
