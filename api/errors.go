@@ -26,6 +26,8 @@ type apiError struct {
 	// Current is the resource as it is now, beside a 412 (or the fresh
 	// cart beside a checkout's 409).
 	Current any
+	// Conflicts names what an AREA_OVERLAP collides with.
+	Conflicts any
 	// Reason says why a discount does not apply (DISCOUNT_NOT_APPLICABLE).
 	Reason           string
 	RequiredSubtotal *int64
@@ -50,6 +52,7 @@ type errorBody struct {
 	AllowedNext      *[]string    `json:"allowed_next,omitempty"`
 	Reason           string       `json:"reason,omitempty"`
 	RequiredSubtotal *int64       `json:"required_subtotal,omitempty"`
+	Conflicts        any          `json:"conflicts,omitempty"`
 }
 
 type errorEnvelope struct {
@@ -151,6 +154,9 @@ func toAPIError(err error) *apiError {
 		return e
 	}
 	if e := discountErrors(err); e != nil {
+		return e
+	}
+	if e := areaOverlapError(err); e != nil {
 		return e
 	}
 	switch {
@@ -267,6 +273,7 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	encode(w, e.Status, errorEnvelope{Error: errorBody{
 		Code: e.Code, Message: e.Message, MessageAr: e.MessageAr, RequestID: requestID(r.Context()),
 		Fields: e.Fields, AllowedNext: allowedNext(e), Reason: e.Reason, RequiredSubtotal: e.RequiredSubtotal,
+		Conflicts: e.Conflicts,
 	}, Current: e.Current})
 }
 

@@ -177,6 +177,16 @@ func (s *Server) routes() *chi.Mux {
 				r.With(ordersWrite).Method(http.MethodPost, "/{return_id}/cancel", s.handleMoveReturn(storage.ReturnCancelled))
 			})
 			marketingRead, marketingWrite := s.requireScope("marketing:read"), s.requireScope("marketing:write")
+			r.Route("/shipping/zones", func(r chi.Router) {
+				r.With(settingsWrite).Method(http.MethodPost, "/", s.handleCreateZone())
+				r.With(settingsRead).Method(http.MethodGet, "/", s.handleListZones())
+				r.With(settingsRead).Method(http.MethodGet, "/{zone_id}", s.handleGetZone())
+				r.With(settingsWrite).Method(http.MethodPatch, "/{zone_id}", s.handleUpdateZone())
+				r.With(settingsWrite).Method(http.MethodDelete, "/{zone_id}", s.handleDeleteZone())
+				r.With(settingsWrite).Method(http.MethodPost, "/{zone_id}/rates", s.handleCreateRate())
+				r.With(settingsWrite).Method(http.MethodPatch, "/{zone_id}/rates/{rate_id}", s.handleUpdateRate())
+				r.With(settingsWrite).Method(http.MethodDelete, "/{zone_id}/rates/{rate_id}", s.handleDeleteRate())
+			})
 			r.Route("/discounts", func(r chi.Router) {
 				r.With(marketingWrite).Method(http.MethodPost, "/", s.handleCreateDiscount())
 				r.With(marketingRead).Method(http.MethodGet, "/", s.handleListDiscounts())

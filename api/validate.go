@@ -59,6 +59,8 @@ func arabicFieldMessage(code string) string {
 		return "الكمية أكبر من القطع التي لم تُسترد بعد"
 	case "exceeds_shipping":
 		return "المبلغ أكبر من رسوم الشحن التي لم تُسترد بعد"
+	case "not_ascending":
+		return "يجب أن تكون الشرائح تصاعدية تمامًا حسب الوزن"
 	case "not_allowed":
 		return "هذا الحقل غير مسموح به هنا"
 	case "immutable":

@@ -1,0 +1,111 @@
+package api_test
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/merchantsvc/svc/api"
+)
+
+// Shipping zones and rates: areas by normalised name, one zone per
+// address (409 AREA_OVERLAP naming the conflicts, nothing written), §15's
+// rate rules, areas replaced whole, nothing of another store's.
+func TestShippingZonesAndRates(t *testing.T) {
+	h := newHarness(t, api.Config{})
+	m := h.signup("zones")
+	token := h.pat(m, "settings:write")
+	other := h.signup("zones-other")
+	otherToken := h.pat(other, "settings:write")
+	zones := storePath(m.storeID, "/shipping/zones")
+	post := func(path string, body map[string]any) response {
+		return h.do(request{method: "POST", path: path, auth: bearer(token), body: body})
+	}
+
+	cairo := post(zones, map[string]any{"name": "القاهرة الكبرى", "areas": []any{map[string]any{"country": "EG", "cities": []string{"Cairo", "القاهرة"}}}})
+	require.Equal(t, http.StatusCreated, cairo.Status, string(cairo.Raw))
+	giza := post(zones, map[string]any{"name": "الجيزة", "areas": []any{map[string]any{"country": "EG", "cities": []string{"الجيزة", "Giza"}}}})
+	require.Equal(t, http.StatusCreated, giza.Status, string(giza.Raw))
+	require.Equal(t, []any{map[string]any{"country": "EG", "cities": []any{"الجيزة", "Giza"}}}, giza.data()["areas"])
+	rest := post(zones, map[string]any{"name": "Rest of Egypt", "areas": []any{map[string]any{"country": "EG"}, map[string]any{"country": "EG", "region": "أسوان"}}})
+	require.Equal(t, http.StatusCreated, rest.Status, string(rest.Raw))
+
+	overlap := post(zones, map[string]any{"name": "Giza again", "areas": []any{
+		map[string]any{"country": "EG", "cities": []string{"الجيزه", "6th of October"}}, map[string]any{"country": "EG", "region": "اسوان"}}})
+	require.Equal(t, http.StatusConflict, overlap.Status, string(overlap.Raw))
+	require.Equal(t, "AREA_OVERLAP", overlap.errorCode())
+	conflicts := overlap.errorField("conflicts").([]any)
+	require.Len(t, conflicts, 2)
+	require.Equal(t, giza.data()["id"], conflicts[0].(map[string]any)["zone_id"])
+	require.Equal(t, "الجيزه", conflicts[0].(map[string]any)["city"])
+	require.Equal(t, rest.data()["id"], conflicts[1].(map[string]any)["zone_id"])
+	list := h.do(request{method: "GET", path: zones, auth: bearer(token)})
+	require.Equal(t, http.StatusOK, list.Status)
+	require.Len(t, list.Body["data"], 3, "a refused zone writes nothing")
+
+	for _, c := range []struct {
+		body        map[string]any
+		field, code string
+	}{
+		{map[string]any{"name": "x", "areas": []any{map[string]any{"country": "eg"}}}, "areas[0].country", "invalid"},
+		{map[string]any{"name": "x", "areas": []any{map[string]any{"country": "EGY"}}}, "areas[0].country", "invalid"},
+		{map[string]any{"name": "x", "areas": []any{}}, "areas", "out_of_range"},
+		{map[string]any{"name": "", "areas": []any{map[string]any{"country": "SA"}}}, "name", "required"},
+		{map[string]any{"name": "x", "areas": []any{map[string]any{"country": "SA", "cities": []string{""}}}}, "areas[0].cities[0]", "required"},
+	} {
+		resp := post(zones, c.body)
+		require.Equal(t, http.StatusUnprocessableEntity, resp.Status, "%v: %s", c.body, resp.Raw)
+		require.Equal(t, c.code, resp.fieldCode(c.field), string(resp.Raw))
+		require.NotEmpty(t, resp.fieldMessageAr(c.field))
+	}
+
+	// Rates.
+	ratesPath := zones + "/" + giza.data()["id"].(string) + "/rates"
+	express := post(ratesPath, map[string]any{"name": "Express", "price": 4500, "weight_bands": []any{
+		map[string]any{"up_to_grams": 1000, "price": 4500}, map[string]any{"up_to_grams": 5000, "price": 7000}},
+		"additional_per_kg": 1000, "free_above_subtotal": 100000, "cod_fee": 1000, "delivery_days": map[string]any{"min": 1, "max": 2}})
+	require.Equal(t, http.StatusCreated, express.Status, string(express.Raw))
+	require.Equal(t, true, express.data()["cod_available"])
+	for _, c := range []struct {
+		body        map[string]any
+		field, code string
+	}{
+		{map[string]any{"name": "x", "price": 1, "weight_bands": []any{map[string]any{"up_to_grams": 1000, "price": 1},
+			map[string]any{"up_to_grams": 1000, "price": 2}}}, "weight_bands[1].up_to_grams", "not_ascending"},
+		{map[string]any{"name": "x", "price": 1, "free_above_subtotal": 0}, "free_above_subtotal", "out_of_range"},
+		{map[string]any{"name": "x", "price": 1, "delivery_days": map[string]any{"min": 3, "max": 2}}, "delivery_days.min", "out_of_range"},
+		{map[string]any{"name": "x"}, "price", "required"},
+		{map[string]any{"name": "x", "price": -1}, "price", "out_of_range"},
+	} {
+		resp := post(ratesPath, c.body)
+		require.Equal(t, http.StatusUnprocessableEntity, resp.Status, "%v: %s", c.body, resp.Raw)
+		require.Equal(t, c.code, resp.fieldCode(c.field), string(resp.Raw))
+	}
+	ratePath := ratesPath + "/" + express.data()["id"].(string)
+	changed := h.do(request{method: "PATCH", path: ratePath, auth: bearer(token), body: map[string]any{"price": 5000, "delivery_days": nil, "cod_available": false}})
+	require.Equal(t, http.StatusOK, changed.Status, string(changed.Raw))
+	require.EqualValues(t, 5000, changed.data()["price"])
+	require.Nil(t, changed.data()["delivery_days"])
+	require.Len(t, changed.data()["weight_bands"], 2, "what the PATCH does not name stays")
+	badPatch := h.do(request{method: "PATCH", path: ratePath, auth: bearer(token), body: map[string]any{"weight_bands": []any{
+		map[string]any{"up_to_grams": 2000, "price": 1}, map[string]any{"up_to_grams": 1000, "price": 1}}}})
+	require.Equal(t, "not_ascending", badPatch.fieldCode("weight_bands[1].up_to_grams"))
+	zone := h.do(request{method: "GET", path: zones + "/" + giza.data()["id"].(string), auth: bearer(token)})
+	require.Len(t, zone.data()["rates"], 1)
+
+	// Areas are replaced whole; a freed city is free for another zone.
+	moved := h.do(request{method: "PATCH", path: zones + "/" + giza.data()["id"].(string), auth: bearer(token),
+		body: map[string]any{"areas": []any{map[string]any{"country": "EG", "cities": []string{"Giza"}}}}})
+	require.Equal(t, http.StatusOK, moved.Status, string(moved.Raw))
+	require.Equal(t, http.StatusCreated, post(zones, map[string]any{"name": "الجيزة الجديدة", "areas": []any{
+		map[string]any{"country": "EG", "cities": []string{"الجيزة"}}}}).Status)
+
+	// Another store sees none of it; delete takes the rates with the zone.
+	require.Equal(t, http.StatusNotFound, h.do(request{method: "GET", path: storePath(other.storeID, "/shipping/zones/"+giza.data()["id"].(string)),
+		auth: bearer(otherToken)}).Status)
+	require.Equal(t, http.StatusNotFound, h.do(request{method: "POST", path: storePath(other.storeID, "/shipping/zones/"+giza.data()["id"].(string)+"/rates"),
+		auth: bearer(otherToken), body: map[string]any{"name": "x", "price": 1}}).Status)
+	require.Equal(t, http.StatusNoContent, h.do(request{method: "DELETE", path: zones + "/" + giza.data()["id"].(string), auth: bearer(token)}).Status)
+	require.Equal(t, http.StatusNotFound, h.do(request{method: "PATCH", path: ratePath, auth: bearer(token), body: map[string]any{"price": 1}}).Status)
+}
