@@ -71,6 +71,7 @@ func (s *Server) routes() *chi.Mux {
 			r.Method(http.MethodPut, "/carts/{cart_id}", s.handleUpdateCart())
 			r.Method(http.MethodPost, "/carts/{cart_id}/checkout", s.handleCheckout())
 			r.Method(http.MethodPost, "/orders/{order_id}/payment-proofs", s.handleStorefrontProof())
+			r.Method(http.MethodGet, "/shipping/areas", s.handleStorefrontShippingAreas())
 		})
 
 		r.Route("/stores/{store_id}", func(r chi.Router) {
@@ -177,6 +178,7 @@ func (s *Server) routes() *chi.Mux {
 				r.With(ordersWrite).Method(http.MethodPost, "/{return_id}/cancel", s.handleMoveReturn(storage.ReturnCancelled))
 			})
 			marketingRead, marketingWrite := s.requireScope("marketing:read"), s.requireScope("marketing:write")
+			r.With(settingsRead).Method(http.MethodPost, "/shipping/quote", s.handleQuote())
 			r.Route("/shipping/zones", func(r chi.Router) {
 				r.With(settingsWrite).Method(http.MethodPost, "/", s.handleCreateZone())
 				r.With(settingsRead).Method(http.MethodGet, "/", s.handleListZones())

@@ -396,3 +396,136 @@ func (s *Server) handleDeleteRate() handlerFunc {
 		})
 	}
 }
+
+var errNotDeliverable = &apiError{Status: http.StatusUnprocessableEntity, Code: "NOT_DELIVERABLE",
+	Message: "No shipping zone of the store covers this address", MessageAr: "لا تغطي أي منطقة شحن في المتجر هذا العنوان"}
+
+// notDeliverable is 422 NOT_DELIVERABLE on the address's city field.
+func notDeliverable(field string) *apiError {
+	e := *errNotDeliverable
+	e.Fields = []fieldError{{Field: field, Code: "not_deliverable", Message: "no shipping zone covers this address",
+		MessageAr: "لا تغطي أي منطقة شحن هذا العنوان"}}
+	return &e
+}
+
+type quoteAddress struct {
+	Country string  `json:"country"`
+	Region  *string `json:"region"`
+	City    string  `json:"city"`
+}
+
+type quoteRequest struct {
+	Address       *quoteAddress      `json:"address"`
+	Lines         []orderLineRequest `json:"lines"`
+	PaymentMethod *string            `json:"payment_method"`
+}
+
+func (req quoteRequest) Valid() []fieldError {
+	var c checker
+	if req.Address == nil {
+		c.add("address", "required", "is required")
+	} else {
+		if len(req.Address.Country) != 2 || strings.ToUpper(req.Address.Country) != req.Address.Country || !isLetters(req.Address.Country) {
+			c.add("address.country", "invalid", "must be an ISO 3166-1 alpha-2 code such as EG")
+		}
+		c.text("address.city", req.Address.City, 1, 100)
+		if req.Address.Region != nil {
+			c.text("address.region", *req.Address.Region, 1, 100)
+		}
+	}
+	if len(req.Lines) == 0 {
+		c.add("lines", "out_of_range", fmt.Sprintf("must have 1 to %d lines", maxOrderLines))
+	}
+	checkLines(&c, req.Lines)
+	if req.PaymentMethod != nil {
+		c.oneOf("payment_method", *req.PaymentMethod, storage.PaymentMethods)
+	}
+	return c.result()
+}
+
+type rateOptionResponse struct {
+	RateID       uuid.UUID     `json:"rate_id"`
+	Name         string        `json:"name"`
+	Fee          int64         `json:"fee"`
+	CODFee       int64         `json:"cod_fee"`
+	Free         bool          `json:"free"`
+	DeliveryDays *deliveryDays `json:"delivery_days"`
+}
+
+func newRateOptionResponses(options []storage.RateOption) []rateOptionResponse {
+	out := make([]rateOptionResponse, 0, len(options))
+	for _, o := range options {
+		r := rateOptionResponse{RateID: o.RateID, Name: o.Name, Fee: o.Fee, CODFee: o.CODFee, Free: o.Free}
+		if o.DeliveryDaysMin != nil && o.DeliveryDaysMax != nil {
+			r.DeliveryDays = &deliveryDays{Min: *o.DeliveryDaysMin, Max: *o.DeliveryDaysMax}
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// handleQuote serves POST /stores/{store_id}/shipping/quote: the zone an
+// address belongs to and its rates for the lines, cheapest first.
+func (s *Server) handleQuote() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		req, err := decode[quoteRequest](r)
+		if err != nil {
+			return err
+		}
+		storeID := storeIDFrom(r.Context())
+		items := make([]storage.CartItem, len(req.Lines))
+		for i, l := range req.Lines {
+			id, _ := parseUUID(l.VariantID)
+			items[i] = storage.CartItem{VariantID: id, Quantity: l.Quantity}
+		}
+		grams, subtotal, err := s.db.WeighItems(r.Context(), storeID, items)
+		if err != nil {
+			return err
+		}
+		zoneID, err := s.db.MatchZone(r.Context(), storeID, req.Address.Country, req.Address.Region, req.Address.City)
+		if errors.Is(err, storage.ErrNotDeliverable) {
+			return notDeliverable("address.city")
+		}
+		if err != nil {
+			return err
+		}
+		zone, err := s.db.FindZone(r.Context(), storeID, zoneID)
+		if err != nil {
+			return err
+		}
+		method := ""
+		if req.PaymentMethod != nil {
+			method = *req.PaymentMethod
+		}
+		respond(w, http.StatusOK, map[string]any{"zone_id": zoneID,
+			"options": newRateOptionResponses(storage.RateOptions(zone.Rates, grams, subtotal, method))})
+		return nil
+	}
+}
+
+type shippingAreasResponse struct {
+	Country string   `json:"country"`
+	Regions []string `json:"regions"`
+	Cities  []string `json:"cities"`
+}
+
+// handleStorefrontShippingAreas serves GET /storefront/{subdomain}/shipping/areas:
+// the countries, regions and cities the store ships to, for an address picker.
+func (s *Server) handleStorefrontShippingAreas() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		store, err := s.storefrontStore(r)
+		if err != nil {
+			return err
+		}
+		areas, err := s.db.FindShippingAreas(r.Context(), store.ID)
+		if err != nil {
+			return err
+		}
+		out := make([]shippingAreasResponse, 0, len(areas))
+		for _, a := range areas {
+			out = append(out, shippingAreasResponse{Country: a.Country, Regions: a.Regions, Cities: a.Cities})
+		}
+		respond(w, http.StatusOK, out)
+		return nil
+	}
+}

@@ -109,3 +109,53 @@ func TestShippingZonesAndRates(t *testing.T) {
 	require.Equal(t, http.StatusNoContent, h.do(request{method: "DELETE", path: zones + "/" + giza.data()["id"].(string), auth: bearer(token)}).Status)
 	require.Equal(t, http.StatusNotFound, h.do(request{method: "PATCH", path: ratePath, auth: bearer(token), body: map[string]any{"price": 1}}).Status)
 }
+
+// A quote takes the address's most specific zone (Arabic spellings
+// normalised), weighs the lines, and answers the zone's options cheapest
+// first; an address no zone covers is 422 NOT_DELIVERABLE on address.city.
+// The storefront lists the areas for a picker.
+func TestShippingQuoteAndAreas(t *testing.T) {
+	h := newHarness(t, api.Config{})
+	s := newShop(t, h, "quote", 20)
+	zones := storePath(s.m.storeID, "/shipping/zones")
+	post := func(path string, body map[string]any) response {
+		resp := h.do(request{method: "POST", path: path, auth: bearer(s.token), body: body})
+		require.Equal(t, http.StatusCreated, resp.Status, string(resp.Raw))
+		return resp
+	}
+	h.exec(`UPDATE variants SET weight_grams = 700 WHERE id = $1`, s.variantID)
+	egypt := post(zones, map[string]any{"name": "Egypt", "areas": []any{map[string]any{"country": "EG"}}}).data()["id"].(string)
+	giza := post(zones, map[string]any{"name": "Giza", "areas": []any{map[string]any{"country": "EG", "cities": []string{"الجيزة", "Giza"}}}}).data()["id"].(string)
+	post(zones+"/"+egypt+"/rates", map[string]any{"name": "Standard", "price": 9000})
+	post(zones+"/"+giza+"/rates", map[string]any{"name": "Courier", "price": 0, "cod_fee": 1000, "weight_bands": []any{
+		map[string]any{"up_to_grams": 1000, "price": 3000}, map[string]any{"up_to_grams": 3000, "price": 4500}}})
+	post(zones+"/"+giza+"/rates", map[string]any{"name": "Same day", "price": 8000, "cod_available": false, "delivery_days": map[string]any{"min": 0, "max": 0}})
+	quote := func(city string, qty int, method string) response {
+		body := map[string]any{"address": map[string]any{"country": "EG", "city": city},
+			"lines": []any{map[string]any{"variant_id": s.variantID, "quantity": qty}}}
+		if method != "" {
+			body["payment_method"] = method
+		}
+		return h.do(request{method: "POST", path: storePath(s.m.storeID, "/shipping/quote"), auth: bearer(s.token), body: body})
+	}
+	q := quote("الجيزه", 2, "cod") // 1400 g
+	require.Equal(t, http.StatusOK, q.Status, string(q.Raw))
+	require.Equal(t, giza, q.data()["zone_id"], "the city zone, the spelling normalised")
+	require.Equal(t, []any{map[string]any{"rate_id": q.data()["options"].([]any)[0].(map[string]any)["rate_id"], "name": "Courier", "fee": float64(4500),
+		"cod_fee": float64(1000), "free": false, "delivery_days": nil}}, q.data()["options"], "the second band; no COD-less rate for cod")
+	prepaid := quote("Giza", 1, "instapay")
+	require.Len(t, prepaid.data()["options"], 2)
+	require.Equal(t, "Courier", prepaid.data()["options"].([]any)[0].(map[string]any)["name"], "cheapest first")
+	aswan := quote("أسوان", 1, "")
+	require.Equal(t, egypt, aswan.data()["zone_id"], "the country zone")
+
+	h.exec(`DELETE FROM shipping_zones WHERE id = $1`, egypt)
+	far := quote("أسوان", 1, "")
+	require.Equal(t, http.StatusUnprocessableEntity, far.Status, string(far.Raw))
+	require.Equal(t, "NOT_DELIVERABLE", far.errorCode())
+	require.Equal(t, "not_deliverable", far.fieldCode("address.city"))
+
+	areas := h.do(request{method: "GET", path: "/api/v1/storefront/" + h.subdomain(s) + "/shipping/areas"})
+	require.Equal(t, http.StatusOK, areas.Status, string(areas.Raw))
+	require.Equal(t, []any{map[string]any{"country": "EG", "regions": []any{}, "cities": []any{"Giza", "الجيزة"}}}, areas.Body["data"])
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -352,4 +353,177 @@ func (tx *Tx) DeleteRate(ctx context.Context, storeID, zoneID, id uuid.UUID) err
 		return fmt.Errorf("delete rate %s: %w", id, ErrNotFound)
 	}
 	return nil
+}
+
+// RateOption is a rate offered for a cart: its fee (0 when free), the COD
+// fee (only for cod), whether free_above_subtotal waived it.
+type RateOption struct {
+	RateID          uuid.UUID
+	Name            string
+	Fee             int64
+	CODFee          int64
+	Free            bool
+	DeliveryDaysMin *int
+	DeliveryDaysMax *int
+	Position        int
+	// FreeAboveSubtotal is kept for pricing with discounts (§14's order).
+	FreeAboveSubtotal *int64
+	BaseFee           int64
+}
+
+// RateOptions are the rates a cart of weightGrams and discountedSubtotal
+// can ship with, paying by paymentMethod, cheapest first (then by
+// position): with weight bands, the first band holding the weight; past
+// the last, each started kilogram adds additional_per_kg, or the rate is
+// not offered; cod_available false rates are not offered to cod, and
+// cod_fee counts only for cod.
+func RateOptions(rates []ShippingRate, weightGrams int, discountedSubtotal int64, paymentMethod string) []RateOption {
+	options := []RateOption{}
+	for _, r := range rates {
+		cod := paymentMethod == "cod"
+		if cod && !r.CODAvailable {
+			continue
+		}
+		fee, ok := bandFee(r, weightGrams)
+		if !ok {
+			continue
+		}
+		o := RateOption{RateID: r.ID, Name: r.Name, Fee: fee, BaseFee: fee, DeliveryDaysMin: r.DeliveryDaysMin, DeliveryDaysMax: r.DeliveryDaysMax,
+			Position: r.Position, FreeAboveSubtotal: r.FreeAboveSubtotal}
+		if r.FreeAboveSubtotal != nil && discountedSubtotal >= *r.FreeAboveSubtotal {
+			o.Fee, o.Free = 0, true
+		}
+		if cod {
+			o.CODFee = r.CODFee
+		}
+		options = append(options, o)
+	}
+	slices.SortStableFunc(options, func(a, b RateOption) int {
+		if d := (a.Fee + a.CODFee) - (b.Fee + b.CODFee); d != 0 {
+			return int(max(min(d, 1), -1))
+		}
+		return a.Position - b.Position
+	})
+	return options
+}
+
+func bandFee(r ShippingRate, weightGrams int) (int64, bool) {
+	if len(r.WeightBands) == 0 {
+		return r.Price, true
+	}
+	for _, b := range r.WeightBands {
+		if weightGrams <= b.UpToGrams {
+			return b.Price, true
+		}
+	}
+	if r.AdditionalPerKg == nil {
+		return 0, false
+	}
+	last := r.WeightBands[len(r.WeightBands)-1]
+	kilos := int64((weightGrams - last.UpToGrams + 999) / 1000)
+	return last.Price + kilos**r.AdditionalPerKg, true
+}
+
+// ErrNotDeliverable is an address no zone of the store covers.
+var ErrNotDeliverable = errors.New("not deliverable")
+
+// MatchZone finds the zone an address belongs to: the most specific of a
+// city, region or country area, by normalised names.
+func (r reader) MatchZone(ctx context.Context, storeID uuid.UUID, country string, region *string, city string) (uuid.UUID, error) {
+	regionKey := ""
+	if region != nil {
+		regionKey = NormalizeAreaName(*region)
+	}
+	var zoneID uuid.UUID
+	err := r.q.QueryRow(ctx, `SELECT zone_id FROM shipping_zone_areas
+		WHERE store_id = $1 AND country = $2 AND (
+			(city_key = $4 AND (region_key = '' OR region_key = $3))
+			OR (city_key = '' AND region_key <> '' AND region_key = $3)
+			OR (city_key = '' AND region_key = ''))
+		ORDER BY (city_key <> '') DESC, (region_key <> '') DESC LIMIT 1`, storeID, strings.ToUpper(country), regionKey, NormalizeAreaName(city)).Scan(&zoneID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return uuid.Nil, ErrNotDeliverable
+	}
+	if err != nil {
+		return uuid.Nil, fmt.Errorf("match zone: %w", err)
+	}
+	return zoneID, nil
+}
+
+// HasZones reports whether a store has any shipping zone (without one,
+// everything ships for 0, as before).
+func (r reader) HasZones(ctx context.Context, storeID uuid.UUID) (bool, error) {
+	var has bool
+	err := r.q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM shipping_zones WHERE store_id = $1)`, storeID).Scan(&has)
+	return has, err
+}
+
+// CartItem is a variant and a quantity to price or weigh.
+type CartItem struct {
+	VariantID uuid.UUID
+	Quantity  int
+}
+
+// WeighItems is the items' weight (a variant's weight_grams, else its
+// product's, else 0) and subtotal; an unknown variant is a 422 on its line.
+func (r reader) WeighItems(ctx context.Context, storeID uuid.UUID, items []CartItem) (grams int, subtotal int64, err error) {
+	ids := make([]uuid.UUID, len(items))
+	for i, it := range items {
+		ids[i] = it.VariantID
+	}
+	rows, err := r.q.Query(ctx, `SELECT v.id, COALESCE(v.weight_grams, p.weight_grams, 0), v.price FROM variants v
+		JOIN products p ON p.store_id = v.store_id AND p.id = v.product_id
+		WHERE v.store_id = $1 AND v.id = ANY($2)`, storeID, ids)
+	if err != nil {
+		return 0, 0, fmt.Errorf("weigh items: %w", err)
+	}
+	type found struct {
+		grams int
+		price int64
+	}
+	byID := map[uuid.UUID]found{}
+	var (
+		id    uuid.UUID
+		f     found
+		price int64
+	)
+	if _, err := pgx.ForEachRow(rows, []any{&id, &f.grams, &price}, func() error {
+		f.price = price
+		byID[id] = f
+		return nil
+	}); err != nil {
+		return 0, 0, fmt.Errorf("weigh items: %w", err)
+	}
+	for i, it := range items {
+		v, ok := byID[it.VariantID]
+		if !ok {
+			return 0, 0, &InvalidError{Field: fmt.Sprintf("lines[%d].variant_id", i), Code: "not_found", Message: "is not a variant of the store"}
+		}
+		grams += v.grams * it.Quantity
+		subtotal += v.price * int64(it.Quantity)
+	}
+	return grams, subtotal, nil
+}
+
+// ShippingAreas lists every country a store ships to with the regions and
+// cities its zones name, for a storefront's picker.
+type ShippingAreas struct {
+	Country string
+	Regions []string
+	Cities  []string
+}
+
+// FindShippingAreas reads the picker's areas, countries in order.
+func (r reader) FindShippingAreas(ctx context.Context, storeID uuid.UUID) ([]ShippingAreas, error) {
+	rows, err := r.q.Query(ctx, `SELECT country,
+			COALESCE(array_agg(DISTINCT region ORDER BY region) FILTER (WHERE region IS NOT NULL), '{}'),
+			COALESCE(array_agg(DISTINCT city ORDER BY city) FILTER (WHERE city IS NOT NULL), '{}')
+		FROM shipping_zone_areas WHERE store_id = $1 GROUP BY country ORDER BY country`, storeID)
+	if err != nil {
+		return nil, fmt.Errorf("find shipping areas: %w", err)
+	}
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (ShippingAreas, error) {
+		var a ShippingAreas
+		return a, row.Scan(&a.Country, &a.Regions, &a.Cities)
+	})
 }
