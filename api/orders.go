@@ -54,9 +54,10 @@ type orderResponse struct {
 	CancelReason      *string             `json:"cancel_reason"`
 	Lines             []orderLineResponse `json:"lines,omitempty"`
 	// Discounts come with the lines (a full order, not a list's summary).
-	Discounts *[]storage.AppliedDiscount `json:"discounts,omitempty"`
-	CreatedAt time.Time                  `json:"created_at"`
-	UpdatedAt time.Time                  `json:"updated_at"`
+	Discounts     *[]storage.AppliedDiscount `json:"discounts,omitempty"`
+	ShippingLines *[]storage.ShippingLine    `json:"shipping_lines,omitempty"`
+	CreatedAt     time.Time                  `json:"created_at"`
+	UpdatedAt     time.Time                  `json:"updated_at"`
 }
 
 func newOrderResponse(o storage.Order) orderResponse {
@@ -73,6 +74,11 @@ func newOrderResponse(o storage.Order) orderResponse {
 			discounts = []storage.AppliedDiscount{}
 		}
 		resp.Discounts = &discounts
+		shipping := o.ShippingLines
+		if shipping == nil {
+			shipping = []storage.ShippingLine{}
+		}
+		resp.ShippingLines = &shipping
 	}
 	return resp
 }
@@ -118,6 +124,8 @@ type createOrderRequest struct {
 	// discounts (§14); without them an order prices as before.
 	DiscountCode            *string `json:"discount_code"`
 	ApplyAutomaticDiscounts bool    `json:"apply_automatic_discounts"`
+	// ShippingRateID prices the shipping with a rate of the store (§15).
+	ShippingRateID *string `json:"shipping_rate_id"`
 }
 
 const maxOrderLines = 100
@@ -182,6 +190,14 @@ func (req createOrderRequest) Valid() []fieldError {
 	if req.DiscountCode != nil {
 		c.text("discount_code", *req.DiscountCode, 1, 64)
 	}
+	if req.ShippingRateID != nil {
+		if _, err := parseUUID(*req.ShippingRateID); err != nil {
+			c.add("shipping_rate_id", "invalid_uuid", "must be a uuid")
+		}
+		if req.ShippingFee != 0 {
+			c.add("shipping_fee", "not_allowed", "send shipping_rate_id or a manual shipping_fee, not both")
+		}
+	}
 	return c.result()
 }
 
@@ -192,6 +208,10 @@ func (req createOrderRequest) newOrder(storeID uuid.UUID, draft bool, actor *uui
 	in := storage.NewOrder{StoreID: storeID, Draft: draft, ShippingAddress: addr, PaymentMethod: req.PaymentMethod,
 		ShippingFee: req.ShippingFee, Discount: req.Discount, Notes: req.Notes, ActorUserID: actor,
 		DiscountCode: req.DiscountCode, ApplyAutomatic: req.ApplyAutomaticDiscounts}
+	if req.ShippingRateID != nil {
+		id, _ := parseUUID(*req.ShippingRateID)
+		in.ShippingRateID = &id
+	}
 	if req.CustomerID != nil {
 		id, _ := parseUUID(*req.CustomerID)
 		in.CustomerID = &id

@@ -159,3 +159,69 @@ func TestShippingQuoteAndAreas(t *testing.T) {
 	require.Equal(t, http.StatusOK, areas.Status, string(areas.Raw))
 	require.Equal(t, []any{map[string]any{"country": "EG", "regions": []any{}, "cities": []any{"Giza", "الجيزة"}}}, areas.Body["data"])
 }
+
+// Merchant orders priced with a rate: its band for the order's weight, its
+// COD fee for cod, free above the discounted subtotal; the rate snapshot
+// stays as placed whatever happens to the zone.
+func TestMerchantOrdersWithAShippingRate(t *testing.T) {
+	h := newHarness(t, api.Config{})
+	s := discountShop(t, h, "rateorders", 20)
+	h.exec(`UPDATE variants SET weight_grams = 600 WHERE id = $1`, s.variantID)
+	zones := storePath(s.m.storeID, "/shipping/zones")
+	zone := h.do(request{method: "POST", path: zones, auth: bearer(s.token), body: map[string]any{"name": "Cairo",
+		"areas": []any{map[string]any{"country": "EG", "cities": []string{"Cairo"}}}}}).data()["id"].(string)
+	rate := h.do(request{method: "POST", path: zones + "/" + zone + "/rates", auth: bearer(s.token), body: map[string]any{"name": "Courier", "price": 0,
+		"cod_fee": 1000, "free_above_subtotal": 134500, "weight_bands": []any{map[string]any{"up_to_grams": 1000, "price": 3000},
+			map[string]any{"up_to_grams": 2000, "price": 4000}}}}).data()
+	noCOD := h.do(request{method: "POST", path: zones + "/" + zone + "/rates", auth: bearer(s.token), body: map[string]any{"name": "Card only",
+		"price": 2000, "cod_available": false}}).data()
+	place := func(qty int, extra map[string]any) response {
+		b := orderBody(s.variantID, qty, "+201004445551") // 450.00 each, manual discount 10.00, shipping_fee 50.00
+		delete(b, "shipping_fee")
+		for k, v := range extra {
+			b[k] = v
+		}
+		return h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders"), auth: bearer(s.token), body: b})
+	}
+	two := place(2, map[string]any{"shipping_rate_id": rate["id"]}) // 1200 g: the second band; cod
+	require.Equal(t, http.StatusCreated, two.Status, string(two.Raw))
+	require.EqualValues(t, 4000+1000, two.data()["shipping_fee"])
+	require.EqualValues(t, 90000+5000-1000, two.data()["total"])
+	require.Equal(t, []any{map[string]any{"rate_id": rate["id"], "zone_id": zone, "name": "Courier", "fee": float64(4000), "cod_fee": float64(1000)}},
+		two.data()["shipping_lines"])
+
+	// 3 × 450.00 = 1350.00, above the 1345.00 threshold: free. The manual
+	// discount comes after shipping (§14's order), so it does not count;
+	// an automatic 10.00 off does: 1340.00 is under the threshold.
+	free := place(3, map[string]any{"shipping_rate_id": rate["id"], "payment_method": "instapay"})
+	require.Equal(t, http.StatusCreated, free.Status, string(free.Raw))
+	require.EqualValues(t, 0, free.data()["shipping_fee"])
+	require.Equal(t, http.StatusCreated, h.discount(s.token, s.m.storeID, map[string]any{"method": "automatic", "title": "off", "type": "fixed_amount",
+		"value": 1000}).Status)
+	three := place(3, map[string]any{"shipping_rate_id": rate["id"], "payment_method": "instapay", "apply_automatic_discounts": true})
+	require.Equal(t, http.StatusCreated, three.Status, string(three.Raw))
+	require.EqualValues(t, 4000, three.data()["shipping_fee"], "the discounted subtotal decides")
+
+	for _, c := range []struct {
+		extra       map[string]any
+		field, code string
+	}{
+		{map[string]any{"shipping_rate_id": rate["id"], "shipping_fee": 5000}, "shipping_fee", "not_allowed"},
+		{map[string]any{"shipping_rate_id": noCOD["id"]}, "payment_method", "not_offered"},
+		{map[string]any{"shipping_rate_id": "0190d3c4-0000-7000-8000-000000000001"}, "shipping_rate_id", "not_found"},
+	} {
+		resp := place(1, c.extra)
+		require.Equal(t, http.StatusUnprocessableEntity, resp.Status, "%v: %s", c.extra, resp.Raw)
+		require.Equal(t, c.code, resp.fieldCode(c.field), string(resp.Raw))
+		require.NotEmpty(t, resp.fieldMessageAr(c.field))
+	}
+	heavy := place(4, map[string]any{"shipping_rate_id": rate["id"]}) // 2400 g, past the last band, no per-kg price
+	require.Equal(t, "not_offered", heavy.fieldCode("shipping_rate_id"), string(heavy.Raw))
+
+	require.Equal(t, http.StatusOK, h.do(request{method: "PATCH", path: zones + "/" + zone + "/rates/" + rate["id"].(string), auth: bearer(s.token),
+		body: map[string]any{"cod_fee": 9999}}).Status)
+	require.Equal(t, http.StatusNoContent, h.do(request{method: "DELETE", path: zones + "/" + zone, auth: bearer(s.token)}).Status)
+	again := h.getOrder(s, two.data()["id"].(string))
+	require.Equal(t, two.data()["shipping_lines"], again["shipping_lines"], "zone edits never touch placed orders")
+	require.EqualValues(t, 5000, again["shipping_fee"])
+}

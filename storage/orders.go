@@ -79,6 +79,18 @@ type Order struct {
 	Lines             []OrderLine
 	// Discounts are the discounts applied (§14); Discount is their sum.
 	Discounts []AppliedDiscount
+	// ShippingLines snapshot the rate the order ships with (§15).
+	ShippingLines []ShippingLine
+}
+
+// ShippingLine is the rate an order ships with, as it was at placement:
+// shipping_fee is fee + cod_fee.
+type ShippingLine struct {
+	RateID uuid.UUID `json:"rate_id"`
+	ZoneID uuid.UUID `json:"zone_id"`
+	Name   string    `json:"name"`
+	Fee    int64     `json:"fee"`
+	CODFee int64     `json:"cod_fee"`
 }
 
 // BalanceDue is what is still to be paid of the collectible total.
@@ -129,6 +141,9 @@ type NewOrder struct {
 	// discounts (§14); without them an order prices as before.
 	DiscountCode   *string
 	ApplyAutomatic bool
+	// ShippingRateID prices the shipping with a rate of the store (§15)
+	// instead of ShippingFee; zone checks are skipped for merchant orders.
+	ShippingRateID *uuid.UUID
 }
 
 // StockError names a variant without enough stock.
@@ -149,14 +164,14 @@ func (e *TransitionError) Error() string {
 
 const orderColumns = `id, store_id, order_number, status, payment_status, fulfillment_status, payment_method, currency,
 	customer_id, customer, shipping_address, subtotal, shipping_fee, discount, total, paid_total, collectible_total,
-	collected_total, refund_due, tracking_number, notes, cancel_reason, created_at, updated_at, discounts`
+	collected_total, refund_due, tracking_number, notes, cancel_reason, created_at, updated_at, discounts, shipping_lines`
 
 func scanOrder(row pgx.Row) (Order, error) {
 	var o Order
 	err := row.Scan(&o.ID, &o.StoreID, &o.OrderNumber, &o.Status, &o.PaymentStatus, &o.FulfillmentStatus, &o.PaymentMethod,
 		&o.Currency, &o.CustomerID, &o.Customer, &o.ShippingAddress, &o.Subtotal, &o.ShippingFee, &o.Discount, &o.Total,
 		&o.PaidTotal, &o.CollectibleTotal, &o.CollectedTotal, &o.RefundDue, &o.TrackingNumber, &o.Notes, &o.CancelReason,
-		&o.CreatedAt, &o.UpdatedAt, &o.Discounts)
+		&o.CreatedAt, &o.UpdatedAt, &o.Discounts, &o.ShippingLines)
 	return o, err
 }
 
@@ -200,10 +215,10 @@ func (tx *Tx) CreateOrder(ctx context.Context, in NewOrder) (Order, error) {
 	o.CreatedAt, o.UpdatedAt = now, now
 	search := strings.ToLower(strings.Join([]string{o.OrderNumber, customer.Name, deref(customer.Email), deref(customer.Phone)}, " "))
 	_, err = tx.tx.Exec(ctx, `INSERT INTO orders (`+orderColumns+`, search_text, customer_phone, trace_parent) VALUES ($1, $2, $3, $4, $5, $6, $7,
-		$8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $23, $27, $24, $25, NULLIF($26, ''))`,
+		$8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $23, $27, $28, $24, $25, NULLIF($26, ''))`,
 		o.ID, o.StoreID, o.OrderNumber, o.Status, o.PaymentStatus, o.FulfillmentStatus, o.PaymentMethod, o.Currency, o.CustomerID,
 		o.Customer, o.ShippingAddress, o.Subtotal, o.ShippingFee, o.Discount, o.Total, o.PaidTotal, o.CollectibleTotal,
-		o.CollectedTotal, o.RefundDue, o.TrackingNumber, o.Notes, o.CancelReason, now, search, customer.Phone, traceParent(ctx), o.Discounts)
+		o.CollectedTotal, o.RefundDue, o.TrackingNumber, o.Notes, o.CancelReason, now, search, customer.Phone, traceParent(ctx), o.Discounts, nonNilShippingLines(o.ShippingLines))
 	if err != nil {
 		return Order{}, fmt.Errorf("create order: %w", err)
 	}
@@ -547,4 +562,11 @@ func (tx *Tx) UpdateOrder(ctx context.Context, storeID, id uuid.UUID, upd OrderU
 		return Order{}, fmt.Errorf("update order: %w", err)
 	}
 	return o, tx.addActivity(ctx, o, ActivityOrderUpdated, "", map[string]any{}, actor)
+}
+
+func nonNilShippingLines(lines []ShippingLine) []ShippingLine {
+	if lines == nil {
+		return []ShippingLine{}
+	}
+	return lines
 }

@@ -3,11 +3,14 @@ package storage
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"math/bits"
 	"slices"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 )
 
 // Pricing (decisions §14, §15): one function prices carts, order previews,
@@ -441,6 +444,13 @@ func (tx *Tx) priceOrder(ctx context.Context, o *Order, in NewOrder) (map[uuid.U
 			return nil, err
 		}
 	}
+	var rate *ShippingRate
+	if in.ShippingRateID != nil {
+		var err error
+		if rate, input.Shipping, err = tx.rateQuote(ctx, o, *in.ShippingRateID); err != nil {
+			return nil, err
+		}
+	}
 	if input.Code != nil || len(input.Automatic) > 0 {
 		categories, err := tx.productCategories(ctx, o.StoreID, products)
 		if err != nil {
@@ -463,8 +473,47 @@ func (tx *Tx) priceOrder(ctx context.Context, o *Order, in NewOrder) (map[uuid.U
 		return nil, &InvalidError{Field: "discount", Code: "out_of_range", Message: "must not exceed the subtotal plus shipping"}
 	}
 	o.Subtotal, o.ShippingFee, o.Discount, o.Total, o.Discounts = p.Subtotal, p.ShippingFee, p.Discount, p.Total, p.Discounts
+	if rate != nil {
+		o.ShippingLines = []ShippingLine{{RateID: rate.ID, ZoneID: rate.ZoneID, Name: rate.Name, Fee: p.Fee, CODFee: p.CODFee}}
+	}
 	for i := range o.Lines {
 		o.Lines[i].Discount = p.LineDiscounts[i]
 	}
 	return limits, nil
+}
+
+// rateQuote is the charge of a store's rate for an order's lines: the band
+// its weight falls in, the COD fee for cod, free_above_subtotal left for
+// the pricing to compare with the discounted subtotal.
+func (tx *Tx) rateQuote(ctx context.Context, o *Order, rateID uuid.UUID) (*ShippingRate, *ShippingQuote, error) {
+	rate, err := scanRate(tx.tx.QueryRow(ctx, `SELECT `+rateColumns+` FROM shipping_rates WHERE store_id = $1 AND id = $2`, o.StoreID, rateID))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil, &InvalidError{Field: "shipping_rate_id", Code: "not_found", Message: "is not a shipping rate of the store"}
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("find rate: %w", err)
+	}
+	items := make([]CartItem, 0, len(o.Lines))
+	for _, l := range o.Lines {
+		if l.VariantID != nil {
+			items = append(items, CartItem{VariantID: *l.VariantID, Quantity: l.Quantity})
+		}
+	}
+	grams, _, err := tx.WeighItems(ctx, o.StoreID, items)
+	if err != nil {
+		return nil, nil, err
+	}
+	cod := o.PaymentMethod == "cod"
+	if cod && !rate.CODAvailable {
+		return nil, nil, &InvalidError{Field: "payment_method", Code: "not_offered", Message: "the rate does not take cash on delivery"}
+	}
+	fee, ok := bandFee(rate, grams)
+	if !ok {
+		return nil, nil, &InvalidError{Field: "shipping_rate_id", Code: "not_offered", Message: "the rate does not ship this weight"}
+	}
+	quote := &ShippingQuote{Fee: fee, FreeAboveSubtotal: rate.FreeAboveSubtotal}
+	if cod {
+		quote.CODFee = rate.CODFee
+	}
+	return &rate, quote, nil
 }
