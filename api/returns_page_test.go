@@ -66,7 +66,7 @@ func TestReturnsPageInHeadlessChromium(t *testing.T) {
 		chromedp.Evaluate(`document.querySelectorAll('article.return tr.line input.received').length`, &inputs)))
 	require.Equal(t, "rtl", dir)
 	require.Equal(t, 2, inputs, "each line of the approved return has its own quantity")
-	for _, want := range []string{"ORD-1001", "مقبول", "المقاس غير مناسب", "تالف", "وشاح حرير", "استلام المرتجع"} {
+	for _, want := range []string{"ORD-1001", "تم التسليم", "مُسترد جزئيًا", "مقبول", "المقاس غير مناسب", "تالف", "وشاح حرير", "استلام المرتجع"} {
 		require.Contains(t, summary+returns, want)
 	}
 	for _, want := range []string{"محفظة إلكترونية", "ناجح", "وشاح تالف"} {
@@ -115,6 +115,10 @@ func TestReturnsPageInHeadlessChromium(t *testing.T) {
 	for _, want := range []string{"received", "size or fit", "damaged"} {
 		require.Contains(t, returns, want)
 	}
+	var summaryEn string
+	require.NoError(t, chromedp.Run(tab, chromedp.Text(`#summary`, &summaryEn, chromedp.ByID)))
+	require.Contains(t, summaryEn, "returned")
+	require.Contains(t, summaryEn, "partially refunded")
 	require.True(t, strings.Index(history, "return requested") < strings.Index(history, "return received"), "oldest first")
 	require.Contains(t, history, "store staff")
 	checkLayout(t, tab, "returns-en")

@@ -1,6 +1,7 @@
 package pages
 
 import (
+	"cmp"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -36,6 +37,10 @@ var returnWords = map[string]map[string]string{
 		"k_return_requested": "طُلب مرتجع", "k_return_approved": "قُبل المرتجع", "k_return_declined": "رُفض المرتجع",
 		"k_return_cancelled": "أُلغي المرتجع", "k_return_received": "استُلم المرتجع", "k_refund_created": "أُنشئ استرداد",
 		"k_refund_succeeded": "نجح الاسترداد", "k_refund_failed": "فشل الاسترداد",
+		"o_DRAFT": "مسودة", "o_PENDING": "قيد الانتظار", "o_CONFIRMED": "مؤكد", "o_PROCESSING": "قيد التجهيز", "o_READY_TO_SHIP": "جاهز للشحن",
+		"o_SHIPPED": "تم الشحن", "o_DELIVERED": "تم التسليم", "o_RETURNED": "مُرتجع", "o_CANCELLED": "ملغى",
+		"p_pending": "لم يُدفع", "p_awaiting_review": "بانتظار المراجعة", "p_partially_paid": "مدفوع جزئيًا", "p_paid": "مدفوع",
+		"p_partially_refunded": "مُسترد جزئيًا", "p_refunded": "مُسترد",
 	},
 	"en": {
 		"title": "Returns and refunds", "order": "Order", "order_status": "Order status", "payment_status": "Payment", "paid": "Paid",
@@ -56,6 +61,10 @@ var returnWords = map[string]map[string]string{
 		"k_return_requested": "return requested", "k_return_approved": "return approved", "k_return_declined": "return declined",
 		"k_return_cancelled": "return cancelled", "k_return_received": "return received", "k_refund_created": "refund created",
 		"k_refund_succeeded": "refund succeeded", "k_refund_failed": "refund failed",
+		"o_DRAFT": "draft", "o_PENDING": "pending", "o_CONFIRMED": "confirmed", "o_PROCESSING": "processing", "o_READY_TO_SHIP": "ready to ship",
+		"o_SHIPPED": "shipped", "o_DELIVERED": "delivered", "o_RETURNED": "returned", "o_CANCELLED": "cancelled",
+		"p_pending": "unpaid", "p_awaiting_review": "awaiting review", "p_partially_paid": "partially paid", "p_paid": "paid",
+		"p_partially_refunded": "partially refunded", "p_refunded": "refunded",
 	},
 }
 
@@ -213,8 +222,9 @@ func (p *Pages) OrderReturnsPage() http.Handler {
 		}
 
 		p.watchPage(w, "returns.html", lang, store, "orders", map[string]any{"Title": words["title"] + " — " + unbroken(order.OrderNumber), "R": words,
-			"OrderID": order.ID, "OrderNumber": order.OrderNumber, "OrderStatus": string(order.Status), "PaymentStatus": string(order.PaymentStatus),
-			"Paid": money(order.PaidTotal), "Refunded": money(refunded), "Pending": money(pending),
+			"OrderID": order.ID, "OrderNumber": order.OrderNumber, "OrderStatus": cmp.Or(words["o_"+string(order.Status)], string(order.Status)),
+			"PaymentStatus": cmp.Or(words["p_"+string(order.PaymentStatus)], string(order.PaymentStatus)),
+			"Paid":          money(order.PaidTotal), "Refunded": money(refunded), "Pending": money(pending),
 			"Refundable": money(max(order.PaidTotal-refunded-pending, 0)),
 			"Returns":    returnRows, "Refunds": refundRows, "History": historyRows, "Locations": options})
 		return nil
