@@ -214,6 +214,19 @@ func TestDraftsCountDiscountsAtConversion(t *testing.T) {
 	require.Equal(t, http.StatusOK, conv.Status, string(conv.Raw))
 	times, _, _ = h.timesUsed(codeID)
 	require.Equal(t, 1, times)
+	second := draft()
+	require.Equal(t, http.StatusOK, h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders/"+second["id"].(string)+"/convert"),
+		auth: bearer(s.token)}).Status)
+
+	// usage_limit may not go below times_used (2 now).
+	discountPath := storePath(s.m.storeID, "/discounts/"+codeID)
+	below := h.do(request{method: "PATCH", path: discountPath, auth: bearer(s.token), body: map[string]any{"usage_limit": 1}})
+	require.Equal(t, http.StatusUnprocessableEntity, below.Status, string(below.Raw))
+	require.Equal(t, "out_of_range", below.fieldCode("usage_limit"))
+	atTimesUsed := h.do(request{method: "PATCH", path: discountPath, auth: bearer(s.token), body: map[string]any{"usage_limit": 2}})
+	require.Equal(t, http.StatusOK, atTimesUsed.Status, string(atTimesUsed.Raw))
+	require.Equal(t, "exhausted", atTimesUsed.data()["status"])
+	require.Equal(t, http.StatusOK, h.do(request{method: "PATCH", path: discountPath, auth: bearer(s.token), body: map[string]any{"usage_limit": nil}}).Status)
 
 	other := draft()
 	require.Equal(t, http.StatusOK, h.do(request{method: "PATCH", path: storePath(s.m.storeID, "/discounts/"+codeID), auth: bearer(s.token),

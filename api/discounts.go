@@ -146,29 +146,12 @@ func (d discountState) check(c *checker, timesUsed int) {
 	}
 }
 
-// fields is the state to store: every field, nulls cleared.
-func (d discountState) fields() storage.DiscountFields {
-	scope := d.AppliesTo.Scope
-	f := storage.DiscountFields{Code: d.Code, Title: new(strings.TrimSpace(d.Title)), Type: &d.Type, Value: d.Value, MaxDiscount: d.MaxDiscount,
-		IncludeCODFee: new(d.IncludeCODFee != nil && *d.IncludeCODFee), Scope: &scope,
-		ProductIDs: nonNilUUIDs(d.AppliesTo.ProductIDs), CategoryIDs: nonNilUUIDs(d.AppliesTo.CategoryIDs), MinSubtotal: d.MinSubtotal,
-		StartsAt: d.StartsAt, EndsAt: d.EndsAt, UsageLimit: d.UsageLimit, UsageLimitPerCustomer: d.UsageLimitPerCustomer,
-		CombinesWithAutomatic: new(d.CombinesWithAutomatic), Enabled: new(d.Enabled)}
-	for name, isNil := range map[string]bool{"value": d.Value == nil, "max_discount": d.MaxDiscount == nil, "min_subtotal": d.MinSubtotal == nil,
-		"starts_at": d.StartsAt == nil, "ends_at": d.EndsAt == nil, "usage_limit": d.UsageLimit == nil,
-		"usage_limit_per_customer": d.UsageLimitPerCustomer == nil} {
-		if isNil {
-			f.Clear = append(f.Clear, name)
-		}
-	}
-	return f
-}
-
-func nonNilUUIDs(ids []uuid.UUID) []uuid.UUID {
-	if ids == nil {
-		return []uuid.UUID{}
-	}
-	return ids
+// terms is the state to store, whole.
+func (d discountState) terms() storage.DiscountTerms {
+	return storage.DiscountTerms{Code: d.Code, Title: strings.TrimSpace(d.Title), Type: d.Type, Value: d.Value, MaxDiscount: d.MaxDiscount,
+		IncludeCODFee: d.IncludeCODFee != nil && *d.IncludeCODFee, Scope: d.AppliesTo.Scope, ProductIDs: d.AppliesTo.ProductIDs,
+		CategoryIDs: d.AppliesTo.CategoryIDs, MinSubtotal: d.MinSubtotal, StartsAt: d.StartsAt, EndsAt: d.EndsAt, UsageLimit: d.UsageLimit,
+		UsageLimitPerCustomer: d.UsageLimitPerCustomer, CombinesWithAutomatic: d.CombinesWithAutomatic, Enabled: d.Enabled}
 }
 
 type createDiscountRequest struct {
@@ -269,7 +252,7 @@ func (s *Server) handleCreateDiscount() handlerFunc {
 			return err
 		}
 		return writeView(s, w, r, http.StatusCreated, newDiscountResponse, func(tx *storage.Tx) (storage.Discount, error) {
-			return tx.CreateDiscount(r.Context(), storeIDFrom(r.Context()), req.Method, req.state().fields())
+			return tx.CreateDiscount(r.Context(), storeIDFrom(r.Context()), req.Method, req.state().terms())
 		})
 	}
 }
@@ -415,7 +398,7 @@ func (s *Server) handleUpdateDiscount() handlerFunc {
 			if fields := c.result(); len(fields) > 0 {
 				return storage.Discount{}, validationError(fields)
 			}
-			return tx.UpdateDiscount(r.Context(), storeID, id, next.fields())
+			return tx.UpdateDiscount(r.Context(), storeID, id, next.terms())
 		})
 	}
 }

@@ -32,9 +32,7 @@ func checkAreas(c *checker, areas []storage.ZoneArea) {
 	}
 	for i, a := range areas {
 		field := fmt.Sprintf("areas[%d]", i)
-		if len(a.Country) != 2 || strings.ToUpper(a.Country) != a.Country || !isLetters(a.Country) {
-			c.add(field+".country", "invalid", "must be an ISO 3166-1 alpha-2 code such as EG")
-		}
+		c.country(field+".country", a.Country)
 		if a.Region != nil {
 			c.text(field+".region", *a.Region, 1, 100)
 		}
@@ -45,15 +43,6 @@ func checkAreas(c *checker, areas []storage.ZoneArea) {
 			c.text(fmt.Sprintf("%s.cities[%d]", field, j), city, 1, 100)
 		}
 	}
-}
-
-func isLetters(s string) bool {
-	for _, r := range s {
-		if r < 'A' || r > 'Z' {
-			return false
-		}
-	}
-	return true
 }
 
 type zoneRequest struct {
@@ -425,9 +414,7 @@ func (req quoteRequest) Valid() []fieldError {
 	if req.Address == nil {
 		c.add("address", "required", "is required")
 	} else {
-		if len(req.Address.Country) != 2 || strings.ToUpper(req.Address.Country) != req.Address.Country || !isLetters(req.Address.Country) {
-			c.add("address.country", "invalid", "must be an ISO 3166-1 alpha-2 code such as EG")
-		}
+		c.country("address.country", req.Address.Country)
 		c.text("address.city", req.Address.City, 1, 100)
 		if req.Address.Region != nil {
 			c.text("address.region", *req.Address.Region, 1, 100)

@@ -1,7 +1,9 @@
 package api_test
 
 import (
+	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -53,6 +55,8 @@ func TestShippingZonesAndRates(t *testing.T) {
 		{map[string]any{"name": "x", "areas": []any{}}, "areas", "out_of_range"},
 		{map[string]any{"name": "", "areas": []any{map[string]any{"country": "SA"}}}, "name", "required"},
 		{map[string]any{"name": "x", "areas": []any{map[string]any{"country": "SA", "cities": []string{""}}}}, "areas[0].cities[0]", "required"},
+		{map[string]any{"name": "x", "areas": []any{map[string]any{"country": "SA", "cities": manyCities(501)}}}, "areas[0].cities", "out_of_range"},
+		{map[string]any{"name": "x", "areas": []any{map[string]any{"country": "SA", "cities": []string{strings.Repeat("م", 101)}}}}, "areas[0].cities[0]", "too_long"},
 	} {
 		resp := post(zones, c.body)
 		require.Equal(t, http.StatusUnprocessableEntity, resp.Status, "%v: %s", c.body, resp.Raw)
@@ -224,4 +228,12 @@ func TestMerchantOrdersWithAShippingRate(t *testing.T) {
 	again := h.getOrder(s, two.data()["id"].(string))
 	require.Equal(t, two.data()["shipping_lines"], again["shipping_lines"], "zone edits never touch placed orders")
 	require.EqualValues(t, 5000, again["shipping_fee"])
+}
+
+func manyCities(n int) []string {
+	cities := make([]string, n)
+	for i := range cities {
+		cities[i] = fmt.Sprintf("city %d", i)
+	}
+	return cities
 }

@@ -143,6 +143,13 @@ func (c *checker) oneOf(field, value string, allowed []string) {
 	}
 }
 
+// country checks an ISO 3166-1 alpha-2 code: two capital letters.
+func (c *checker) country(field, value string) {
+	if len(value) != 2 || value[0] < 'A' || value[0] > 'Z' || value[1] < 'A' || value[1] > 'Z' {
+		c.add(field, "invalid", "must be an ISO 3166-1 alpha-2 code such as EG")
+	}
+}
+
 func (c *checker) result() []fieldError { return c.fields }
 
 // queryParser reads and checks query parameters, collecting errors.

@@ -91,30 +91,38 @@ func scanDiscount(row pgx.Row) (Discount, error) {
 	return d, err
 }
 
-// DiscountFields are a discount's writable fields; nil leaves a field as
-// it is on update (Clear* empties an optional one).
-type DiscountFields struct {
+// DiscountTerms are a discount's writable fields, whole: a create stores
+// them, a change (checked whole by the caller) replaces them.
+type DiscountTerms struct {
 	Code                  *string
-	Title                 *string
-	Type                  *string
+	Title                 string
+	Type                  string
 	Value                 *int64
 	MaxDiscount           *int64
-	IncludeCODFee         *bool
-	Scope                 *string
+	IncludeCODFee         bool
+	Scope                 string
 	ProductIDs            []uuid.UUID
 	CategoryIDs           []uuid.UUID
 	MinSubtotal           *int64
 	StartsAt, EndsAt      *time.Time
 	UsageLimit            *int
 	UsageLimitPerCustomer *int
-	CombinesWithAutomatic *bool
-	Enabled               *bool
-	// Clear names optional fields set to null.
-	Clear []string
+	CombinesWithAutomatic bool
+	Enabled               bool
+}
+
+// codeAndKey is the code as stored and its normalised key.
+func (t DiscountTerms) codeAndKey() (code, key *string) {
+	if t.Code == nil {
+		return nil, nil
+	}
+	c := strings.TrimSpace(*t.Code)
+	k := NormalizeDiscountCode(c)
+	return &c, &k
 }
 
 // checkDiscountTargets refuses product and category ids of another store.
-func (tx *Tx) checkDiscountTargets(ctx context.Context, storeID uuid.UUID, f DiscountFields) error {
+func (tx *Tx) checkDiscountTargets(ctx context.Context, storeID uuid.UUID, f DiscountTerms) error {
 	for _, t := range []struct {
 		table, field string
 		ids          []uuid.UUID
@@ -139,25 +147,19 @@ func (tx *Tx) checkDiscountTargets(ctx context.Context, storeID uuid.UUID, f Dis
 }
 
 // CreateDiscount stores a new discount.
-func (tx *Tx) CreateDiscount(ctx context.Context, storeID uuid.UUID, method string, f DiscountFields) (Discount, error) {
-	if err := tx.checkDiscountTargets(ctx, storeID, f); err != nil {
+func (tx *Tx) CreateDiscount(ctx context.Context, storeID uuid.UUID, method string, t DiscountTerms) (Discount, error) {
+	if err := tx.checkDiscountTargets(ctx, storeID, t); err != nil {
 		return Discount{}, err
 	}
-	var code, key *string
-	if f.Code != nil {
-		c := strings.TrimSpace(*f.Code)
-		k := NormalizeDiscountCode(c)
-		code, key = &c, &k
-	}
-	now := tx.now()
+	code, key := t.codeAndKey()
 	id := NewID()
 	_, err := tx.tx.Exec(ctx, `INSERT INTO discounts (id, store_id, method, code, code_key, title, type, value, max_discount, include_cod_fee,
 			scope, product_ids, category_ids, min_subtotal, starts_at, ends_at, usage_limit, usage_limit_per_customer, combines_with_automatic,
 			enabled, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $21)`,
-		id, storeID, method, code, key, deref(f.Title), deref(f.Type), f.Value, f.MaxDiscount, f.IncludeCODFee != nil && *f.IncludeCODFee,
-		cmpOrString(f.Scope, "order"), nonNilIDs(f.ProductIDs), nonNilIDs(f.CategoryIDs), f.MinSubtotal, f.StartsAt, f.EndsAt, f.UsageLimit,
-		f.UsageLimitPerCustomer, f.CombinesWithAutomatic == nil || *f.CombinesWithAutomatic, f.Enabled == nil || *f.Enabled, now)
+		id, storeID, method, code, key, t.Title, t.Type, t.Value, t.MaxDiscount, t.IncludeCODFee, t.Scope, nonNilIDs(t.ProductIDs),
+		nonNilIDs(t.CategoryIDs), t.MinSubtotal, t.StartsAt, t.EndsAt, t.UsageLimit, t.UsageLimitPerCustomer, t.CombinesWithAutomatic,
+		t.Enabled, tx.now())
 	if isUniqueViolation(err, "discounts_code_key_idx") {
 		return Discount{}, ErrDuplicateDiscountCode
 	}
@@ -167,40 +169,19 @@ func (tx *Tx) CreateDiscount(ctx context.Context, storeID uuid.UUID, method stri
 	return tx.FindDiscount(ctx, storeID, id)
 }
 
-// UpdateDiscount changes the fields given; the caller has checked the
-// result against §14's rules with the stored discount (ValidDiscount).
-func (tx *Tx) UpdateDiscount(ctx context.Context, storeID, id uuid.UUID, f DiscountFields) (Discount, error) {
-	if err := tx.checkDiscountTargets(ctx, storeID, f); err != nil {
+// UpdateDiscount replaces a live discount's terms (the method stays).
+func (tx *Tx) UpdateDiscount(ctx context.Context, storeID, id uuid.UUID, t DiscountTerms) (Discount, error) {
+	if err := tx.checkDiscountTargets(ctx, storeID, t); err != nil {
 		return Discount{}, err
 	}
-	set := sq.Eq{"updated_at": tx.now()}
-	if f.Code != nil {
-		c := strings.TrimSpace(*f.Code)
-		set["code"], set["code_key"] = c, NormalizeDiscountCode(c)
-	}
-	for name, v := range map[string]any{"title": f.Title, "type": f.Type, "value": f.Value, "max_discount": f.MaxDiscount,
-		"include_cod_fee": f.IncludeCODFee, "scope": f.Scope, "min_subtotal": f.MinSubtotal, "starts_at": f.StartsAt, "ends_at": f.EndsAt,
-		"usage_limit": f.UsageLimit, "usage_limit_per_customer": f.UsageLimitPerCustomer, "combines_with_automatic": f.CombinesWithAutomatic,
-		"enabled": f.Enabled} {
-		if !isNilPointer(v) {
-			set[name] = v
-		}
-	}
-	if f.ProductIDs != nil {
-		set["product_ids"] = f.ProductIDs
-	}
-	if f.CategoryIDs != nil {
-		set["category_ids"] = f.CategoryIDs
-	}
-	for _, c := range f.Clear {
-		set[c] = nil
-	}
-	sql, args, err := psql.Update("discounts").SetMap(set).
-		Where(sq.Eq{"store_id": storeID, "id": id}).Where("deleted_at IS NULL").ToSql()
-	if err != nil {
-		return Discount{}, err
-	}
-	tag, err := tx.tx.Exec(ctx, sql, args...)
+	code, key := t.codeAndKey()
+	tag, err := tx.tx.Exec(ctx, `UPDATE discounts SET code = $3, code_key = $4, title = $5, type = $6, value = $7, max_discount = $8,
+			include_cod_fee = $9, scope = $10, product_ids = $11, category_ids = $12, min_subtotal = $13, starts_at = $14, ends_at = $15,
+			usage_limit = $16, usage_limit_per_customer = $17, combines_with_automatic = $18, enabled = $19, updated_at = $20
+		WHERE store_id = $1 AND id = $2 AND deleted_at IS NULL`,
+		storeID, id, code, key, t.Title, t.Type, t.Value, t.MaxDiscount, t.IncludeCODFee, t.Scope, nonNilIDs(t.ProductIDs),
+		nonNilIDs(t.CategoryIDs), t.MinSubtotal, t.StartsAt, t.EndsAt, t.UsageLimit, t.UsageLimitPerCustomer, t.CombinesWithAutomatic,
+		t.Enabled, tx.now())
 	if isUniqueViolation(err, "discounts_code_key_idx") {
 		return Discount{}, ErrDuplicateDiscountCode
 	}
@@ -279,11 +260,13 @@ type Redemption struct {
 
 // FindRedemptions lists a discount's redemptions, newest first.
 func (r reader) FindRedemptions(ctx context.Context, storeID, discountID uuid.UUID, page Page) ([]Redemption, int, error) {
-	if _, err := r.FindDiscount(ctx, storeID, discountID); err != nil {
-		var deleted bool
-		if qerr := r.q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM discounts WHERE store_id = $1 AND id = $2)`, storeID, discountID).Scan(&deleted); qerr != nil || !deleted {
-			return nil, 0, err
-		}
+	// A deleted discount's history stays readable.
+	var exists bool
+	if err := r.q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM discounts WHERE store_id = $1 AND id = $2)`, storeID, discountID).Scan(&exists); err != nil {
+		return nil, 0, fmt.Errorf("find discount: %w", err)
+	}
+	if !exists {
+		return nil, 0, fmt.Errorf("find discount %s: %w", discountID, ErrNotFound)
 	}
 	return findPage(ctx, r, "redemptions", listQuery{columns: `d.order_id, o.order_number, d.customer_id, d.amount, d.status, d.created_at`,
 		from: `FROM discount_redemptions d JOIN orders o ON o.store_id = d.store_id AND o.id = d.order_id
@@ -301,29 +284,6 @@ func nonNilIDs(ids []uuid.UUID) []uuid.UUID {
 	return ids
 }
 
-func cmpOrString(s *string, fallback string) string {
-	if s == nil || *s == "" {
-		return fallback
-	}
-	return *s
-}
-
-func isNilPointer(v any) bool {
-	switch p := v.(type) {
-	case *string:
-		return p == nil
-	case *int64:
-		return p == nil
-	case *int:
-		return p == nil
-	case *bool:
-		return p == nil
-	case *time.Time:
-		return p == nil
-	}
-	return v == nil
-}
-
 // ErrDiscountUsageLimitReached is a discount whose limit (overall or the
 // customer's) was reached by the time the order counted it.
 var ErrDiscountUsageLimitReached = errors.New("discount usage limit reached")
@@ -336,26 +296,38 @@ type DiscountNotApplicableError struct {
 
 func (e *DiscountNotApplicableError) Error() string { return "discount not applicable: " + e.Reason }
 
+// unusableReason is why a discount of this status cannot be used at all
+// ("" when it can): a disabled one reads as not found.
+func unusableReason(status string) string {
+	switch status {
+	case DiscountDisabled:
+		return "not_found"
+	case DiscountScheduled:
+		return "not_started"
+	case DiscountExpired:
+		return "expired"
+	case DiscountExhausted:
+		return "usage_limit_reached"
+	}
+	return ""
+}
+
+var unusableMessages = map[string]string{"not_found": "is not a discount code of the store", "not_started": "cannot be used yet",
+	"expired": "has expired", "usage_limit_reached": "has been used as often as it may"}
+
 // liveCode finds the code asked for; a code that cannot be used at all is
 // a 422 on discount_code (§14).
 func (tx *Tx) liveCode(ctx context.Context, storeID uuid.UUID, code string) (Discount, error) {
 	d, err := scanDiscount(tx.tx.QueryRow(ctx, `SELECT `+discountColumns+` FROM discounts
 		WHERE store_id = $1 AND code_key = $2 AND deleted_at IS NULL`, storeID, NormalizeDiscountCode(code)))
 	if errors.Is(err, pgx.ErrNoRows) {
-		return Discount{}, &InvalidError{Field: "discount_code", Code: "not_found", Message: "is not a discount code of the store"}
+		return Discount{}, &InvalidError{Field: "discount_code", Code: "not_found", Message: unusableMessages["not_found"]}
 	}
 	if err != nil {
 		return Discount{}, fmt.Errorf("find discount code: %w", err)
 	}
-	switch d.Status {
-	case DiscountDisabled:
-		return Discount{}, &InvalidError{Field: "discount_code", Code: "not_found", Message: "is not a discount code of the store"}
-	case DiscountScheduled:
-		return Discount{}, &InvalidError{Field: "discount_code", Code: "not_started", Message: "cannot be used yet"}
-	case DiscountExpired:
-		return Discount{}, &InvalidError{Field: "discount_code", Code: "expired", Message: "has expired"}
-	case DiscountExhausted:
-		return Discount{}, &InvalidError{Field: "discount_code", Code: "usage_limit_reached", Message: "has been used as often as it may"}
+	if reason := unusableReason(d.Status); reason != "" {
+		return Discount{}, &InvalidError{Field: "discount_code", Code: reason, Message: unusableMessages[reason]}
 	}
 	return d, nil
 }
@@ -511,16 +483,8 @@ func (tx *Tx) recheckDiscounts(ctx context.Context, o Order) (map[uuid.UUID]*int
 		if err != nil {
 			return nil, err
 		}
-		switch d.Status {
-		case DiscountActive:
-		case DiscountDisabled:
-			return nil, &DiscountNotApplicableError{Reason: "not_found"}
-		case DiscountScheduled:
-			return nil, &DiscountNotApplicableError{Reason: "not_started"}
-		case DiscountExhausted:
-			return nil, &DiscountNotApplicableError{Reason: "usage_limit_reached"}
-		default:
-			return nil, &DiscountNotApplicableError{Reason: d.Status}
+		if reason := unusableReason(d.Status); reason != "" {
+			return nil, &DiscountNotApplicableError{Reason: reason}
 		}
 		reached, err := tx.customerReachedLimit(ctx, d, o.CustomerID)
 		if err != nil {

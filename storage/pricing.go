@@ -2,6 +2,7 @@ package storage
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -125,16 +126,14 @@ func Price(in PricingInput) Pricing {
 	auto, autoSaving := bestAutomatic(in, full)
 	remaining := slices.Clone(full)
 	var applied []AppliedDiscount
-	apply := func(d DiscountRule, lines []int64) {
+	// apply takes a discount's shares from what remains of the lines.
+	apply := func(d DiscountRule) {
 		shares := lineShares(d, in.Lines, remaining)
-		var sum int64
-		for i, s := range shares {
-			lines[i] += s
-			remaining[i] -= s
-			sum += s
+		for i, share := range shares {
+			p.LineDiscounts[i] += share
+			remaining[i] -= share
 		}
-		kind := d.Method
-		entry := AppliedDiscount{DiscountID: &d.ID, Kind: kind, Title: d.Title, Amount: sum}
+		entry := AppliedDiscount{DiscountID: &d.ID, Kind: d.Method, Title: d.Title, Amount: sum(shares)}
 		if d.Method == DiscountMethodCode {
 			entry.Code = &d.Code
 		}
@@ -159,46 +158,32 @@ func Price(in PricingInput) Pricing {
 		}
 	}
 	if auto != nil {
-		apply(*auto, p.LineDiscounts)
+		apply(*auto)
 	}
 	if code != nil && code.Type != DiscountFreeShipping {
-		apply(*code, p.LineDiscounts)
+		apply(*code)
 	}
 
-	var lineDiscounts int64
-	for _, d := range p.LineDiscounts {
-		lineDiscounts += d
-	}
-	p.Fee, p.CODFee = shippingCharge(in, p.Subtotal-lineDiscounts)
+	p.Fee, p.CODFee = shippingCharge(in, sum(remaining))
 	p.ShippingFee = p.Fee + p.CODFee
-	shippingLeft := p.ShippingFee
 	if code != nil && code.Type == DiscountFreeShipping {
 		waived := p.Fee
 		if code.IncludeCODFee {
 			waived += p.CODFee
 		}
-		shippingLeft -= waived
 		applied = append(applied, AppliedDiscount{DiscountID: &code.ID, Kind: DiscountMethodCode, Code: &code.Code, Title: code.Title,
 			ShippingAmount: waived})
 	}
 
 	if in.ManualDiscount > 0 {
-		var left int64
-		for _, r := range remaining {
-			left += r
+		// On what remains of the lines, the rest on the shipping (past the
+		// shipping too, the total goes below zero: the caller refuses it).
+		onLines := min(in.ManualDiscount, sum(remaining))
+		for i, share := range spread(onLines, remaining) {
+			p.LineDiscounts[i] += share
 		}
-		onLines := min(in.ManualDiscount, left)
-		shares := spread(onLines, remaining)
-		for i, s := range shares {
-			p.LineDiscounts[i] += s
-			remaining[i] -= s
-		}
-		onShipping := min(in.ManualDiscount-onLines, max(shippingLeft, 0))
-		entry := AppliedDiscount{Kind: DiscountKindManual, Title: "Manual discount", Amount: onLines, ShippingAmount: onShipping}
-		if over := in.ManualDiscount - onLines - onShipping; over > 0 {
-			entry.ShippingAmount += over // the total goes below zero: refused by the caller
-		}
-		applied = append(applied, entry)
+		applied = append(applied, AppliedDiscount{Kind: DiscountKindManual, Title: "Manual discount", Amount: onLines,
+			ShippingAmount: in.ManualDiscount - onLines})
 	}
 
 	p.Discounts = applied
@@ -339,10 +324,7 @@ func PercentOf(amount, pct int64) int64 {
 // (when Σw ≥ amount) and none exceeds its weight.
 func spread(amount int64, weights []int64) []int64 {
 	shares := make([]int64, len(weights))
-	var total int64
-	for _, w := range weights {
-		total += w
-	}
+	total := sum(weights)
 	if amount <= 0 || total <= 0 {
 		return shares
 	}
@@ -364,16 +346,7 @@ func spread(amount int64, weights []int64) []int64 {
 			order = append(order, i)
 		}
 	}
-	slices.SortStableFunc(order, func(a, b int) int {
-		switch {
-		case rems[a] > rems[b]:
-			return -1
-		case rems[a] < rems[b]:
-			return 1
-		default:
-			return 0
-		}
-	})
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(rems[b], rems[a]) })
 	for k := 0; given < amount; k++ {
 		shares[order[k%len(order)]]++
 		given++
@@ -503,17 +476,12 @@ func (tx *Tx) rateQuote(ctx context.Context, o *Order, rateID uuid.UUID) (*Shipp
 	if err != nil {
 		return nil, nil, err
 	}
-	cod := o.PaymentMethod == "cod"
-	if cod && !rate.CODAvailable {
+	quote, refused := rateCharge(rate, grams, o.PaymentMethod)
+	switch refused {
+	case "payment_method":
 		return nil, nil, &InvalidError{Field: "payment_method", Code: "not_offered", Message: "the rate does not take cash on delivery"}
-	}
-	fee, ok := bandFee(rate, grams)
-	if !ok {
+	case "shipping_rate_id":
 		return nil, nil, &InvalidError{Field: "shipping_rate_id", Code: "not_offered", Message: "the rate does not ship this weight"}
 	}
-	quote := &ShippingQuote{Fee: fee, FreeAboveSubtotal: rate.FreeAboveSubtotal}
-	if cod {
-		quote.CODFee = rate.CODFee
-	}
-	return &rate, quote, nil
+	return &rate, &quote, nil
 }

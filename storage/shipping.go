@@ -366,9 +366,6 @@ type RateOption struct {
 	DeliveryDaysMin *int
 	DeliveryDaysMax *int
 	Position        int
-	// FreeAboveSubtotal is kept for pricing with discounts (§14's order).
-	FreeAboveSubtotal *int64
-	BaseFee           int64
 }
 
 // RateOptions are the rates a cart of weightGrams and discountedSubtotal
@@ -380,21 +377,14 @@ type RateOption struct {
 func RateOptions(rates []ShippingRate, weightGrams int, discountedSubtotal int64, paymentMethod string) []RateOption {
 	options := []RateOption{}
 	for _, r := range rates {
-		cod := paymentMethod == "cod"
-		if cod && !r.CODAvailable {
+		quote, refused := rateCharge(r, weightGrams, paymentMethod)
+		if refused != "" {
 			continue
 		}
-		fee, ok := bandFee(r, weightGrams)
-		if !ok {
-			continue
-		}
-		o := RateOption{RateID: r.ID, Name: r.Name, Fee: fee, BaseFee: fee, DeliveryDaysMin: r.DeliveryDaysMin, DeliveryDaysMax: r.DeliveryDaysMax,
-			Position: r.Position, FreeAboveSubtotal: r.FreeAboveSubtotal}
+		o := RateOption{RateID: r.ID, Name: r.Name, Fee: quote.Fee, CODFee: quote.CODFee, DeliveryDaysMin: r.DeliveryDaysMin,
+			DeliveryDaysMax: r.DeliveryDaysMax, Position: r.Position}
 		if r.FreeAboveSubtotal != nil && discountedSubtotal >= *r.FreeAboveSubtotal {
 			o.Fee, o.Free = 0, true
-		}
-		if cod {
-			o.CODFee = r.CODFee
 		}
 		options = append(options, o)
 	}
@@ -405,6 +395,27 @@ func RateOptions(rates []ShippingRate, weightGrams int, discountedSubtotal int64
 		return a.Position - b.Position
 	})
 	return options
+}
+
+// rateCharge is what a rate charges a cart of weightGrams paid by
+// paymentMethod, before free_above_subtotal (left in the quote for the
+// pricing to compare with the discounted subtotal), or the field that
+// refuses it: payment_method (no COD on this rate) or shipping_rate_id
+// (past the last band, no per-kilogram price).
+func rateCharge(r ShippingRate, weightGrams int, paymentMethod string) (ShippingQuote, string) {
+	cod := paymentMethod == "cod"
+	if cod && !r.CODAvailable {
+		return ShippingQuote{}, "payment_method"
+	}
+	fee, ok := bandFee(r, weightGrams)
+	if !ok {
+		return ShippingQuote{}, "shipping_rate_id"
+	}
+	quote := ShippingQuote{Fee: fee, FreeAboveSubtotal: r.FreeAboveSubtotal}
+	if cod {
+		quote.CODFee = r.CODFee
+	}
+	return quote, ""
 }
 
 func bandFee(r ShippingRate, weightGrams int) (int64, bool) {
