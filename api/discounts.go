@@ -31,9 +31,14 @@ func discountErrors(err error) *apiError {
 		return errDiscountUsageLimitReached
 	case errors.Is(err, storage.ErrDuplicateDiscountCode):
 		return errDuplicateDiscountCode
+	case errors.Is(err, storage.ErrCartTotalChanged):
+		return errCartTotalChanged
 	}
 	return nil
 }
+
+var errCartTotalChanged = newError(http.StatusConflict, "CART_TOTAL_CHANGED",
+	"The cart's total is not the one you were shown; here is the cart as it is now", "تغيّر إجمالي السلة عمّا عُرض عليك؛ هذه هي السلة الآن")
 
 var errDuplicateDiscountCode = newError(http.StatusConflict, "DUPLICATE_DISCOUNT_CODE",
 	"A live discount of the store already has this code", "يوجد خصم فعّال في المتجر بالرمز نفسه")

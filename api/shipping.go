@@ -403,6 +403,18 @@ type quoteAddress struct {
 	City    string  `json:"city"`
 }
 
+func (a quoteAddress) check(c *checker, prefix string) {
+	c.country(prefix+".country", a.Country)
+	c.text(prefix+".city", a.City, 1, 100)
+	if a.Region != nil {
+		c.text(prefix+".region", *a.Region, 1, 100)
+	}
+}
+
+func (a quoteAddress) shipTo() storage.ShipTo {
+	return storage.ShipTo{Country: a.Country, Region: a.Region, City: a.City}
+}
+
 type quoteRequest struct {
 	Address       *quoteAddress      `json:"address"`
 	Lines         []orderLineRequest `json:"lines"`
@@ -414,11 +426,7 @@ func (req quoteRequest) Valid() []fieldError {
 	if req.Address == nil {
 		c.add("address", "required", "is required")
 	} else {
-		c.country("address.country", req.Address.Country)
-		c.text("address.city", req.Address.City, 1, 100)
-		if req.Address.Region != nil {
-			c.text("address.region", *req.Address.Region, 1, 100)
-		}
+		req.Address.check(&c, "address")
 	}
 	if len(req.Lines) == 0 {
 		c.add("lines", "out_of_range", fmt.Sprintf("must have 1 to %d lines", maxOrderLines))

@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 	"time"
@@ -184,16 +185,100 @@ func newCartResponse(c storage.Cart) cartResponse {
 	return resp
 }
 
+// buyerCartResponse is the cart priced (§14, §15) as checkout would place it.
+type buyerCartResponse struct {
+	cartResponse
+	Lines        []buyerCartLine           `json:"lines"`
+	Discount     int64                     `json:"discount"`
+	ShippingFee  int64                     `json:"shipping_fee"`
+	Total        int64                     `json:"total"`
+	Discounts    []storage.AppliedDiscount `json:"discounts"`
+	DiscountCode *cartCodeResponse         `json:"discount_code"`
+	Shipping     cartShippingResponse      `json:"shipping"`
+	ShipTo       *storage.ShipTo           `json:"shipping_address"`
+	RateID       *uuid.UUID                `json:"shipping_rate_id"`
+	Payment      *string                   `json:"payment_method"`
+}
+
+type buyerCartLine struct {
+	cartLineResponse
+	Discount int64 `json:"discount"`
+}
+
+type cartCodeResponse struct {
+	Code             string  `json:"code"`
+	Status           string  `json:"status"`
+	Reason           *string `json:"reason"`
+	RequiredSubtotal *int64  `json:"required_subtotal,omitempty"`
+}
+
+type cartShippingResponse struct {
+	Status  string               `json:"status"`
+	ZoneID  *uuid.UUID           `json:"zone_id"`
+	Options []rateOptionResponse `json:"options"`
+	RateID  *uuid.UUID           `json:"rate_id"`
+	Fee     int64                `json:"fee"`
+}
+
+func newBuyerCartResponse(c storage.Cart) buyerCartResponse {
+	p := c.Price
+	resp := buyerCartResponse{cartResponse: newCartResponse(c), Lines: []buyerCartLine{}, Discount: p.Discount, ShippingFee: p.ShippingFee,
+		Total: p.Total, Discounts: p.Discounts, ShipTo: c.ShipTo, RateID: c.ShippingRateID, Payment: c.PaymentMethod,
+		Shipping: cartShippingResponse{Status: p.Shipping.Status, ZoneID: p.Shipping.ZoneID, Options: newRateOptionResponses(p.Shipping.Options),
+			Fee: p.ShippingFee}}
+	if c.CheckedOutAt == nil {
+		resp.Subtotal = p.Subtotal
+	}
+	if resp.Discounts == nil {
+		resp.Discounts = []storage.AppliedDiscount{}
+	}
+	for i, l := range resp.cartResponse.Lines {
+		line := buyerCartLine{cartLineResponse: l}
+		if i < len(p.LineDiscounts) {
+			line.Discount = p.LineDiscounts[i]
+		}
+		resp.Lines = append(resp.Lines, line)
+	}
+	if p.Shipping.Rate != nil {
+		resp.Shipping.RateID = &p.Shipping.Rate.ID
+	}
+	if code := p.Code; code != nil {
+		resp.DiscountCode = &cartCodeResponse{Code: code.Code, Status: code.Status, RequiredSubtotal: code.RequiredSubtotal}
+		if code.Reason != "" {
+			resp.DiscountCode.Reason = &code.Reason
+		}
+	}
+	return resp
+}
+
 // cartRequest is the body of POST /carts (optional) and PUT /carts/{id}.
 type cartRequest struct {
-	Lines []orderLineRequest `json:"lines"`
-	Email optional[string]   `json:"email"`
-	Phone optional[string]   `json:"phone"`
+	Lines           []orderLineRequest     `json:"lines"`
+	Email           optional[string]       `json:"email"`
+	Phone           optional[string]       `json:"phone"`
+	DiscountCode    optional[string]       `json:"discount_code"`
+	ShippingAddress optional[quoteAddress] `json:"shipping_address"`
+	ShippingRateID  optional[string]       `json:"shipping_rate_id"`
+	PaymentMethod   optional[string]       `json:"payment_method"`
 }
 
 func (req cartRequest) Valid() []fieldError {
 	var c checker
 	checkLines(&c, req.Lines)
+	if req.DiscountCode.Set && !req.DiscountCode.Null {
+		c.text("discount_code", req.DiscountCode.Value, 1, 64)
+	}
+	if a := req.ShippingAddress; a.Set && !a.Null {
+		a.Value.check(&c, "shipping_address")
+	}
+	if req.ShippingRateID.Set && !req.ShippingRateID.Null {
+		if _, err := parseUUID(req.ShippingRateID.Value); err != nil {
+			c.add("shipping_rate_id", "invalid_uuid", "must be a uuid")
+		}
+	}
+	if req.PaymentMethod.Set && !req.PaymentMethod.Null {
+		c.oneOf("payment_method", req.PaymentMethod.Value, checkoutMethods)
+	}
 	if req.Email.Set && !req.Email.Null {
 		checkEmail(&c, "email", req.Email.Value)
 	}
@@ -204,7 +289,18 @@ func (req cartRequest) Valid() []fieldError {
 }
 
 func (req cartRequest) update(replaceLines bool) storage.CartUpdate {
-	upd := storage.CartUpdate{Email: storage.Field[string](req.Email)}
+	upd := storage.CartUpdate{Email: storage.Field[string](req.Email), PaymentMethod: storage.Field[string](req.PaymentMethod),
+		ShipTo: storage.Field[storage.ShipTo]{Set: req.ShippingAddress.Set, Null: req.ShippingAddress.Null,
+			Value: req.ShippingAddress.Value.shipTo()},
+		ShippingRateID: storage.Field[uuid.UUID]{Set: req.ShippingRateID.Set, Null: req.ShippingRateID.Null}}
+	if req.ShippingRateID.Set && !req.ShippingRateID.Null {
+		upd.ShippingRateID.Value, _ = parseUUID(req.ShippingRateID.Value)
+	}
+	if req.DiscountCode.Set {
+		code := req.DiscountCode
+		code.Value = strings.TrimSpace(code.Value)
+		upd.DiscountCode = storage.Field[string](code)
+	}
 	if req.Phone.Set {
 		phone := req.Phone
 		phone.Value = normalizePhone(phone.Value)
@@ -242,15 +338,13 @@ func (s *Server) handleCreateCart() handlerFunc {
 			if cart, token, err = tx.CreateCart(r.Context(), store.ID); err != nil {
 				return err
 			}
-			if req.Lines != nil || req.Email.Set || req.Phone.Set {
-				cart, err = tx.UpdateCart(r.Context(), store.ID, cart.ID, req.update(false))
-			}
+			cart, err = tx.UpdateCart(r.Context(), store.ID, cart.ID, req.update(false))
 			return err
 		})
 		if err != nil {
 			return err
 		}
-		respond(w, http.StatusCreated, map[string]any{"cart": newCartResponse(cart), "cart_token": token})
+		respond(w, http.StatusCreated, map[string]any{"cart": newBuyerCartResponse(cart), "cart_token": token})
 		return nil
 	}
 }
@@ -266,7 +360,7 @@ func (s *Server) handleGetCart() handlerFunc {
 		if err != nil {
 			return err
 		}
-		respond(w, http.StatusOK, newCartResponse(cart))
+		respond(w, http.StatusOK, newBuyerCartResponse(cart))
 		return nil
 	}
 }
@@ -291,7 +385,7 @@ func (s *Server) handleUpdateCart() handlerFunc {
 		if err != nil {
 			return err
 		}
-		respond(w, http.StatusOK, newCartResponse(cart))
+		respond(w, http.StatusOK, newBuyerCartResponse(cart))
 		return nil
 	}
 }
@@ -305,6 +399,11 @@ type checkoutRequest struct {
 	ShippingAddress *address       `json:"shipping_address"`
 	Customer        inlineCustomer `json:"customer"`
 	Notes           string         `json:"notes"`
+	// ShippingRateID picks a rate of the zone covering the address (else
+	// the cart's, else the cheapest); ExpectedTotal is the total the buyer
+	// was shown.
+	ShippingRateID *string `json:"shipping_rate_id"`
+	ExpectedTotal  *int64  `json:"expected_total"`
 }
 
 func (req checkoutRequest) Valid() []fieldError {
@@ -326,6 +425,14 @@ func (req checkoutRequest) Valid() []fieldError {
 		checkPhone(&c, "customer.phone", *req.Customer.Phone)
 	}
 	c.text("notes", req.Notes, 0, 2000)
+	if req.ShippingRateID != nil {
+		if _, err := parseUUID(*req.ShippingRateID); err != nil {
+			c.add("shipping_rate_id", "invalid_uuid", "must be a uuid")
+		}
+	}
+	if req.ExpectedTotal != nil {
+		c.amount("expected_total", *req.ExpectedTotal)
+	}
 	return c.result()
 }
 
@@ -353,6 +460,33 @@ func newBuyerOrder(o storage.Order) buyerOrder {
 		BalanceDue: o.BalanceDue(), ShippingAddress: o.ShippingAddress, Lines: newOrderLineResponses(o.Lines), CreatedAt: o.CreatedAt.UTC()}
 }
 
+// withFreshCart answers a checkout refused for its price (the total
+// changed, the code no longer applies or ran out) with the cart as that
+// checkout would price it now, so the buyer sees what they would pay.
+func (s *Server) withFreshCart(r *http.Request, storeID, cartID uuid.UUID, in storage.NewOrder, cause error) error {
+	e := toAPIError(cause)
+	switch e.Code {
+	case "CART_TOTAL_CHANGED", "DISCOUNT_NOT_APPLICABLE", "DISCOUNT_USAGE_LIMIT_REACHED":
+	default:
+		return cause
+	}
+	cart, err := s.db.FindCart(r.Context(), storeID, cartID)
+	if err != nil {
+		return err
+	}
+	terms := cart.Terms()
+	terms.ShipTo, terms.PaymentMethod, terms.Phone, terms.Email = in.ShipTo, in.PaymentMethod, in.Customer.Phone, in.Customer.Email
+	if in.ShippingRateID != nil {
+		terms.ShippingRateID = in.ShippingRateID
+	}
+	if err := s.db.PriceCart(r.Context(), &cart, terms); err != nil {
+		return err
+	}
+	fresh := *e
+	fresh.Current = newBuyerCartResponse(cart)
+	return &fresh
+}
+
 // handleCheckout serves POST /storefront/{subdomain}/carts/{cart_id}/checkout: it turns the cart into
 // a PENDING order through the admin create's path and hands out the order token for the proof upload.
 func (s *Server) handleCheckout() handlerFunc {
@@ -370,7 +504,13 @@ func (s *Server) handleCheckout() handlerFunc {
 		addr, _ := json.Marshal(shipping)
 		in := storage.NewOrder{ShippingAddress: addr, PaymentMethod: req.PaymentMethod, Notes: strings.TrimSpace(req.Notes),
 			Customer: &storage.OrderCustomer{Name: strings.TrimSpace(req.Customer.Name), Email: req.Customer.Email,
-				Phone: normalizedPtr(req.Customer.Phone)}}
+				Phone: normalizedPtr(req.Customer.Phone)},
+			ShipTo:        &storage.ShipTo{Country: shipping.Country, Region: shipping.Region, City: shipping.City},
+			ExpectedTotal: req.ExpectedTotal}
+		if req.ShippingRateID != nil {
+			id, _ := parseUUID(*req.ShippingRateID)
+			in.ShippingRateID = &id
+		}
 		// Orders per phone and per client network per hour: a buyer cannot
 		// lock a store's stock or make it message someone over and over.
 		keys := s.buyerOrders.keys(store.ID, r, &shipping.Phone, in.Customer.Phone)
@@ -385,8 +525,11 @@ func (s *Server) handleCheckout() handlerFunc {
 			order, token, _, err = tx.CheckoutCart(r.Context(), store.ID, cartID, in)
 			return err
 		})
+		if errors.Is(err, storage.ErrNotDeliverable) {
+			return notDeliverable("shipping_address.city")
+		}
 		if err != nil {
-			return err
+			return s.withFreshCart(r, store.ID, cartID, in, err)
 		}
 		s.buyerOrders.record(keys)
 		// The worker's dispatcher starts the order-placed workflow after commit.

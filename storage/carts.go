@@ -18,6 +18,9 @@ import (
 var (
 	ErrCartCheckedOut       = errors.New("cart already checked out")
 	ErrCheckoutNotAbandoned = errors.New("checkout not abandoned")
+	// ErrCartTotalChanged is a checkout whose total is not the one the
+	// buyer was shown (expected_total).
+	ErrCartTotalChanged = errors.New("cart total changed")
 )
 
 // CartStatus is where a cart is: active until checkout; abandoned when inactive for the
@@ -61,6 +64,14 @@ type Cart struct {
 	CreatedAt           time.Time
 	UpdatedAt           time.Time
 	Lines               []CartLine
+	// What the buyer prices the cart with (§14, §15).
+	DiscountCode   *string
+	ShipTo         *ShipTo
+	ShippingRateID *uuid.UUID
+	PaymentMethod  *string
+	// Price is the cart priced on this read (PriceCart); carts are never
+	// priced from stored totals.
+	Price CartPrice
 }
 
 // CartLine is a variant in a cart at its current price.
@@ -76,13 +87,14 @@ type CartLine struct {
 }
 
 const cartColumns = `id, store_id, currency, status, email, phone, subtotal, item_count, last_activity_at, abandoned_at, recovered_at,
-	recovery_source, recovery_note, recovery_email_sent_at, order_id, checked_out_at, created_at, updated_at`
+	recovery_source, recovery_note, recovery_email_sent_at, order_id, checked_out_at, created_at, updated_at,
+	discount_code, ship_to, shipping_rate_id, payment_method`
 
 func scanCart(row pgx.Row) (Cart, error) {
 	var c Cart
 	err := row.Scan(&c.ID, &c.StoreID, &c.Currency, &c.Status, &c.Email, &c.Phone, &c.Subtotal, &c.ItemCount, &c.LastActivityAt,
 		&c.AbandonedAt, &c.RecoveredAt, &c.RecoverySource, &c.RecoveryNote, &c.RecoveryEmailSentAt, &c.OrderID, &c.CheckedOutAt,
-		&c.CreatedAt, &c.UpdatedAt)
+		&c.CreatedAt, &c.UpdatedAt, &c.DiscountCode, &c.ShipTo, &c.ShippingRateID, &c.PaymentMethod)
 	return c, err
 }
 
@@ -143,7 +155,28 @@ func (r reader) FindCart(ctx context.Context, storeID, cartID uuid.UUID) (Cart, 
 	if c.Lines, err = r.cartLines(ctx, storeID, cartID); err != nil {
 		return Cart{}, err
 	}
-	return c, nil
+	if c.CheckedOutAt != nil && c.OrderID != nil {
+		return c, r.orderPrice(ctx, &c)
+	}
+	return c, r.PriceCart(ctx, &c, c.Terms())
+}
+
+// orderPrice shows a checked-out cart at the prices of the order it
+// became (its lines are gone).
+func (r reader) orderPrice(ctx context.Context, c *Cart) error {
+	var lines []ShippingLine
+	p := &c.Price
+	err := r.q.QueryRow(ctx, `SELECT subtotal, shipping_fee, discount, total, discounts, shipping_lines FROM orders WHERE store_id = $1 AND id = $2`,
+		c.StoreID, *c.OrderID).Scan(&p.Subtotal, &p.ShippingFee, &p.Discount, &p.Total, &p.Discounts, &lines)
+	if err != nil {
+		return notFoundIfNoRows(err, "find the cart's order")
+	}
+	p.Shipping = ShippingChoice{Status: ShippingNotRequired, Options: []RateOption{}}
+	if len(lines) > 0 {
+		p.Shipping.Status, p.Shipping.ZoneID = ShippingQuoted, &lines[0].ZoneID
+		p.Shipping.Rate = &ShippingRate{ID: lines[0].RateID, ZoneID: lines[0].ZoneID, Name: lines[0].Name}
+	}
+	return nil
 }
 
 func (r reader) cartLines(ctx context.Context, storeID, cartID uuid.UUID) ([]CartLine, error) {
@@ -158,11 +191,16 @@ func (r reader) cartLines(ctx context.Context, storeID, cartID uuid.UUID) ([]Car
 	return pgx.CollectRows(rows, pgx.RowToStructByPos[CartLine])
 }
 
-// CartUpdate replaces a cart's lines and contact details.
+// CartUpdate replaces a cart's lines and sets its contact details and
+// what it is priced with.
 type CartUpdate struct {
-	Lines []NewOrderLine // nil leaves them
-	Email Field[string]
-	Phone Field[string]
+	Lines          []NewOrderLine // nil leaves them
+	Email          Field[string]
+	Phone          Field[string]
+	DiscountCode   Field[string]
+	ShipTo         Field[ShipTo]
+	ShippingRateID Field[uuid.UUID]
+	PaymentMethod  Field[string]
 }
 
 func (tx *Tx) lockCart(ctx context.Context, storeID, cartID uuid.UUID) (Cart, error) {
@@ -220,17 +258,62 @@ func (tx *Tx) UpdateCart(ctx context.Context, storeID, cartID uuid.UUID, upd Car
 	if upd.Phone.Set {
 		c.Phone = upd.Phone.ptr()
 	}
+	if upd.DiscountCode.Set {
+		c.DiscountCode = nil
+		if !upd.DiscountCode.Null {
+			// A code that cannot be used is refused (422) and the cart left
+			// unchanged; a live one is kept as the store spells it.
+			d, err := tx.liveCode(ctx, storeID, upd.DiscountCode.Value)
+			if err != nil {
+				return Cart{}, err
+			}
+			c.DiscountCode = &d.Code
+		}
+	}
+	if upd.ShipTo.Set {
+		c.ShipTo = upd.ShipTo.ptr()
+	}
+	if upd.ShippingRateID.Set {
+		c.ShippingRateID = upd.ShippingRateID.ptr()
+	}
+	if upd.PaymentMethod.Set {
+		c.PaymentMethod = upd.PaymentMethod.ptr()
+	}
+	if upd.ShippingRateID.Set && c.ShippingRateID != nil {
+		var known bool
+		if err := tx.tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM shipping_rates WHERE store_id = $1 AND id = $2)`,
+			storeID, *c.ShippingRateID).Scan(&known); err != nil {
+			return Cart{}, fmt.Errorf("find rate: %w", err)
+		}
+		if !known {
+			return Cart{}, &InvalidError{Field: "shipping_rate_id", Code: "not_found", Message: "is not a shipping rate of the store"}
+		}
+	}
 	now := tx.now()
 	c, err = scanCart(tx.tx.QueryRow(ctx, `UPDATE carts SET email = $3, phone = $4, last_activity_at = $5, updated_at = $5,
+			discount_code = $6, ship_to = $7, shipping_rate_id = $8, payment_method = $9,
 			subtotal = COALESCE((SELECT sum(v.price * l.quantity) FROM cart_lines l JOIN variants v ON v.store_id = l.store_id AND v.id = l.variant_id
 				WHERE l.store_id = $1 AND l.cart_id = $2), 0),
 			item_count = COALESCE((SELECT sum(quantity) FROM cart_lines WHERE store_id = $1 AND cart_id = $2), 0)
-		WHERE store_id = $1 AND id = $2 RETURNING `+cartColumns, storeID, cartID, c.Email, c.Phone, now))
+		WHERE store_id = $1 AND id = $2 RETURNING `+cartColumns, storeID, cartID, c.Email, c.Phone, now,
+		c.DiscountCode, c.ShipTo, c.ShippingRateID, c.PaymentMethod))
 	if err != nil {
 		return Cart{}, fmt.Errorf("update cart: %w", err)
 	}
 	if c.Lines, err = tx.cartLines(ctx, storeID, cartID); err != nil {
 		return Cart{}, err
+	}
+	if err := tx.PriceCart(ctx, &c, c.Terms()); err != nil {
+		return Cart{}, err
+	}
+	// The rate the buyer just asked for must be offered where the cart goes
+	// (the cart is left unchanged otherwise).
+	shipping := c.Price.Shipping
+	switch {
+	case upd.ShippingRateID.Set && c.ShippingRateID != nil && shipping.Refused != "":
+		return Cart{}, notOffered(shipping.Refused)
+	case upd.PaymentMethod.Set && shipping.Status == ShippingNotDeliverable && shipping.Refused == "payment_method":
+		return Cart{}, notOffered(shipping.Refused)
 	}
 	return c, nil
 }
@@ -268,6 +351,10 @@ func (tx *Tx) finishCart(ctx context.Context, storeID, cartID uuid.UUID) error {
 
 // CheckoutCart places the cart's order through the same path as the admin
 // create (stock, trust check, order.created, the order-placed workflow),
+// repriced in its transaction with the cart's code and the store's
+// automatic discounts, shipped by the zone covering in.ShipTo (a code that
+// no longer applies is a DiscountNotApplicableError, another total than
+// in.ExpectedTotal ErrCartTotalChanged),
 // issues the buyer's order token for the payment-proof upload, and closes
 // the cart. An abandoned cart becomes recovered (recovery_source "order").
 func (tx *Tx) CheckoutCart(ctx context.Context, storeID, cartID uuid.UUID, in NewOrder) (Order, string, Cart, error) {
@@ -299,6 +386,7 @@ func (tx *Tx) CheckoutCart(ctx context.Context, storeID, cartID uuid.UUID, in Ne
 			Message: "no longer for sale in this store"}
 	}
 	in.StoreID, in.Draft = storeID, false
+	in.DiscountCode, in.ApplyAutomatic, in.PreferredRateID = c.DiscountCode, true, c.ShippingRateID
 	in.Lines = make([]NewOrderLine, 0, len(lines))
 	for _, l := range lines {
 		in.Lines = append(in.Lines, NewOrderLine{VariantID: l.VariantID, Quantity: l.Quantity})
@@ -308,6 +396,11 @@ func (tx *Tx) CheckoutCart(ctx context.Context, storeID, cartID uuid.UUID, in Ne
 		return Order{}, "", Cart{}, err
 	}
 	o, err := tx.CreateOrder(ctx, in)
+	var invalid *InvalidError
+	if errors.As(err, &invalid) && invalid.Field == "discount_code" {
+		// The code was usable when the buyer saw the cart.
+		err = &DiscountNotApplicableError{Reason: invalid.Code}
+	}
 	if err != nil {
 		return Order{}, "", Cart{}, err
 	}
@@ -472,4 +565,115 @@ func (r reader) AbandonmentThreshold(ctx context.Context, storeID uuid.UUID) (in
 		return 0, notFoundIfNoRows(err, "find abandonment threshold")
 	}
 	return minutes, nil
+}
+
+// Statuses of a cart's discount code (§14): applied; not_applicable while
+// its conditions fail (it applies once they hold); unusable when it cannot
+// be used at all any more (not found, disabled, not started, expired or
+// used up), which checkout refuses.
+const (
+	CodeApplied       = "applied"
+	CodeNotApplicable = "not_applicable"
+	CodeUnusable      = "unusable"
+)
+
+// CartCode is the discount code on a cart and whether it applies.
+type CartCode struct {
+	Code             string
+	Status           string
+	Reason           string
+	RequiredSubtotal *int64
+}
+
+// CartPrice is a cart priced by §14 and §15.
+type CartPrice struct {
+	Pricing
+	Code     *CartCode
+	Shipping ShippingChoice
+}
+
+// CartTerms are what a cart is priced with besides its lines: its own, or
+// a checkout's (which may name another address, rate, payment method and
+// customer).
+type CartTerms struct {
+	DiscountCode   *string
+	ShipTo         *ShipTo
+	ShippingRateID *uuid.UUID
+	PaymentMethod  string
+	Phone, Email   *string
+}
+
+// Terms are the cart's own pricing terms.
+func (c Cart) Terms() CartTerms {
+	t := CartTerms{DiscountCode: c.DiscountCode, ShipTo: c.ShipTo, ShippingRateID: c.ShippingRateID, Phone: c.Phone, Email: c.Email}
+	if c.PaymentMethod != nil {
+		t.PaymentMethod = *c.PaymentMethod
+	}
+	return t
+}
+
+// PriceCart prices a cart's lines with the one pricing function, as
+// checkout would place them: the store's automatic discounts, the code
+// (its per-customer limit for the customer the contact finds), and the
+// shipping of the zone covering the address, the rate asked for when it is
+// offered, else the cheapest.
+func (r reader) PriceCart(ctx context.Context, c *Cart, t CartTerms) error {
+	input := PricingInput{Lines: make([]PricedLine, len(c.Lines))}
+	items := make([]CartItem, len(c.Lines))
+	for i, l := range c.Lines {
+		input.Lines[i] = PricedLine{Total: l.Total, ProductID: &l.ProductID}
+		items[i] = CartItem{VariantID: l.VariantID, Quantity: l.Quantity}
+	}
+	customerID, err := r.customerByContact(ctx, c.StoreID, t.Phone, t.Email)
+	if err != nil {
+		return err
+	}
+	var code *CartCode
+	if t.DiscountCode != nil {
+		code = &CartCode{Code: *t.DiscountCode}
+	}
+	_, err = r.discountsFor(ctx, c.StoreID, &input, t.DiscountCode, true, customerID)
+	var invalid *InvalidError
+	if errors.As(err, &invalid) && invalid.Field == "discount_code" {
+		code.Status, code.Reason = CodeUnusable, invalid.Code
+		_, err = r.discountsFor(ctx, c.StoreID, &input, nil, true, customerID)
+	}
+	if err != nil {
+		return err
+	}
+	shipping, err := r.chooseShipping(ctx, c.StoreID, t.ShipTo, items, Price(input).DiscountedSubtotal, t.PaymentMethod, t.ShippingRateID)
+	if err != nil {
+		return err
+	}
+	if shipping.Rate != nil {
+		quote, _ := rateCharge(*shipping.Rate, shipping.Grams, t.PaymentMethod)
+		input.Shipping = &quote
+	}
+	c.Price = CartPrice{Pricing: Price(input), Code: code, Shipping: shipping}
+	if code != nil && code.Status == "" {
+		code.Status = CodeApplied
+		if c.Price.CodeReason != "" {
+			code.Status, code.Reason, code.RequiredSubtotal = CodeNotApplicable, c.Price.CodeReason, c.Price.RequiredSubtotal
+		}
+	}
+	return nil
+}
+
+// customerByContact is the store's customer with the phone, else the
+// email (as orders find them, §4), or nil.
+func (r reader) customerByContact(ctx context.Context, storeID uuid.UUID, phone, email *string) (*uuid.UUID, error) {
+	if phone == nil && email == nil {
+		return nil, nil
+	}
+	var id uuid.UUID
+	err := r.q.QueryRow(ctx, `SELECT id FROM customers WHERE store_id = $1 AND (phone = $2 OR (email = $3 AND NOT EXISTS (
+			SELECT 1 FROM customers WHERE store_id = $1 AND phone = $2)))
+		ORDER BY phone = $2 DESC NULLS LAST LIMIT 1`, storeID, phone, email).Scan(&id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("find customer by contact: %w", err)
+	}
+	return &id, nil
 }

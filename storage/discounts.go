@@ -317,8 +317,8 @@ var unusableMessages = map[string]string{"not_found": "is not a discount code of
 
 // liveCode finds the code asked for; a code that cannot be used at all is
 // a 422 on discount_code (§14).
-func (tx *Tx) liveCode(ctx context.Context, storeID uuid.UUID, code string) (Discount, error) {
-	d, err := scanDiscount(tx.tx.QueryRow(ctx, `SELECT `+discountColumns+` FROM discounts
+func (r reader) liveCode(ctx context.Context, storeID uuid.UUID, code string) (Discount, error) {
+	d, err := scanDiscount(r.q.QueryRow(ctx, `SELECT `+discountColumns+` FROM discounts
 		WHERE store_id = $1 AND code_key = $2 AND deleted_at IS NULL`, storeID, NormalizeDiscountCode(code)))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Discount{}, &InvalidError{Field: "discount_code", Code: "not_found", Message: unusableMessages["not_found"]}
@@ -333,8 +333,8 @@ func (tx *Tx) liveCode(ctx context.Context, storeID uuid.UUID, code string) (Dis
 }
 
 // liveAutomatic lists the store's active automatic discounts.
-func (tx *Tx) liveAutomatic(ctx context.Context, storeID uuid.UUID) ([]DiscountRule, error) {
-	rows, err := tx.tx.Query(ctx, `SELECT `+discountColumns+` FROM discounts
+func (r reader) liveAutomatic(ctx context.Context, storeID uuid.UUID) ([]DiscountRule, error) {
+	rows, err := r.q.Query(ctx, `SELECT `+discountColumns+` FROM discounts
 		WHERE store_id = $1 AND method = 'automatic' AND deleted_at IS NULL AND `+discountStatusSQL+` = 'active'`, storeID)
 	if err != nil {
 		return nil, fmt.Errorf("find automatic discounts: %w", err)
@@ -352,12 +352,12 @@ func (tx *Tx) liveAutomatic(ctx context.Context, storeID uuid.UUID) ([]DiscountR
 
 // customerReachedLimit reports whether the customer used the code as often
 // as it allows.
-func (tx *Tx) customerReachedLimit(ctx context.Context, d Discount, customerID *uuid.UUID) (bool, error) {
+func (r reader) customerReachedLimit(ctx context.Context, d Discount, customerID *uuid.UUID) (bool, error) {
 	if d.UsageLimitPerCustomer == nil || customerID == nil {
 		return false, nil
 	}
 	var used int
-	err := tx.tx.QueryRow(ctx, `SELECT times_used FROM discount_customer_usage WHERE discount_id = $1 AND customer_id = $2`,
+	err := r.q.QueryRow(ctx, `SELECT times_used FROM discount_customer_usage WHERE discount_id = $1 AND customer_id = $2`,
 		d.ID, *customerID).Scan(&used)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return false, nil
@@ -370,8 +370,8 @@ func (tx *Tx) customerReachedLimit(ctx context.Context, d Discount, customerID *
 
 // productCategories maps each product to its category and the category's
 // ancestors, for category-scoped discounts.
-func (tx *Tx) productCategories(ctx context.Context, storeID uuid.UUID, products []uuid.UUID) (map[uuid.UUID][]uuid.UUID, error) {
-	rows, err := tx.tx.Query(ctx, `WITH RECURSIVE up (product_id, category_id) AS (
+func (r reader) productCategories(ctx context.Context, storeID uuid.UUID, products []uuid.UUID) (map[uuid.UUID][]uuid.UUID, error) {
+	rows, err := r.q.Query(ctx, `WITH RECURSIVE up (product_id, category_id) AS (
 			SELECT p.id, p.category_id FROM products p WHERE p.store_id = $1 AND p.id = ANY($2) AND p.category_id IS NOT NULL
 			UNION
 			SELECT up.product_id, c.parent_id FROM up JOIN categories c ON c.store_id = $1 AND c.id = up.category_id WHERE c.parent_id IS NOT NULL)

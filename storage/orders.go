@@ -144,6 +144,15 @@ type NewOrder struct {
 	// ShippingRateID prices the shipping with a rate of the store (§15)
 	// instead of ShippingFee; zone checks are skipped for merchant orders.
 	ShippingRateID *uuid.UUID
+	// ShipTo, set by a storefront checkout, is matched with the store's
+	// zones: the rate is ShippingRateID (refused when not offered there),
+	// else PreferredRateID (the cart's) when offered, else the cheapest; a
+	// store without zones ships for 0.
+	ShipTo          *ShipTo
+	PreferredRateID *uuid.UUID
+	// ExpectedTotal, when set, is the total the buyer saw: any other total
+	// is ErrCartTotalChanged and nothing is written.
+	ExpectedTotal *int64
 }
 
 // StockError names a variant without enough stock.
@@ -201,6 +210,9 @@ func (tx *Tx) CreateOrder(ctx context.Context, in NewOrder) (Order, error) {
 	limits, err := tx.priceOrder(ctx, &o, in)
 	if err != nil {
 		return Order{}, err
+	}
+	if in.ExpectedTotal != nil && *in.ExpectedTotal != o.Total {
+		return Order{}, ErrCartTotalChanged
 	}
 	o.CollectibleTotal = o.Total
 	var number int64

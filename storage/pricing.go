@@ -98,12 +98,15 @@ type AppliedDiscount struct {
 
 // Pricing is a priced cart or order.
 type Pricing struct {
-	Subtotal    int64
-	Fee         int64 // the rate's fee after free_above_subtotal
-	CODFee      int64
-	ShippingFee int64 // Fee + CODFee
-	Discount    int64 // every line discount and shipping amount
-	Total       int64
+	Subtotal int64
+	// DiscountedSubtotal is the subtotal after the automatic discount and
+	// the code: what free_above_subtotal compares.
+	DiscountedSubtotal int64
+	Fee                int64 // the rate's fee after free_above_subtotal
+	CODFee             int64
+	ShippingFee        int64 // Fee + CODFee
+	Discount           int64 // every line discount and shipping amount
+	Total              int64
 	// LineDiscounts are the lines' discounts, in their order.
 	LineDiscounts []int64
 	Discounts     []AppliedDiscount
@@ -164,7 +167,8 @@ func Price(in PricingInput) Pricing {
 		apply(*code)
 	}
 
-	p.Fee, p.CODFee = shippingCharge(in, sum(remaining))
+	p.DiscountedSubtotal = sum(remaining)
+	p.Fee, p.CODFee = shippingCharge(in, p.DiscountedSubtotal)
 	p.ShippingFee = p.Fee + p.CODFee
 	if code != nil && code.Type == DiscountFreeShipping {
 		waived := p.Fee
@@ -377,13 +381,13 @@ func sum(xs []int64) int64 {
 // priceOrder prices a new order with the one pricing function: the code
 // asked for (a 422 when it cannot be used at all, a
 // DiscountNotApplicableError when its conditions fail), the automatic
-// discounts when asked for, the manual shipping fee and the manual
-// discount. A total above 10^12 minor units, or below zero, is refused.
-// It returns each counted discount's per-customer limit, for countDiscounts.
+// discounts when asked for, the shipping (a merchant's rate or manual fee,
+// or a storefront order's zone), and the manual discount. A total above
+// 10^12 minor units, or below zero, is refused. It returns each counted
+// discount's per-customer limit, for countDiscounts.
 func (tx *Tx) priceOrder(ctx context.Context, o *Order, in NewOrder) (map[uuid.UUID]*int, error) {
 	tooLarge := &InvalidError{Field: "lines", Code: "out_of_range", Message: "the order total must not exceed 10^12 minor units"}
 	lines := make([]PricedLine, len(o.Lines))
-	products := make([]uuid.UUID, 0, len(o.Lines))
 	var subtotal int64
 	for i, l := range o.Lines {
 		var ok bool
@@ -391,48 +395,21 @@ func (tx *Tx) priceOrder(ctx context.Context, o *Order, in NewOrder) (map[uuid.U
 			return nil, tooLarge
 		}
 		lines[i] = PricedLine{Total: l.Total, ProductID: l.ProductID}
-		if l.ProductID != nil {
-			products = append(products, *l.ProductID)
-		}
 	}
 	input := PricingInput{Lines: lines, ManualShippingFee: in.ShippingFee, ManualDiscount: in.Discount}
-	limits := map[uuid.UUID]*int{}
-	if in.DiscountCode != nil {
-		code, err := tx.liveCode(ctx, o.StoreID, *in.DiscountCode)
-		if err != nil {
-			return nil, err
-		}
-		input.Code, limits[code.ID] = &code.DiscountRule, code.UsageLimitPerCustomer
-		reached, err := tx.customerReachedLimit(ctx, code, o.CustomerID)
-		if err != nil {
-			return nil, err
-		}
-		if reached {
-			input.CodeBlocked = ReasonCustomerLimitReached
-		}
-	}
-	if in.ApplyAutomatic {
-		var err error
-		if input.Automatic, err = tx.liveAutomatic(ctx, o.StoreID); err != nil {
-			return nil, err
-		}
+	limits, err := tx.discountsFor(ctx, o.StoreID, &input, in.DiscountCode, in.ApplyAutomatic, o.CustomerID)
+	if err != nil {
+		return nil, err
 	}
 	var rate *ShippingRate
-	if in.ShippingRateID != nil {
-		var err error
+	switch {
+	case in.ShipTo != nil:
+		if rate, input.Shipping, err = tx.zoneShipping(ctx, o, in, Price(input).DiscountedSubtotal); err != nil {
+			return nil, err
+		}
+	case in.ShippingRateID != nil:
 		if rate, input.Shipping, err = tx.rateQuote(ctx, o, *in.ShippingRateID); err != nil {
 			return nil, err
-		}
-	}
-	if input.Code != nil || len(input.Automatic) > 0 {
-		categories, err := tx.productCategories(ctx, o.StoreID, products)
-		if err != nil {
-			return nil, err
-		}
-		for i := range lines {
-			if lines[i].ProductID != nil {
-				lines[i].Categories = categories[*lines[i].ProductID]
-			}
 		}
 	}
 	p := Price(input)
@@ -455,6 +432,96 @@ func (tx *Tx) priceOrder(ctx context.Context, o *Order, in NewOrder) (map[uuid.U
 	return limits, nil
 }
 
+// discountsFor fills in what a price's discounts depend on: the code asked
+// for (a 422 on discount_code when it cannot be used at all) and whether
+// the customer used it up, the live automatic discounts when asked for,
+// and the lines' categories. It returns the code's per-customer limit.
+func (r reader) discountsFor(ctx context.Context, storeID uuid.UUID, in *PricingInput, code *string, automatic bool,
+	customerID *uuid.UUID) (map[uuid.UUID]*int, error) {
+	limits := map[uuid.UUID]*int{}
+	if code != nil {
+		d, err := r.liveCode(ctx, storeID, *code)
+		if err != nil {
+			return nil, err
+		}
+		in.Code, limits[d.ID] = &d.DiscountRule, d.UsageLimitPerCustomer
+		reached, err := r.customerReachedLimit(ctx, d, customerID)
+		if err != nil {
+			return nil, err
+		}
+		if reached {
+			in.CodeBlocked = ReasonCustomerLimitReached
+		}
+	}
+	if automatic {
+		var err error
+		if in.Automatic, err = r.liveAutomatic(ctx, storeID); err != nil {
+			return nil, err
+		}
+	}
+	if in.Code == nil && len(in.Automatic) == 0 {
+		return limits, nil
+	}
+	products := make([]uuid.UUID, 0, len(in.Lines))
+	for _, l := range in.Lines {
+		if l.ProductID != nil {
+			products = append(products, *l.ProductID)
+		}
+	}
+	categories, err := r.productCategories(ctx, storeID, products)
+	if err != nil {
+		return nil, err
+	}
+	for i, l := range in.Lines {
+		if l.ProductID != nil {
+			in.Lines[i].Categories = categories[*l.ProductID]
+		}
+	}
+	return limits, nil
+}
+
+// zoneShipping is a storefront order's shipping (§15): the rate asked for
+// (a 422 when not offered where the order goes), else the cart's when
+// offered, else the cheapest; ErrNotDeliverable when no zone covers the
+// address; nothing to charge in a store without zones.
+func (tx *Tx) zoneShipping(ctx context.Context, o *Order, in NewOrder, discountedSubtotal int64) (*ShippingRate, *ShippingQuote, error) {
+	wanted := in.ShippingRateID
+	if wanted == nil {
+		wanted = in.PreferredRateID
+	}
+	choice, err := tx.chooseShipping(ctx, o.StoreID, in.ShipTo, orderItems(*o), discountedSubtotal, o.PaymentMethod, wanted)
+	if err != nil {
+		return nil, nil, err
+	}
+	switch {
+	case choice.Status == ShippingNotRequired:
+		return nil, nil, nil
+	case choice.Status == ShippingNotDeliverable && choice.Refused == "":
+		return nil, nil, ErrNotDeliverable
+	case choice.Refused != "" && (in.ShippingRateID != nil || choice.Rate == nil):
+		return nil, nil, notOffered(choice.Refused)
+	}
+	quote, _ := rateCharge(*choice.Rate, choice.Grams, o.PaymentMethod)
+	return choice.Rate, &quote, nil
+}
+
+func notOffered(field string) *InvalidError {
+	if field == "payment_method" {
+		return &InvalidError{Field: field, Code: "not_offered", Message: "the shipping rate does not take cash on delivery"}
+	}
+	return &InvalidError{Field: field, Code: "not_offered", Message: "the shipping rate is not offered for this address or weight"}
+}
+
+func orderItems(o Order) []CartItem {
+	items := make([]CartItem, 0, len(o.Lines))
+	for _, l := range o.Lines {
+		if l.VariantID != nil {
+			items = append(items, CartItem{VariantID: *l.VariantID, Quantity: l.Quantity})
+		}
+	}
+	return items
+}
+
 // rateQuote is the charge of a store's rate for an order's lines: the band
 // its weight falls in, the COD fee for cod, free_above_subtotal left for
 // the pricing to compare with the discounted subtotal.
@@ -466,22 +533,13 @@ func (tx *Tx) rateQuote(ctx context.Context, o *Order, rateID uuid.UUID) (*Shipp
 	if err != nil {
 		return nil, nil, fmt.Errorf("find rate: %w", err)
 	}
-	items := make([]CartItem, 0, len(o.Lines))
-	for _, l := range o.Lines {
-		if l.VariantID != nil {
-			items = append(items, CartItem{VariantID: *l.VariantID, Quantity: l.Quantity})
-		}
-	}
-	grams, _, err := tx.WeighItems(ctx, o.StoreID, items)
+	grams, _, err := tx.WeighItems(ctx, o.StoreID, orderItems(*o))
 	if err != nil {
 		return nil, nil, err
 	}
 	quote, refused := rateCharge(rate, grams, o.PaymentMethod)
-	switch refused {
-	case "payment_method":
-		return nil, nil, &InvalidError{Field: "payment_method", Code: "not_offered", Message: "the rate does not take cash on delivery"}
-	case "shipping_rate_id":
-		return nil, nil, &InvalidError{Field: "shipping_rate_id", Code: "not_offered", Message: "the rate does not ship this weight"}
+	if refused != "" {
+		return nil, nil, notOffered(refused)
 	}
 	return &rate, &quote, nil
 }

@@ -435,6 +435,95 @@ func bandFee(r ShippingRate, weightGrams int) (int64, bool) {
 	return last.Price + kilos**r.AdditionalPerKg, true
 }
 
+// ShipTo is where a cart or a storefront order goes, as zones match it.
+type ShipTo struct {
+	Country string  `json:"country"`
+	Region  *string `json:"region,omitempty"`
+	City    string  `json:"city"`
+}
+
+// Shipping statuses of a cart (§15).
+const (
+	ShippingNotRequired    = "not_required"
+	ShippingNeedsAddress   = "needs_address"
+	ShippingQuoted         = "quoted"
+	ShippingNotDeliverable = "not_deliverable"
+)
+
+// ShippingChoice is how a cart ships: its status, the options of the zone
+// that covers it, and the rate chosen with the weight it was charged for.
+type ShippingChoice struct {
+	Status  string
+	ZoneID  *uuid.UUID
+	Options []RateOption
+	Rate    *ShippingRate
+	Grams   int
+	// Refused, when the rate asked for is not offered (or no rate of the
+	// zone is), is the field to blame: shipping_rate_id or payment_method.
+	Refused string
+}
+
+// chooseShipping quotes a cart going to shipTo: not_required in a store
+// without zones; needs_address without an address; not_deliverable when no
+// zone covers it, or none of its rates is offered; else quoted, with the
+// rate asked for when it is offered, else the cheapest.
+func (r reader) chooseShipping(ctx context.Context, storeID uuid.UUID, shipTo *ShipTo, items []CartItem, discountedSubtotal int64,
+	paymentMethod string, wanted *uuid.UUID) (ShippingChoice, error) {
+	choice := ShippingChoice{Status: ShippingNotRequired, Options: []RateOption{}}
+	var (
+		zoneID uuid.UUID
+		err    error
+	)
+	if shipTo != nil {
+		zoneID, err = r.MatchZone(ctx, storeID, shipTo.Country, shipTo.Region, shipTo.City)
+	}
+	if shipTo == nil || errors.Is(err, ErrNotDeliverable) {
+		has, err := r.HasZones(ctx, storeID)
+		switch {
+		case err != nil:
+			return ShippingChoice{}, fmt.Errorf("find zones: %w", err)
+		case has && shipTo == nil:
+			choice.Status = ShippingNeedsAddress
+		case has:
+			choice.Status = ShippingNotDeliverable
+		}
+		return choice, nil
+	}
+	if err != nil {
+		return ShippingChoice{}, err
+	}
+	rates, err := r.findRates(ctx, storeID, &zoneID)
+	if err != nil {
+		return ShippingChoice{}, err
+	}
+	if choice.Grams, _, err = r.WeighItems(ctx, storeID, items); err != nil {
+		return ShippingChoice{}, err
+	}
+	choice.Status, choice.ZoneID = ShippingQuoted, &zoneID
+	choice.Options = RateOptions(rates, choice.Grams, discountedSubtotal, paymentMethod)
+	if len(choice.Options) == 0 {
+		choice.Status, choice.Refused = ShippingNotDeliverable, "shipping_rate_id"
+		if paymentMethod == "cod" && len(RateOptions(rates, choice.Grams, discountedSubtotal, "")) > 0 {
+			choice.Refused = "payment_method"
+		}
+		return choice, nil
+	}
+	chosen := choice.Options[0].RateID
+	if wanted != nil {
+		if i := slices.IndexFunc(choice.Options, func(o RateOption) bool { return o.RateID == *wanted }); i >= 0 {
+			chosen = *wanted
+		} else {
+			choice.Refused = "shipping_rate_id"
+			if i := slices.IndexFunc(rates, func(r ShippingRate) bool { return r.ID == *wanted }); i >= 0 {
+				_, choice.Refused = rateCharge(rates[i], choice.Grams, paymentMethod)
+			}
+		}
+	}
+	i := slices.IndexFunc(rates, func(r ShippingRate) bool { return r.ID == chosen })
+	choice.Rate = &rates[i]
+	return choice, nil
+}
+
 // ErrNotDeliverable is an address no zone of the store covers.
 var ErrNotDeliverable = errors.New("not deliverable")
 
