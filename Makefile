@@ -52,7 +52,7 @@ record-histories: deps
 		go test -count=1 -run TestRecordWorkflowHistories ./api/
 
 ## bench: every benchmark of docs/benchmarks.md; SUITE narrows it to one
-## (catalog, webhooks, images, import, orders, proofs, tracing, fulfillment):
+## (catalog, webhooks, images, import, orders, proofs, tracing, fulfillment, pricing):
 ## `make bench SUITE=fulfillment`.
 SUITE ?= all
 bench: deps

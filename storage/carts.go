@@ -84,6 +84,7 @@ type CartLine struct {
 	UnitPrice int64
 	Quantity  int
 	Total     int64
+	Grams     int // the line's weight: the variant's, else the product's, else 0, times the quantity
 }
 
 const cartColumns = `id, store_id, currency, status, email, phone, subtotal, item_count, last_activity_at, abandoned_at, recovered_at,
@@ -180,7 +181,8 @@ func (r reader) orderPrice(ctx context.Context, c *Cart) error {
 }
 
 func (r reader) cartLines(ctx context.Context, storeID, cartID uuid.UUID) ([]CartLine, error) {
-	rows, err := r.q.Query(ctx, `SELECT l.variant_id, v.product_id, p.name, COALESCE(v.sku, p.sku), v.options, v.price, l.quantity, v.price * l.quantity
+	rows, err := r.q.Query(ctx, `SELECT l.variant_id, v.product_id, p.name, COALESCE(v.sku, p.sku), v.options, v.price, l.quantity, v.price * l.quantity,
+			COALESCE(v.weight_grams, p.weight_grams, 0) * l.quantity
 		FROM cart_lines l
 		JOIN variants v ON v.store_id = l.store_id AND v.id = l.variant_id
 		JOIN products p ON p.store_id = v.store_id AND p.id = v.product_id
@@ -619,10 +621,10 @@ func (c Cart) Terms() CartTerms {
 // offered, else the cheapest.
 func (r reader) PriceCart(ctx context.Context, c *Cart, t CartTerms) error {
 	input := PricingInput{Lines: make([]PricedLine, len(c.Lines))}
-	items := make([]CartItem, len(c.Lines))
+	grams := 0
 	for i, l := range c.Lines {
 		input.Lines[i] = PricedLine{Total: l.Total, ProductID: &l.ProductID}
-		items[i] = CartItem{VariantID: l.VariantID, Quantity: l.Quantity}
+		grams += l.Grams
 	}
 	customerID, err := r.customerByContact(ctx, c.StoreID, t.Phone, t.Email)
 	if err != nil {
@@ -641,7 +643,7 @@ func (r reader) PriceCart(ctx context.Context, c *Cart, t CartTerms) error {
 	if err != nil {
 		return err
 	}
-	shipping, err := r.chooseShipping(ctx, c.StoreID, t.ShipTo, items, Price(input).DiscountedSubtotal, t.PaymentMethod, t.ShippingRateID)
+	shipping, err := r.chooseShipping(ctx, c.StoreID, t.ShipTo, grams, Price(input).DiscountedSubtotal, t.PaymentMethod, t.ShippingRateID)
 	if err != nil {
 		return err
 	}

@@ -318,36 +318,49 @@ var unusableMessages = map[string]string{"not_found": "is not a discount code of
 // liveCode finds the code asked for; a code that cannot be used at all is
 // a 422 on discount_code (§14).
 func (r reader) liveCode(ctx context.Context, storeID uuid.UUID, code string) (Discount, error) {
-	d, err := scanDiscount(r.q.QueryRow(ctx, `SELECT `+discountColumns+` FROM discounts
-		WHERE store_id = $1 AND code_key = $2 AND deleted_at IS NULL`, storeID, NormalizeDiscountCode(code)))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return Discount{}, &InvalidError{Field: "discount_code", Code: "not_found", Message: unusableMessages["not_found"]}
-	}
-	if err != nil {
-		return Discount{}, fmt.Errorf("find discount code: %w", err)
-	}
-	if reason := unusableReason(d.Status); reason != "" {
-		return Discount{}, &InvalidError{Field: "discount_code", Code: reason, Message: unusableMessages[reason]}
-	}
-	return d, nil
+	found, _, err := r.liveDiscounts(ctx, storeID, &code, false)
+	return found, err
 }
 
-// liveAutomatic lists the store's active automatic discounts.
-func (r reader) liveAutomatic(ctx context.Context, storeID uuid.UUID) ([]DiscountRule, error) {
+// liveDiscounts reads, in one query, the code asked for (a 422 on
+// discount_code when it cannot be used at all) and, when automatic is set,
+// the store's active automatic discounts.
+func (r reader) liveDiscounts(ctx context.Context, storeID uuid.UUID, code *string, automatic bool) (Discount, []DiscountRule, error) {
+	key := ""
+	if code != nil {
+		key = NormalizeDiscountCode(*code)
+	}
 	rows, err := r.q.Query(ctx, `SELECT `+discountColumns+` FROM discounts
-		WHERE store_id = $1 AND method = 'automatic' AND deleted_at IS NULL AND `+discountStatusSQL+` = 'active'`, storeID)
+		WHERE store_id = $1 AND deleted_at IS NULL AND (code_key = $2
+			OR ($3 AND method = 'automatic' AND `+discountStatusSQL+` = 'active'))`, storeID, key, automatic)
 	if err != nil {
-		return nil, fmt.Errorf("find automatic discounts: %w", err)
+		return Discount{}, nil, fmt.Errorf("find discounts: %w", err)
 	}
 	list, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Discount, error) { return scanDiscount(row) })
 	if err != nil {
-		return nil, fmt.Errorf("find automatic discounts: %w", err)
+		return Discount{}, nil, fmt.Errorf("find discounts: %w", err)
 	}
-	rules := make([]DiscountRule, len(list))
-	for i, d := range list {
-		rules[i] = d.DiscountRule
+	var (
+		found Discount
+		rules []DiscountRule
+	)
+	for _, d := range list {
+		if d.Method == DiscountMethodAutomatic {
+			rules = append(rules, d.DiscountRule)
+		} else {
+			found = d
+		}
 	}
-	return rules, nil
+	if code == nil {
+		return Discount{}, rules, nil
+	}
+	if found.ID == uuid.Nil {
+		return Discount{}, nil, &InvalidError{Field: "discount_code", Code: "not_found", Message: unusableMessages["not_found"]}
+	}
+	if reason := unusableReason(found.Status); reason != "" {
+		return Discount{}, nil, &InvalidError{Field: "discount_code", Code: reason, Message: unusableMessages[reason]}
+	}
+	return found, rules, nil
 }
 
 // customerReachedLimit reports whether the customer used the code as often
@@ -404,8 +417,14 @@ func (tx *Tx) countDiscounts(ctx context.Context, o Order, limits map[uuid.UUID]
 	}
 	slices.SortFunc(applied, func(a, b AppliedDiscount) int { return bytes.Compare(a.DiscountID[:], b.DiscountID[:]) })
 	for _, d := range applied {
-		tag, err := tx.tx.Exec(ctx, `UPDATE discounts SET times_used = times_used + 1
-			WHERE store_id = $1 AND id = $2 AND (usage_limit IS NULL OR times_used < usage_limit)`, o.StoreID, *d.DiscountID)
+		// Check and increment are one statement; the redemption is written
+		// by the same one, only when the count was taken.
+		tag, err := tx.tx.Exec(ctx, `WITH counted AS (
+				UPDATE discounts SET times_used = times_used + 1
+				WHERE store_id = $1 AND id = $2 AND (usage_limit IS NULL OR times_used < usage_limit) RETURNING id)
+			INSERT INTO discount_redemptions (id, store_id, discount_id, order_id, customer_id, amount, created_at)
+			SELECT $3, $1, id, $4, $5, $6, $7 FROM counted`,
+			o.StoreID, *d.DiscountID, NewID(), o.ID, o.CustomerID, d.Amount+d.ShippingAmount, tx.now())
 		if err != nil {
 			return fmt.Errorf("count discount: %w", err)
 		}
@@ -424,10 +443,6 @@ func (tx *Tx) countDiscounts(ctx context.Context, o Order, limits map[uuid.UUID]
 			if err != nil {
 				return fmt.Errorf("count customer discount: %w", err)
 			}
-		}
-		if _, err := tx.tx.Exec(ctx, `INSERT INTO discount_redemptions (id, store_id, discount_id, order_id, customer_id, amount, created_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7)`, NewID(), o.StoreID, *d.DiscountID, o.ID, o.CustomerID, d.Amount+d.ShippingAmount, tx.now()); err != nil {
-			return fmt.Errorf("record redemption: %w", err)
 		}
 	}
 	return nil

@@ -108,6 +108,9 @@ type OrderLine struct {
 	Total            int64
 	ReturnedQuantity int
 	Discount         int64 // the line's share of the order's discounts
+	// grams is the line's weight (the variant's, else the product's, else
+	// 0, times the quantity) when it was read for placing.
+	grams int
 }
 
 // OrderCustomer is the customer snapshot kept on an order.
@@ -301,7 +304,7 @@ func (tx *Tx) orderLines(ctx context.Context, storeID uuid.UUID, requested []New
 	for _, r := range requested {
 		ids = append(ids, r.VariantID)
 	}
-	query := `SELECT v.id, v.product_id, p.name, COALESCE(v.sku, p.sku), v.price
+	query := `SELECT v.id, v.product_id, p.name, COALESCE(v.sku, p.sku), v.price, COALESCE(v.weight_grams, p.weight_grams, 0)
 		FROM variants v JOIN products p ON p.store_id = v.store_id AND p.id = v.product_id
 		WHERE v.store_id = $1 AND v.id = ANY ($2) ORDER BY v.id`
 	if lock {
@@ -317,7 +320,7 @@ func (tx *Tx) orderLines(ctx context.Context, storeID uuid.UUID, requested []New
 			l                    OrderLine
 			variantID, productID uuid.UUID
 		)
-		if err := rows.Scan(&variantID, &productID, &l.Name, &l.SKU, &l.UnitPrice); err != nil {
+		if err := rows.Scan(&variantID, &productID, &l.Name, &l.SKU, &l.UnitPrice, &l.grams); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("read variants: %w", err)
 		}
@@ -339,7 +342,7 @@ func (tx *Tx) orderLines(ctx context.Context, storeID uuid.UUID, requested []New
 			return nil, &InvalidError{Field: fmt.Sprintf("lines[%d].quantity", i), Code: "out_of_range",
 				Message: "the line total must not exceed 10^12 minor units"}
 		}
-		l.Quantity, l.Total = req.Quantity, total
+		l.Quantity, l.Total, l.grams = req.Quantity, total, l.grams*req.Quantity
 		lines[i] = l
 	}
 	return lines, nil

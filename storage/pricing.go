@@ -435,15 +435,19 @@ func (tx *Tx) priceOrder(ctx context.Context, o *Order, in NewOrder) (map[uuid.U
 // discountsFor fills in what a price's discounts depend on: the code asked
 // for (a 422 on discount_code when it cannot be used at all) and whether
 // the customer used it up, the live automatic discounts when asked for,
-// and the lines' categories. It returns the code's per-customer limit.
+// and, when a discount is scoped to categories, the lines' categories. It returns the code's per-customer limit.
 func (r reader) discountsFor(ctx context.Context, storeID uuid.UUID, in *PricingInput, code *string, automatic bool,
 	customerID *uuid.UUID) (map[uuid.UUID]*int, error) {
 	limits := map[uuid.UUID]*int{}
+	if code == nil && !automatic {
+		return limits, nil
+	}
+	d, rules, err := r.liveDiscounts(ctx, storeID, code, automatic)
+	if err != nil {
+		return nil, err
+	}
+	in.Automatic = rules
 	if code != nil {
-		d, err := r.liveCode(ctx, storeID, *code)
-		if err != nil {
-			return nil, err
-		}
 		in.Code, limits[d.ID] = &d.DiscountRule, d.UsageLimitPerCustomer
 		reached, err := r.customerReachedLimit(ctx, d, customerID)
 		if err != nil {
@@ -453,13 +457,11 @@ func (r reader) discountsFor(ctx context.Context, storeID uuid.UUID, in *Pricing
 			in.CodeBlocked = ReasonCustomerLimitReached
 		}
 	}
-	if automatic {
-		var err error
-		if in.Automatic, err = r.liveAutomatic(ctx, storeID); err != nil {
-			return nil, err
-		}
+	byCategory := in.Code != nil && in.Code.Scope == "categories"
+	for _, a := range in.Automatic {
+		byCategory = byCategory || a.Scope == "categories"
 	}
-	if in.Code == nil && len(in.Automatic) == 0 {
+	if !byCategory {
 		return limits, nil
 	}
 	products := make([]uuid.UUID, 0, len(in.Lines))
@@ -489,7 +491,7 @@ func (tx *Tx) zoneShipping(ctx context.Context, o *Order, in NewOrder, discounte
 	if wanted == nil {
 		wanted = in.PreferredRateID
 	}
-	choice, err := tx.chooseShipping(ctx, o.StoreID, in.ShipTo, orderItems(*o), discountedSubtotal, o.PaymentMethod, wanted)
+	choice, err := tx.chooseShipping(ctx, o.StoreID, in.ShipTo, orderGrams(*o), discountedSubtotal, o.PaymentMethod, wanted)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -512,14 +514,13 @@ func notOffered(field string) *InvalidError {
 	return &InvalidError{Field: field, Code: "not_offered", Message: "the shipping rate is not offered for this address or weight"}
 }
 
-func orderItems(o Order) []CartItem {
-	items := make([]CartItem, 0, len(o.Lines))
+// orderGrams is a new order's weight, from its lines as read for placing.
+func orderGrams(o Order) int {
+	grams := 0
 	for _, l := range o.Lines {
-		if l.VariantID != nil {
-			items = append(items, CartItem{VariantID: *l.VariantID, Quantity: l.Quantity})
-		}
+		grams += l.grams
 	}
-	return items
+	return grams
 }
 
 // rateQuote is the charge of a store's rate for an order's lines: the band
@@ -533,11 +534,7 @@ func (tx *Tx) rateQuote(ctx context.Context, o *Order, rateID uuid.UUID) (*Shipp
 	if err != nil {
 		return nil, nil, fmt.Errorf("find rate: %w", err)
 	}
-	grams, _, err := tx.WeighItems(ctx, o.StoreID, orderItems(*o))
-	if err != nil {
-		return nil, nil, err
-	}
-	quote, refused := rateCharge(rate, grams, o.PaymentMethod)
+	quote, refused := rateCharge(rate, orderGrams(*o), o.PaymentMethod)
 	if refused != "" {
 		return nil, nil, notOffered(refused)
 	}

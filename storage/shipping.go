@@ -463,13 +463,13 @@ type ShippingChoice struct {
 	Refused string
 }
 
-// chooseShipping quotes a cart going to shipTo: not_required in a store
+// chooseShipping quotes a cart of grams going to shipTo: not_required in a store
 // without zones; needs_address without an address; not_deliverable when no
 // zone covers it, or none of its rates is offered; else quoted, with the
 // rate asked for when it is offered, else the cheapest.
-func (r reader) chooseShipping(ctx context.Context, storeID uuid.UUID, shipTo *ShipTo, items []CartItem, discountedSubtotal int64,
+func (r reader) chooseShipping(ctx context.Context, storeID uuid.UUID, shipTo *ShipTo, grams int, discountedSubtotal int64,
 	paymentMethod string, wanted *uuid.UUID) (ShippingChoice, error) {
-	choice := ShippingChoice{Status: ShippingNotRequired, Options: []RateOption{}}
+	choice := ShippingChoice{Status: ShippingNotRequired, Options: []RateOption{}, Grams: grams}
 	var (
 		zoneID uuid.UUID
 		err    error
@@ -494,9 +494,6 @@ func (r reader) chooseShipping(ctx context.Context, storeID uuid.UUID, shipTo *S
 	}
 	rates, err := r.findRates(ctx, storeID, &zoneID)
 	if err != nil {
-		return ShippingChoice{}, err
-	}
-	if choice.Grams, _, err = r.WeighItems(ctx, storeID, items); err != nil {
 		return ShippingChoice{}, err
 	}
 	choice.Status, choice.ZoneID = ShippingQuoted, &zoneID
