@@ -64,12 +64,7 @@ func (req signupRequest) Valid() []fieldError {
 	if _, err := mail.ParseAddress(req.Email); err != nil || !strings.Contains(req.Email, "@") || strings.ContainsAny(req.Email, "<> ") {
 		c.add("email", "invalid", "must be an email address")
 	}
-	switch {
-	case len([]rune(req.Password)) < 10:
-		c.add("password", "too_short", "must be at least 10 characters")
-	case len(req.Password) > maxPasswordBytes:
-		c.add("password", "too_long", "must be at most 72 bytes (72 Latin or about 36 Arabic letters)")
-	}
+	checkNewPassword(&c, "password", req.Password)
 	c.text("name", req.Name, 1, 200)
 	c.text("store.name", req.Store.Name, 1, 200)
 	if !subdomainPattern.MatchString(req.Store.Subdomain) {
@@ -78,6 +73,17 @@ func (req signupRequest) Valid() []fieldError {
 	c.oneOf("store.currency", req.Store.Currency, currencies)
 	c.oneOf("store.default_language", req.Store.DefaultLanguage, []string{"ar", "en"})
 	return c.result()
+}
+
+// checkNewPassword holds a new password to 10 characters and bcrypt's 72
+// bytes.
+func checkNewPassword(c *checker, field, password string) {
+	switch {
+	case len([]rune(password)) < 10:
+		c.add(field, "too_short", "must be at least 10 characters")
+	case len(password) > maxPasswordBytes:
+		c.add(field, "too_long", "must be at most 72 bytes (72 Latin or about 36 Arabic letters)")
+	}
 }
 
 // handleSignup serves POST /auth/signup.
@@ -136,18 +142,14 @@ func (s *Server) handleLogin() handlerFunc {
 		if err != nil {
 			return err
 		}
-		stores, err := s.db.FindStoresByOwner(r.Context(), user.ID)
+		stores, err := s.memberStores(r, user.ID)
 		if err != nil {
 			return err
 		}
 		if err := session.Start(w, r, s.db, user.ID, s.cfg.SecureCookies); err != nil {
 			return err
 		}
-		list := make([]storeResponse, 0, len(stores))
-		for _, st := range stores {
-			list = append(list, newStoreResponse(st))
-		}
-		respond(w, http.StatusOK, map[string]any{"user": newUserResponse(user), "stores": list})
+		respond(w, http.StatusOK, map[string]any{"user": newUserResponse(user), "stores": stores})
 		return nil
 	}
 }
@@ -161,6 +163,43 @@ func (s *Server) handleLogout() handlerFunc {
 		w.WriteHeader(http.StatusNoContent)
 		return nil
 	}
+}
+
+// memberStoreResponse is a store a user belongs to, with the role there.
+type memberStoreResponse struct {
+	Store  storeResponse `json:"store"`
+	Role   memberRole    `json:"role"`
+	Scopes []string      `json:"scopes"`
+	store  storage.Store
+}
+
+type memberRole struct {
+	ID      uuid.UUID `json:"id"`
+	Name    string    `json:"name"`
+	BuiltIn *string   `json:"built_in"`
+}
+
+// memberStores lists the stores a user belongs to (decisions §16).
+func (s *Server) memberStores(r *http.Request, userID uuid.UUID) ([]memberStoreResponse, error) {
+	list, err := s.db.FindMemberStores(r.Context(), userID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]memberStoreResponse, 0, len(list))
+	for _, m := range list {
+		role := newRoleResponse(storage.Role{ID: m.Membership.RoleID, Name: m.Membership.RoleName, Scopes: m.Membership.Scopes,
+			BuiltIn: builtInPtr(m.Membership.BuiltIn)})
+		out = append(out, memberStoreResponse{Store: newStoreResponse(m.Store), Role: memberRole{ID: role.ID, Name: role.Name, BuiltIn: role.BuiltIn},
+			Scopes: role.Scopes, store: m.Store})
+	}
+	return out, nil
+}
+
+func builtInPtr(b string) *string {
+	if b == "" {
+		return nil
+	}
+	return &b
 }
 
 type tenantResponse struct {
@@ -188,6 +227,7 @@ func (s *Server) handleMe() handlerFunc {
 			}
 		}
 		var store *storage.Store
+		stores := []memberStoreResponse{}
 		if p.isToken() {
 			st, err := s.db.FindStoreByID(ctx, p.token.StoreID)
 			if err != nil {
@@ -195,18 +235,18 @@ func (s *Server) handleMe() handlerFunc {
 			}
 			store = &st
 		} else {
-			stores, err := s.db.FindStoresByOwner(ctx, p.userID)
-			if err != nil {
+			var err error
+			if stores, err = s.memberStores(r, p.userID); err != nil {
 				return err
 			}
 			if len(stores) > 0 {
-				store = &stores[0]
+				store = &stores[0].store
 			}
 		}
 		if store != nil {
 			tenant = &tenantResponse{StoreID: store.ID, LifecycleState: store.LifecycleState}
 		}
-		respond(w, http.StatusOK, map[string]any{"user": user, "tenant": tenant})
+		respond(w, http.StatusOK, map[string]any{"user": user, "tenant": tenant, "stores": stores})
 		return nil
 	}
 }

@@ -31,6 +31,8 @@ type apiError struct {
 	// Reason says why a discount does not apply (DISCOUNT_NOT_APPLICABLE).
 	Reason           string
 	RequiredSubtotal *int64
+	// MemberCount says how many members hold a role (ROLE_IN_USE).
+	MemberCount *int
 }
 
 func (e *apiError) Error() string { return e.Code + ": " + e.Message }
@@ -53,6 +55,7 @@ type errorBody struct {
 	Reason           string       `json:"reason,omitempty"`
 	RequiredSubtotal *int64       `json:"required_subtotal,omitempty"`
 	Conflicts        any          `json:"conflicts,omitempty"`
+	MemberCount      *int         `json:"member_count,omitempty"`
 }
 
 type errorEnvelope struct {
@@ -154,6 +157,9 @@ func toAPIError(err error) *apiError {
 		return e
 	}
 	if e := discountErrors(err); e != nil {
+		return e
+	}
+	if e := staffErrors(err); e != nil {
 		return e
 	}
 	if e := areaOverlapError(err); e != nil {
@@ -273,7 +279,7 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	encode(w, e.Status, errorEnvelope{Error: errorBody{
 		Code: e.Code, Message: e.Message, MessageAr: e.MessageAr, RequestID: requestID(r.Context()),
 		Fields: e.Fields, AllowedNext: allowedNext(e), Reason: e.Reason, RequiredSubtotal: e.RequiredSubtotal,
-		Conflicts: e.Conflicts,
+		Conflicts: e.Conflicts, MemberCount: e.MemberCount,
 	}, Current: e.Current})
 }
 

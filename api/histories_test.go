@@ -26,7 +26,7 @@ import (
 // recordedWorkflows is every workflow type the worker registers; the
 // recorder fails when one of them did not run.
 var recordedWorkflows = []string{"Ping", "OrderPlaced", "OrderMessage", "ProductImage", "ProductImport", "Dispatch",
-	"Delivery", "WebhookTest", "PaymentProof", "EInvoiceSync", "AbandonmentSweep", "RecoveryEmail", "PurgeExpired", "ShipmentWaybill", "Refund"}
+	"Delivery", "WebhookTest", "PaymentProof", "EInvoiceSync", "AbandonmentSweep", "RecoveryEmail", "PurgeExpired", "ShipmentWaybill", "Refund", "InvitationMail"}
 
 // TestRecordWorkflowHistories runs every workflow through the real API,
 // worker, dispatcher, Temporal, Postgres and MinIO, and writes each one's
@@ -100,6 +100,13 @@ func TestRecordWorkflowHistories(t *testing.T) {
 	require.Equal(t, http.StatusOK, h.checkouts(s, "").Status)
 	sent := h.do(request{method: "POST", path: storePath(s.m.storeID, "/abandoned-checkouts/"+cartID+"/send-recovery-email"), auth: bearer(s.token)})
 	require.Equal(t, http.StatusOK, sent.Status, string(sent.Raw))
+	// InvitationMail.
+	role := h.do(request{method: "POST", path: storePath(s.m.storeID, "/roles"), auth: s.m.auth(),
+		body: map[string]any{"name": "Clerk", "scopes": []string{"orders:read"}}})
+	require.Equal(t, http.StatusCreated, role.Status, string(role.Raw))
+	invited := h.do(request{method: "POST", path: storePath(s.m.storeID, "/staff/invitations"), auth: s.m.auth(),
+		body: map[string]any{"email": "clerk@example.com", "role_id": role.data()["id"]}})
+	require.Equal(t, http.StatusCreated, invited.Status, string(invited.Raw))
 	// Ping, AbandonmentSweep and PurgeExpired are started directly, as the smoke check and the schedules do.
 	run, err := h.temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: workflows.PingWorkflowID(h.queue), TaskQueue: h.queue},
 		workflows.Ping, workflows.PingInput{From: "recorder"})

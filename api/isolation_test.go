@@ -3,6 +3,7 @@ package api_test
 import (
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -11,10 +12,11 @@ import (
 	"github.com/merchantsvc/svc/api"
 )
 
-// routeAccess is who may call a route: a token scope, "session" (a signed-in
-// merchant only), "token-or-session" (any credential of the store), "public"
-// (no credential; limited per client), or "page" (a server-rendered page of
-// a signed-in merchant).
+// routeAccess is who may call a route: a token scope (or a member whose
+// role holds it), "session" (any member signed in), "admin" (the owner or
+// an admin, signed in), "owner" (the owner, signed in), "token-or-session"
+// (any credential of the store), "public" (no credential; limited per
+// client), or "page" (a server-rendered page of a signed-in merchant).
 var routeAccess = map[string]string{
 	"GET /media/{store_id}/{image_id}/{file}": "public",
 	"GET /login":                                                                              "public",
@@ -58,11 +60,24 @@ var routeAccess = map[string]string{
 	"PUT /api/v1/storefront/{subdomain}/carts/{cart_id}":                                      "public",
 	"POST /api/v1/storefront/{subdomain}/carts/{cart_id}/checkout":                            "public",
 	"POST /api/v1/storefront/{subdomain}/orders/{order_id}/payment-proofs":                    "public",
-	"POST /api/v1/stores/{store_id}/access-tokens/":                                           "session",
-	"GET /api/v1/stores/{store_id}/access-tokens/":                                            "session",
-	"DELETE /api/v1/stores/{store_id}/access-tokens/{token_id}":                               "session",
+	"POST /api/v1/stores/{store_id}/access-tokens/":                                           "admin",
+	"GET /api/v1/stores/{store_id}/access-tokens/":                                            "admin",
+	"DELETE /api/v1/stores/{store_id}/access-tokens/{token_id}":                               "admin",
+	"GET /api/v1/stores/{store_id}/roles/":                                                    "session",
+	"POST /api/v1/stores/{store_id}/roles/":                                                   "admin",
+	"PATCH /api/v1/stores/{store_id}/roles/{role_id}":                                         "admin",
+	"DELETE /api/v1/stores/{store_id}/roles/{role_id}":                                        "admin",
+	"GET /api/v1/stores/{store_id}/staff/":                                                    "admin",
+	"PATCH /api/v1/stores/{store_id}/staff/{user_id}":                                         "admin",
+	"DELETE /api/v1/stores/{store_id}/staff/{user_id}":                                        "admin",
+	"POST /api/v1/stores/{store_id}/staff/invitations":                                        "admin",
+	"GET /api/v1/stores/{store_id}/staff/invitations":                                         "admin",
+	"POST /api/v1/stores/{store_id}/staff/invitations/{invitation_id}/resend":                 "admin",
+	"DELETE /api/v1/stores/{store_id}/staff/invitations/{invitation_id}":                      "admin",
+	"POST /api/v1/staff-invitations/lookup":                                                   "public",
+	"POST /api/v1/staff-invitations/accept":                                                   "public",
 	"GET /api/v1/stores/{store_id}/notifications":                                             "session",
-	"DELETE /api/v1/stores/{store_id}/apps/{app_id}":                                          "session",
+	"DELETE /api/v1/stores/{store_id}/apps/{app_id}":                                          "owner",
 	"GET /api/v1/stores/{store_id}/settings":                                                  "settings:read",
 	"PATCH /api/v1/stores/{store_id}/settings":                                                "settings:write",
 	"POST /api/v1/stores/{store_id}/orders/{order_id}/shipments":                              "orders:write",
@@ -230,6 +245,22 @@ func TestIsolationMatrix(t *testing.T) {
 	q := br.allow(app, a.storeID, "risk:read", "m", "allow")
 	appToken := h.exchange(app, q.Get("code"), nil).data()["access_token"].(string)
 
+	// Members of store A: an admin and a custom role of two scopes.
+	custom := h.do(request{method: "POST", path: storePath(a.storeID, "/roles"), auth: a.auth(),
+		body: map[string]any{"name": "Clerk", "scopes": []string{"catalog:read", "orders:write"}}})
+	require.Equal(t, http.StatusCreated, custom.Status, string(custom.Raw))
+	members := []struct {
+		role   string
+		scopes []string
+		m      merchant
+	}{{role: "admin"}, {role: "Clerk", scopes: []string{"catalog:read", "orders:write"}}}
+	for i := range members {
+		members[i].m = h.signup("matrixmember")
+		h.exec(`INSERT INTO store_members (store_id, user_id, role_id, joined_at)
+			SELECT $1, s.owner_user_id, r.id, now() FROM stores s, roles r WHERE s.id = $2 AND r.store_id = $1 AND (r.built_in = $3 OR r.name = $3)`,
+			a.storeID, members[i].m.storeID, members[i].role)
+	}
+
 	routes, err := h.server.Routes()
 	require.NoError(t, err)
 	param := regexp.MustCompile(`\{[a-z_]+\}`)
@@ -265,10 +296,24 @@ func TestIsolationMatrix(t *testing.T) {
 		expect("store B's token", bearer(tokenB), http.StatusForbidden, "STORE_MISMATCH")
 		expect("store B's session", b.auth(), http.StatusForbidden, "STORE_MISMATCH")
 		switch access {
-		case "session":
+		case "session", "admin", "owner":
 			expect("an app token", bearer(appToken), http.StatusForbidden, "TOKEN_NOT_ALLOWED")
 		default:
 			expect("an app token without "+access, bearer(appToken), http.StatusForbidden, "SCOPE_MISSING")
+		}
+		// Each role of store A: what it allows answers past the gate (the
+		// ids are unknown, so nothing of A changes); the rest is 403.
+		nowhere := param.ReplaceAllString(strings.Replace(rt[1], "{store_id}", a.storeID, 1), "0190d3c4-0000-7000-8000-00000000abcd")
+		for _, who := range members {
+			resp := h.do(request{method: rt[0], path: nowhere, auth: who.m.auth(), body: map[string]any{},
+				contractExempt: "the matrix sends an empty body to every route"})
+			allowed, code := roleAllows(who.role, who.scopes, access)
+			if allowed {
+				require.NotContains(t, []int{http.StatusUnauthorized, http.StatusForbidden}, resp.Status, "%s as %s: %s", name, who.role, resp.Raw)
+			} else {
+				require.Equal(t, http.StatusForbidden, resp.Status, "%s as %s: %s", name, who.role, resp.Raw)
+				require.Equal(t, code, resp.errorCode(), "%s as %s", name, who.role)
+			}
 		}
 	}
 	require.GreaterOrEqual(t, checked, 90, "credentialed routes walked")
@@ -277,4 +322,22 @@ func TestIsolationMatrix(t *testing.T) {
 	}
 	// A's own credentials still work and A's data is whole.
 	require.Equal(t, secretName, h.do(request{method: "GET", path: storePath(a.storeID, "/products/"+productID), auth: bearer(tokenA)}).data()["name"])
+}
+
+// roleAllows is what a member of role (admin, or a custom role of scopes)
+// may call, and the refusal's code otherwise.
+func roleAllows(role string, scopes []string, access string) (bool, string) {
+	switch access {
+	case "session", "token-or-session":
+		return true, ""
+	case "admin":
+		return role == "admin", "ROLE_NOT_ALLOWED"
+	case "owner":
+		return false, "ROLE_NOT_ALLOWED"
+	}
+	if role == "admin" {
+		return true, ""
+	}
+	domain, level, _ := strings.Cut(access, ":")
+	return slices.Contains(scopes, access) || (level == "read" && slices.Contains(scopes, domain+":write")), "SCOPE_MISSING"
 }

@@ -40,6 +40,9 @@ type principal struct {
 	kind   string // "session", "pat" or "app"
 	userID uuid.UUID
 	token  *storage.Token // nil for sessions
+	// member is the signed-in user's role in the store the path names, read
+	// by bindStore on every request (a personal token's: its minter's).
+	member *storage.Membership
 }
 
 func (p *principal) isToken() bool { return p.token != nil }
@@ -53,16 +56,31 @@ func (p *principal) credentialID() uuid.UUID {
 }
 
 // allows reports whether the principal holds scope; `:write` implies `:read`.
-// A signed-in owner holds every scope on their stores.
+// A token holds its scopes (a personal token only those its minter's role
+// still holds); a member's session holds their role's.
 func (p *principal) allows(scope string) bool {
-	if p.token == nil {
-		return true
+	if p.token != nil && !holds(p.token.Scopes, scope) {
+		return false
 	}
-	if slices.Contains(p.token.Scopes, scope) {
+	return p.member == nil || p.member.Everything() || holds(p.member.Scopes, scope)
+}
+
+// holds reports whether scopes grant scope, `:write` implying `:read`.
+func holds(scopes []string, scope string) bool {
+	if slices.Contains(scopes, scope) {
 		return true
 	}
 	domain, access, _ := strings.Cut(scope, ":")
-	return access == "read" && slices.Contains(p.token.Scopes, domain+":write")
+	return access == "read" && slices.Contains(scopes, domain+":write")
+}
+
+// role is the principal's built-in role in the store ("" for a custom role
+// or a token).
+func (p *principal) role() string {
+	if p.token != nil || p.member == nil {
+		return ""
+	}
+	return p.member.BuiltIn
 }
 
 func principalFrom(ctx context.Context) *principal {
@@ -168,6 +186,13 @@ func (s *Server) identify(r *http.Request) (*principal, error) {
 		if token.UserID != nil {
 			p.userID = *token.UserID
 		}
+		if token.Kind == storage.TokenPAT && token.UserID != nil {
+			// A personal token lives with its minter's membership.
+			if token.Minter == nil {
+				return nil, rejected
+			}
+			p.member = token.Minter
+		}
 		return p, nil
 	}
 	cookie, err := r.Cookie(session.CookieName)
@@ -193,6 +218,24 @@ func (s *Server) sessionOnly(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// requireRole lets through only a session of one of roles (owner, admin):
+// anyone else gets 403 ROLE_NOT_ALLOWED, a token 403 TOKEN_NOT_ALLOWED.
+func (s *Server) requireRole(roles ...string) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			p := principalFrom(r.Context())
+			switch {
+			case p.isToken():
+				writeError(w, r, errTokenNotAllowed)
+			case !slices.Contains(roles, p.role()):
+				writeError(w, r, errRoleNotAllowed)
+			default:
+				next.ServeHTTP(w, r)
+			}
+		})
+	}
 }
 
 // rateLimit allows each token RateLimitPerMinute requests in any 60 s and
@@ -301,8 +344,10 @@ func (s *Server) bindStore(next http.Handler) http.Handler {
 				return
 			}
 		} else {
-			store, err := s.db.FindStoreByID(r.Context(), storeID)
-			if errors.Is(err, storage.ErrNotFound) || (err == nil && store.OwnerUserID != p.userID) {
+			// Membership is read on every request: a role change applies
+			// to the next one, a removal ends access at once.
+			member, err := s.db.FindMembership(r.Context(), storeID, p.userID)
+			if errors.Is(err, storage.ErrNotFound) {
 				writeError(w, r, errStoreMismatch)
 				return
 			}
@@ -310,6 +355,14 @@ func (s *Server) bindStore(next http.Handler) http.Handler {
 				writeError(w, r, err)
 				return
 			}
+			if member.LastSeenAt == nil || time.Since(*member.LastSeenAt) > 5*time.Minute {
+				if err := s.db.TouchMember(r.Context(), storeID, p.userID); err != nil {
+					s.log.WarnContext(r.Context(), "record member seen", slog.Any("error", err))
+				}
+			}
+			scoped := *p
+			scoped.member = &member
+			r = r.WithContext(context.WithValue(r.Context(), principalKey, &scoped))
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), storeIDKey, storeID)))
 	})
@@ -321,8 +374,8 @@ func (s *Server) requireScope(scope string) func(http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if !principalFrom(r.Context()).allows(scope) {
 				writeError(w, r, &apiError{Status: http.StatusForbidden, Code: "SCOPE_MISSING",
-					Message:   "This token lacks the scope " + scope,
-					MessageAr: "هذا الرمز لا يملك الصلاحية " + scope})
+					Message:   "This credential or role lacks the scope " + scope,
+					MessageAr: "بيانات الاعتماد أو الدور لا يملك الصلاحية " + scope})
 				return
 			}
 			next.ServeHTTP(w, r)

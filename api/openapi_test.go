@@ -32,7 +32,7 @@ func TestOpenAPIDescriptionsKeepTheirCommas(t *testing.T) {
 	doc, err := openapi3.NewLoader().LoadFromData(raw)
 	require.NoError(t, err)
 	forbidden := doc.Components.Responses["Forbidden"].Value
-	require.Equal(t, "SCOPE_MISSING, STORE_MISMATCH, STORE_SUSPENDED, TOKEN_NOT_ALLOWED or TOKEN_REQUIRED", *forbidden.Description)
+	require.Equal(t, "SCOPE_MISSING, STORE_MISMATCH, STORE_SUSPENDED, TOKEN_NOT_ALLOWED, TOKEN_REQUIRED or ROLE_NOT_ALLOWED", *forbidden.Description)
 	amount := doc.Components.Schemas["PaymentProof"].Value.Properties["amount"].Value
 	require.Equal(t, "Minor units credited (recorded, or the balance an approval covered)", amount.Description)
 

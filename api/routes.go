@@ -54,6 +54,8 @@ func (s *Server) routes() *chi.Mux {
 			r.Method(http.MethodGet, "/", s.handleListApps())
 			r.Method(http.MethodPost, "/{app_id}/rotate-secret", s.handleRotateAppSecret())
 		})
+		r.Method(http.MethodPost, "/staff-invitations/lookup", s.handleLookupInvitation())
+		r.Method(http.MethodPost, "/staff-invitations/accept", s.handleAcceptInvitation())
 		r.Method(http.MethodPost, "/auth/signup", s.handleSignup())
 		r.Method(http.MethodPost, "/auth/login", s.handleLogin())
 		r.With(s.authenticate, s.sessionOnly).Method(http.MethodPost, "/auth/logout", s.handleLogout())
@@ -77,15 +79,33 @@ func (s *Server) routes() *chi.Mux {
 		r.Route("/stores/{store_id}", func(r chi.Router) {
 			r.Use(s.authenticate, s.rateLimit, s.bindStore, s.idempotency)
 
+			// Staff (decisions §16): sessions only; the owner and admins
+			// manage tokens, roles and staff, the owner alone apps.
+			ownerOrAdmin, owner := s.requireRole(storage.RoleOwner, storage.RoleAdmin), s.requireRole(storage.RoleOwner)
 			r.Route("/access-tokens", func(r chi.Router) {
-				r.Use(s.sessionOnly)
+				r.Use(ownerOrAdmin)
 				r.Method(http.MethodPost, "/", s.handleCreateAccessToken())
 				r.Method(http.MethodGet, "/", s.handleListAccessTokens())
 				r.Method(http.MethodDelete, "/{token_id}", s.handleRevokeAccessToken())
 			})
+			r.Route("/roles", func(r chi.Router) {
+				r.With(s.sessionOnly).Method(http.MethodGet, "/", s.handleListRoles())
+				r.With(ownerOrAdmin).Method(http.MethodPost, "/", s.handleCreateRole())
+				r.With(ownerOrAdmin).Method(http.MethodPatch, "/{role_id}", s.handleUpdateRole())
+				r.With(ownerOrAdmin).Method(http.MethodDelete, "/{role_id}", s.handleDeleteRole())
+			})
+			r.Route("/staff", func(r chi.Router) {
+				r.With(ownerOrAdmin).Method(http.MethodGet, "/", s.handleListStaff())
+				r.With(ownerOrAdmin).Method(http.MethodPatch, "/{user_id}", s.handleChangeMemberRole())
+				r.With(s.sessionOnly).Method(http.MethodDelete, "/{user_id}", s.handleRemoveMember())
+				r.With(ownerOrAdmin).Method(http.MethodPost, "/invitations", s.handleInvite())
+				r.With(ownerOrAdmin).Method(http.MethodGet, "/invitations", s.handleListInvitations())
+				r.With(ownerOrAdmin).Method(http.MethodPost, "/invitations/{invitation_id}/resend", s.handleResendInvitation())
+				r.With(ownerOrAdmin).Method(http.MethodDelete, "/invitations/{invitation_id}", s.handleRevokeInvitation())
+			})
 
 			r.With(s.sessionOnly).Method(http.MethodGet, "/notifications", s.handleListNotifications())
-			r.With(s.sessionOnly).Method(http.MethodDelete, "/apps/{app_id}", s.handleUninstallApp())
+			r.With(owner).Method(http.MethodDelete, "/apps/{app_id}", s.handleUninstallApp())
 
 			settingsRead, settingsWrite := s.requireScope("settings:read"), s.requireScope("settings:write")
 			r.With(settingsRead).Method(http.MethodGet, "/settings", s.handleGetSettings())

@@ -54,24 +54,17 @@ func HashSecret(secret string) []byte {
 
 // CreateUserAndStore signs a merchant up: the user, the first store, in one go.
 func (tx *Tx) CreateUserAndStore(ctx context.Context, u *User, s *Store) error {
-	u.ID = NewID()
-	s.ID = NewID()
-	s.OwnerUserID = u.ID
-	s.LifecycleState = "trial"
 	if u.Locale == "" {
 		u.Locale = s.DefaultLanguage
 	}
-	now := tx.now()
-	u.CreatedAt, s.CreatedAt = now, now
-	if _, err := tx.tx.Exec(ctx,
-		`INSERT INTO users (id, email, password_hash, name, locale, created_at, updated_at)
-		 VALUES ($1, $2, $3, $4, $5, $6, $6)`,
-		u.ID, u.Email, u.PasswordHash, u.Name, u.Locale, now); err != nil {
-		if isUniqueViolation(err, "users_email_key") {
-			return &ConflictError{Field: "email", Message: "email is already registered"}
-		}
-		return fmt.Errorf("create user: %w", err)
+	if err := tx.CreateUser(ctx, u); err != nil {
+		return err
 	}
+	s.ID = NewID()
+	s.OwnerUserID = u.ID
+	s.LifecycleState = "trial"
+	now := u.CreatedAt
+	s.CreatedAt = now
 	if _, err := tx.tx.Exec(ctx,
 		`INSERT INTO stores (id, owner_user_id, name, subdomain, currency, default_language, lifecycle_state, created_at, updated_at)
 		 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)`,
@@ -81,7 +74,26 @@ func (tx *Tx) CreateUserAndStore(ctx context.Context, u *User, s *Store) error {
 		}
 		return fmt.Errorf("create store: %w", err)
 	}
+	if err := tx.createBuiltInRoles(ctx, *s); err != nil {
+		return err
+	}
 	return tx.createDefaultLocation(ctx, *s)
+}
+
+// CreateUser adds an account (a signup's, or an invited member's).
+func (tx *Tx) CreateUser(ctx context.Context, u *User) error {
+	u.ID = NewID()
+	u.CreatedAt = tx.now()
+	if _, err := tx.tx.Exec(ctx,
+		`INSERT INTO users (id, email, password_hash, name, locale, created_at, updated_at)
+		 VALUES ($1, $2, $3, $4, $5, $6, $6)`,
+		u.ID, u.Email, u.PasswordHash, u.Name, u.Locale, u.CreatedAt); err != nil {
+		if isUniqueViolation(err, "users_email_key") {
+			return &ConflictError{Field: "email", Message: "email is already registered"}
+		}
+		return fmt.Errorf("create user: %w", err)
+	}
+	return nil
 }
 
 // FindUserByEmail returns the user with that email (case-insensitive).
@@ -209,6 +221,9 @@ type Token struct {
 	// StoreState is the lifecycle state of the token's store, read with the
 	// token by FindTokenBySecret (trial, active, suspended, closed).
 	StoreState string
+	// Minter is the membership of the user who minted a personal access
+	// token, read with it by FindTokenBySecret (nil: no longer a member).
+	Minter *Membership
 }
 
 // StoreOpen reports whether the token's store may still be used: not
@@ -245,12 +260,33 @@ func (tx *Tx) CreateToken(ctx context.Context, t *Token, secret string) error {
 // FindTokenBySecret returns the token whose secret this is, usable or not,
 // with its store's lifecycle state (one query on every bearer request).
 func (r reader) FindTokenBySecret(ctx context.Context, secret string) (Token, error) {
-	var t Token
-	err := r.q.QueryRow(ctx, `SELECT t.`+strings.ReplaceAll(tokenColumns, ", ", ", t.")+`, s.lifecycle_state
-		FROM api_tokens t JOIN stores s ON s.id = t.store_id WHERE t.token_hash = $1`, HashSecret(secret)).Scan(
-		&t.ID, &t.Kind, &t.StoreID, &t.UserID, &t.AppID, &t.Name, &t.Hint, &t.Scopes, &t.ExpiresAt, &t.RevokedAt, &t.LastUsedAt, &t.CreatedAt, &t.StoreState)
+	var (
+		t       Token
+		roleID  *uuid.UUID
+		role    Membership
+		name    *string
+		builtIn *string
+		scopes  []string
+	)
+	// The minter's membership comes with the token: a personal token acts
+	// within its scopes and its minter's role, from one read.
+	err := r.q.QueryRow(ctx, `SELECT t.`+strings.ReplaceAll(tokenColumns, ", ", ", t.")+`, s.lifecycle_state,
+			m.role_id, ro.name, ro.built_in, ro.scopes
+		FROM api_tokens t JOIN stores s ON s.id = t.store_id
+		LEFT JOIN store_members m ON t.kind = 'pat' AND m.store_id = t.store_id AND m.user_id = t.user_id
+		LEFT JOIN roles ro ON ro.id = m.role_id
+		WHERE t.token_hash = $1`, HashSecret(secret)).Scan(
+		&t.ID, &t.Kind, &t.StoreID, &t.UserID, &t.AppID, &t.Name, &t.Hint, &t.Scopes, &t.ExpiresAt, &t.RevokedAt, &t.LastUsedAt, &t.CreatedAt, &t.StoreState,
+		&roleID, &name, &builtIn, &scopes)
 	if err != nil {
 		return Token{}, notFoundIfNoRows(err, "find token")
+	}
+	if roleID != nil && t.UserID != nil {
+		role.StoreID, role.UserID, role.RoleID, role.RoleName, role.Scopes = t.StoreID, *t.UserID, *roleID, *name, scopes
+		if builtIn != nil {
+			role.BuiltIn = *builtIn
+		}
+		t.Minter = &role
 	}
 	return t, nil
 }

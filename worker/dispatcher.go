@@ -168,6 +168,7 @@ func (d *Dispatcher) startRowWorkflows(ctx context.Context) {
 	d.startEInvoiceSyncs(ctx)
 	d.startWaybills(ctx)
 	d.startGatewayRefunds(ctx)
+	d.startInvitationMails(ctx)
 }
 
 // drainOutbox turns the outbox into batches of deliveries until it is empty
@@ -457,6 +458,32 @@ func (d *Dispatcher) startGatewayRefunds(ctx context.Context) {
 		}
 		if err := d.DB.MarkGatewayRefundStarted(ctx, r.StoreID, r.RefundID); err != nil {
 			d.Log.Error("mark gateway refund started", slog.Any("error", err))
+			return
+		}
+	}
+}
+
+// startInvitationMails starts the invitation-mail:<id>:<n> workflow of each
+// staff invitation mail a create or a resend asked for.
+func (d *Dispatcher) startInvitationMails(ctx context.Context) {
+	due, err := d.DB.FindInvitationMailsDue(ctx, 100)
+	if err != nil {
+		if ctx.Err() == nil {
+			d.Log.Error("find invitation mails due", slog.Any("error", err))
+		}
+		return
+	}
+	for _, m := range due {
+		work := workflows.Work{Kind: workflows.KindInvitationMail, StoreID: m.StoreID, ResourceID: m.InvitationID,
+			Summary: "staff invitation · " + workflows.StoreLabel(m.StoreSubdomain, m.StoreID)}
+		if _, err := d.startOnce(ctx, d.TaskQueue, workflows.InvitationMailWorkflowID(m.InvitationID, m.Mail), work,
+			enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE, workflows.InvitationMail,
+			workflows.InvitationMailInput{StoreID: m.StoreID, InvitationID: m.InvitationID, Mail: m.Mail}); err != nil {
+			d.Log.Warn("start invitation mail", slog.String("invitation_id", m.InvitationID.String()), slog.Any("error", err))
+			return
+		}
+		if err := d.DB.MarkInvitationMailStarted(ctx, m.StoreID, m.InvitationID, m.Mail); err != nil {
+			d.Log.Error("mark invitation mail started", slog.Any("error", err))
 			return
 		}
 	}

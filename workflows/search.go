@@ -50,6 +50,7 @@ const (
 	KindPurge           WorkKind = "purge-expired"
 	KindShipmentWaybill WorkKind = "shipment-waybill"
 	KindRefund          WorkKind = "refund"
+	KindInvitationMail  WorkKind = "invitation-mail"
 )
 
 // Work describes one workflow to an operator: its search attributes and

@@ -1,0 +1,545 @@
+package api
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/merchantsvc/svc/internal/session"
+	"github.com/merchantsvc/svc/storage"
+)
+
+// Staff, roles and invitations (decisions §16): session only; roles are
+// read by any member, everything else is the owner's and the admins'.
+
+var (
+	errRoleNotAllowed = newError(http.StatusForbidden, "ROLE_NOT_ALLOWED",
+		"Your role does not allow this; ask the store's owner or an admin", "دورك لا يسمح بهذا؛ اطلب ذلك من مالك المتجر أو مسؤول")
+	errDuplicateRoleName = newError(http.StatusConflict, "DUPLICATE_ROLE_NAME",
+		"The store already has a role with this name", "يوجد في المتجر دور بهذا الاسم")
+	errRoleBuiltIn = newError(http.StatusConflict, "ROLE_BUILT_IN",
+		"The owner and admin roles cannot be changed or deleted", "لا يمكن تعديل دوري المالك والمسؤول أو حذفهما")
+	errOwnerImmutable = newError(http.StatusConflict, "OWNER_IMMUTABLE",
+		"The owner's membership cannot be changed or removed", "لا يمكن تغيير عضوية المالك أو إزالتها")
+	errAlreadyMember = newError(http.StatusConflict, "ALREADY_MEMBER",
+		"This email already belongs to a member of the store", "هذا البريد لعضو في المتجر بالفعل")
+	errInvitationPending = newError(http.StatusConflict, "INVITATION_PENDING",
+		"An invitation to this email is pending; resend it instead", "توجد دعوة معلّقة لهذا البريد؛ أعد إرسالها بدلًا من ذلك")
+	errInvitationExpired = newError(http.StatusGone, "INVITATION_EXPIRED",
+		"This invitation has expired; ask for a new one", "انتهت صلاحية هذه الدعوة؛ اطلب دعوة جديدة")
+	errInvitationEmailMismatch = newError(http.StatusConflict, "INVITATION_EMAIL_MISMATCH",
+		"You are signed in with another email than the invitation's", "أنت مسجّل الدخول ببريد غير بريد الدعوة")
+	errInvitationSignIn = newError(http.StatusUnauthorized, "UNAUTHENTICATED",
+		"An account with this email exists: sign in as it to accept", "يوجد حساب بهذا البريد: سجّل الدخول به لقبول الدعوة")
+)
+
+func staffErrors(err error) *apiError {
+	var inUse *storage.RoleInUseError
+	switch {
+	case errors.As(err, &inUse):
+		count := inUse.MemberCount
+		return &apiError{Status: http.StatusConflict, Code: "ROLE_IN_USE", Message: fmt.Sprintf("%d members hold this role; give them another first", count),
+			MessageAr: fmt.Sprintf("يحمل %d من الأعضاء هذا الدور؛ امنحهم دورًا آخر أولًا", count), MemberCount: &count}
+	case errors.Is(err, storage.ErrDuplicateRoleName):
+		return errDuplicateRoleName
+	case errors.Is(err, storage.ErrRoleBuiltIn):
+		return errRoleBuiltIn
+	case errors.Is(err, storage.ErrOwnerImmutable):
+		return errOwnerImmutable
+	case errors.Is(err, storage.ErrRoleNotAllowed):
+		return errRoleNotAllowed
+	case errors.Is(err, storage.ErrAlreadyMember):
+		return errAlreadyMember
+	case errors.Is(err, storage.ErrInvitationPending):
+		return errInvitationPending
+	case errors.Is(err, storage.ErrInvitationExpired):
+		return errInvitationExpired
+	case errors.Is(err, storage.ErrInvitationEmailMismatch):
+		return errInvitationEmailMismatch
+	}
+	return nil
+}
+
+type roleResponse struct {
+	ID          uuid.UUID `json:"id"`
+	Name        string    `json:"name"`
+	Scopes      []string  `json:"scopes"`
+	BuiltIn     *string   `json:"built_in"`
+	MemberCount int       `json:"member_count"`
+}
+
+// newRoleResponse shows a built-in role with every scope it holds.
+func newRoleResponse(r storage.Role) roleResponse {
+	scopes := r.Scopes
+	if r.BuiltIn != nil || scopes == nil {
+		scopes = []string{}
+	}
+	if r.BuiltIn != nil {
+		scopes = allScopes
+	}
+	return roleResponse{ID: r.ID, Name: r.Name, Scopes: scopes, BuiltIn: r.BuiltIn, MemberCount: r.MemberCount}
+}
+
+type roleRequest struct {
+	Name   optional[string]   `json:"name"`
+	Scopes optional[[]string] `json:"scopes"`
+}
+
+func (req roleRequest) check(c *checker, create bool) {
+	if create || req.Name.Set {
+		c.text("name", strings.TrimSpace(req.Name.Value), 1, 60)
+	}
+	if create || req.Scopes.Set {
+		if n := len(req.Scopes.Value); n < 1 || n > len(allScopes) {
+			c.add("scopes", "out_of_range", fmt.Sprintf("must name 1 to %d scopes", len(allScopes)))
+		}
+		for i, scope := range req.Scopes.Value {
+			c.oneOf(fmt.Sprintf("scopes[%d]", i), scope, allScopes)
+		}
+	}
+}
+
+type createRoleRequest struct{ roleRequest }
+
+func (req createRoleRequest) Valid() []fieldError {
+	var c checker
+	req.check(&c, true)
+	return c.result()
+}
+
+type updateRoleRequest struct{ roleRequest }
+
+func (req updateRoleRequest) Valid() []fieldError {
+	var c checker
+	req.check(&c, false)
+	return c.result()
+}
+
+// normalScopes drops repeats and keeps the 18 scopes' order.
+func normalScopes(scopes []string) []string {
+	out := []string{}
+	for _, s := range allScopes {
+		if slices.Contains(scopes, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// handleListRoles serves GET /stores/{store_id}/roles (any member).
+func (s *Server) handleListRoles() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		roles, err := s.db.FindRoles(r.Context(), storeIDFrom(r.Context()))
+		if err != nil {
+			return err
+		}
+		out := make([]roleResponse, 0, len(roles))
+		for _, role := range roles {
+			out = append(out, newRoleResponse(role))
+		}
+		respond(w, http.StatusOK, out)
+		return nil
+	}
+}
+
+// handleCreateRole serves POST /stores/{store_id}/roles.
+func (s *Server) handleCreateRole() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		req, err := decode[createRoleRequest](r)
+		if err != nil {
+			return err
+		}
+		var role storage.Role
+		err = s.db.InTx(r.Context(), func(tx *storage.Tx) error {
+			role, err = tx.CreateRole(r.Context(), storeIDFrom(r.Context()), strings.TrimSpace(req.Name.Value), normalScopes(req.Scopes.Value))
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		respond(w, http.StatusCreated, newRoleResponse(role))
+		return nil
+	}
+}
+
+// handleUpdateRole serves PATCH /stores/{store_id}/roles/{role_id}.
+func (s *Server) handleUpdateRole() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		id, err := pathUUID(r, "role_id")
+		if err != nil {
+			return err
+		}
+		req, err := decode[updateRoleRequest](r)
+		if err != nil {
+			return err
+		}
+		var name *string
+		if req.Name.Set {
+			trimmed := strings.TrimSpace(req.Name.Value)
+			name = &trimmed
+		}
+		var scopes []string
+		if req.Scopes.Set {
+			scopes = normalScopes(req.Scopes.Value)
+		}
+		var role storage.Role
+		err = s.db.InTx(r.Context(), func(tx *storage.Tx) error {
+			role, err = tx.UpdateRole(r.Context(), storeIDFrom(r.Context()), id, name, scopes)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		respond(w, http.StatusOK, newRoleResponse(role))
+		return nil
+	}
+}
+
+// handleDeleteRole serves DELETE /stores/{store_id}/roles/{role_id}.
+func (s *Server) handleDeleteRole() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		id, err := pathUUID(r, "role_id")
+		if err != nil {
+			return err
+		}
+		if err := s.db.InTx(r.Context(), func(tx *storage.Tx) error { return tx.DeleteRole(r.Context(), storeIDFrom(r.Context()), id) }); err != nil {
+			return err
+		}
+		w.WriteHeader(http.StatusNoContent)
+		return nil
+	}
+}
+
+type staffUser struct {
+	ID    uuid.UUID `json:"id"`
+	Name  string    `json:"name"`
+	Email string    `json:"email"`
+}
+
+type staffResponse struct {
+	User       staffUser    `json:"user"`
+	Role       roleResponse `json:"role"`
+	JoinedAt   time.Time    `json:"joined_at"`
+	LastSeenAt *time.Time   `json:"last_seen_at"`
+}
+
+func newStaffResponse(m storage.StaffMember) staffResponse {
+	return staffResponse{User: staffUser{ID: m.UserID, Name: m.Name, Email: m.Email}, Role: newRoleResponse(m.Role),
+		JoinedAt: m.JoinedAt.UTC(), LastSeenAt: utc(m.LastSeenAt)}
+}
+
+// handleListStaff serves GET /stores/{store_id}/staff.
+func (s *Server) handleListStaff() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		q := newQueryParser(r)
+		page, limit := q.page(50)
+		if err := q.err(); err != nil {
+			return err
+		}
+		list, total, err := s.db.FindStaff(r.Context(), storeIDFrom(r.Context()), storage.Page{Page: page, Limit: limit})
+		if err != nil {
+			return err
+		}
+		items := make([]staffResponse, 0, len(list))
+		for _, m := range list {
+			items = append(items, newStaffResponse(m))
+		}
+		respond(w, http.StatusOK, newList(items, page, limit, total))
+		return nil
+	}
+}
+
+type memberRoleRequest struct {
+	RoleID string `json:"role_id"`
+}
+
+func (req memberRoleRequest) Valid() []fieldError {
+	var c checker
+	if _, err := parseUUID(req.RoleID); err != nil {
+		c.add("role_id", "invalid_uuid", "must be a uuid")
+	}
+	return c.result()
+}
+
+// handleChangeMemberRole serves PATCH /stores/{store_id}/staff/{user_id}.
+func (s *Server) handleChangeMemberRole() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		userID, err := pathUUID(r, "user_id")
+		if err != nil {
+			return err
+		}
+		req, err := decode[memberRoleRequest](r)
+		if err != nil {
+			return err
+		}
+		roleID, _ := parseUUID(req.RoleID)
+		var member storage.StaffMember
+		err = s.db.InTx(r.Context(), func(tx *storage.Tx) error {
+			member, err = tx.ChangeMemberRole(r.Context(), storeIDFrom(r.Context()), userID, roleID, *principalFrom(r.Context()).member)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		respond(w, http.StatusOK, newStaffResponse(member))
+		return nil
+	}
+}
+
+// handleRemoveMember serves DELETE /stores/{store_id}/staff/{user_id}: the
+// owner or an admin removes a member, or a member leaves; their sessions
+// and the tokens they minted for the store end with it.
+func (s *Server) handleRemoveMember() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		userID, err := pathUUID(r, "user_id")
+		if err != nil {
+			return err
+		}
+		p := principalFrom(r.Context())
+		if p.role() == "" && p.userID != userID {
+			return errRoleNotAllowed
+		}
+		if err := s.db.InTx(r.Context(), func(tx *storage.Tx) error {
+			return tx.RemoveMember(r.Context(), storeIDFrom(r.Context()), userID, *p.member)
+		}); err != nil {
+			return err
+		}
+		w.WriteHeader(http.StatusNoContent)
+		return nil
+	}
+}
+
+type invitationResponse struct {
+	ID        uuid.UUID    `json:"id"`
+	Email     string       `json:"email"`
+	Role      roleResponse `json:"role"`
+	Status    string       `json:"status"`
+	ExpiresAt time.Time    `json:"expires_at"`
+	InvitedBy *uuid.UUID   `json:"invited_by"`
+	CreatedAt time.Time    `json:"created_at"`
+}
+
+func newInvitationResponse(i storage.Invitation) invitationResponse {
+	return invitationResponse{ID: i.ID, Email: i.Email, Role: newRoleResponse(i.Role), Status: i.Status, ExpiresAt: i.ExpiresAt.UTC(),
+		InvitedBy: i.InvitedBy, CreatedAt: i.CreatedAt.UTC()}
+}
+
+type invitationRequest struct {
+	Email  string `json:"email"`
+	RoleID string `json:"role_id"`
+}
+
+func (req invitationRequest) Valid() []fieldError {
+	var c checker
+	checkEmail(&c, "email", strings.TrimSpace(req.Email))
+	if _, err := parseUUID(req.RoleID); err != nil {
+		c.add("role_id", "invalid_uuid", "must be a uuid")
+	}
+	return c.result()
+}
+
+// handleInvite serves POST /stores/{store_id}/staff/invitations: the mail
+// goes out after commit, through the invitation-mail workflow.
+func (s *Server) handleInvite() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		req, err := decode[invitationRequest](r)
+		if err != nil {
+			return err
+		}
+		roleID, _ := parseUUID(req.RoleID)
+		var inv storage.Invitation
+		err = s.db.InTx(r.Context(), func(tx *storage.Tx) error {
+			inv, err = tx.CreateInvitation(r.Context(), storeIDFrom(r.Context()), strings.TrimSpace(req.Email), roleID, *principalFrom(r.Context()).member)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		respond(w, http.StatusCreated, newInvitationResponse(inv))
+		return nil
+	}
+}
+
+// handleListInvitations serves GET /stores/{store_id}/staff/invitations: the pending ones.
+func (s *Server) handleListInvitations() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		q := newQueryParser(r)
+		page, limit := q.page(50)
+		if err := q.err(); err != nil {
+			return err
+		}
+		list, total, err := s.db.FindPendingInvitations(r.Context(), storeIDFrom(r.Context()), storage.Page{Page: page, Limit: limit})
+		if err != nil {
+			return err
+		}
+		items := make([]invitationResponse, 0, len(list))
+		for _, i := range list {
+			items = append(items, newInvitationResponse(i))
+		}
+		respond(w, http.StatusOK, newList(items, page, limit, total))
+		return nil
+	}
+}
+
+// handleResendInvitation serves POST /stores/{store_id}/staff/invitations/{invitation_id}/resend.
+func (s *Server) handleResendInvitation() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		id, err := pathUUID(r, "invitation_id")
+		if err != nil {
+			return err
+		}
+		var inv storage.Invitation
+		err = s.db.InTx(r.Context(), func(tx *storage.Tx) error {
+			inv, err = tx.ResendInvitation(r.Context(), storeIDFrom(r.Context()), id)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		respond(w, http.StatusOK, newInvitationResponse(inv))
+		return nil
+	}
+}
+
+// handleRevokeInvitation serves DELETE /stores/{store_id}/staff/invitations/{invitation_id}.
+func (s *Server) handleRevokeInvitation() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		id, err := pathUUID(r, "invitation_id")
+		if err != nil {
+			return err
+		}
+		if err := s.db.InTx(r.Context(), func(tx *storage.Tx) error {
+			return tx.RevokeInvitation(r.Context(), storeIDFrom(r.Context()), id)
+		}); err != nil {
+			return err
+		}
+		w.WriteHeader(http.StatusNoContent)
+		return nil
+	}
+}
+
+type invitationTokenRequest struct {
+	Token string `json:"token"`
+}
+
+func (req invitationTokenRequest) Valid() []fieldError {
+	var c checker
+	c.required("token", req.Token != "")
+	return c.result()
+}
+
+// handleLookupInvitation serves POST /api/v1/staff-invitations/lookup: what
+// an invitation offers, for the accept page (404 unknown or used, 410
+// expired).
+func (s *Server) handleLookupInvitation() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		req, err := decode[invitationTokenRequest](r)
+		if err != nil {
+			return err
+		}
+		inv, err := s.db.FindInvitationByToken(r.Context(), req.Token)
+		if err != nil {
+			return err
+		}
+		_, err = s.db.FindUserByEmail(r.Context(), inv.Email)
+		if err != nil && !errors.Is(err, storage.ErrNotFound) {
+			return err
+		}
+		respond(w, http.StatusOK, map[string]any{"store_name": inv.StoreName, "email": inv.Email, "role": newRoleResponse(inv.Role),
+			"account_exists": err == nil})
+		return nil
+	}
+}
+
+type acceptInvitationRequest struct {
+	Token    string  `json:"token"`
+	Name     *string `json:"name"`
+	Password *string `json:"password"`
+}
+
+func (req acceptInvitationRequest) Valid() []fieldError {
+	var c checker
+	c.required("token", req.Token != "")
+	if req.Name != nil {
+		c.text("name", strings.TrimSpace(*req.Name), 1, 200)
+	}
+	if req.Password != nil {
+		checkNewPassword(&c, "password", *req.Password)
+	}
+	return c.result()
+}
+
+// handleAcceptInvitation serves POST /api/v1/staff-invitations/accept: a
+// new email creates its account (name and password); an existing account
+// must be signed in as that email. Membership, the used token and a new
+// session commit together.
+func (s *Server) handleAcceptInvitation() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		req, err := decode[acceptInvitationRequest](r)
+		if err != nil {
+			return err
+		}
+		inv, err := s.db.FindInvitationByToken(r.Context(), req.Token)
+		if err != nil {
+			return err
+		}
+		signedIn, err := session.User(r, s.db)
+		if err != nil && !errors.Is(err, storage.ErrNotFound) {
+			return err
+		}
+		existing, err := s.db.FindUserByEmail(r.Context(), inv.Email)
+		if err != nil && !errors.Is(err, storage.ErrNotFound) {
+			return err
+		}
+		exists := err == nil
+		switch {
+		case signedIn != nil && !strings.EqualFold(signedIn.Email, inv.Email):
+			return errInvitationEmailMismatch
+		case exists && signedIn == nil:
+			return errInvitationSignIn
+		}
+		user := existing
+		var hash string
+		if !exists {
+			var c checker
+			if req.Name == nil {
+				c.add("name", "required", "is required for a new account")
+			}
+			if req.Password == nil {
+				c.add("password", "required", "is required for a new account")
+			}
+			if fields := c.result(); fields != nil {
+				return validationError(fields)
+			}
+			if hash, err = s.hashNewPassword(r, *req.Password); err != nil {
+				return err
+			}
+			user = storage.User{Email: inv.Email, PasswordHash: hash, Name: strings.TrimSpace(*req.Name), Locale: inv.StoreLocale}
+		}
+		err = s.db.InTx(r.Context(), func(tx *storage.Tx) error {
+			if !exists {
+				if err := tx.CreateUser(r.Context(), &user); err != nil {
+					return err
+				}
+			}
+			return tx.AcceptInvitation(r.Context(), inv, user.ID)
+		})
+		if err != nil {
+			return err
+		}
+		if err := session.Start(w, r, s.db, user.ID, s.cfg.SecureCookies); err != nil {
+			return err
+		}
+		store, err := s.db.FindStoreByID(r.Context(), inv.StoreID)
+		if err != nil {
+			return err
+		}
+		respond(w, http.StatusCreated, map[string]any{"user": newUserResponse(user), "store": newStoreResponse(store), "role": newRoleResponse(inv.Role)})
+		return nil
+	}
+}
