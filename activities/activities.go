@@ -25,6 +25,9 @@ type Activities struct {
 	HTTPClient *http.Client
 	// BaseURL is the API's public address, for the media URLs of images.
 	BaseURL string
+	// MerchantURL is the merchant web application, for staff invitation
+	// links (default BaseURL).
+	MerchantURL string
 	// ImportBatchSize is how many CSV rows one transaction applies (default 1000).
 	ImportBatchSize int
 	// Mailer sends customer emails; Chat sends chat-app messages.

@@ -1,6 +1,7 @@
 package activities
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -74,7 +75,7 @@ type InvitationMailResult struct {
 
 // SendInvitationEmail mints the invitation's token for this mail (only its
 // hash is kept, so the newest mailed link is the only live one) and mails
-// {BaseURL}/invitations#token=… in the store's language; the token stays
+// {MerchantURL}/invitations#token=… in the store's language; the token stays
 // in the fragment, out of server logs and Referer headers.
 func (a *Activities) SendInvitationEmail(ctx context.Context, in InvitationMailInput) (InvitationMailResult, error) {
 	inv, token, err := a.DB.MintInvitationToken(ctx, in.StoreID, in.InvitationID, in.Mail)
@@ -84,7 +85,7 @@ func (a *Activities) SendInvitationEmail(ctx context.Context, in InvitationMailI
 	if err != nil {
 		return InvitationMailResult{}, err
 	}
-	email, err := orderemail.RenderInvitation(inv.StoreName, inv.StoreLocale, inv.Email, inv.Role.Name, a.BaseURL+"/invitations#token="+token)
+	email, err := orderemail.RenderInvitation(inv.StoreName, inv.StoreLocale, inv.Email, inv.Role.Name, cmp.Or(a.MerchantURL, a.BaseURL)+"/invitations#token="+token)
 	if err != nil {
 		return InvitationMailResult{}, temporal.NewNonRetryableApplicationError(err.Error(), "RENDER", err)
 	}

@@ -221,7 +221,7 @@ func startWorker(ctx context.Context, cfg Config, d deps, log *slog.Logger, work
 		return nil, err
 	}
 	w := worker.New(d.temporal, cfg.TaskQueue, &activities.Activities{DB: d.db, Blob: d.blob, HTTPClient: httpClient,
-		BaseURL: cfg.BaseURL, Mailer: mailer, Chat: chat, Waybills: printer,
+		BaseURL: cfg.BaseURL, MerchantURL: cfg.MerchantURL, Mailer: mailer, Chat: chat, Waybills: printer,
 		EInvoices: &einvoice.HTTP{BaseURL: cfg.EInvoiceURL, Token: cfg.EInvoiceToken, Client: &http.Client{Timeout: 30 * time.Second}},
 		Secrets:   sealer, StripeAPIBase: cfg.StripeAPIBase, Metrics: workerMetrics}, worker.Options{})
 	if err := w.Start(); err != nil {
