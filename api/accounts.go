@@ -187,19 +187,14 @@ func (s *Server) memberStores(r *http.Request, userID uuid.UUID) ([]memberStoreR
 	}
 	out := make([]memberStoreResponse, 0, len(list))
 	for _, m := range list {
-		role := newRoleResponse(storage.Role{ID: m.Membership.RoleID, Name: m.Membership.RoleName, Scopes: m.Membership.Scopes,
-			BuiltIn: builtInPtr(m.Membership.BuiltIn)})
-		out = append(out, memberStoreResponse{Store: newStoreResponse(m.Store), Role: memberRole{ID: role.ID, Name: role.Name, BuiltIn: role.BuiltIn},
-			Scopes: role.Scopes, store: m.Store})
+		role := memberRole{ID: m.Membership.RoleID, Name: m.Membership.RoleName}
+		if m.Membership.Everything() {
+			role.BuiltIn = &m.Membership.BuiltIn
+		}
+		out = append(out, memberStoreResponse{Store: newStoreResponse(m.Store), Role: role,
+			Scopes: roleScopes(m.Membership.Everything(), m.Membership.Scopes), store: m.Store})
 	}
 	return out, nil
-}
-
-func builtInPtr(b string) *string {
-	if b == "" {
-		return nil
-	}
-	return &b
 }
 
 type tenantResponse struct {

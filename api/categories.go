@@ -34,9 +34,7 @@ func (req createCategoryRequest) Valid() []fieldError {
 	var c checker
 	c.text("name", req.Name, 1, maxNameLength)
 	if req.ParentID != nil {
-		if _, err := parseUUID(*req.ParentID); err != nil {
-			c.add("parent_id", "invalid_uuid", "must be a uuid")
-		}
+		c.uuid("parent_id", *req.ParentID)
 	}
 	c.minInt("position", int64(req.Position), 0)
 	return c.result()
@@ -112,9 +110,7 @@ func (req updateCategoryRequest) Valid() []fieldError {
 		c.text("name", req.Name.Value, 1, maxNameLength)
 	}
 	if req.ParentID.Set && !req.ParentID.Null {
-		if _, err := parseUUID(req.ParentID.Value); err != nil {
-			c.add("parent_id", "invalid_uuid", "must be a uuid")
-		}
+		c.uuid("parent_id", req.ParentID.Value)
 	}
 	if notNull(&c, "position", req.Position) {
 		c.minInt("position", int64(req.Position.Value), 0)

@@ -147,9 +147,7 @@ type markRecoveredRequest struct {
 func (req markRecoveredRequest) Valid() []fieldError {
 	var c checker
 	if req.OrderID != nil {
-		if _, err := parseUUID(*req.OrderID); err != nil {
-			c.add("order_id", "invalid_uuid", "must be a uuid")
-		}
+		c.uuid("order_id", *req.OrderID)
 	}
 	if req.Note != nil {
 		c.text("note", *req.Note, 0, 1000)

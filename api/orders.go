@@ -159,9 +159,7 @@ func (req createOrderRequest) Valid() []fieldError {
 	case req.CustomerID != nil && req.Customer != nil:
 		c.add("customer", "invalid", "send customer_id or an inline customer, not both")
 	case req.CustomerID != nil:
-		if _, err := parseUUID(*req.CustomerID); err != nil {
-			c.add("customer_id", "invalid_uuid", "must be a uuid")
-		}
+		c.uuid("customer_id", *req.CustomerID)
 	default:
 		c.text("customer.name", req.Customer.Name, 1, 200)
 		if req.Customer.Email == nil && req.Customer.Phone == nil {
@@ -191,9 +189,7 @@ func (req createOrderRequest) Valid() []fieldError {
 		c.text("discount_code", *req.DiscountCode, 1, 64)
 	}
 	if req.ShippingRateID != nil {
-		if _, err := parseUUID(*req.ShippingRateID); err != nil {
-			c.add("shipping_rate_id", "invalid_uuid", "must be a uuid")
-		}
+		c.uuid("shipping_rate_id", *req.ShippingRateID)
 		if req.ShippingFee != 0 {
 			c.add("shipping_fee", "not_allowed", "send shipping_rate_id or a manual shipping_fee, not both")
 		}
@@ -594,9 +590,7 @@ func (req bulkStatusRequest) Valid() []fieldError {
 		c.add("order_ids", "out_of_range", "must list 1 to 100 orders")
 	}
 	for i, id := range req.OrderIDs {
-		if _, err := parseUUID(id); err != nil {
-			c.add(fmt.Sprintf("order_ids[%d]", i), "invalid_uuid", "must be a uuid")
-		}
+		c.uuid(fmt.Sprintf("order_ids[%d]", i), id)
 	}
 	c.oneOf("status", req.Status, asStrings(storage.OrderStatuses))
 	return c.result()

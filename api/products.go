@@ -90,9 +90,7 @@ func (req createProductRequest) Valid() []fieldError {
 	}
 	c.minInt("quantity", int64(req.Quantity), 0)
 	if req.CategoryID != nil {
-		if _, err := parseUUID(*req.CategoryID); err != nil {
-			c.add("category_id", "invalid_uuid", "must be a uuid")
-		}
+		c.uuid("category_id", *req.CategoryID)
 	}
 	if req.Attributes != nil && string(req.Attributes) != "null" && !isJSONObject(req.Attributes) {
 		c.add("attributes", "invalid_type", "must be an object")
@@ -228,9 +226,7 @@ func (req updateProductRequest) Valid() []fieldError {
 		c.minInt("quantity", int64(req.Quantity.Value), 0)
 	}
 	if req.CategoryID.Set && !req.CategoryID.Null {
-		if _, err := parseUUID(req.CategoryID.Value); err != nil {
-			c.add("category_id", "invalid_uuid", "must be a uuid")
-		}
+		c.uuid("category_id", req.CategoryID.Value)
 	}
 	if req.Attributes.Set && !req.Attributes.Null && !isJSONObject(req.Attributes.Value) {
 		c.add("attributes", "invalid_type", "must be an object")

@@ -59,8 +59,6 @@ func staffErrors(err error) *apiError {
 		return errInvitationPending
 	case errors.Is(err, storage.ErrInvitationExpired):
 		return errInvitationExpired
-	case errors.Is(err, storage.ErrInvitationEmailMismatch):
-		return errInvitationEmailMismatch
 	}
 	return nil
 }
@@ -75,14 +73,18 @@ type roleResponse struct {
 
 // newRoleResponse shows a built-in role with every scope it holds.
 func newRoleResponse(r storage.Role) roleResponse {
-	scopes := r.Scopes
-	if r.BuiltIn != nil || scopes == nil {
-		scopes = []string{}
+	return roleResponse{ID: r.ID, Name: r.Name, Scopes: roleScopes(r.BuiltIn != nil, r.Scopes), BuiltIn: r.BuiltIn, MemberCount: r.MemberCount}
+}
+
+// roleScopes are the scopes a role holds: all 18 for owner and admin.
+func roleScopes(builtIn bool, scopes []string) []string {
+	if builtIn {
+		return allScopes
 	}
-	if r.BuiltIn != nil {
-		scopes = allScopes
+	if scopes == nil {
+		return []string{}
 	}
-	return roleResponse{ID: r.ID, Name: r.Name, Scopes: scopes, BuiltIn: r.BuiltIn, MemberCount: r.MemberCount}
+	return scopes
 }
 
 type roleRequest struct {
@@ -154,16 +156,9 @@ func (s *Server) handleCreateRole() handlerFunc {
 		if err != nil {
 			return err
 		}
-		var role storage.Role
-		err = s.db.InTx(r.Context(), func(tx *storage.Tx) error {
-			role, err = tx.CreateRole(r.Context(), storeIDFrom(r.Context()), strings.TrimSpace(req.Name.Value), normalScopes(req.Scopes.Value))
-			return err
+		return writeView(s, w, r, http.StatusCreated, newRoleResponse, func(tx *storage.Tx) (storage.Role, error) {
+			return tx.CreateRole(r.Context(), storeIDFrom(r.Context()), strings.TrimSpace(req.Name.Value), normalScopes(req.Scopes.Value))
 		})
-		if err != nil {
-			return err
-		}
-		respond(w, http.StatusCreated, newRoleResponse(role))
-		return nil
 	}
 }
 
@@ -187,16 +182,9 @@ func (s *Server) handleUpdateRole() handlerFunc {
 		if req.Scopes.Set {
 			scopes = normalScopes(req.Scopes.Value)
 		}
-		var role storage.Role
-		err = s.db.InTx(r.Context(), func(tx *storage.Tx) error {
-			role, err = tx.UpdateRole(r.Context(), storeIDFrom(r.Context()), id, name, scopes)
-			return err
+		return writeView(s, w, r, http.StatusOK, newRoleResponse, func(tx *storage.Tx) (storage.Role, error) {
+			return tx.UpdateRole(r.Context(), storeIDFrom(r.Context()), id, name, scopes)
 		})
-		if err != nil {
-			return err
-		}
-		respond(w, http.StatusOK, newRoleResponse(role))
-		return nil
 	}
 }
 
@@ -207,11 +195,9 @@ func (s *Server) handleDeleteRole() handlerFunc {
 		if err != nil {
 			return err
 		}
-		if err := s.db.InTx(r.Context(), func(tx *storage.Tx) error { return tx.DeleteRole(r.Context(), storeIDFrom(r.Context()), id) }); err != nil {
-			return err
-		}
-		w.WriteHeader(http.StatusNoContent)
-		return nil
+		return s.writeTx(w, r, http.StatusNoContent, func(tx *storage.Tx) (any, error) {
+			return nil, tx.DeleteRole(r.Context(), storeIDFrom(r.Context()), id)
+		})
 	}
 }
 
@@ -260,9 +246,7 @@ type memberRoleRequest struct {
 
 func (req memberRoleRequest) Valid() []fieldError {
 	var c checker
-	if _, err := parseUUID(req.RoleID); err != nil {
-		c.add("role_id", "invalid_uuid", "must be a uuid")
-	}
+	c.uuid("role_id", req.RoleID)
 	return c.result()
 }
 
@@ -278,16 +262,9 @@ func (s *Server) handleChangeMemberRole() handlerFunc {
 			return err
 		}
 		roleID, _ := parseUUID(req.RoleID)
-		var member storage.StaffMember
-		err = s.db.InTx(r.Context(), func(tx *storage.Tx) error {
-			member, err = tx.ChangeMemberRole(r.Context(), storeIDFrom(r.Context()), userID, roleID, *principalFrom(r.Context()).member)
-			return err
+		return writeView(s, w, r, http.StatusOK, newStaffResponse, func(tx *storage.Tx) (storage.StaffMember, error) {
+			return tx.ChangeMemberRole(r.Context(), storeIDFrom(r.Context()), userID, roleID, *principalFrom(r.Context()).member)
 		})
-		if err != nil {
-			return err
-		}
-		respond(w, http.StatusOK, newStaffResponse(member))
-		return nil
 	}
 }
 
@@ -304,13 +281,9 @@ func (s *Server) handleRemoveMember() handlerFunc {
 		if p.role() == "" && p.userID != userID {
 			return errRoleNotAllowed
 		}
-		if err := s.db.InTx(r.Context(), func(tx *storage.Tx) error {
-			return tx.RemoveMember(r.Context(), storeIDFrom(r.Context()), userID, *p.member)
-		}); err != nil {
-			return err
-		}
-		w.WriteHeader(http.StatusNoContent)
-		return nil
+		return s.writeTx(w, r, http.StatusNoContent, func(tx *storage.Tx) (any, error) {
+			return nil, tx.RemoveMember(r.Context(), storeIDFrom(r.Context()), userID, *p.member)
+		})
 	}
 }
 
@@ -337,9 +310,7 @@ type invitationRequest struct {
 func (req invitationRequest) Valid() []fieldError {
 	var c checker
 	checkEmail(&c, "email", strings.TrimSpace(req.Email))
-	if _, err := parseUUID(req.RoleID); err != nil {
-		c.add("role_id", "invalid_uuid", "must be a uuid")
-	}
+	c.uuid("role_id", req.RoleID)
 	return c.result()
 }
 
@@ -352,16 +323,9 @@ func (s *Server) handleInvite() handlerFunc {
 			return err
 		}
 		roleID, _ := parseUUID(req.RoleID)
-		var inv storage.Invitation
-		err = s.db.InTx(r.Context(), func(tx *storage.Tx) error {
-			inv, err = tx.CreateInvitation(r.Context(), storeIDFrom(r.Context()), strings.TrimSpace(req.Email), roleID, *principalFrom(r.Context()).member)
-			return err
+		return writeView(s, w, r, http.StatusCreated, newInvitationResponse, func(tx *storage.Tx) (storage.Invitation, error) {
+			return tx.CreateInvitation(r.Context(), storeIDFrom(r.Context()), strings.TrimSpace(req.Email), roleID, *principalFrom(r.Context()).member)
 		})
-		if err != nil {
-			return err
-		}
-		respond(w, http.StatusCreated, newInvitationResponse(inv))
-		return nil
 	}
 }
 
@@ -393,16 +357,9 @@ func (s *Server) handleResendInvitation() handlerFunc {
 		if err != nil {
 			return err
 		}
-		var inv storage.Invitation
-		err = s.db.InTx(r.Context(), func(tx *storage.Tx) error {
-			inv, err = tx.ResendInvitation(r.Context(), storeIDFrom(r.Context()), id)
-			return err
+		return writeView(s, w, r, http.StatusOK, newInvitationResponse, func(tx *storage.Tx) (storage.Invitation, error) {
+			return tx.ResendInvitation(r.Context(), storeIDFrom(r.Context()), id)
 		})
-		if err != nil {
-			return err
-		}
-		respond(w, http.StatusOK, newInvitationResponse(inv))
-		return nil
 	}
 }
 
@@ -413,13 +370,9 @@ func (s *Server) handleRevokeInvitation() handlerFunc {
 		if err != nil {
 			return err
 		}
-		if err := s.db.InTx(r.Context(), func(tx *storage.Tx) error {
-			return tx.RevokeInvitation(r.Context(), storeIDFrom(r.Context()), id)
-		}); err != nil {
-			return err
-		}
-		w.WriteHeader(http.StatusNoContent)
-		return nil
+		return s.writeTx(w, r, http.StatusNoContent, func(tx *storage.Tx) (any, error) {
+			return nil, tx.RevokeInvitation(r.Context(), storeIDFrom(r.Context()), id)
+		})
 	}
 }
 

@@ -163,6 +163,9 @@ func TestStaffRolesAndInvitations(t *testing.T) {
 	require.Equal(t, "OWNER_IMMUTABLE", as(owner, "DELETE", "/staff/"+ownerID, nil).errorCode())
 	admin := h.join(owner, "admin@example.com", adminID)
 	require.Equal(t, "ROLE_NOT_ALLOWED", as(admin, "PATCH", "/staff/"+clerkUser, map[string]any{"role_id": adminID}).errorCode())
+	require.Equal(t, "OWNER_IMMUTABLE", as(owner, "PATCH", "/staff/"+ownerID, map[string]any{"role_id": clerkID}).errorCode())
+	require.Equal(t, "ROLE_NOT_ALLOWED", as(admin, "POST", "/staff/invitations", map[string]any{"email": "boss@example.com", "role_id": adminID}).errorCode())
+	require.Equal(t, "ALREADY_MEMBER", as(admin, "POST", "/staff/invitations", map[string]any{"email": "Clerk@example.com", "role_id": clerkID}).errorCode())
 	require.Equal(t, "ROLE_IN_USE", as(owner, "DELETE", "/roles/"+clerkID, nil).errorCode())
 	require.EqualValues(t, 1, as(owner, "DELETE", "/roles/"+clerkID, nil).errorField("member_count"))
 
@@ -223,6 +226,9 @@ func TestStaffInvitationForAnExistingAccount(t *testing.T) {
 	revoked := h.do(request{method: "POST", path: storePath(owner.storeID, "/staff/invitations"), auth: owner.auth(),
 		body: map[string]any{"email": "late@example.com", "role_id": analyst}})
 	require.Equal(t, http.StatusCreated, revoked.Status, "an expired invitation does not block a new one")
+	revokedToken := h.invitationToken("late@example.com", 2)
 	require.Equal(t, http.StatusNoContent, h.do(request{method: "DELETE", path: storePath(owner.storeID, "/staff/invitations/"+revoked.data()["id"].(string)),
 		auth: owner.auth()}).Status)
+	require.Equal(t, http.StatusNotFound, h.do(request{method: "POST", path: "/api/v1/staff-invitations/lookup",
+		body: map[string]any{"token": revokedToken}}).Status, "a revoked link is 404")
 }

@@ -272,9 +272,7 @@ func (req cartRequest) Valid() []fieldError {
 		a.Value.check(&c, "shipping_address")
 	}
 	if req.ShippingRateID.Set && !req.ShippingRateID.Null {
-		if _, err := parseUUID(req.ShippingRateID.Value); err != nil {
-			c.add("shipping_rate_id", "invalid_uuid", "must be a uuid")
-		}
+		c.uuid("shipping_rate_id", req.ShippingRateID.Value)
 	}
 	if req.PaymentMethod.Set && !req.PaymentMethod.Null {
 		c.oneOf("payment_method", req.PaymentMethod.Value, checkoutMethods)
@@ -286,6 +284,12 @@ func (req cartRequest) Valid() []fieldError {
 		checkPhone(&c, "phone", req.Phone.Value)
 	}
 	return c.result()
+}
+
+// empty reports whether the body sets nothing.
+func (req cartRequest) empty() bool {
+	return req.Lines == nil && !req.Email.Set && !req.Phone.Set && !req.DiscountCode.Set && !req.ShippingAddress.Set &&
+		!req.ShippingRateID.Set && !req.PaymentMethod.Set
 }
 
 func (req cartRequest) update(replaceLines bool) storage.CartUpdate {
@@ -338,6 +342,9 @@ func (s *Server) handleCreateCart() handlerFunc {
 			if cart, token, err = tx.CreateCart(r.Context(), store.ID); err != nil {
 				return err
 			}
+			if req.empty() {
+				return tx.PriceCart(r.Context(), &cart, cart.Terms())
+			}
 			cart, err = tx.UpdateCart(r.Context(), store.ID, cart.ID, req.update(false))
 			return err
 		})
@@ -356,7 +363,7 @@ func (s *Server) handleGetCart() handlerFunc {
 		if err != nil {
 			return err
 		}
-		cart, err := s.db.FindCart(r.Context(), store.ID, cartID)
+		cart, err := s.db.FindPricedCart(r.Context(), store.ID, cartID)
 		if err != nil {
 			return err
 		}
@@ -426,9 +433,7 @@ func (req checkoutRequest) Valid() []fieldError {
 	}
 	c.text("notes", req.Notes, 0, 2000)
 	if req.ShippingRateID != nil {
-		if _, err := parseUUID(*req.ShippingRateID); err != nil {
-			c.add("shipping_rate_id", "invalid_uuid", "must be a uuid")
-		}
+		c.uuid("shipping_rate_id", *req.ShippingRateID)
 	}
 	if req.ExpectedTotal != nil {
 		c.amount("expected_total", *req.ExpectedTotal)

@@ -134,6 +134,8 @@ func TestStorefrontCartPricingAndCheckout(t *testing.T) {
 	require.Equal(t, "not_deliverable", lost.fieldCode("shipping_address.city"))
 	noCOD := h.buyer(s, "POST", "/carts/"+cartID+"/checkout", pricedCheckout("cod", "Giza", map[string]any{"shipping_rate_id": express}), token)
 	require.Equal(t, "not_offered", noCOD.fieldCode("payment_method"), string(noCOD.Raw))
+	elsewhere := h.buyer(s, "POST", "/carts/"+cartID+"/checkout", pricedCheckout("cod", "Giza", map[string]any{"shipping_rate_id": standard}), token)
+	require.Equal(t, "not_offered", elsewhere.fieldCode("shipping_rate_id"), string(elsewhere.Raw))
 
 	// The total the buyer saw, or 409 with the fresh cart and nothing written.
 	require.Equal(t, http.StatusOK, put(map[string]any{"discount_code": "ramadan10", "payment_method": "cod"}).Status)

@@ -143,6 +143,13 @@ func (c *checker) oneOf(field, value string, allowed []string) {
 	}
 }
 
+// uuid checks a uuid in canonical form.
+func (c *checker) uuid(field, value string) {
+	if _, err := parseUUID(value); err != nil {
+		c.add(field, "invalid_uuid", "must be a uuid")
+	}
+}
+
 // country checks an ISO 3166-1 alpha-2 code: two capital letters.
 func (c *checker) country(field, value string) {
 	if len(value) != 2 || value[0] < 'A' || value[0] > 'Z' || value[1] < 'A' || value[1] > 'Z' {

@@ -122,9 +122,14 @@ func (r reader) FindUserByID(ctx context.Context, id uuid.UUID) (User, error) {
 
 const storeColumns = `id, owner_user_id, name, subdomain, currency, default_language, lifecycle_state, created_at`
 
+// fields are the scan targets of storeColumns.
+func (s *Store) fields() []any {
+	return []any{&s.ID, &s.OwnerUserID, &s.Name, &s.Subdomain, &s.Currency, &s.DefaultLanguage, &s.LifecycleState, &s.CreatedAt}
+}
+
 func scanStore(row pgx.Row) (Store, error) {
 	var s Store
-	err := row.Scan(&s.ID, &s.OwnerUserID, &s.Name, &s.Subdomain, &s.Currency, &s.DefaultLanguage, &s.LifecycleState, &s.CreatedAt)
+	err := row.Scan(s.fields()...)
 	return s, err
 }
 

@@ -147,13 +147,24 @@ func (tx *Tx) CreateCart(ctx context.Context, storeID uuid.UUID) (Cart, string, 
 	return c, token, nil
 }
 
-// FindCart reads a cart with its lines at current prices.
+// FindCart reads a cart with its lines at current prices (not priced:
+// FindPricedCart).
 func (r reader) FindCart(ctx context.Context, storeID, cartID uuid.UUID) (Cart, error) {
 	c, err := scanCart(r.q.QueryRow(ctx, `SELECT `+cartColumns+` FROM carts WHERE store_id = $1 AND id = $2`, storeID, cartID))
 	if err != nil {
 		return Cart{}, notFoundIfNoRows(err, "find cart "+cartID.String())
 	}
 	if c.Lines, err = r.cartLines(ctx, storeID, cartID); err != nil {
+		return Cart{}, err
+	}
+	return c, nil
+}
+
+// FindPricedCart reads a cart priced as its buyer sees it: open, by
+// PriceCart with its own terms; checked out, at its order's prices.
+func (r reader) FindPricedCart(ctx context.Context, storeID, cartID uuid.UUID) (Cart, error) {
+	c, err := r.FindCart(ctx, storeID, cartID)
+	if err != nil {
 		return Cart{}, err
 	}
 	if c.CheckedOutAt != nil && c.OrderID != nil {
@@ -647,10 +658,7 @@ func (r reader) PriceCart(ctx context.Context, c *Cart, t CartTerms) error {
 	if err != nil {
 		return err
 	}
-	if shipping.Rate != nil {
-		quote, _ := rateCharge(*shipping.Rate, shipping.Grams, t.PaymentMethod)
-		input.Shipping = &quote
-	}
+	input.Shipping = shipping.Quote
 	c.Price = CartPrice{Pricing: Price(input), Code: code, Shipping: shipping}
 	if code != nil && code.Status == "" {
 		code.Status = CodeApplied
@@ -668,8 +676,7 @@ func (r reader) customerByContact(ctx context.Context, storeID uuid.UUID, phone,
 		return nil, nil
 	}
 	var id uuid.UUID
-	err := r.q.QueryRow(ctx, `SELECT id FROM customers WHERE store_id = $1 AND (phone = $2 OR (email = $3 AND NOT EXISTS (
-			SELECT 1 FROM customers WHERE store_id = $1 AND phone = $2)))
+	err := r.q.QueryRow(ctx, `SELECT id FROM customers WHERE store_id = $1 AND (phone = $2 OR email = $3)
 		ORDER BY phone = $2 DESC NULLS LAST LIMIT 1`, storeID, phone, email).Scan(&id)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil

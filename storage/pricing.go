@@ -503,8 +503,7 @@ func (tx *Tx) zoneShipping(ctx context.Context, o *Order, in NewOrder, discounte
 	case choice.Refused != "" && (in.ShippingRateID != nil || choice.Rate == nil):
 		return nil, nil, notOffered(choice.Refused)
 	}
-	quote, _ := rateCharge(*choice.Rate, choice.Grams, o.PaymentMethod)
-	return choice.Rate, &quote, nil
+	return choice.Rate, choice.Quote, nil
 }
 
 func notOffered(field string) *InvalidError {

@@ -457,6 +457,7 @@ type ShippingChoice struct {
 	ZoneID  *uuid.UUID
 	Options []RateOption
 	Rate    *ShippingRate
+	Quote   *ShippingQuote // the chosen rate's charge, free_above_subtotal left to the pricing
 	Grams   int
 	// Refused, when the rate asked for is not offered (or no rate of the
 	// zone is), is the field to blame: shipping_rate_id or payment_method.
@@ -517,7 +518,8 @@ func (r reader) chooseShipping(ctx context.Context, storeID uuid.UUID, shipTo *S
 		}
 	}
 	i := slices.IndexFunc(rates, func(r ShippingRate) bool { return r.ID == chosen })
-	choice.Rate = &rates[i]
+	quote, _ := rateCharge(rates[i], choice.Grams, paymentMethod)
+	choice.Rate, choice.Quote = &rates[i], &quote
 	return choice, nil
 }
 

@@ -29,14 +29,13 @@ const InvitationTTL = 7 * 24 * time.Hour
 
 // Staff refusals.
 var (
-	ErrDuplicateRoleName       = errors.New("duplicate role name")
-	ErrRoleBuiltIn             = errors.New("built-in role")
-	ErrOwnerImmutable          = errors.New("the owner's membership is fixed")
-	ErrRoleNotAllowed          = errors.New("only the owner grants, changes or removes admin")
-	ErrAlreadyMember           = errors.New("already a member")
-	ErrInvitationPending       = errors.New("an invitation is pending")
-	ErrInvitationExpired       = errors.New("invitation expired")
-	ErrInvitationEmailMismatch = errors.New("signed in as another email")
+	ErrDuplicateRoleName = errors.New("duplicate role name")
+	ErrRoleBuiltIn       = errors.New("built-in role")
+	ErrOwnerImmutable    = errors.New("the owner's membership is fixed")
+	ErrRoleNotAllowed    = errors.New("only the owner grants, changes or removes admin")
+	ErrAlreadyMember     = errors.New("already a member")
+	ErrInvitationPending = errors.New("an invitation is pending")
+	ErrInvitationExpired = errors.New("invitation expired")
 )
 
 // RoleInUseError is a role members still hold.
@@ -122,27 +121,24 @@ type MemberStore struct {
 // FindMemberStores lists the stores a user belongs to, oldest membership
 // first.
 func (r reader) FindMemberStores(ctx context.Context, userID uuid.UUID) ([]MemberStore, error) {
-	rows, err := r.q.Query(ctx, `SELECT m.store_id, m.role_id, r.name, COALESCE(r.built_in, ''), r.scopes, m.last_seen_at
-		FROM store_members m JOIN roles r ON r.id = m.role_id WHERE m.user_id = $1 ORDER BY m.joined_at, m.store_id`, userID)
+	rows, err := r.q.Query(ctx, `SELECT s.`+strings.ReplaceAll(storeColumns, ", ", ", s.")+`,
+			m.role_id, ro.name, COALESCE(ro.built_in, ''), ro.scopes, m.last_seen_at
+		FROM store_members m JOIN stores s ON s.id = m.store_id JOIN roles ro ON ro.id = m.role_id
+		WHERE m.user_id = $1 ORDER BY m.joined_at, m.store_id`, userID)
 	if err != nil {
 		return nil, fmt.Errorf("find member stores: %w", err)
 	}
-	memberships, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Membership, error) {
-		m := Membership{UserID: userID}
-		return m, row.Scan(&m.StoreID, &m.RoleID, &m.RoleName, &m.BuiltIn, &m.Scopes, &m.LastSeenAt)
+	list, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (MemberStore, error) {
+		var ms MemberStore
+		m := &ms.Membership
+		err := row.Scan(append(ms.Store.fields(), &m.RoleID, &m.RoleName, &m.BuiltIn, &m.Scopes, &m.LastSeenAt)...)
+		m.StoreID, m.UserID = ms.Store.ID, userID
+		return ms, err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("find member stores: %w", err)
 	}
-	out := make([]MemberStore, 0, len(memberships))
-	for _, m := range memberships {
-		s, err := r.FindStoreByID(ctx, m.StoreID)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, MemberStore{Store: s, Membership: m})
-	}
-	return out, nil
+	return list, nil
 }
 
 // FindRoles lists a store's roles: the built-in ones, then the others by
@@ -358,19 +354,18 @@ type Invitation struct {
 	Status      string
 	ExpiresAt   time.Time
 	InvitedBy   *uuid.UUID
-	MailWanted  int
 	CreatedAt   time.Time
 	AcceptedAt  *time.Time
 	StoreName   string
 	StoreLocale string
 }
 
-const invitationColumns = `i.id, i.store_id, i.email, i.status, i.expires_at, i.invited_by, i.mail_wanted, i.created_at, i.accepted_at,
+const invitationColumns = `i.id, i.store_id, i.email, i.status, i.expires_at, i.invited_by, i.created_at, i.accepted_at,
 	s.name, s.default_language, ` + roleColumns
 
 func scanInvitation(row pgx.Row) (Invitation, error) {
 	var i Invitation
-	err := row.Scan(&i.ID, &i.StoreID, &i.Email, &i.Status, &i.ExpiresAt, &i.InvitedBy, &i.MailWanted, &i.CreatedAt, &i.AcceptedAt,
+	err := row.Scan(&i.ID, &i.StoreID, &i.Email, &i.Status, &i.ExpiresAt, &i.InvitedBy, &i.CreatedAt, &i.AcceptedAt,
 		&i.StoreName, &i.StoreLocale, &i.Role.ID, &i.Role.StoreID, &i.Role.Name, &i.Role.BuiltIn, &i.Role.Scopes, &i.Role.CreatedAt,
 		&i.Role.UpdatedAt, &i.Role.MemberCount)
 	return i, err
