@@ -13,11 +13,12 @@ type PurgeExpiredResult struct {
 	Sessions        int
 	AuthCodes       int
 	ContactSends    int
+	AuditEntries    int
 }
 
 // PurgeExpired deletes expired idempotency records, sessions and
 // authorization codes.
 func (a *Activities) PurgeExpired(ctx context.Context, _ PurgeExpiredInput) (PurgeExpiredResult, error) {
 	p, err := a.DB.PurgeExpired(ctx)
-	return PurgeExpiredResult{IdempotencyKeys: p.IdempotencyKeys, Sessions: p.Sessions, AuthCodes: p.AuthCodes, ContactSends: p.ContactSends}, err
+	return PurgeExpiredResult{IdempotencyKeys: p.IdempotencyKeys, Sessions: p.Sessions, AuthCodes: p.AuthCodes, ContactSends: p.ContactSends, AuditEntries: p.AuditEntries}, err
 }

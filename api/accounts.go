@@ -104,7 +104,7 @@ func (s *Server) handleSignup() handlerFunc {
 		if err != nil {
 			return err
 		}
-		if err := session.Start(w, r, s.db, user.ID, s.cfg.SecureCookies); err != nil {
+		if err := session.Start(w, r, s.db, user.ID, s.cfg.SecureCookies, s.requestSource(r)); err != nil {
 			return err
 		}
 		respond(w, http.StatusCreated, map[string]any{"user": newUserResponse(user), "store": newStoreResponse(store)})
@@ -146,7 +146,7 @@ func (s *Server) handleLogin() handlerFunc {
 		if err != nil {
 			return err
 		}
-		if err := session.Start(w, r, s.db, user.ID, s.cfg.SecureCookies); err != nil {
+		if err := session.Start(w, r, s.db, user.ID, s.cfg.SecureCookies, s.requestSource(r)); err != nil {
 			return err
 		}
 		respond(w, http.StatusOK, map[string]any{"user": newUserResponse(user), "stores": stores})

@@ -394,6 +394,7 @@ func (s *Server) handleUpdateDiscount() handlerFunc {
 				return storage.Discount{}, err
 			}
 			before := newDiscountResponse(current)
+			auditBefore(r.Context(), before)
 			next := req.apply(before.state())
 			var c checker
 			if req.Method.Set && req.Method.Value != current.Method {

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -35,7 +36,26 @@ import (
 	"github.com/merchantsvc/svc/worker"
 )
 
-func TestMain(m *testing.M) { testenv.Main(m, waybills.Close) }
+func TestMain(m *testing.M) { testenv.MainChecked(m, everyWriteRouteAudited, waybills.Close) }
+
+// everyWriteRouteAudited checks, after a whole green run of the package,
+// that its tests walked every audited write route to a success that wrote
+// its one entry (checkAudited). A route no test changes anything through
+// is a route whose audit entry nothing proves.
+func everyWriteRouteAudited() error {
+	actions, _ := api.AuditedRoutes()
+	var missing []string
+	for route, action := range actions {
+		if _, ok := auditSeen.Load(action); !ok {
+			missing = append(missing, route+" ("+action+")")
+		}
+	}
+	if len(missing) > 0 {
+		slices.Sort(missing)
+		return fmt.Errorf("audit: no test made a successful change through %d write routes:\n  %s", len(missing), strings.Join(missing, "\n  "))
+	}
+	return nil
+}
 
 // waybills is the test binary's one Chromium for waybill renders, started
 // by the first render.
@@ -286,11 +306,49 @@ func (h *harness) do(req request) response {
 	if err := checkContract(httpReq, payload, req.contractExempt == "", resp, raw); err != nil {
 		h.t.Error(err)
 	}
+	h.checkAudited(httpReq, resp)
 	out := response{Status: resp.StatusCode, Header: resp.Header, Raw: raw}
 	if len(raw) > 0 && strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
 		_ = json.Unmarshal(raw, &out.Body)
 	}
 	return out
+}
+
+// auditSeen holds every audit action a test saw written for a successful
+// request, for TestMain's check that the suite walked every write route.
+var auditSeen sync.Map
+
+// checkAudited holds every store write the tests make to decisions §16: a
+// change that succeeded wrote exactly one audit entry, one refused wrote
+// none (a replayed answer is no change). It runs on every harness request.
+func (h *harness) checkAudited(req *http.Request, resp *http.Response) {
+	h.t.Helper()
+	if !strings.HasPrefix(req.URL.Path, "/api/v1/stores/") || req.Method == http.MethodGet ||
+		resp.StatusCode >= 500 || resp.Header.Get("Idempotent-Replayed") == "true" || !testenv.OpenedHere(h.db) {
+		return
+	}
+	rows, err := testenv.SQL(h.t, h.db).Query(context.Background(), `SELECT action FROM audit_entries WHERE request_id = $1`,
+		resp.Header.Get("X-Request-Id"))
+	require.NoError(h.t, err)
+	var actions []string
+	for rows.Next() {
+		var a string
+		require.NoError(h.t, rows.Scan(&a))
+		actions = append(actions, a)
+	}
+	require.NoError(h.t, rows.Err())
+	switch {
+	case resp.StatusCode >= 400 && len(actions) > 0:
+		h.t.Errorf("audit: %s %s was refused (%d) but wrote %v", req.Method, req.URL.Path, resp.StatusCode, actions)
+	case resp.StatusCode < 400 && (strings.HasSuffix(req.URL.Path, "/orders/preview") || strings.HasSuffix(req.URL.Path, "/shipping/quote")):
+		if len(actions) > 0 {
+			h.t.Errorf("audit: %s %s changes nothing but wrote %v", req.Method, req.URL.Path, actions)
+		}
+	case resp.StatusCode < 400 && len(actions) != 1:
+		h.t.Errorf("audit: %s %s answered %d and wrote %d audit entries %v, not one", req.Method, req.URL.Path, resp.StatusCode, len(actions), actions)
+	case resp.StatusCode < 400:
+		auditSeen.Store(actions[0], true)
+	}
 }
 
 // merchant is a signed-up merchant with one store.

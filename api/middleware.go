@@ -41,8 +41,11 @@ type principal struct {
 	userID uuid.UUID
 	token  *storage.Token // nil for sessions
 	// member is the signed-in user's role in the store the path names, read
-	// by bindStore on every request (a personal token's: its minter's).
+	// on every request (a personal token's: its minter's).
 	member *storage.Membership
+	// memberRead says a session's member was read with the session (nil:
+	// not a member), so bindStore need not read it again.
+	memberRead bool
 }
 
 func (p *principal) isToken() bool { return p.token != nil }
@@ -199,6 +202,17 @@ func (s *Server) identify(r *http.Request) (*principal, error) {
 	if err != nil || cookie.Value == "" {
 		return nil, errUnauthenticated
 	}
+	if storeID, err := parseUUID(chi.URLParam(r, "store_id")); err == nil {
+		// A store route: the session and its membership in one query.
+		sess, member, err := s.db.FindSessionMember(ctx, cookie.Value, storeID)
+		if errors.Is(err, storage.ErrNotFound) {
+			return nil, errUnauthenticated
+		}
+		if err != nil {
+			return nil, err
+		}
+		return &principal{kind: "session", userID: sess.UserID, member: member, memberRead: true}, nil
+	}
 	sess, err := s.db.FindSession(ctx, cookie.Value)
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, errUnauthenticated
@@ -261,6 +275,24 @@ var errStorefrontRateLimited = newError(http.StatusTooManyRequests, "RATE_LIMITE
 func (s *Server) storefrontRateLimit(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if s.limit(w, r, s.buyerLimiter, clientNetwork(r, s.cfg.TrustedProxies), errStorefrontRateLimited) {
+			next.ServeHTTP(w, r)
+		}
+	})
+}
+
+// invitationsPerMinute is how many invitation lookups and accepts one
+// client network may make a minute: a person opening a link needs a few;
+// a token is 32 random bytes, so this bounds password hashing, not guessing.
+const invitationsPerMinute = 30
+
+var errInvitationRateLimited = newError(http.StatusTooManyRequests, "RATE_LIMITED",
+	"Too many invitation requests from this address; try again shortly",
+	"طلبات دعوة كثيرة من هذا العنوان؛ حاول مجددًا بعد قليل")
+
+// invitationRateLimit limits the public invitation routes per client network.
+func (s *Server) invitationRateLimit(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.limit(w, r, s.invitationLimiter, clientNetwork(r, s.cfg.TrustedProxies), errInvitationRateLimited) {
 			next.ServeHTTP(w, r)
 		}
 	})
@@ -344,9 +376,10 @@ func (s *Server) bindStore(next http.Handler) http.Handler {
 				return
 			}
 		} else {
-			// Membership is read on every request: a role change applies
-			// to the next one, a removal ends access at once.
-			member, err := s.db.FindMembership(r.Context(), storeID, p.userID)
+			// Membership is read on every request (with the session, by
+			// identify): a role change applies to the next one, a removal
+			// ends access at once.
+			member, err := s.sessionMember(r, p, storeID)
 			if errors.Is(err, storage.ErrNotFound) {
 				writeError(w, r, errStoreMismatch)
 				return
@@ -366,6 +399,18 @@ func (s *Server) bindStore(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), storeIDKey, storeID)))
 	})
+}
+
+// sessionMember is a session's membership of storeID: the one identify
+// read with the session, or read now.
+func (s *Server) sessionMember(r *http.Request, p *principal, storeID uuid.UUID) (storage.Membership, error) {
+	if p.memberRead {
+		if p.member == nil || p.member.StoreID != storeID {
+			return storage.Membership{}, storage.ErrNotFound
+		}
+		return *p.member, nil
+	}
+	return s.db.FindMembership(r.Context(), storeID, p.userID)
 }
 
 // requireScope refuses a token without scope with 403 SCOPE_MISSING.

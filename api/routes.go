@@ -35,6 +35,8 @@ func (s *Server) routes() *chi.Mux {
 	r.Method(http.MethodGet, "/stores/{store_id}/deliveries", s.pages.DeliveriesPage())
 	r.Method(http.MethodGet, "/stores/{store_id}/work", s.pages.WorkPage())
 	r.Method(http.MethodGet, "/stores/{store_id}/shipments", s.pages.ShipmentsPage())
+	r.Method(http.MethodGet, "/stores/{store_id}/staff", s.pages.StaffPage())
+	r.Method(http.MethodGet, "/invitations", s.pages.InvitationPage())
 	r.Method(http.MethodGet, "/stores/{store_id}/shipments/print", s.pages.WaybillsPrint())
 	r.Method(http.MethodGet, "/stores/{store_id}/orders/{order_id}/returns", s.pages.OrderReturnsPage())
 	r.Method(http.MethodGet, "/healthz", s.handleHealthz())
@@ -54,8 +56,8 @@ func (s *Server) routes() *chi.Mux {
 			r.Method(http.MethodGet, "/", s.handleListApps())
 			r.Method(http.MethodPost, "/{app_id}/rotate-secret", s.handleRotateAppSecret())
 		})
-		r.Method(http.MethodPost, "/staff-invitations/lookup", s.handleLookupInvitation())
-		r.Method(http.MethodPost, "/staff-invitations/accept", s.handleAcceptInvitation())
+		r.With(s.invitationRateLimit).Method(http.MethodPost, "/staff-invitations/lookup", s.handleLookupInvitation())
+		r.With(s.invitationRateLimit).Method(http.MethodPost, "/staff-invitations/accept", s.handleAcceptInvitation())
 		r.Method(http.MethodPost, "/auth/signup", s.handleSignup())
 		r.Method(http.MethodPost, "/auth/login", s.handleLogin())
 		r.With(s.authenticate, s.sessionOnly).Method(http.MethodPost, "/auth/logout", s.handleLogout())
@@ -77,7 +79,7 @@ func (s *Server) routes() *chi.Mux {
 		})
 
 		r.Route("/stores/{store_id}", func(r chi.Router) {
-			r.Use(s.authenticate, s.rateLimit, s.bindStore, s.idempotency)
+			r.Use(s.authenticate, s.rateLimit, s.bindStore, s.idempotency, s.audit)
 
 			// Staff (decisions §16): sessions only; the owner and admins
 			// manage tokens, roles and staff, the owner alone apps.
@@ -106,6 +108,7 @@ func (s *Server) routes() *chi.Mux {
 
 			r.With(s.sessionOnly).Method(http.MethodGet, "/notifications", s.handleListNotifications())
 			r.With(owner).Method(http.MethodDelete, "/apps/{app_id}", s.handleUninstallApp())
+			r.With(owner).Method(http.MethodGet, "/audit-log", s.handleAuditLog())
 
 			settingsRead, settingsWrite := s.requireScope("settings:read"), s.requireScope("settings:write")
 			r.With(settingsRead).Method(http.MethodGet, "/settings", s.handleGetSettings())

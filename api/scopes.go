@@ -1,12 +1,11 @@
 package api
 
-// scopeDomains are the domains of spec §5.1; each has :read and :write.
-var scopeDomains = []string{"catalog", "media", "orders", "customers", "analytics", "marketing", "themes", "risk", "settings"}
+import "github.com/merchantsvc/svc/storage"
 
 // allScopes is the 18 scopes a token may carry.
 var allScopes = func() []string {
-	scopes := make([]string, 0, 2*len(scopeDomains))
-	for _, d := range scopeDomains {
+	scopes := make([]string, 0, 2*len(storage.ScopeDomains))
+	for _, d := range storage.ScopeDomains {
 		scopes = append(scopes, d+":read", d+":write")
 	}
 	return scopes

@@ -74,23 +74,26 @@ type Config struct {
 
 // Server is the HTTP API.
 type Server struct {
-	cfg            Config
-	db             *storage.DB
-	temporal       client.Client
-	blob           *blob.Store
-	log            *slog.Logger
-	tokenLimiter   *slidingLimiter
-	buyerLimiter   *slidingLimiter
-	passwords      *passwordGuard
-	buyerOrders    *buyerOrderLimits
-	errRateLimited *apiError
-	router         *chi.Mux
-	handler        http.Handler // the router, inside the tracing span when on
-	metrics        *metrics.API
-	outbox         outboxGauges
-	pages          *pages.Pages
-	streamsEnd     chan struct{} // closed by EndStreams
-	endStreamsOnce sync.Once
+	cfg          Config
+	db           *storage.DB
+	temporal     client.Client
+	blob         *blob.Store
+	log          *slog.Logger
+	tokenLimiter *slidingLimiter
+	buyerLimiter *slidingLimiter
+	// invitationLimiter limits the public invitation lookup and accept
+	// per client network (each accept hashes a password).
+	invitationLimiter *slidingLimiter
+	passwords         *passwordGuard
+	buyerOrders       *buyerOrderLimits
+	errRateLimited    *apiError
+	router            *chi.Mux
+	handler           http.Handler // the router, inside the tracing span when on
+	metrics           *metrics.API
+	outbox            outboxGauges
+	pages             *pages.Pages
+	streamsEnd        chan struct{} // closed by EndStreams
+	endStreamsOnce    sync.Once
 }
 
 // NewServer wires the API over its dependencies.
@@ -126,9 +129,10 @@ func NewServer(cfg Config, db *storage.DB, temporal client.Client, blobStore *bl
 		blob:     blobStore,
 		log:      log,
 		// The counts are shared by every replica once SyncRateLimits runs.
-		tokenLimiter: newSlidingLimiter("token", cfg.RateLimitPerMinute, time.Minute),
-		buyerLimiter: newSlidingLimiter("storefront", cfg.StorefrontRateLimitPerMinute, time.Minute),
-		passwords:    newPasswordGuard(cfg.Passwords),
+		tokenLimiter:      newSlidingLimiter("token", cfg.RateLimitPerMinute, time.Minute),
+		buyerLimiter:      newSlidingLimiter("storefront", cfg.StorefrontRateLimitPerMinute, time.Minute),
+		invitationLimiter: newSlidingLimiter("invitation", invitationsPerMinute, time.Minute),
+		passwords:         newPasswordGuard(cfg.Passwords),
 		errRateLimited: newError(http.StatusTooManyRequests, "RATE_LIMITED",
 			fmt.Sprintf("Rate limit exceeded: at most %d requests per minute per token", cfg.RateLimitPerMinute),
 			fmt.Sprintf("تم تجاوز حد الطلبات: %d طلب في الدقيقة لكل رمز كحد أقصى", cfg.RateLimitPerMinute)),
@@ -136,7 +140,7 @@ func NewServer(cfg Config, db *storage.DB, temporal client.Client, blobStore *bl
 	s.buyerOrders = newBuyerOrderLimits(cfg.StorefrontOrdersPerPhone, cfg.StorefrontOrdersPerNetwork,
 		func(r *http.Request) string { return clientNetwork(r, cfg.TrustedProxies) })
 	s.pages = pages.New(pages.Config{SecureCookies: cfg.SecureCookies, CheckPassword: s.CheckPassword,
-		WebhookRetrySchedule: cfg.WebhookRetrySchedule}, db, log)
+		WebhookRetrySchedule: cfg.WebhookRetrySchedule, Source: s.requestSource}, db, log)
 	s.metrics = metrics.NewAPI()
 	s.outbox = newOutboxGauges(s.metrics.Registry)
 	s.router = s.routes()
@@ -180,6 +184,7 @@ func (s *Server) writeTx(w http.ResponseWriter, r *http.Request, status int, fn 
 		if body, err = encodeBody(result); err != nil {
 			return err
 		}
+		noteAnswer(r.Context(), body)
 		if pending != nil {
 			storedBody, err := encodeBody(stored)
 			if err != nil {

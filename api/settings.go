@@ -133,6 +133,10 @@ func (s *Server) handleUpdateSettings() handlerFunc {
 			}
 		}
 		return writeView(s, w, r, http.StatusOK, newSettingsResponse, func(tx *storage.Tx) (storage.StoreSettings, error) {
+			// Settings change rarely: the log shows each field's before and after.
+			if current, err := tx.FindStoreSettings(r.Context(), storeIDFrom(r.Context())); err == nil {
+				auditBefore(r.Context(), newSettingsResponse(current))
+			}
 			return tx.UpdateStoreSettings(r.Context(), storeIDFrom(r.Context()), upd)
 		})
 	}

@@ -341,6 +341,7 @@ func (s *Server) handleUpdateRate() handlerFunc {
 				return storage.ShippingRate{}, err
 			}
 			cur := newRateResponse(current)
+			auditBefore(r.Context(), cur)
 			next := rateState{Name: cur.Name, Price: &cur.Price, WeightBands: cur.WeightBands, AdditionalPerKg: cur.AdditionalPerKg,
 				FreeAboveSubtotal: cur.FreeAboveSubtotal, CODAvailable: &cur.CODAvailable, CODFee: &cur.CODFee, DeliveryDays: cur.DeliveryDays,
 				Position: &cur.Position}

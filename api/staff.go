@@ -183,6 +183,9 @@ func (s *Server) handleUpdateRole() handlerFunc {
 			scopes = normalScopes(req.Scopes.Value)
 		}
 		return writeView(s, w, r, http.StatusOK, newRoleResponse, func(tx *storage.Tx) (storage.Role, error) {
+			if current, err := tx.FindRole(r.Context(), storeIDFrom(r.Context()), id); err == nil {
+				auditBefore(r.Context(), newRoleResponse(current))
+			}
 			return tx.UpdateRole(r.Context(), storeIDFrom(r.Context()), id, name, scopes)
 		})
 	}
@@ -263,6 +266,9 @@ func (s *Server) handleChangeMemberRole() handlerFunc {
 		}
 		roleID, _ := parseUUID(req.RoleID)
 		return writeView(s, w, r, http.StatusOK, newStaffResponse, func(tx *storage.Tx) (storage.StaffMember, error) {
+			if current, err := tx.FindStaffMember(r.Context(), storeIDFrom(r.Context()), userID); err == nil {
+				auditBefore(r.Context(), newStaffResponse(current))
+			}
 			return tx.ChangeMemberRole(r.Context(), storeIDFrom(r.Context()), userID, roleID, *principalFrom(r.Context()).member)
 		})
 	}
@@ -474,20 +480,34 @@ func (s *Server) handleAcceptInvitation() handlerFunc {
 			}
 			user = storage.User{Email: inv.Email, PasswordHash: hash, Name: strings.TrimSpace(*req.Name), Locale: inv.StoreLocale}
 		}
+		// The account, the membership, its audit entry and the session
+		// (with its sign-in entries) commit together.
+		secret, from := storage.NewSecret(""), s.requestSource(r)
+		var sess storage.Session
 		err = s.db.InTx(r.Context(), func(tx *storage.Tx) error {
 			if !exists {
 				if err := tx.CreateUser(r.Context(), &user); err != nil {
 					return err
 				}
 			}
-			return tx.AcceptInvitation(r.Context(), inv, user.ID)
+			if err := tx.AcceptInvitation(r.Context(), inv, user.ID); err != nil {
+				return err
+			}
+			err := tx.RecordAudit(r.Context(), storage.AuditEntry{StoreID: inv.StoreID,
+				Actor:  storage.AuditActor{Type: "user", ID: &user.ID, UserID: &user.ID},
+				Action: "staff.joined", ResourceType: "staff", ResourceID: user.ID.String(), ResourceLabel: user.Email,
+				Changes:   map[string]storage.AuditChange{"role": {From: jsonNull, To: jsonString(inv.Role.Name)}},
+				RequestID: from.RequestID, IP: from.IP, UserAgent: from.UserAgent})
+			if err != nil {
+				return err
+			}
+			sess, err = tx.CreateSession(r.Context(), secret, user.ID, session.TTL, from)
+			return err
 		})
 		if err != nil {
 			return err
 		}
-		if err := session.Start(w, r, s.db, user.ID, s.cfg.SecureCookies); err != nil {
-			return err
-		}
+		http.SetCookie(w, session.Cookie(secret, sess.ExpiresAt, s.cfg.SecureCookies))
 		store, err := s.db.FindStoreByID(r.Context(), inv.StoreID)
 		if err != nil {
 			return err

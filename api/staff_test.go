@@ -232,3 +232,22 @@ func TestStaffInvitationForAnExistingAccount(t *testing.T) {
 	require.Equal(t, http.StatusNotFound, h.do(request{method: "POST", path: "/api/v1/staff-invitations/lookup",
 		body: map[string]any{"token": revokedToken}}).Status, "a revoked link is 404")
 }
+
+// The public invitation routes are limited per client network: a person
+// opening a link needs a few requests, a script hashing passwords more.
+func TestInvitationRoutesAreLimitedPerClient(t *testing.T) {
+	h := newHarness(t, api.Config{})
+	var last response
+	for i := 0; i < 31; i++ {
+		last = h.do(request{method: "POST", path: "/api/v1/staff-invitations/lookup", body: map[string]any{"token": "svc_inv_unknown"}})
+		if last.Status == http.StatusTooManyRequests {
+			break
+		}
+		require.Equal(t, http.StatusNotFound, last.Status, string(last.Raw))
+	}
+	require.Equal(t, http.StatusTooManyRequests, last.Status)
+	require.Equal(t, "RATE_LIMITED", last.errorCode())
+	require.NotEmpty(t, last.Header.Get("Retry-After"))
+	accept := h.do(request{method: "POST", path: "/api/v1/staff-invitations/accept", body: map[string]any{"token": "svc_inv_unknown"}})
+	require.Equal(t, http.StatusTooManyRequests, accept.Status, "lookup and accept share the client's count")
+}

@@ -171,14 +171,26 @@ type Session struct {
 }
 
 // CreateSession stores a session under the hash of its secret.
-func (db *DB) CreateSession(ctx context.Context, secret string, userID uuid.UUID, ttl time.Duration) (Session, error) {
-	s := Session{UserID: userID, ExpiresAt: db.now().Add(ttl)}
-	_, err := db.pool.Exec(ctx, `INSERT INTO sessions (id_hash, user_id, expires_at) VALUES ($1, $2, $3)`,
+func (db *DB) CreateSession(ctx context.Context, secret string, userID uuid.UUID, ttl time.Duration, from RequestSource) (Session, error) {
+	var s Session
+	err := db.InTx(ctx, func(tx *Tx) error {
+		var err error
+		s, err = tx.CreateSession(ctx, secret, userID, ttl, from)
+		return err
+	})
+	return s, err
+}
+
+// CreateSession signs a user in within the transaction: the session and a
+// staff.signed_in audit entry in each store the user is a member of.
+func (tx *Tx) CreateSession(ctx context.Context, secret string, userID uuid.UUID, ttl time.Duration, from RequestSource) (Session, error) {
+	s := Session{UserID: userID, ExpiresAt: tx.now().Add(ttl)}
+	_, err := tx.tx.Exec(ctx, `INSERT INTO sessions (id_hash, user_id, expires_at) VALUES ($1, $2, $3)`,
 		HashSecret(secret), userID, s.ExpiresAt)
 	if err != nil {
 		return Session{}, fmt.Errorf("create session: %w", err)
 	}
-	return s, nil
+	return s, tx.recordSignIns(ctx, userID, from)
 }
 
 // FindSession returns the live session for a cookie secret.

@@ -151,10 +151,12 @@ type Purged struct {
 	Sessions        int
 	AuthCodes       int
 	ContactSends    int
+	AuditEntries    int
 }
 
 // PurgeExpired deletes idempotency records, sessions and authorization codes
-// past their expiry, and day-old confirmation marks, in one round trip; the cleanup schedule runs it. Expired
+// past their expiry, day-old confirmation marks and year-old audit entries,
+// in one round trip; the cleanup schedule runs it. Expired
 // rows answer nothing already, so this only keeps the tables (and what
 // they hold) small.
 func (db *DB) PurgeExpired(ctx context.Context) (Purged, error) {
@@ -176,6 +178,11 @@ func (db *DB) PurgeExpired(ctx context.Context) (Purged, error) {
 	// A day is longer than any confirmation interval.
 	batch.Queue(`DELETE FROM contact_sends WHERE last_sent_at < $1`, now.Add(-24*time.Hour)).Exec(func(tag pgconn.CommandTag) error {
 		p.ContactSends = int(tag.RowsAffected())
+		return nil
+	})
+	// The audit log keeps a year (decisions §16).
+	batch.Queue(`DELETE FROM audit_entries WHERE occurred_at < $1`, now.Add(-365*24*time.Hour)).Exec(func(tag pgconn.CommandTag) error {
+		p.AuditEntries = int(tag.RowsAffected())
 		return nil
 	})
 	if err := db.pool.SendBatch(ctx, batch).Close(); err != nil {

@@ -43,6 +43,10 @@ type RoleInUseError struct{ MemberCount int }
 
 func (e *RoleInUseError) Error() string { return fmt.Sprintf("role held by %d members", e.MemberCount) }
 
+// ScopeDomains are the domains of spec §5.1; each has :read and :write, the
+// 18 scopes tokens carry and roles are made of.
+var ScopeDomains = []string{"catalog", "media", "orders", "customers", "analytics", "marketing", "themes", "risk", "settings"}
+
 // Role is one of a store's roles.
 type Role struct {
 	ID          uuid.UUID
@@ -103,6 +107,30 @@ func (r reader) FindMembership(ctx context.Context, storeID, userID uuid.UUID) (
 		return Membership{}, notFoundIfNoRows(err, "find membership")
 	}
 	return m, nil
+}
+
+// FindSessionMember reads a live session and, in the same query, the
+// session user's membership of storeID (nil when not a member): a session
+// on a store route costs one round trip, as a token does.
+func (db *DB) FindSessionMember(ctx context.Context, secret string, storeID uuid.UUID) (Session, *Membership, error) {
+	var s Session
+	var roleID *uuid.UUID
+	m := Membership{StoreID: storeID}
+	var roleName, builtIn *string
+	err := db.pool.QueryRow(ctx, `SELECT s.user_id, s.expires_at, m.role_id, r.name, COALESCE(r.built_in, ''), r.scopes, m.last_seen_at
+		FROM sessions s
+		LEFT JOIN store_members m ON m.store_id = $2 AND m.user_id = s.user_id
+		LEFT JOIN roles r ON r.id = m.role_id
+		WHERE s.id_hash = $1 AND s.expires_at > $3`, HashSecret(secret), storeID, db.now()).
+		Scan(&s.UserID, &s.ExpiresAt, &roleID, &roleName, &builtIn, &m.Scopes, &m.LastSeenAt)
+	if err != nil {
+		return Session{}, nil, notFoundIfNoRows(err, "find session")
+	}
+	if roleID == nil {
+		return s, nil, nil
+	}
+	m.UserID, m.RoleID, m.RoleName, m.BuiltIn = s.UserID, *roleID, *roleName, *builtIn
+	return s, &m, nil
 }
 
 // TouchMember records that a member was seen, at most every five minutes.

@@ -177,11 +177,24 @@ func (l *Listener) Close(ctx context.Context) {
 // SetClock replaces the clock, for tests of time rules.
 func (db *DB) SetClock(now func() time.Time) { db.now = now }
 
-// InTx runs fn in one transaction, committing when fn returns nil.
+// InTx runs fn in one transaction, committing when fn returns nil. The
+// context's CommitHook, if any, writes last before the commit.
 func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) error {
-	return pgx.BeginFunc(ctx, db.pool, func(ptx pgx.Tx) error {
-		return fn(&Tx{reader: reader{q: ptx}, tx: ptx, now: db.now})
+	hook, _ := ctx.Value(commitHookKey{}).(CommitHook)
+	err := pgx.BeginFunc(ctx, db.pool, func(ptx pgx.Tx) error {
+		tx := &Tx{reader: reader{q: ptx}, tx: ptx, now: db.now}
+		if err := fn(tx); err != nil {
+			return err
+		}
+		if hook != nil {
+			return hook.BeforeCommit(ctx, tx)
+		}
+		return nil
 	})
+	if err == nil && hook != nil {
+		hook.Committed()
+	}
+	return err
 }
 
 // savepoint runs fn inside a savepoint of the transaction: fn's writes are

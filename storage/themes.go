@@ -170,9 +170,14 @@ func (db *DB) SaveDraft(ctx context.Context, storeID uuid.UUID, ifMatch string, 
 	if err := db.ValidateThemeDocument(ctx, storeID, canonical); err != nil {
 		return Customization{}, err
 	}
-	c, err := scanCustomization(db.pool.QueryRow(ctx, `UPDATE theme_customizations
-		SET draft = $3, draft_etag = $4, revision = revision + 1, saved_at = $5
-		WHERE store_id = $1 AND draft_etag = $2 RETURNING `+customizationColumns, storeID, ifMatch, canonical, tag, db.now()))
+	var c Customization
+	err = db.InTx(ctx, func(tx *Tx) error {
+		var err error
+		c, err = scanCustomization(tx.tx.QueryRow(ctx, `UPDATE theme_customizations
+			SET draft = $3, draft_etag = $4, revision = revision + 1, saved_at = $5
+			WHERE store_id = $1 AND draft_etag = $2 RETURNING `+customizationColumns, storeID, ifMatch, canonical, tag, tx.now()))
+		return err
+	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		current, findErr := db.FindCustomization(ctx, storeID)
 		if findErr != nil {

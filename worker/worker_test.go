@@ -145,19 +145,32 @@ func TestPurgeExpiredWorkflow(t *testing.T) {
 		if live {
 			expires = time.Now().Add(time.Hour)
 		}
-		_, err := db.CreateSession(ctx, storage.NewSecret(""), user.ID, time.Until(expires))
+		_, err := db.CreateSession(ctx, storage.NewSecret(""), user.ID, time.Until(expires), storage.RequestSource{})
 		require.NoError(t, err)
 		_, err = sql.Exec(ctx, `INSERT INTO idempotency_keys (store_id, credential_id, method, route, key, fingerprint, state, expires_at)
 			SELECT id, $1, 'POST', '/x', $2, '\x00', 'completed', $3 FROM stores WHERE owner_user_id = $1`,
 			user.ID, fmt.Sprint(live), expires)
 		require.NoError(t, err)
 	}
+	// The audit log keeps a year: the purge deletes the entry older than
+	// that (the only delete its trigger allows), not the sign-ins above.
+	_, err := sql.Exec(ctx, `INSERT INTO audit_entries (id, store_id, occurred_at, actor_type, action, resource_type)
+		SELECT gen_random_uuid(), id, now() - interval '366 days', 'system', 'order.created', 'order' FROM stores WHERE owner_user_id = $1`, user.ID)
+	require.NoError(t, err)
+	_, err = sql.Exec(ctx, `DELETE FROM audit_entries WHERE occurred_at > now() - interval '1 day'`)
+	require.ErrorContains(t, err, "immutable", "a recent entry cannot be deleted")
+	_, err = sql.Exec(ctx, `UPDATE audit_entries SET action = 'x'`)
+	require.ErrorContains(t, err, "immutable")
 	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: workflows.PurgeScheduleID + "-" + queue, TaskQueue: queue}, workflows.PurgeExpired)
 	require.NoError(t, err)
 	var result workflows.PurgeExpiredResult
 	require.NoError(t, run.Get(ctx, &result))
 	require.Equal(t, 1, result.IdempotencyKeys)
 	require.Equal(t, 1, result.Sessions)
+	require.Equal(t, 1, result.AuditEntries)
+	var entries int
+	require.NoError(t, sql.QueryRow(ctx, `SELECT count(*) FROM audit_entries WHERE action = 'staff.signed_in'`).Scan(&entries))
+	require.Equal(t, 2, entries, "the sign-ins stay")
 	var keys, sessions int
 	require.NoError(t, sql.QueryRow(ctx, `SELECT count(*) FROM idempotency_keys WHERE expires_at > now()`).Scan(&keys))
 	require.NoError(t, sql.QueryRow(ctx, `SELECT count(*) FROM sessions`).Scan(&sessions))

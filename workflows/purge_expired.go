@@ -19,6 +19,7 @@ type PurgeExpiredResult struct {
 	Sessions        int
 	AuthCodes       int
 	ContactSends    int
+	AuditEntries    int
 }
 
 // PurgeExpired deletes expired idempotency records (with the answers they
@@ -31,5 +32,5 @@ func PurgeExpired(ctx workflow.Context) (PurgeExpiredResult, error) {
 	})
 	var out activities.PurgeExpiredResult
 	err := workflow.ExecuteActivity(actx, a.PurgeExpired, activities.PurgeExpiredInput{}).Get(ctx, &out)
-	return PurgeExpiredResult{IdempotencyKeys: out.IdempotencyKeys, Sessions: out.Sessions, AuthCodes: out.AuthCodes, ContactSends: out.ContactSends}, err
+	return PurgeExpiredResult{IdempotencyKeys: out.IdempotencyKeys, Sessions: out.Sessions, AuthCodes: out.AuthCodes, ContactSends: out.ContactSends, AuditEntries: out.AuditEntries}, err
 }

@@ -40,8 +40,8 @@ func Assets() http.Handler {
 	})
 }
 
-// editorStore is the signed-in owner's store named in the path, or a
-// redirect to sign in.
+// editorStore is the store named in the path, when the signed-in user is
+// one of its members, or a redirect to sign in.
 func (p *Pages) editorStore(w http.ResponseWriter, r *http.Request) (*storage.User, storage.Store, error) {
 	user, err := p.signedIn(w, r)
 	if err != nil {
@@ -53,7 +53,12 @@ func (p *Pages) editorStore(w http.ResponseWriter, r *http.Request) (*storage.Us
 		return nil, storage.Store{}, errAnswered
 	}
 	store, err := p.db.FindStoreByID(r.Context(), storeID)
-	if err != nil || store.OwnerUserID != user.ID {
+	if err == nil {
+		// Any member opens the store's pages; what they may change is the
+		// API's to say, under their role (decisions §16).
+		_, err = p.db.FindMembership(r.Context(), storeID, user.ID)
+	}
+	if err != nil {
 		toLogin(w, r)
 		return nil, storage.Store{}, errAnswered
 	}

@@ -41,6 +41,9 @@ type Config struct {
 	// WebhookRetrySchedule is the retry ladder's waits, for the deliveries
 	// page's next retry times.
 	WebhookRetrySchedule []time.Duration
+	// Source is where a request came from (behind the trusted proxies),
+	// for the audit log's sign-in entries.
+	Source func(r *http.Request) storage.RequestSource
 }
 
 // Pages serves the merchant's server-rendered pages.
@@ -250,7 +253,7 @@ func (p *Pages) LoginForm() http.Handler {
 				"CSRF": p.pageCSRF(w, r), "Next": next, "Email": email, "Error": pageWords[lang][refusal], "OtherLangURL": otherLoginLanguage(lang, next)})
 			return nil
 		}
-		if err := session.Start(w, r, p.db, user.ID, p.cfg.SecureCookies); err != nil {
+		if err := session.Start(w, r, p.db, user.ID, p.cfg.SecureCookies, p.cfg.Source(r)); err != nil {
 			return err
 		}
 		http.Redirect(w, r, next, http.StatusSeeOther)

@@ -221,7 +221,7 @@ func (p *Pages) OrderReturnsPage() http.Handler {
 			historyRows = append(historyRows, row)
 		}
 
-		p.watchPage(w, "returns.html", lang, store, "orders", map[string]any{"Title": words["title"] + " — " + unbroken(order.OrderNumber), "R": words,
+		p.watchPage(w, r, user, "returns.html", lang, store, "orders", map[string]any{"Title": words["title"] + " — " + unbroken(order.OrderNumber), "R": words,
 			"OrderID": order.ID, "OrderNumber": order.OrderNumber, "OrderStatus": cmp.Or(words["o_"+string(order.Status)], string(order.Status)),
 			"PaymentStatus": cmp.Or(words["p_"+string(order.PaymentStatus)], string(order.PaymentStatus)),
 			"Paid":          money(order.PaidTotal), "Refunded": money(refunded), "Pending": money(pending),

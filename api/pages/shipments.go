@@ -80,7 +80,7 @@ func (p *Pages) ShipmentsPage() http.Handler {
 			}
 			rows = append(rows, one)
 		}
-		p.watchPage(w, "shipments.html", lang, store, "shipments", map[string]any{"Title": words["shipments_title"], "S": words,
+		p.watchPage(w, r, user, "shipments.html", lang, store, "shipments", map[string]any{"Title": words["shipments_title"], "S": words,
 			"Shipments": rows, "Day": day.Format(time.DateOnly)})
 		return nil
 	})

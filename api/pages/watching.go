@@ -30,7 +30,7 @@ var watchWords = map[string]map[string]string{
 		"no_deliveries": "لا توجد إشعارات بعد.", "enable": "إعادة تفعيل الاشتراك", "enabled": "فُعّل الاشتراك", "queued": "أُضيفت إلى قائمة الإرسال", "retrying_wait": "يُعاد تلقائيًا",
 		"work_title": "الأعمال الجارية", "images_processing": "صور قيد المعالجة", "no_images": "لا توجد صور قيد المعالجة.",
 		"product": "المنتج", "since": "منذ", "exceptions": "طلبات تحتاج انتباهك", "no_exceptions": "لا توجد طلبات تحتاج انتباهك.",
-		"order": "الطلب", "reason": "السبب", "nav_shipments": "الشحنات",
+		"order": "الطلب", "reason": "السبب", "nav_shipments": "الشحنات", "nav_staff": "الفريق والأدوار", "switch_store": "متاجرك الأخرى",
 		"d_pending": "بانتظار الإرسال", "d_retrying": "تُعاد المحاولة", "d_succeeded": "وصل", "d_failed": "فشل",
 		"d_exhausted": "استُنفدت المحاولات", "d_gone": "العنوان لم يعد موجودًا", "d_skipped": "تُخطّي",
 	},
@@ -47,16 +47,33 @@ var watchWords = map[string]map[string]string{
 		"no_deliveries": "No deliveries yet.", "enable": "Switch the subscription back on", "enabled": "Switched on", "queued": "Queued", "retrying_wait": "retried automatically",
 		"work_title": "Background work", "images_processing": "Images processing", "no_images": "No images are processing.",
 		"product": "Product", "since": "Since", "exceptions": "Orders that need you", "no_exceptions": "No orders need you.",
-		"order": "Order", "reason": "Reason", "nav_shipments": "Shipments",
+		"order": "Order", "reason": "Reason", "nav_shipments": "Shipments", "nav_staff": "Staff and roles", "switch_store": "Your other stores",
 		"d_pending": "pending", "d_retrying": "retrying", "d_succeeded": "succeeded", "d_failed": "failed",
 		"d_exhausted": "exhausted", "d_gone": "gone", "d_skipped": "skipped",
 	},
 }
 
 // watchPage renders one of the watching pages with what every one of them shows.
-func (p *Pages) watchPage(w http.ResponseWriter, name, lang string, store storage.Store, section string, data map[string]any) {
+// A member of more than one store switches between them on every page.
+func (p *Pages) watchPage(w http.ResponseWriter, r *http.Request, user *storage.User, name, lang string, store storage.Store, section string, data map[string]any) {
 	data["T"], data["W"], data["Lang"] = pageWords[lang], watchWords[lang], lang
 	data["StoreID"], data["StoreName"], data["Section"] = store.ID, store.Name, section
+	type otherStore struct {
+		ID         uuid.UUID
+		Name, Role string
+	}
+	var others []otherStore
+	if stores, err := p.db.FindMemberStores(r.Context(), user.ID); err == nil {
+		for _, m := range stores {
+			if m.Store.ID != store.ID {
+				others = append(others, otherStore{ID: m.Store.ID, Name: m.Store.Name, Role: roleLabel(lang, m.Membership.RoleName, m.Membership.BuiltIn)})
+			}
+		}
+	}
+	data["OtherStores"], data["SwitchPath"] = others, section
+	if section == "orders" { // an order is one store's: the other store opens on its shipments
+		data["SwitchPath"] = "shipments"
+	}
 	renderPage(w, http.StatusOK, name, data)
 }
 
@@ -86,7 +103,7 @@ func (p *Pages) ImportsPage() http.Handler {
 			rows = append(rows, row{imp.ID, string(imp.Status), imp.DryRun, imp.TotalRows, utcTime(imp.CreatedAt)})
 		}
 		lang := p.pageLang(r, user)
-		p.watchPage(w, "imports.html", lang, store, "imports", map[string]any{"Title": watchWords[lang]["imports_title"], "Imports": rows})
+		p.watchPage(w, r, user, "imports.html", lang, store, "imports", map[string]any{"Title": watchWords[lang]["imports_title"], "Imports": rows})
 		return nil
 	})
 }
@@ -139,7 +156,7 @@ func (p *Pages) DeliveriesPage() http.Handler {
 		for _, s := range subs {
 			list = append(list, subscription{ID: s.ID, URL: s.URL, Active: s.IsActive, Deliveries: bySub[s.ID]})
 		}
-		p.watchPage(w, "deliveries.html", lang, store, "deliveries", map[string]any{"Title": watchWords[lang]["deliveries_title"],
+		p.watchPage(w, r, user, "deliveries.html", lang, store, "deliveries", map[string]any{"Title": watchWords[lang]["deliveries_title"],
 			"Subscriptions": list})
 		return nil
 	})
@@ -194,7 +211,7 @@ func (p *Pages) WorkPage() http.Handler {
 			}
 			excs = append(excs, exception{e.OrderID, e.OrderNumber, e.Reason, reads, utcTime(e.CreatedAt)})
 		}
-		p.watchPage(w, "work.html", lang, store, "work", map[string]any{"Title": watchWords[lang]["work_title"],
+		p.watchPage(w, r, user, "work.html", lang, store, "work", map[string]any{"Title": watchWords[lang]["work_title"],
 			"Images": imgs, "Exceptions": excs})
 		return nil
 	})

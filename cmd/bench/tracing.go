@@ -40,10 +40,11 @@ func runTracingBench(ctx context.Context, dbURL string, duration time.Duration, 
 		return "", err
 	}
 	defer plain.Close()
-	storeID, secrets, err := seed(ctx, plain, productCount, tokenCount)
+	seeded, err := seed(ctx, plain, productCount, tokenCount)
 	if err != nil {
 		return "", err
 	}
+	storeID, secrets := seeded.storeID, seeded.tokens
 	traced, err := storage.OpenTraced(ctx, dbURL, tr.QueryTracer())
 	if err != nil {
 		return "", err

@@ -60,15 +60,22 @@ func CheckPassword(ctx context.Context, db *storage.DB, email, password string) 
 
 // Start creates a session for the user and sets its cookie (Secure when
 // secure; everywhere but local development).
-func Start(w http.ResponseWriter, r *http.Request, db *storage.DB, userID uuid.UUID, secure bool) error {
+// The sign-in is written to the audit log of each store the user belongs
+// to, with where the request came from.
+func Start(w http.ResponseWriter, r *http.Request, db *storage.DB, userID uuid.UUID, secure bool, from storage.RequestSource) error {
 	secret := storage.NewSecret("")
-	s, err := db.CreateSession(r.Context(), secret, userID, TTL)
+	s, err := db.CreateSession(r.Context(), secret, userID, TTL, from)
 	if err != nil {
 		return fmt.Errorf("start session: %w", err)
 	}
-	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: secret, Path: "/", Expires: s.ExpiresAt,
-		HttpOnly: true, Secure: secure, SameSite: http.SameSiteLaxMode})
+	http.SetCookie(w, Cookie(secret, s.ExpiresAt, secure))
 	return nil
+}
+
+// Cookie is the session cookie for a session secret.
+func Cookie(secret string, expires time.Time, secure bool) *http.Cookie {
+	return &http.Cookie{Name: CookieName, Value: secret, Path: "/", Expires: expires,
+		HttpOnly: true, Secure: secure, SameSite: http.SameSiteLaxMode}
 }
 
 // End deletes the request's session, if any, and clears its cookie.

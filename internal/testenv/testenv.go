@@ -6,6 +6,7 @@ package testenv
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -94,8 +95,15 @@ func DB(t testing.TB) *storage.DB {
 // sqlPools to the plain pool SQL opened on it.
 var databaseURLs, sqlPools sync.Map
 
+// OpenedHere reports whether DB opened db, so SQL can reach it.
+func OpenedHere(db *storage.DB) bool {
+	_, ok := databaseURLs.Load(db)
+	return ok
+}
+
 // SQL is a plain pool on the database of db (opened by DB), for tests that
 // seed rows or check them directly: storage keeps its own pool to itself.
+
 func SQL(t testing.TB, db *storage.DB) *pgxpool.Pool {
 	t.Helper()
 	if pool, ok := sqlPools.Load(db); ok {
@@ -182,8 +190,18 @@ func TaskQueue(t testing.TB) string {
 // Main runs the tests of a package, then its cleanups, and stops the
 // Temporal server afterwards.
 // Call it from TestMain.
-func Main(m *testing.M, cleanups ...func()) {
+func Main(m *testing.M, cleanups ...func()) { MainChecked(m, nil, cleanups...) }
+
+// MainChecked is Main with a check of the whole run: after every test of
+// the package ran (no -run filter) and passed, check's error fails it.
+func MainChecked(m *testing.M, check func() error, cleanups ...func()) {
 	code := m.Run()
+	if run := flag.Lookup("test.run"); code == 0 && check != nil && run != nil && run.Value.String() == "" && !testing.Short() {
+		if err := check(); err != nil {
+			fmt.Fprintln(os.Stderr, "FAIL:", err)
+			code = 1
+		}
+	}
 	for _, cleanup := range cleanups {
 		cleanup()
 	}

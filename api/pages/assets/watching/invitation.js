@@ -1,0 +1,88 @@
+// The invitation page: the token is in the URL's fragment (#token=…),
+// which no server and no Referer sees. The page keeps it for the tab's
+// session (so signing in first, or switching language, does not lose
+// it), looks the invitation up and accepts it through the JSON API.
+
+const words = document.getElementById("words").dataset;
+const lang = words.lang;
+const $ = (id) => document.getElementById(id);
+
+const fromHash = new URLSearchParams(location.hash.slice(1)).get("token");
+if (fromHash) {
+  sessionStorage.setItem("invitation_token", fromHash);
+  history.replaceState(null, "", location.pathname + location.search);
+}
+const token = fromHash || sessionStorage.getItem("invitation_token");
+
+function showError(json, status) {
+  const err = json.error || {};
+  const field = (err.fields || [])[0];
+  const text = field ? (lang === "ar" ? field.message_ar : field.message) : (lang === "ar" ? err.message_ar : err.message);
+  $("error").textContent = text || String(status);
+  $("error").hidden = false;
+  $("error").dataset.code = err.code || "";
+}
+
+async function post(path, body) {
+  const res = await fetch(path, {
+    method: "POST", credentials: "same-origin",
+    headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
+  });
+  return { res, json: await res.json().catch(() => ({})) };
+}
+
+async function accept(extra) {
+  $("error").hidden = true;
+  const { res, json } = await post("/api/v1/staff-invitations/accept", { token, ...extra });
+  if (!res.ok) {
+    showError(json, res.status);
+    return;
+  }
+  sessionStorage.removeItem("invitation_token");
+  $("invitation").hidden = true;
+  $("status").textContent = words.accepted;
+  $("status").hidden = false;
+  $("open-store").href = `/stores/${json.data.store.id}/staff`;
+  $("done").hidden = false;
+  document.body.dataset.accepted = "true";
+}
+
+async function start() {
+  if (!token) {
+    $("status").textContent = words.noToken;
+    return;
+  }
+  const { res, json } = await post("/api/v1/staff-invitations/lookup", { token });
+  if (!res.ok) {
+    $("status").hidden = true;
+    showError(json, res.status);
+    return;
+  }
+  const inv = json.data;
+  $("status").hidden = true;
+  $("intro").textContent = words.intro;
+  $("as").textContent = words.as;
+  $("store-name").textContent = inv.store_name;
+  $("role-name").textContent = inv.role.name;
+  $("email").textContent = inv.email;
+  $("invitation").hidden = false;
+  if (!inv.account_exists) {
+    $("accept-new").hidden = false;
+    $("accept-new").addEventListener("submit", (event) => {
+      event.preventDefault();
+      accept({ name: $("name").value, password: $("password").value });
+    });
+  } else {
+    $("accept-existing").hidden = false;
+    // Signed in already (as that email, or the API says otherwise): accept.
+    if (document.body.dataset.signedIn) {
+      $("signin-first").hidden = true;
+      $("signin-link").hidden = true;
+      $("accept-signed-in").hidden = false;
+      $("accept-signed-in").addEventListener("click", () => accept({}));
+    }
+  }
+  document.body.dataset.ready = "true";
+}
+
+start();

@@ -1,0 +1,56 @@
+// The staff page's forms each name an API call (data-method, data-path
+// under the store); a form's fields become the JSON body (checkboxes of
+// one name an array). The API's answer, or its error in the page's
+// language, is shown, and the page reloads after a change.
+
+const storeID = document.body.dataset.storeId;
+const lang = document.body.dataset.lang;
+const words = document.getElementById("words").dataset;
+
+function body(form) {
+  const out = {};
+  for (const field of form.elements) {
+    if (!field.name) continue;
+    if (field.type === "checkbox") {
+      out[field.name] = out[field.name] || [];
+      if (field.checked) out[field.name].push(field.value);
+    } else {
+      out[field.name] = field.value;
+    }
+  }
+  return out;
+}
+
+function message(json, status) {
+  const err = json.error || {};
+  const field = (err.fields || [])[0];
+  if (field) return (field.field ? field.field + ": " : "") + (lang === "ar" ? field.message_ar : field.message);
+  return (lang === "ar" ? err.message_ar : err.message) || String(status);
+}
+
+for (const form of document.querySelectorAll("form[data-method]")) {
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    if (form.dataset.confirm === "remove" && !window.confirm(words.confirmRemove)) return;
+    const result = form.closest("section").querySelector(".result") || form.appendChild(document.createElement("span"));
+    result.classList.add("result");
+    const button = form.querySelector("button");
+    button.disabled = true;
+    const method = form.dataset.method;
+    const init = { method, credentials: "same-origin", headers: { "Idempotency-Key": crypto.randomUUID() } };
+    if (method !== "DELETE") {
+      init.headers["Content-Type"] = "application/json";
+      init.body = JSON.stringify(body(form));
+    }
+    const res = await fetch(`/api/v1/stores/${storeID}${form.dataset.path}`, init);
+    const json = res.status === 204 ? {} : await res.json().catch(() => ({}));
+    result.dataset.ok = String(res.ok);
+    result.classList.toggle("error", !res.ok);
+    result.textContent = res.ok ? words.done : message(json, res.status);
+    if (res.ok) {
+      setTimeout(() => location.reload(), 500);
+      return;
+    }
+    button.disabled = false;
+  });
+}
