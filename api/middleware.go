@@ -271,13 +271,16 @@ var errStorefrontRateLimited = newError(http.StatusTooManyRequests, "RATE_LIMITE
 	"Too many storefront requests from this address; try again shortly",
 	"طلبات كثيرة من هذا العنوان إلى واجهة المتجر؛ حاول مجددًا بعد قليل")
 
-// storefrontRateLimit limits the public storefront per client address.
-func (s *Server) storefrontRateLimit(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.limit(w, r, s.buyerLimiter, clientNetwork(r, s.cfg.TrustedProxies), errStorefrontRateLimited) {
-			next.ServeHTTP(w, r)
-		}
-	})
+// perClientLimit limits a public route per client network with l,
+// refusing with refusal.
+func (s *Server) perClientLimit(l *slidingLimiter, refusal *apiError) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if s.limit(w, r, l, clientNetwork(r, s.cfg.TrustedProxies), refusal) {
+				next.ServeHTTP(w, r)
+			}
+		})
+	}
 }
 
 // invitationsPerMinute is how many invitation lookups and accepts one
@@ -288,15 +291,6 @@ const invitationsPerMinute = 30
 var errInvitationRateLimited = newError(http.StatusTooManyRequests, "RATE_LIMITED",
 	"Too many invitation requests from this address; try again shortly",
 	"طلبات دعوة كثيرة من هذا العنوان؛ حاول مجددًا بعد قليل")
-
-// invitationRateLimit limits the public invitation routes per client network.
-func (s *Server) invitationRateLimit(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.limit(w, r, s.invitationLimiter, clientNetwork(r, s.cfg.TrustedProxies), errInvitationRateLimited) {
-			next.ServeHTTP(w, r)
-		}
-	})
-}
 
 // clientAddress is the address a request came from: the connection's,
 // unless that is a trusted proxy, in which case X-Forwarded-For is read from

@@ -56,8 +56,9 @@ func (s *Server) routes() *chi.Mux {
 			r.Method(http.MethodGet, "/", s.handleListApps())
 			r.Method(http.MethodPost, "/{app_id}/rotate-secret", s.handleRotateAppSecret())
 		})
-		r.With(s.invitationRateLimit).Method(http.MethodPost, "/staff-invitations/lookup", s.handleLookupInvitation())
-		r.With(s.invitationRateLimit).Method(http.MethodPost, "/staff-invitations/accept", s.handleAcceptInvitation())
+		invitationLimit := s.perClientLimit(s.invitationLimiter, errInvitationRateLimited)
+		r.With(invitationLimit).Method(http.MethodPost, "/staff-invitations/lookup", s.handleLookupInvitation())
+		r.With(invitationLimit).Method(http.MethodPost, "/staff-invitations/accept", s.handleAcceptInvitation())
 		r.Method(http.MethodPost, "/auth/signup", s.handleSignup())
 		r.Method(http.MethodPost, "/auth/login", s.handleLogin())
 		r.With(s.authenticate, s.sessionOnly).Method(http.MethodPost, "/auth/logout", s.handleLogout())
@@ -67,7 +68,7 @@ func (s *Server) routes() *chi.Mux {
 		// The storefront is public: buyers carry no token, so it is limited
 		// per client address instead.
 		r.Route("/storefront/{subdomain}", func(r chi.Router) {
-			r.Use(s.storefrontRateLimit)
+			r.Use(s.perClientLimit(s.buyerLimiter, errStorefrontRateLimited))
 			r.Method(http.MethodGet, "/products", s.handleStorefrontProducts())
 			r.Method(http.MethodGet, "/products/{product_id}", s.handleStorefrontProduct())
 			r.Method(http.MethodPost, "/carts", s.handleCreateCart())

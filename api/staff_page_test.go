@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -86,6 +87,17 @@ func TestStaffPagesInHeadlessChromium(t *testing.T) {
 	require.Equal(t, "Store staffpage", storeName)
 	require.Equal(t, "أمين المخزن", roleName)
 	checkLayout(t, clerkTab, "invitation-ar")
+	// In English (looking up does not use the link up).
+	englishTab := freshBrowser(t)
+	var englishDir, englishIntro string
+	require.NoError(t, chromedp.Run(englishTab,
+		chromedp.Navigate(h.url+"/invitations?lang=en#token="+strings.TrimPrefix(link, h.url+"/invitations#token=")),
+		chromedp.WaitVisible(`#accept-new`, chromedp.ByID),
+		chromedp.AttributeValue(`html`, "dir", &englishDir, nil, chromedp.ByQuery),
+		chromedp.Text(`#invitation`, &englishIntro, chromedp.ByID)))
+	require.Equal(t, "ltr", englishDir)
+	require.Contains(t, englishIntro, "You are invited to join")
+	checkLayout(t, englishTab, "invitation-en")
 	require.NoError(t, chromedp.Run(clerkTab,
 		chromedp.SendKeys(`#name`, "سارة", chromedp.ByID),
 		chromedp.SendKeys(`#password`, "correct horse battery", chromedp.ByID),
@@ -147,6 +159,12 @@ func TestStaffPagesInHeadlessChromium(t *testing.T) {
 	require.NoError(t, chromedp.Run(clerkSignedIn, chromedp.Location(&url)))
 	require.Equal(t, h.url+"/stores/"+other.storeID+"/shipments", url)
 	checkLayout(t, clerkSignedIn, "switcher-ar")
+	h.setLocale(clerkEmail, "en")
+	var switcher string
+	require.NoError(t, chromedp.Run(clerkSignedIn, chromedp.Reload(),
+		chromedp.Text(`nav.stores`, &switcher, chromedp.ByQuery)))
+	require.Contains(t, switcher, "Your other stores")
+	checkLayout(t, clerkSignedIn, "switcher-en")
 
 	// In English the staff page reads left to right.
 	h.setLocale(owner.email, "en")

@@ -251,3 +251,19 @@ func TestInvitationRoutesAreLimitedPerClient(t *testing.T) {
 	accept := h.do(request{method: "POST", path: "/api/v1/staff-invitations/accept", body: map[string]any{"token": "svc_inv_unknown"}})
 	require.Equal(t, http.StatusTooManyRequests, accept.Status, "lookup and accept share the client's count")
 }
+
+// A member's session request records when they were last seen, once per
+// five minutes.
+func TestStaffLastSeen(t *testing.T) {
+	h := newHarness(t, api.Config{})
+	owner := h.signup("lastseen")
+	lastSeen := func() any {
+		staff := h.do(request{method: "GET", path: storePath(owner.storeID, "/staff"), auth: owner.auth()})
+		require.Equal(t, http.StatusOK, staff.Status, string(staff.Raw))
+		return staff.data()["items"].([]any)[0].(map[string]any)["last_seen_at"]
+	}
+	first := lastSeen() // this very request is the first seen
+	require.NotNil(t, first)
+	require.Equal(t, http.StatusOK, h.do(request{method: "GET", path: storePath(owner.storeID, "/products"), auth: owner.auth()}).Status)
+	require.Equal(t, first, lastSeen(), "written at most every five minutes")
+}

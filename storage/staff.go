@@ -135,8 +135,9 @@ func (db *DB) FindSessionMember(ctx context.Context, secret string, storeID uuid
 
 // TouchMember records that a member was seen, at most every five minutes.
 func (db *DB) TouchMember(ctx context.Context, storeID, userID uuid.UUID) error {
+	now := db.now()
 	_, err := db.pool.Exec(ctx, `UPDATE store_members SET last_seen_at = $3 WHERE store_id = $1 AND user_id = $2
-		AND (last_seen_at IS NULL OR last_seen_at < $3 - interval '5 minutes')`, storeID, userID, db.now())
+		AND (last_seen_at IS NULL OR last_seen_at < $4)`, storeID, userID, now, now.Add(-5*time.Minute))
 	return err
 }
 

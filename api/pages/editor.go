@@ -40,38 +40,50 @@ func Assets() http.Handler {
 	})
 }
 
+// memberPage is what a store page knows of its reader: the signed-in user,
+// the store the path names, their membership there, and every store they
+// belong to (for the switcher), all from one query.
+type memberPage struct {
+	user   *storage.User
+	store  storage.Store
+	member storage.Membership
+	stores []storage.MemberStore
+}
+
 // editorStore is the store named in the path, when the signed-in user is
-// one of its members, or a redirect to sign in.
-func (p *Pages) editorStore(w http.ResponseWriter, r *http.Request) (*storage.User, storage.Store, error) {
+// one of its members (any role: what they may change is the API's to say,
+// decisions §16), or a redirect to sign in.
+func (p *Pages) editorStore(w http.ResponseWriter, r *http.Request) (memberPage, error) {
 	user, err := p.signedIn(w, r)
 	if err != nil {
-		return nil, storage.Store{}, err
+		return memberPage{}, err
 	}
 	storeID, err := uuid.Parse(chi.URLParam(r, "store_id"))
 	if err != nil {
 		p.problemPage(w, http.StatusNotFound, p.pageLang(r, user), "no such store")
-		return nil, storage.Store{}, errAnswered
+		return memberPage{}, errAnswered
 	}
-	store, err := p.db.FindStoreByID(r.Context(), storeID)
-	if err == nil {
-		// Any member opens the store's pages; what they may change is the
-		// API's to say, under their role (decisions §16).
-		_, err = p.db.FindMembership(r.Context(), storeID, user.ID)
-	}
+	stores, err := p.db.FindMemberStores(r.Context(), user.ID)
 	if err != nil {
-		toLogin(w, r)
-		return nil, storage.Store{}, errAnswered
+		return memberPage{}, err
 	}
-	return user, store, nil
+	for _, ms := range stores {
+		if ms.Store.ID == storeID {
+			return memberPage{user: user, store: ms.Store, member: ms.Membership, stores: stores}, nil
+		}
+	}
+	toLogin(w, r)
+	return memberPage{}, errAnswered
 }
 
 // EditorPage serves GET /stores/{store_id}/themes/editor.
 func (p *Pages) EditorPage() http.Handler {
 	return p.handle(func(w http.ResponseWriter, r *http.Request) error {
-		user, store, err := p.editorStore(w, r)
+		mp, err := p.editorStore(w, r)
 		if err != nil {
 			return err
 		}
+		user, store := mp.user, mp.store
 		lang := p.pageLang(r, user)
 		renderPage(w, http.StatusOK, "editor.html", map[string]any{"T": pageWords[lang], "Title": store.Name, "StoreID": store.ID,
 			"StoreName": store.Name, "Lang": lang})
@@ -198,10 +210,11 @@ func colorHex(s string) bool {
 // draft for the editor's frame (same origin only).
 func (p *Pages) Preview() http.Handler {
 	return p.handle(func(w http.ResponseWriter, r *http.Request) error {
-		_, store, err := p.editorStore(w, r)
+		mp, err := p.editorStore(w, r)
 		if err != nil {
 			return err
 		}
+		store := mp.store
 		page := r.URL.Query().Get("page")
 		if !slices.Contains(theme.Pages, page) {
 			page = "index"
@@ -233,7 +246,7 @@ func (p *Pages) Preview() http.Handler {
 // a posted document, for the frame to swap in when the editor sends new settings.
 func (p *Pages) PreviewRender() http.Handler {
 	return p.handle(func(w http.ResponseWriter, r *http.Request) error {
-		if _, _, err := p.editorStore(w, r); err != nil {
+		if _, err := p.editorStore(w, r); err != nil {
 			return err
 		}
 		raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRenderBody))

@@ -102,10 +102,11 @@ type historyRow struct {
 // OrderReturnsPage serves GET /stores/{store_id}/orders/{order_id}/returns.
 func (p *Pages) OrderReturnsPage() http.Handler {
 	return p.handle(func(w http.ResponseWriter, r *http.Request) error {
-		user, store, err := p.editorStore(w, r)
+		mp, err := p.editorStore(w, r)
 		if err != nil {
 			return err
 		}
+		user, store := mp.user, mp.store
 		lang := p.pageLang(r, user)
 		orderID, err := uuid.Parse(chi.URLParam(r, "order_id"))
 		if err != nil {
@@ -221,7 +222,7 @@ func (p *Pages) OrderReturnsPage() http.Handler {
 			historyRows = append(historyRows, row)
 		}
 
-		p.watchPage(w, r, user, "returns.html", lang, store, "orders", map[string]any{"Title": words["title"] + " — " + unbroken(order.OrderNumber), "R": words,
+		p.watchPage(w, mp, "returns.html", lang, "orders", map[string]any{"Title": words["title"] + " — " + unbroken(order.OrderNumber), "R": words,
 			"OrderID": order.ID, "OrderNumber": order.OrderNumber, "OrderStatus": cmp.Or(words["o_"+string(order.Status)], string(order.Status)),
 			"PaymentStatus": cmp.Or(words["p_"+string(order.PaymentStatus)], string(order.PaymentStatus)),
 			"Paid":          money(order.PaidTotal), "Refunded": money(refunded), "Pending": money(pending),

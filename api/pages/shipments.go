@@ -47,10 +47,11 @@ func shipmentDay(r *http.Request) (time.Time, bool) {
 // ShipmentsPage serves GET /stores/{store_id}/shipments.
 func (p *Pages) ShipmentsPage() http.Handler {
 	return p.handle(func(w http.ResponseWriter, r *http.Request) error {
-		user, store, err := p.editorStore(w, r)
+		mp, err := p.editorStore(w, r)
 		if err != nil {
 			return err
 		}
+		user, store := mp.user, mp.store
 		lang := p.pageLang(r, user)
 		day, ok := shipmentDay(r)
 		if !ok {
@@ -80,7 +81,7 @@ func (p *Pages) ShipmentsPage() http.Handler {
 			}
 			rows = append(rows, one)
 		}
-		p.watchPage(w, r, user, "shipments.html", lang, store, "shipments", map[string]any{"Title": words["shipments_title"], "S": words,
+		p.watchPage(w, mp, "shipments.html", lang, "shipments", map[string]any{"Title": words["shipments_title"], "S": words,
 			"Shipments": rows, "Day": day.Format(time.DateOnly)})
 		return nil
 	})
@@ -91,10 +92,11 @@ func (p *Pages) ShipmentsPage() http.Handler {
 // browser to print as one PDF.
 func (p *Pages) WaybillsPrint() http.Handler {
 	return p.handle(func(w http.ResponseWriter, r *http.Request) error {
-		user, store, err := p.editorStore(w, r)
+		mp, err := p.editorStore(w, r)
 		if err != nil {
 			return err
 		}
+		user, store := mp.user, mp.store
 		day, ok := shipmentDay(r)
 		if !ok {
 			p.problemPage(w, http.StatusBadRequest, p.pageLang(r, user), "date must be YYYY-MM-DD")

@@ -57,20 +57,18 @@ var invitationWords = map[string]map[string]string{
 // pending invitations, which the owner and admins manage.
 func (p *Pages) StaffPage() http.Handler {
 	return p.handle(func(w http.ResponseWriter, r *http.Request) error {
-		user, store, err := p.editorStore(w, r)
+		mp, err := p.editorStore(w, r)
 		if err != nil {
 			return err
 		}
+		user, store := mp.user, mp.store
 		lang := p.pageLang(r, user)
-		member, err := p.db.FindMembership(r.Context(), store.ID, user.ID)
-		if err != nil {
-			return err
-		}
+		member := mp.member
 		words := staffWords[lang]
 		data := map[string]any{"Title": words["title"], "S": words, "Me": user.ID, "MyRole": roleLabel(lang, member.RoleName, member.BuiltIn),
 			"MyScopes": scopeLabels(lang, member.Scopes, member.Everything())}
 		if member.BuiltIn == "" {
-			p.watchPage(w, r, user, "staff.html", lang, store, "staff", data)
+			p.watchPage(w, mp, "staff.html", lang, "staff", data)
 			return nil
 		}
 		staff, _, err := p.db.FindStaff(r.Context(), store.ID, storage.Page{Page: 1, Limit: 100})
@@ -126,7 +124,7 @@ func (p *Pages) StaffPage() http.Handler {
 			domains = append(domains, domain{d, pageWords[lang][d]})
 		}
 		data["Manage"], data["Members"], data["Roles"], data["Invitations"], data["Domains"] = true, rows, roleRows, invRows, domains
-		p.watchPage(w, r, user, "staff.html", lang, store, "staff", data)
+		p.watchPage(w, mp, "staff.html", lang, "staff", data)
 		return nil
 	})
 }

@@ -55,19 +55,17 @@ var watchWords = map[string]map[string]string{
 
 // watchPage renders one of the watching pages with what every one of them shows.
 // A member of more than one store switches between them on every page.
-func (p *Pages) watchPage(w http.ResponseWriter, r *http.Request, user *storage.User, name, lang string, store storage.Store, section string, data map[string]any) {
+func (p *Pages) watchPage(w http.ResponseWriter, mp memberPage, name, lang, section string, data map[string]any) {
 	data["T"], data["W"], data["Lang"] = pageWords[lang], watchWords[lang], lang
-	data["StoreID"], data["StoreName"], data["Section"] = store.ID, store.Name, section
+	data["StoreID"], data["StoreName"], data["Section"] = mp.store.ID, mp.store.Name, section
 	type otherStore struct {
 		ID         uuid.UUID
 		Name, Role string
 	}
 	var others []otherStore
-	if stores, err := p.db.FindMemberStores(r.Context(), user.ID); err == nil {
-		for _, m := range stores {
-			if m.Store.ID != store.ID {
-				others = append(others, otherStore{ID: m.Store.ID, Name: m.Store.Name, Role: roleLabel(lang, m.Membership.RoleName, m.Membership.BuiltIn)})
-			}
+	for _, m := range mp.stores {
+		if m.Store.ID != mp.store.ID {
+			others = append(others, otherStore{ID: m.Store.ID, Name: m.Store.Name, Role: roleLabel(lang, m.Membership.RoleName, m.Membership.BuiltIn)})
 		}
 	}
 	data["OtherStores"], data["SwitchPath"] = others, section
@@ -83,10 +81,11 @@ func utcTime(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UT
 // ImportsPage serves GET /stores/{store_id}/imports.
 func (p *Pages) ImportsPage() http.Handler {
 	return p.handle(func(w http.ResponseWriter, r *http.Request) error {
-		user, store, err := p.editorStore(w, r)
+		mp, err := p.editorStore(w, r)
 		if err != nil {
 			return err
 		}
+		user, store := mp.user, mp.store
 		imports, err := p.db.FindRecentImports(r.Context(), store.ID, 20)
 		if err != nil {
 			return err
@@ -103,7 +102,7 @@ func (p *Pages) ImportsPage() http.Handler {
 			rows = append(rows, row{imp.ID, string(imp.Status), imp.DryRun, imp.TotalRows, utcTime(imp.CreatedAt)})
 		}
 		lang := p.pageLang(r, user)
-		p.watchPage(w, r, user, "imports.html", lang, store, "imports", map[string]any{"Title": watchWords[lang]["imports_title"], "Imports": rows})
+		p.watchPage(w, mp, "imports.html", lang, "imports", map[string]any{"Title": watchWords[lang]["imports_title"], "Imports": rows})
 		return nil
 	})
 }
@@ -111,10 +110,11 @@ func (p *Pages) ImportsPage() http.Handler {
 // DeliveriesPage serves GET /stores/{store_id}/deliveries.
 func (p *Pages) DeliveriesPage() http.Handler {
 	return p.handle(func(w http.ResponseWriter, r *http.Request) error {
-		user, store, err := p.editorStore(w, r)
+		mp, err := p.editorStore(w, r)
 		if err != nil {
 			return err
 		}
+		user, store := mp.user, mp.store
 		lang := p.pageLang(r, user)
 		subs, err := p.db.FindSubscriptions(r.Context(), store.ID)
 		if err != nil {
@@ -156,7 +156,7 @@ func (p *Pages) DeliveriesPage() http.Handler {
 		for _, s := range subs {
 			list = append(list, subscription{ID: s.ID, URL: s.URL, Active: s.IsActive, Deliveries: bySub[s.ID]})
 		}
-		p.watchPage(w, r, user, "deliveries.html", lang, store, "deliveries", map[string]any{"Title": watchWords[lang]["deliveries_title"],
+		p.watchPage(w, mp, "deliveries.html", lang, "deliveries", map[string]any{"Title": watchWords[lang]["deliveries_title"],
 			"Subscriptions": list})
 		return nil
 	})
@@ -177,10 +177,11 @@ func (p *Pages) nextRetry(d storage.RecentDelivery) (time.Time, bool) {
 // the orders whose side effects need the merchant (autopilot exceptions).
 func (p *Pages) WorkPage() http.Handler {
 	return p.handle(func(w http.ResponseWriter, r *http.Request) error {
-		user, store, err := p.editorStore(w, r)
+		mp, err := p.editorStore(w, r)
 		if err != nil {
 			return err
 		}
+		user, store := mp.user, mp.store
 		lang := p.pageLang(r, user)
 		images, err := p.db.FindProcessingImages(r.Context(), store.ID, 50)
 		if err != nil {
@@ -211,7 +212,7 @@ func (p *Pages) WorkPage() http.Handler {
 			}
 			excs = append(excs, exception{e.OrderID, e.OrderNumber, e.Reason, reads, utcTime(e.CreatedAt)})
 		}
-		p.watchPage(w, r, user, "work.html", lang, store, "work", map[string]any{"Title": watchWords[lang]["work_title"],
+		p.watchPage(w, mp, "work.html", lang, "work", map[string]any{"Title": watchWords[lang]["work_title"],
 			"Images": imgs, "Exceptions": excs})
 		return nil
 	})

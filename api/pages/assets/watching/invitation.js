@@ -3,6 +3,8 @@
 // session (so signing in first, or switching language, does not lose
 // it), looks the invitation up and accepts it through the JSON API.
 
+import { apiMessage } from "./apierror.js";
+
 const words = document.getElementById("words").dataset;
 const lang = words.lang;
 const $ = (id) => document.getElementById(id);
@@ -15,12 +17,9 @@ if (fromHash) {
 const token = fromHash || sessionStorage.getItem("invitation_token");
 
 function showError(json, status) {
-  const err = json.error || {};
-  const field = (err.fields || [])[0];
-  const text = field ? (lang === "ar" ? field.message_ar : field.message) : (lang === "ar" ? err.message_ar : err.message);
-  $("error").textContent = text || String(status);
+  $("error").textContent = apiMessage(json, lang) || String(status);
   $("error").hidden = false;
-  $("error").dataset.code = err.code || "";
+  $("error").dataset.code = (json.error || {}).code || "";
 }
 
 async function post(path, body) {

@@ -3,6 +3,8 @@
 // answer (or its error, in the page's language) is shown, and the page
 // reloads after a receipt.
 
+import { apiMessage } from "./apierror.js";
+
 const storeID = document.body.dataset.storeId;
 const lang = document.body.dataset.lang;
 const words = document.getElementById("words").dataset;
@@ -35,10 +37,7 @@ for (const article of document.querySelectorAll("article.return")) {
       setTimeout(() => location.reload(), 800);
       return;
     }
-    const err = json.error || {};
-    const field = (err.fields || [])[0];
-    const message = field ? (lang === "ar" ? field.message_ar : field.message) : (lang === "ar" ? err.message_ar : err.message);
-    result.textContent = message || String(res.status);
+    result.textContent = apiMessage(json, lang) || String(res.status);
     result.classList.add("error");
     button.disabled = false;
   });

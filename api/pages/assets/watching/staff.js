@@ -3,6 +3,8 @@
 // one name an array). The API's answer, or its error in the page's
 // language, is shown, and the page reloads after a change.
 
+import { apiMessage } from "./apierror.js";
+
 const storeID = document.body.dataset.storeId;
 const lang = document.body.dataset.lang;
 const words = document.getElementById("words").dataset;
@@ -21,11 +23,10 @@ function body(form) {
   return out;
 }
 
+// The error in the page's language, naming the field it is about.
 function message(json, status) {
-  const err = json.error || {};
-  const field = (err.fields || [])[0];
-  if (field) return (field.field ? field.field + ": " : "") + (lang === "ar" ? field.message_ar : field.message);
-  return (lang === "ar" ? err.message_ar : err.message) || String(status);
+  const field = ((json.error || {}).fields || [])[0];
+  return (field?.field ? field.field + ": " : "") + (apiMessage(json, lang) || String(status));
 }
 
 for (const form of document.querySelectorAll("form[data-method]")) {
