@@ -231,9 +231,11 @@ func (a *Activities) CreateOrderShipment(ctx context.Context, in OrderInput) (Si
 	return SideEffectResult{Status: "succeeded"}, a.DB.CreateShipmentForOrder(ctx, in.StoreID, in.OrderID)
 }
 
-// RecordOrderRollup counts the order in the store's daily figures, once.
+// RecordOrderRollup is the step order-placed workflows started before
+// analytics (§17) still schedule. The order's own transaction counted it
+// (and the migration counted those placed before), so it does nothing.
 func (a *Activities) RecordOrderRollup(ctx context.Context, in OrderInput) (SideEffectResult, error) {
-	return SideEffectResult{Status: "succeeded"}, a.DB.AddOrderToRollup(ctx, in.StoreID, in.OrderID)
+	return SideEffectResult{Status: "skipped"}, nil
 }
 
 // FlagSideEffectInput names the order, the side effect that kept failing

@@ -242,7 +242,7 @@ func TestConfirmationsOncePerContact(t *testing.T) {
 		orders = append(orders, out.data()["order"].(map[string]any)["id"].(string))
 	}
 	for _, id := range orders {
-		waitFor(t, "the order-placed workflow", func() bool { return len(h.sideEffects(id)) == 4 })
+		waitFor(t, "the order-placed workflow", func() bool { return len(h.sideEffects(id)) == 3 })
 	}
 	first, second := h.sideEffects(orders[0]), h.sideEffects(orders[1])
 	sent := 0

@@ -54,8 +54,8 @@ func TestOrderPlacedSideEffectsRunOnce(t *testing.T) {
 	o := h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders"), auth: bearer(s.token),
 		body: withEmail(orderBody(s.variantID, 1, "+201001234567"), "mona@example.com")}).data()
 	id := o["id"].(string)
-	waitFor(t, "all four side effects", func() bool { return len(h.sideEffects(id)) == 4 })
-	require.Equal(t, map[string]string{"email": "succeeded", "chat": "succeeded", "shipment": "succeeded", "rollup": "succeeded"}, h.sideEffects(id))
+	waitFor(t, "all three side effects", func() bool { return len(h.sideEffects(id)) == 3 })
+	require.Equal(t, map[string]string{"email": "succeeded", "chat": "succeeded", "shipment": "succeeded"}, h.sideEffects(id))
 
 	mails := h.mail.Messages()
 	require.Len(t, mails, 1)
@@ -68,7 +68,7 @@ func TestOrderPlacedSideEffectsRunOnce(t *testing.T) {
 
 	var shipments, rollupOrders int
 	require.NoError(t, testenv.SQL(h.t, h.db).QueryRow(context.Background(), `SELECT count(*) FROM shipments WHERE order_id = $1`, id).Scan(&shipments))
-	require.NoError(t, testenv.SQL(h.t, h.db).QueryRow(context.Background(), `SELECT orders FROM order_rollups WHERE store_id = $1`, s.m.storeID).Scan(&rollupOrders))
+	require.NoError(t, testenv.SQL(h.t, h.db).QueryRow(context.Background(), `SELECT sum(orders) FROM order_rollups WHERE store_id = $1`, s.m.storeID).Scan(&rollupOrders))
 	require.Equal(t, 1, shipments)
 	require.Equal(t, 1, rollupOrders)
 	// The automatic shipment is a decisions §12 one: every line, a label, COD the balance due.
@@ -109,7 +109,7 @@ func TestDraftConversionFiresSideEffectsExactlyOnce(t *testing.T) {
 	require.Equal(t, "PENDING", conv.data()["status"])
 	require.Equal(t, 3, h.variantQuantity(s), "conversion reserves the stock")
 	require.Len(t, h.events(s.m.storeID, "order.created"), 1)
-	waitFor(t, "the side effects", func() bool { return len(h.sideEffects(id)) == 4 })
+	waitFor(t, "the side effects", func() bool { return len(h.sideEffects(id)) == 3 })
 	require.Len(t, h.mail.Messages(), 1)
 	chats := h.chat.messages()
 	require.Len(t, chats, 1)
@@ -370,7 +370,7 @@ func TestStoreSettings(t *testing.T) {
 	require.Equal(t, http.StatusOK, got.Status)
 	require.Equal(t, map[string]any{"name": "Store settings", "default_language": "ar", "auto_create_shipment": false,
 		"chat_confirmations": true, "confirm_in_chat": false, "e_invoicing": false, "abandonment_threshold_minutes": float64(60),
-		"max_line_quantity": float64(50), "max_order_quantity": float64(200),
+		"max_line_quantity": float64(50), "max_order_quantity": float64(200), "timezone": "Africa/Cairo", "week_start": "saturday",
 		"chat_templates_approved": []any{"order_confirmation", "order_confirmation_request"}}, got.data())
 	changed := h.settings(s, map[string]any{"confirm_in_chat": true, "name": "متجر الإعدادات"})
 	require.Equal(t, true, changed.data()["confirm_in_chat"])

@@ -160,7 +160,7 @@ func TestOperatorsFindAStoresWorkByStoreId(t *testing.T) {
 			case "order-placed":
 				require.Equal(t, w.orderNumber, l.OrderNumber)
 				require.Contains(t, l.Summary, w.orderNumber+" · store ops-")
-				require.Contains(t, l.Summary, "4 side effects")
+				require.Contains(t, l.Summary, "3 side effects")
 			case "product-import":
 				require.Equal(t, w.importID, l.ResourceID)
 			}

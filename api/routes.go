@@ -36,6 +36,7 @@ func (s *Server) routes() *chi.Mux {
 	r.Method(http.MethodGet, "/stores/{store_id}/work", s.pages.WorkPage())
 	r.Method(http.MethodGet, "/stores/{store_id}/shipments", s.pages.ShipmentsPage())
 	r.Method(http.MethodGet, "/stores/{store_id}/staff", s.pages.StaffPage())
+	r.Method(http.MethodGet, "/stores/{store_id}/analytics", s.pages.AnalyticsPage())
 	r.Method(http.MethodGet, "/invitations", s.pages.InvitationPage())
 	r.Method(http.MethodGet, "/stores/{store_id}/shipments/print", s.pages.WaybillsPrint())
 	r.Method(http.MethodGet, "/stores/{store_id}/orders/{order_id}/returns", s.pages.OrderReturnsPage())
@@ -110,6 +111,10 @@ func (s *Server) routes() *chi.Mux {
 			r.With(s.sessionOnly).Method(http.MethodGet, "/notifications", s.handleListNotifications())
 			r.With(owner).Method(http.MethodDelete, "/apps/{app_id}", s.handleUninstallApp())
 			r.With(owner).Method(http.MethodGet, "/audit-log", s.handleAuditLog())
+
+			analyticsRead := s.requireScope("analytics:read")
+			r.With(analyticsRead).Method(http.MethodGet, "/analytics/sales", s.handleSales())
+			r.With(analyticsRead).Method(http.MethodGet, "/analytics/top-products", s.handleTopProducts())
 
 			settingsRead, settingsWrite := s.requireScope("settings:read"), s.requireScope("settings:write")
 			r.With(settingsRead).Method(http.MethodGet, "/settings", s.handleGetSettings())

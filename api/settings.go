@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
+	_ "time/tzdata" // zone names do not depend on the host's zoneinfo
 
 	"github.com/merchantsvc/svc/storage"
 )
@@ -22,12 +24,15 @@ type settingsResponse struct {
 	AbandonmentMinutes    int      `json:"abandonment_threshold_minutes"`
 	MaxLineQuantity       int      `json:"max_line_quantity"`
 	MaxOrderQuantity      int      `json:"max_order_quantity"`
+	Timezone              string   `json:"timezone"`
+	WeekStart             string   `json:"week_start"`
 }
 
 func newSettingsResponse(s storage.StoreSettings) settingsResponse {
 	return settingsResponse{Name: s.Name, DefaultLanguage: s.DefaultLanguage, AutoCreateShipment: s.AutoCreateShipment,
 		ChatConfirmations: s.ChatConfirmations, ConfirmInChat: s.ConfirmInChat, ChatTemplatesApproved: orEmpty(s.ChatTemplatesApproved),
-		EInvoicing: s.EInvoicing, AbandonmentMinutes: s.AbandonmentMinutes, MaxLineQuantity: s.MaxLineQuantity, MaxOrderQuantity: s.MaxOrderQuantity}
+		EInvoicing: s.EInvoicing, AbandonmentMinutes: s.AbandonmentMinutes, MaxLineQuantity: s.MaxLineQuantity, MaxOrderQuantity: s.MaxOrderQuantity,
+		Timezone: s.Timezone, WeekStart: s.WeekStart}
 }
 
 // handleGetSettings serves GET /stores/{store_id}/settings.
@@ -53,6 +58,8 @@ type updateSettingsRequest struct {
 	AbandonmentMinutes    optional[int]      `json:"abandonment_threshold_minutes"`
 	MaxLineQuantity       optional[int]      `json:"max_line_quantity"`
 	MaxOrderQuantity      optional[int]      `json:"max_order_quantity"`
+	Timezone              optional[string]   `json:"timezone"`
+	WeekStart             optional[string]   `json:"week_start"`
 }
 
 func (req updateSettingsRequest) Valid() []fieldError {
@@ -78,6 +85,13 @@ func (req updateSettingsRequest) Valid() []fieldError {
 	}
 	if notNull(&c, "max_order_quantity", req.MaxOrderQuantity) && (req.MaxOrderQuantity.Value < 1 || req.MaxOrderQuantity.Value > 1000000) {
 		c.add("max_order_quantity", "out_of_range", "must be between 1 and 1000000")
+	}
+	// A null timezone goes back to the currency's default (§17).
+	if req.Timezone.Set && !req.Timezone.Null && !knownTimezone(req.Timezone.Value) {
+		c.add("timezone", "unknown_timezone", "must be an IANA time zone name such as Africa/Cairo")
+	}
+	if notNull(&c, "week_start", req.WeekStart) {
+		c.oneOf("week_start", req.WeekStart.Value, storage.WeekStarts)
 	}
 	if notNull(&c, "chat_templates_approved", req.ChatTemplatesApproved) {
 		for i, t := range req.ChatTemplatesApproved.Value {
@@ -126,6 +140,10 @@ func (s *Server) handleUpdateSettings() handlerFunc {
 		if req.EInvoicing.Set {
 			upd.EInvoicing = &req.EInvoicing.Value
 		}
+		upd.Timezone = storage.Field[string](req.Timezone)
+		if req.WeekStart.Set {
+			upd.WeekStart = &req.WeekStart.Value
+		}
 		if req.ChatTemplatesApproved.Set {
 			upd.ChatTemplatesApproved = dedupe(orEmpty(req.ChatTemplatesApproved.Value))
 			if upd.ChatTemplatesApproved == nil {
@@ -140,4 +158,14 @@ func (s *Server) handleUpdateSettings() handlerFunc {
 			return tx.UpdateStoreSettings(r.Context(), storeIDFrom(r.Context()), upd)
 		})
 	}
+}
+
+// knownTimezone reports whether name is an IANA zone (the binary carries
+// the zone database, so this does not depend on the host's).
+func knownTimezone(name string) bool {
+	if name == "" || name == "Local" || len(name) > 64 {
+		return false
+	}
+	_, err := time.LoadLocation(name)
+	return err == nil
 }

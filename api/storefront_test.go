@@ -115,7 +115,7 @@ func TestStorefrontCartCheckoutAndProofUpload(t *testing.T) {
 	require.True(t, strings.HasPrefix(orderToken, "svc_ot_"))
 	require.Equal(t, 7, h.variantQuantity(s), "stock reserved")
 	require.Len(t, h.events(s.m.storeID, "order.created"), 1)
-	waitFor(t, "the order-placed workflow", func() bool { return len(h.sideEffects(order["id"].(string))) == 4 })
+	waitFor(t, "the order-placed workflow", func() bool { return len(h.sideEffects(order["id"].(string))) == 3 })
 
 	again := h.buyer(s, "POST", "/carts/"+cartID+"/checkout", checkoutBody("instapay"), token)
 	require.Equal(t, http.StatusConflict, again.Status)

@@ -27,6 +27,10 @@ func arabicFieldMessage(code string) string {
 		return "القيمة أقصر من المسموح"
 	case "out_of_range":
 		return "القيمة خارج النطاق المسموح"
+	case "range_too_large":
+		return "الفترة أطول من المسموح: قصّرها أو اختر فاصلًا أكبر"
+	case "unknown_timezone":
+		return "ليست منطقة زمنية معروفة؛ استخدم اسمًا مثل Africa/Cairo"
 	case "one_of":
 		return "القيمة ليست من القيم المسموح بها"
 	case "invalid_uuid":

@@ -241,29 +241,6 @@ func (db *DB) CreateShipmentForOrder(ctx context.Context, storeID, orderID uuid.
 	})
 }
 
-// AddOrderToRollup counts a placed order in its day's figures, once: the
-// side-effect row and the increment commit together.
-func (db *DB) AddOrderToRollup(ctx context.Context, storeID, orderID uuid.UUID) error {
-	return db.InTx(ctx, func(tx *Tx) error {
-		var (
-			total   int64
-			created time.Time
-		)
-		if err := tx.tx.QueryRow(ctx, `SELECT total, created_at FROM orders WHERE store_id = $1 AND id = $2`, storeID, orderID).Scan(&total, &created); err != nil {
-			return notFoundIfNoRows(err, "rollup order")
-		}
-		tag, err := tx.tx.Exec(ctx, `INSERT INTO order_side_effects (store_id, order_id, kind, status, created_at)
-			VALUES ($1, $2, 'rollup', 'succeeded', $3) ON CONFLICT (order_id, kind) DO NOTHING`, storeID, orderID, tx.now())
-		if err != nil || tag.RowsAffected() == 0 {
-			return err
-		}
-		_, err = tx.tx.Exec(ctx, `INSERT INTO order_rollups (store_id, day, orders, revenue) VALUES ($1, $2, 1, $3)
-			ON CONFLICT (store_id, day) DO UPDATE SET orders = order_rollups.orders + 1, revenue = order_rollups.revenue + $3`,
-			storeID, created.UTC().Format("2006-01-02"), total)
-		return err
-	})
-}
-
 // StoreSettings are the switches of what follows a placed order.
 type StoreSettings struct {
 	AutoCreateShipment    bool
@@ -278,17 +255,49 @@ type StoreSettings struct {
 	// per line and pieces in all.
 	MaxLineQuantity  int
 	MaxOrderQuantity int
+	// Timezone is the IANA zone reports are read in: the store's choice, or
+	// its currency's default (§17). WeekStart is the first day of a week.
+	Timezone  string
+	WeekStart string
+	Currency  string
 }
+
+// currencyTimezones are the default report zones by currency (§17); any
+// other currency reads in UTC.
+var currencyTimezones = map[string]string{
+	"EGP": "Africa/Cairo", "SAR": "Asia/Riyadh", "AED": "Asia/Dubai", "KWD": "Asia/Kuwait", "BHD": "Asia/Bahrain",
+	"OMR": "Asia/Muscat", "JOD": "Asia/Amman", "QAR": "Asia/Qatar",
+}
+
+// DefaultTimezone is the zone a store's reports are read in until it
+// chooses one.
+func DefaultTimezone(currency string) string {
+	if tz, ok := currencyTimezones[currency]; ok {
+		return tz
+	}
+	return "UTC"
+}
+
+// WeekStarts are the days a store's weeks may start on; the first is the default.
+var WeekStarts = []string{"saturday", "sunday", "monday"}
 
 // FindStoreSettings reads a store's automation switches.
 func (r reader) FindStoreSettings(ctx context.Context, storeID uuid.UUID) (StoreSettings, error) {
-	var s StoreSettings
+	var (
+		s        StoreSettings
+		timezone *string
+	)
 	err := r.q.QueryRow(ctx, `SELECT auto_create_shipment, chat_confirmations, confirm_in_chat, chat_templates_approved, default_language, name,
-			e_invoicing, abandonment_threshold_minutes, max_line_quantity, max_order_quantity
+			e_invoicing, abandonment_threshold_minutes, max_line_quantity, max_order_quantity, currency, timezone, week_start
 		FROM stores WHERE id = $1`, storeID).Scan(&s.AutoCreateShipment, &s.ChatConfirmations, &s.ConfirmInChat,
-		&s.ChatTemplatesApproved, &s.DefaultLanguage, &s.Name, &s.EInvoicing, &s.AbandonmentMinutes, &s.MaxLineQuantity, &s.MaxOrderQuantity)
+		&s.ChatTemplatesApproved, &s.DefaultLanguage, &s.Name, &s.EInvoicing, &s.AbandonmentMinutes, &s.MaxLineQuantity, &s.MaxOrderQuantity,
+		&s.Currency, &timezone, &s.WeekStart)
 	if err != nil {
 		return StoreSettings{}, notFoundIfNoRows(err, "find store settings")
+	}
+	s.Timezone = DefaultTimezone(s.Currency)
+	if timezone != nil {
+		s.Timezone = *timezone
 	}
 	return s, nil
 }
@@ -327,7 +336,9 @@ func (tx *Tx) ConvertDraft(ctx context.Context, storeID, orderID uuid.UUID, acto
 	o.Status, o.UpdatedAt = OrderPending, tx.now()
 	// placed_started_at stays NULL: the dispatcher starts the order-placed
 	// workflow after commit, as for any new order.
-	if _, err := tx.tx.Exec(ctx, `UPDATE orders SET status = 'PENDING', updated_at = $3 WHERE store_id = $1 AND id = $2`,
+	// It counts in analytics from now (§17: a converted draft is placed at
+	// its conversion).
+	if _, err := tx.tx.Exec(ctx, `UPDATE orders SET status = 'PENDING', updated_at = $3, placed_at = $3 WHERE store_id = $1 AND id = $2`,
 		storeID, orderID, o.UpdatedAt); err != nil {
 		return Order{}, fmt.Errorf("convert draft: %w", err)
 	}
@@ -396,6 +407,9 @@ type StoreSettingsUpdate struct {
 	AbandonmentMinutes    *int
 	MaxLineQuantity       *int
 	MaxOrderQuantity      *int
+	// Timezone set to nil goes back to the currency's default.
+	Timezone  Field[string]
+	WeekStart *string
 }
 
 // UpdateStoreSettings applies a partial update and returns the settings.
@@ -405,9 +419,11 @@ func (tx *Tx) UpdateStoreSettings(ctx context.Context, storeID uuid.UUID, upd St
 			confirm_in_chat = COALESCE($6, confirm_in_chat), chat_templates_approved = COALESCE($7, chat_templates_approved),
 			e_invoicing = COALESCE($9, e_invoicing), abandonment_threshold_minutes = COALESCE($10, abandonment_threshold_minutes),
 			max_line_quantity = COALESCE($11, max_line_quantity), max_order_quantity = COALESCE($12, max_order_quantity),
+			timezone = CASE WHEN $13 THEN $14 ELSE timezone END, week_start = COALESCE($15, week_start),
 			updated_at = $8
 		WHERE id = $1`, storeID, upd.Name, upd.DefaultLanguage, upd.AutoCreateShipment, upd.ChatConfirmations, upd.ConfirmInChat,
-		upd.ChatTemplatesApproved, tx.now(), upd.EInvoicing, upd.AbandonmentMinutes, upd.MaxLineQuantity, upd.MaxOrderQuantity)
+		upd.ChatTemplatesApproved, tx.now(), upd.EInvoicing, upd.AbandonmentMinutes, upd.MaxLineQuantity, upd.MaxOrderQuantity,
+		upd.Timezone.Set, upd.Timezone.ptr(), upd.WeekStart)
 	if err != nil {
 		return StoreSettings{}, fmt.Errorf("update store settings: %w", err)
 	}

@@ -229,11 +229,18 @@ func (tx *Tx) CreateOrder(ctx context.Context, in NewOrder) (Order, error) {
 	now := tx.now()
 	o.CreatedAt, o.UpdatedAt = now, now
 	search := strings.ToLower(strings.Join([]string{o.OrderNumber, customer.Name, deref(customer.Email), deref(customer.Phone)}, " "))
-	_, err = tx.tx.Exec(ctx, `INSERT INTO orders (`+orderColumns+`, search_text, customer_phone, trace_parent) VALUES ($1, $2, $3, $4, $5, $6, $7,
-		$8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $23, $27, $28, $24, $25, NULLIF($26, ''))`,
+	// placed_at is when the order counts in analytics (§17): now, or a
+	// draft's conversion.
+	var placedAt *time.Time
+	if !in.Draft {
+		placedAt = &now
+	}
+	_, err = tx.tx.Exec(ctx, `INSERT INTO orders (`+orderColumns+`, search_text, customer_phone, trace_parent, placed_at) VALUES ($1, $2, $3, $4, $5, $6, $7,
+		$8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $23, $27, $28, $24, $25, NULLIF($26, ''), $29)`,
 		o.ID, o.StoreID, o.OrderNumber, o.Status, o.PaymentStatus, o.FulfillmentStatus, o.PaymentMethod, o.Currency, o.CustomerID,
 		o.Customer, o.ShippingAddress, o.Subtotal, o.ShippingFee, o.Discount, o.Total, o.PaidTotal, o.CollectibleTotal,
-		o.CollectedTotal, o.RefundDue, o.TrackingNumber, o.Notes, o.CancelReason, now, search, customer.Phone, traceParent(ctx), o.Discounts, nonNilShippingLines(o.ShippingLines))
+		o.CollectedTotal, o.RefundDue, o.TrackingNumber, o.Notes, o.CancelReason, now, search, customer.Phone, traceParent(ctx), o.Discounts, nonNilShippingLines(o.ShippingLines),
+		placedAt)
 	if err != nil {
 		return Order{}, fmt.Errorf("create order: %w", err)
 	}

@@ -17,7 +17,8 @@ type OrderPlacedInput struct {
 }
 
 // OrderPlacedResult is what each side effect did, by kind (email, chat,
-// shipment, rollup): succeeded, skipped or failed.
+// shipment; rollup in histories from before analytics, §17): succeeded,
+// skipped or failed.
 type OrderPlacedResult struct {
 	Steps map[string]string
 }
@@ -40,25 +41,35 @@ var sideEffectOptions = workflow.ActivityOptions{
 // effects side by side; histories recorded before it replay one at a time.
 const parallelSideEffects = "side-effects-in-parallel"
 
+// rollupInTransaction is the GetVersion change id of dropping the rollup
+// step: the order's own transaction writes its analytics figures now
+// (§17); histories recorded before it replay with the step.
+const rollupInTransaction = "rollup-in-order-transaction"
+
 // OrderPlacedSideEffects ends an order-placed workflow's summary in the
 // Temporal UI; it names the steps below.
-const OrderPlacedSideEffects = "4 side effects: email, chat, shipment, rollup"
+const OrderPlacedSideEffects = "3 side effects: email, chat, shipment"
+
+// sideEffectStep is one side effect of a placed order and its activity.
+type sideEffectStep struct {
+	kind string
+	fn   any
+}
 
 // OrderPlaced runs what follows a placed order: the status email, the chat
-// confirmation, an automatic shipment when the store wants one, and the
-// analytics rollup. Each is an activity, retried and recorded once; one that
-// keeps failing flags an autopilot exception and never fails the order.
+// confirmation and an automatic shipment when the store wants one. Each is
+// an activity, retried and recorded once; one that keeps failing flags an
+// autopilot exception and never fails the order.
 func OrderPlaced(ctx workflow.Context, in OrderPlacedInput) (OrderPlacedResult, error) {
 	actx := workflow.WithActivityOptions(ctx, sideEffectOptions)
 	order := activities.OrderInput{StoreID: in.StoreID, OrderID: in.OrderID}
-	steps := []struct {
-		kind string
-		fn   any
-	}{
+	steps := []sideEffectStep{
 		{"email", a.SendOrderEmail},
 		{"chat", a.SendChatConfirmation},
 		{"shipment", a.CreateOrderShipment},
-		{"rollup", a.RecordOrderRollup},
+	}
+	if workflow.GetVersion(ctx, rollupInTransaction, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		steps = append(steps, sideEffectStep{"rollup", a.RecordOrderRollup})
 	}
 	// The steps do not depend on each other, so they run side by side: one
 	// workflow task schedules all four rather than one per step, which is

@@ -27,7 +27,6 @@ func TestOrderPlacedFlagsAFailingSideEffect(t *testing.T) {
 	env.OnActivity(acts.SendOrderEmail, mock.Anything, mock.Anything).Return(activities.SideEffectResult{}, errors.New("smtp down"))
 	env.OnActivity(acts.SendChatConfirmation, mock.Anything, mock.Anything).Return(ok, nil).Once()
 	env.OnActivity(acts.CreateOrderShipment, mock.Anything, mock.Anything).Return(activities.SideEffectResult{Status: "skipped"}, nil).Once()
-	env.OnActivity(acts.RecordOrderRollup, mock.Anything, mock.Anything).Return(ok, nil).Once()
 	var flagged []string
 	env.OnActivity(acts.FlagSideEffectFailure, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, in activities.FlagSideEffectInput) (activities.FlagSideEffectResult, error) {
@@ -40,7 +39,7 @@ func TestOrderPlacedFlagsAFailingSideEffect(t *testing.T) {
 	require.NoError(t, env.GetWorkflowError())
 	var result workflows.OrderPlacedResult
 	require.NoError(t, env.GetWorkflowResult(&result))
-	require.Equal(t, map[string]string{"email": "failed", "chat": "succeeded", "shipment": "skipped", "rollup": "succeeded"}, result.Steps)
+	require.Equal(t, map[string]string{"email": "failed", "chat": "succeeded", "shipment": "skipped"}, result.Steps)
 	require.Equal(t, []string{"email"}, flagged)
 	env.AssertExpectations(t)
 }
@@ -64,12 +63,11 @@ func TestOrderPlacedRunsSideEffectsSideBySide(t *testing.T) {
 	}
 	env.OnActivity(acts.SendChatConfirmation, mock.Anything, mock.Anything).Return(record("chat")).Once()
 	env.OnActivity(acts.CreateOrderShipment, mock.Anything, mock.Anything).Return(record("shipment")).Once()
-	env.OnActivity(acts.RecordOrderRollup, mock.Anything, mock.Anything).Return(record("rollup")).Once()
 
 	env.ExecuteWorkflow(workflows.OrderPlaced, workflows.OrderPlacedInput{StoreID: uuid.New(), OrderID: uuid.New()})
 	require.True(t, env.IsWorkflowCompleted())
 	require.NoError(t, env.GetWorkflowError())
-	require.Equal(t, map[string]time.Duration{"chat": 0, "shipment": 0, "rollup": 0}, ranAt)
+	require.Equal(t, map[string]time.Duration{"chat": 0, "shipment": 0}, ranAt)
 	env.AssertExpectations(t)
 }
 

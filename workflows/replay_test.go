@@ -73,8 +73,9 @@ func TestReplayRefusesNonDeterministicChanges(t *testing.T) {
 		workflow any
 		history  string
 	}{
-		"side effects reordered":            {reorderedOrderPlaced, "testdata/histories/current/OrderPlaced.json"},
+		"side effects reordered":            {reorderedOrderPlaced, "testdata/histories/5b16dac/OrderPlaced.json"},
 		"parallel steps without GetVersion": {unguardedOrderPlaced, "testdata/histories/46dc7df/OrderPlaced.json"},
+		"rollup dropped without GetVersion": {rolluplessOrderPlaced, "testdata/histories/5b16dac/OrderPlaced.json"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			broken := sdkworker.NewWorkflowReplayer()
@@ -113,6 +114,26 @@ func unguardedOrderPlaced(ctx workflow.Context, in workflows.OrderPlacedInput) (
 	order := activities.OrderInput{StoreID: in.StoreID, OrderID: in.OrderID}
 	var futures []workflow.Future
 	for _, fn := range []any{acts.SendOrderEmail, acts.SendChatConfirmation, acts.CreateOrderShipment, acts.RecordOrderRollup} {
+		futures = append(futures, workflow.ExecuteActivity(ctx, fn, order))
+	}
+	for _, f := range futures {
+		if err := f.Get(ctx, nil); err != nil {
+			return workflows.OrderPlacedResult{}, err
+		}
+	}
+	return workflows.OrderPlacedResult{}, nil
+}
+
+// rolluplessOrderPlaced drops the rollup step (analytics moved into the
+// order's transaction, §17) with no GetVersion guard: a workflow started
+// before the change would lose the activity its history scheduled.
+func rolluplessOrderPlaced(ctx workflow.Context, in workflows.OrderPlacedInput) (workflows.OrderPlacedResult, error) {
+	ctx = workflow.WithActivityOptions(ctx, sideEffects)
+	var acts *activities.Activities
+	order := activities.OrderInput{StoreID: in.StoreID, OrderID: in.OrderID}
+	workflow.GetVersion(ctx, "side-effects-in-parallel", workflow.DefaultVersion, 1)
+	var futures []workflow.Future
+	for _, fn := range []any{acts.SendOrderEmail, acts.SendChatConfirmation, acts.CreateOrderShipment} {
 		futures = append(futures, workflow.ExecuteActivity(ctx, fn, order))
 	}
 	for _, f := range futures {

@@ -154,10 +154,12 @@ func runLoadBench(ctx context.Context, dbURL string, duration time.Duration, con
 	defer l.close()
 	db, rec, spec, storeID, customerID, variants := l.db, l.rec, l.spec, l.storeID, l.customerID, l.variants
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: concurrency * 2}}
-	// An order's order-placed workflow ends with its rollup step.
+	// An order's order-placed workflow is done when its three side effects
+	// (email, chat, shipment) are recorded.
 	placed := func() int {
 		var n int
-		_ = db.Pool.QueryRow(ctx, `SELECT count(*) FROM order_side_effects WHERE store_id = $1 AND kind = 'rollup'`, storeID).Scan(&n)
+		_ = db.Pool.QueryRow(ctx, `SELECT count(*) FROM (SELECT order_id FROM order_side_effects WHERE store_id = $1
+			GROUP BY order_id HAVING count(*) = 3) done`, storeID).Scan(&n)
 		return n
 	}
 	deliveredBefore, placedBefore := rec.totalCount(), placed()
