@@ -382,6 +382,11 @@ func TestRollupsMatchARecomputationAfterRandomOperations(t *testing.T) {
 	recomputed := h.rollupRows(s.m.storeID, "SELECT * FROM recompute_order_rollups($1, '-infinity', 'infinity')")
 	require.NotEmpty(t, recomputed)
 	require.Equal(t, recomputed, stored)
+	// Each line's sold_at, what top products read, follows its order.
+	var stale int
+	require.NoError(t, testenv.SQL(t, h.db).QueryRow(context.Background(), `SELECT count(*) FROM order_lines l JOIN orders o ON o.id = l.order_id
+		WHERE o.store_id = $1 AND l.sold_at IS DISTINCT FROM CASE WHEN o.status NOT IN ('DRAFT', 'CANCELLED') THEN o.placed_at END`, s.m.storeID).Scan(&stale))
+	require.Zero(t, stale)
 }
 
 // Bad ranges and enums answer 422 with the field and change nothing.

@@ -152,17 +152,28 @@ func (r reader) FindTopProducts(ctx context.Context, storeID uuid.UUID, from, to
 	if by == TopByUnits {
 		order = "units DESC, net_sales DESC"
 	}
-	rows, err := r.q.Query(ctx, `WITH sold AS (
-			SELECT l.product_id, max(l.name) AS line_name, sum(l.quantity - l.returned_quantity) AS units, sum(l.total) AS gross_sales,
-			       sum(l.total - l.discount - line_returns(l)) AS net_sales, count(DISTINCT l.order_id) AS orders
-			FROM orders o JOIN order_lines l ON l.store_id = o.store_id AND l.order_id = o.id
-			WHERE o.store_id = $1 AND o.placed_at >= $2 AND o.placed_at < $3 AND o.status NOT IN ('DRAFT', 'CANCELLED')
-			  AND l.product_id IS NOT NULL
-			GROUP BY l.product_id
+	// One covering index range (order_lines_store_sold_idx): lines of
+	// orders placed in the range and not cancelled; an order holding a
+	// product on two lines (two variants) counts once for it.
+	rows, err := r.q.Query(ctx, `WITH per_order AS (
+			SELECT l.product_id, l.order_id, sum(l.quantity - l.returned_quantity) AS units, sum(l.total) AS gross_sales,
+			       sum(l.total - l.discount - l.returned_quantity * l.unit_price + CASE
+			           WHEN l.returned_quantity <= 0 THEN 0
+			           WHEN l.returned_quantity >= l.quantity THEN l.discount
+			           ELSE (l.discount * l.returned_quantity * 2 + l.quantity) / (l.quantity * 2) END) AS net_sales
+			FROM order_lines l
+			WHERE l.store_id = $1 AND l.sold_at >= $2 AND l.sold_at < $3 AND l.product_id IS NOT NULL
+			GROUP BY l.product_id, l.order_id
+		), sold AS (
+			SELECT product_id, sum(units) AS units, sum(gross_sales) AS gross_sales, sum(net_sales) AS net_sales, count(*) AS orders
+			FROM per_order GROUP BY product_id
+			ORDER BY `+order+`, product_id LIMIT $4
 		)
-		SELECT s.product_id, COALESCE(p.name, s.line_name), s.units, s.gross_sales, s.net_sales, s.orders
+		SELECT s.product_id, COALESCE(p.name, (SELECT l.name FROM order_lines l WHERE l.store_id = $1 AND l.product_id = s.product_id
+			                                      AND l.sold_at >= $2 AND l.sold_at < $3 LIMIT 1)),
+		       s.units, s.gross_sales, s.net_sales, s.orders
 		FROM sold s LEFT JOIN products p ON p.store_id = $1 AND p.id = s.product_id
-		ORDER BY `+order+`, s.product_id LIMIT $4`, storeID, from, to, limit)
+		ORDER BY `+order+`, s.product_id`, storeID, from, to, limit)
 	if err != nil {
 		return nil, fmt.Errorf("find top products: %w", err)
 	}

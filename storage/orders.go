@@ -248,8 +248,8 @@ func (tx *Tx) CreateOrder(ctx context.Context, in NewOrder) (Order, error) {
 		l := &o.Lines[i]
 		l.ID = NewID()
 		if _, err := tx.tx.Exec(ctx, `INSERT INTO order_lines (id, store_id, order_id, variant_id, product_id, name, sku, quantity,
-				unit_price, total, position, discount) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-			l.ID, o.StoreID, o.ID, l.VariantID, l.ProductID, l.Name, l.SKU, l.Quantity, l.UnitPrice, l.Total, i+1, l.Discount); err != nil {
+				unit_price, total, position, discount, sold_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+			l.ID, o.StoreID, o.ID, l.VariantID, l.ProductID, l.Name, l.SKU, l.Quantity, l.UnitPrice, l.Total, i+1, l.Discount, placedAt); err != nil {
 			return Order{}, fmt.Errorf("create order line: %w", err)
 		}
 	}

@@ -115,15 +115,22 @@ func runAnalyticsBench(ctx context.Context, dbURL string, duration time.Duration
 		return "", fmt.Errorf("the rollups count %d orders, the table %d", stored, recomputed)
 	}
 
-	reader := secrets[0]
+	// Readers spread over tokens like the order path, each under the 300
+	// requests a minute a token may make.
+	readers := make([]string, 200)
 	if err := db.InTx(ctx, func(tx *storage.Tx) error {
 		var userID uuid.UUID
 		if err := db.Pool.QueryRow(ctx, `SELECT owner_user_id FROM stores WHERE id = $1`, storeID).Scan(&userID); err != nil {
 			return err
 		}
-		reader = fmt.Sprintf("svc_pat_analytics%037d", 0)
-		t := storage.Token{Kind: "pat", StoreID: storeID, UserID: &userID, Name: "analytics", Hint: "xxxx", Scopes: []string{"analytics:read"}}
-		return tx.CreateToken(ctx, &t, reader)
+		for i := range readers {
+			readers[i] = fmt.Sprintf("svc_pat_analytics%037d", i)
+			t := storage.Token{Kind: "pat", StoreID: storeID, UserID: &userID, Name: "analytics", Hint: "xxxx", Scopes: []string{"analytics:read"}}
+			if err := tx.CreateToken(ctx, &t, readers[i]); err != nil {
+				return err
+			}
+		}
+		return nil
 	}); err != nil {
 		return "", err
 	}
@@ -134,7 +141,7 @@ func runAnalyticsBench(ctx context.Context, dbURL string, duration time.Duration
 		return func() (*http.Request, error) {
 			req, err := http.NewRequest(http.MethodGet, url+"/api/v1/stores/"+storeID.String()+path, nil)
 			if err == nil {
-				req.Header.Set("Authorization", "Bearer "+reader)
+				req.Header.Set("Authorization", "Bearer "+readers[next.Add(1)%uint64(len(readers))])
 			}
 			return req, err
 		}
@@ -210,7 +217,7 @@ func runAnalyticsBench(ctx context.Context, dbURL string, duration time.Duration
 		}
 	}
 	fmt.Fprintf(&b, "\n**Worst p95: %s** (goal < 50 ms each: %s). The rollups and the recomputation agreed on every bucket of both sales reads.\n", ms(worst), verdict(worst < 50*time.Millisecond))
-	fmt.Fprintf(&b, "Top products are computed on read from the order lines of the range (`orders_store_placed_idx`), as §17 says; the\n")
+	fmt.Fprintf(&b, "Top products are computed on read from the order lines of the range (one covering index on their `sold_at`), as §17 says; the\n")
 	fmt.Fprintf(&b, "recomputation rows time the storage call alone, so they flatter the baseline by the HTTP and auth cost.\n")
 	return b.String(), nil
 }
@@ -238,9 +245,9 @@ func seedTwoYearsOfOrders(ctx context.Context, db *database, storeID, customerID
 		             (ARRAY['DELIVERED','DELIVERED','DELIVERED','DELIVERED','DELIVERED','RETURNED','CANCELLED','SHIPPED','CONFIRMED','PENDING'])[1 + i % 10] AS status,
 		             CASE WHEN i % 4 = 0 THEN 'bank_transfer' ELSE 'cod' END AS method
 		      FROM generate_series(1, $3) AS i) x`, []any{storeID, customerID, n}},
-		{`INSERT INTO order_lines (id, store_id, order_id, product_id, name, quantity, unit_price, total, discount, returned_quantity, position)
+		{`INSERT INTO order_lines (id, store_id, order_id, product_id, name, quantity, unit_price, total, discount, returned_quantity, position, sold_at)
 		SELECT gen_random_uuid(), o.store_id, o.id, md5('product-' || k)::uuid, 'Product ' || k, 1, 45000, 45000, 500,
-			CASE WHEN o.status = 'RETURNED' THEN 1 ELSE 0 END, p
+			CASE WHEN o.status = 'RETURNED' THEN 1 ELSE 0 END, p, CASE WHEN o.status <> 'CANCELLED' THEN o.placed_at END
 		FROM orders o CROSS JOIN generate_series(1, 2) AS p
 		CROSS JOIN LATERAL (SELECT abs(hashtext(o.id::text || p)) % 200 AS k) pick
 		WHERE o.store_id = $1 AND o.order_number LIKE 'ORD-5_______'`, []any{storeID}},
