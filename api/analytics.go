@@ -130,7 +130,6 @@ type analyticsRange struct {
 	from, to localDate
 	loc      *time.Location
 	settings storage.StoreSettings
-	currency string
 }
 
 // parseRange reads date_from and date_to (local dates, inclusive; the last
@@ -146,7 +145,7 @@ func (s *Server) parseRange(r *http.Request, q *queryParser) (analyticsRange, er
 		return analyticsRange{}, fmt.Errorf("store time zone %q: %w", settings.Timezone, err)
 	}
 	today := dateOf(time.Now().In(loc))
-	rg := analyticsRange{to: today, loc: loc, settings: settings, currency: settings.Currency}
+	rg := analyticsRange{to: today, loc: loc, settings: settings}
 	fromSet, toSet := false, false
 	for _, f := range []struct {
 		name string
@@ -286,13 +285,14 @@ func (s *Server) handleSales() handlerFunc {
 			return err
 		}
 		ps := periods(rg.from, rg.to, interval, weekdays[weekStart])
-		asOf := time.Now().UTC()
-		figures, err := s.db.FindSalesFigures(r.Context(), storeIDFrom(r.Context()), bounds(ps, rg.loc))
+		asOf := storage.Now()
+		figures, err := s.db.FindSalesFigures(r.Context(), storeIDFrom(r.Context()), bounds(ps, rg.loc),
+			time.Duration(rg.settings.AbandonmentMinutes)*time.Minute)
 		if err != nil {
 			return err
 		}
 		var totals storage.SalesFigures
-		resp := salesResponse{Currency: rg.currency, Timezone: rg.settings.Timezone, Interval: interval, WeekStart: weekStart,
+		resp := salesResponse{Currency: rg.settings.Currency, Timezone: rg.settings.Timezone, Interval: interval, WeekStart: weekStart,
 			DateFrom: rg.from.String(), DateTo: rg.to.String(), AsOf: asOf, Buckets: make([]bucketResponse, len(ps))}
 		for i, p := range ps {
 			totals.Add(figures[i])
@@ -345,13 +345,13 @@ func (s *Server) handleTopProducts() handlerFunc {
 		if err := q.err(); err != nil {
 			return err
 		}
-		asOf := time.Now().UTC()
+		asOf := storage.Now()
 		from, to := startOfDay(rg.from, rg.loc), startOfDay(rg.to.addDays(1), rg.loc)
 		products, err := s.db.FindTopProducts(r.Context(), storeIDFrom(r.Context()), from, to, storage.TopProductsBy(by), limit)
 		if err != nil {
 			return err
 		}
-		resp := topProductsResponse{Currency: rg.currency, Timezone: rg.settings.Timezone, By: by, DateFrom: rg.from.String(),
+		resp := topProductsResponse{Currency: rg.settings.Currency, Timezone: rg.settings.Timezone, By: by, DateFrom: rg.from.String(),
 			DateTo: rg.to.String(), AsOf: asOf, Items: make([]topProductResponse, len(products))}
 		for i, p := range products {
 			resp.Items[i] = topProductResponse{ProductID: p.ProductID, Name: p.Name, Units: p.Units, GrossSales: p.GrossSales,
@@ -382,14 +382,6 @@ var topProductsCSVHeaders = map[string][]string{
 // totalLabel names the CSV's total row.
 var totalLabel = map[string]string{"en": "total", "ar": "الإجمالي"}
 
-// majorUnits writes minor units as a decimal in the currency's major unit (§3).
-func majorUnits(minor int64, exponent int) string {
-	if minor < 0 {
-		return "-" + storage.FormatPrice(-minor, exponent)
-	}
-	return storage.FormatPrice(minor, exponent)
-}
-
 func rateCell(v *float64) string {
 	if v == nil {
 		return ""
@@ -397,6 +389,7 @@ func rateCell(v *float64) string {
 	return strconv.FormatFloat(*v, 'f', 4, 64)
 }
 
+// csvAttachment starts a CSV download: its headers, the BOM and the header row.
 func csvAttachment(w http.ResponseWriter, filename string, header []string) *csv.Writer {
 	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
 	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="%s"`, filename))
@@ -411,7 +404,7 @@ func writeSalesCSV(w http.ResponseWriter, resp salesResponse, lang string) error
 	exponent := storage.CurrencyExponent(resp.Currency)
 	out := csvAttachment(w, fmt.Sprintf("sales_%s_%s_%s.csv", resp.DateFrom, resp.DateTo, resp.Interval), salesCSVHeaders[lang])
 	row := func(start, end string, f figuresResponse) {
-		money := func(v int64) string { return majorUnits(v, exponent) }
+		money := func(v int64) string { return storage.FormatPrice(v, exponent) }
 		aov := ""
 		if f.AOV != nil {
 			aov = money(*f.AOV)
@@ -434,13 +427,13 @@ func writeTopProductsCSV(w http.ResponseWriter, resp topProductsResponse, lang s
 	out := csvAttachment(w, fmt.Sprintf("top_products_%s_%s_%s.csv", resp.DateFrom, resp.DateTo, resp.By), topProductsCSVHeaders[lang])
 	var total topProductResponse
 	for _, p := range resp.Items {
-		_ = out.Write([]string{p.ProductID.String(), storage.NeutralizeCSVCell(p.Name), itoa64(p.Units), majorUnits(p.GrossSales, exponent),
-			majorUnits(p.NetSales, exponent), itoa64(p.Orders)})
+		_ = out.Write([]string{p.ProductID.String(), storage.NeutralizeCSVCell(p.Name), itoa64(p.Units), storage.FormatPrice(p.GrossSales, exponent),
+			storage.FormatPrice(p.NetSales, exponent), itoa64(p.Orders)})
 		total.Units, total.GrossSales, total.NetSales = total.Units+p.Units, total.GrossSales+p.GrossSales, total.NetSales+p.NetSales
 	}
 	// The listed products' sums; orders are left blank, as an order may
 	// hold several of them.
-	_ = out.Write([]string{totalLabel[lang], "", itoa64(total.Units), majorUnits(total.GrossSales, exponent), majorUnits(total.NetSales, exponent), ""})
+	_ = out.Write([]string{totalLabel[lang], "", itoa64(total.Units), storage.FormatPrice(total.GrossSales, exponent), storage.FormatPrice(total.NetSales, exponent), ""})
 	out.Flush()
 	return out.Error()
 }

@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -245,6 +246,7 @@ func TestAnalyticsFiguresFromRawOrders(t *testing.T) {
 	data := resp.data()
 	require.Equal(t, "EGP", data["currency"])
 	require.Equal(t, "Africa/Cairo", data["timezone"], "EGP's default zone")
+	require.Regexp(t, rfc3339Micro, data["as_of"], "microseconds, like every timestamp")
 	want := expectedFigures(h.rawOrders(s.m.storeID), cairo)
 	require.Len(t, want, 3, "three local days hold orders")
 	buckets := data["buckets"].([]any)
@@ -519,13 +521,13 @@ func TestAnalyticsCSV(t *testing.T) {
 	require.Equal(t, "text/csv; charset=utf-8", header.Get("Content-Type"))
 	require.Len(t, rows, 5, "a header, three days and the total")
 	require.Equal(t, []string{"start", "end", "orders"}, rows[0][:3])
-	gross := slicesIndex(rows[0], "gross_sales")
+	gross := slices.Index(rows[0], "gross_sales")
 	require.Equal(t, []string{"2026-02-02", "2026-02-02", "1"}, rows[2][:3])
 	require.Equal(t, "900.00", rows[2][gross], "90000 minor units of EGP")
 	require.Equal(t, "0.00", rows[1][gross])
 	require.Equal(t, "total", rows[4][0])
 	require.Equal(t, "900.00", rows[4][gross])
-	require.Equal(t, "", rows[1][slicesIndex(rows[0], "aov")], "no average on an empty day")
+	require.Equal(t, "", rows[1][slices.Index(rows[0], "aov")], "no average on an empty day")
 
 	_, ar := read("/analytics/sales?date_from=2026-02-01&date_to=2026-02-03&format=csv&lang=ar")
 	require.Equal(t, "من", ar[0][0])
@@ -537,15 +539,6 @@ func TestAnalyticsCSV(t *testing.T) {
 	require.Equal(t, `'=HYPERLINK("x")`, products[1][1], "a formula is neutralised")
 	require.Equal(t, "2", products[1][2])
 	require.Equal(t, "900.00", products[1][3])
-}
-
-func slicesIndex(xs []string, x string) int {
-	for i, v := range xs {
-		if v == x {
-			return i
-		}
-	}
-	return -1
 }
 
 // Top products: units kept, gross and net of discounts and returns, the

@@ -3,7 +3,6 @@ package api
 import (
 	"bytes"
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -430,12 +429,7 @@ func (s *Server) writeAuditCSV(w http.ResponseWriter, r *http.Request, storeID u
 	if err != nil {
 		return err
 	}
-	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
-	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="audit_log_%s.csv"`, time.Now().UTC().Format("20060102")))
-	w.Header().Set("Cache-Control", "no-store")
-	_, _ = w.Write(utf8BOM)
-	out := csv.NewWriter(w)
-	_ = out.Write(auditCSVHeaders[lang])
+	out := csvAttachment(w, fmt.Sprintf("audit_log_%s.csv", time.Now().UTC().Format("20060102")), auditCSVHeaders[lang])
 	for len(list) > 0 {
 		for _, e := range list {
 			actorID := ""

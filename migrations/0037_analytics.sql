@@ -85,12 +85,14 @@ $$;
 -- +goose StatementEnd
 
 -- What a line's returned units are worth: their price less their share of
--- the line's discount (prorated by quantity, half up, as §14).
-CREATE FUNCTION line_returns(l order_lines) RETURNS bigint LANGUAGE sql IMMUTABLE PARALLEL SAFE
-    RETURN l.returned_quantity * l.unit_price - CASE
-        WHEN l.returned_quantity <= 0 THEN 0
-        WHEN l.returned_quantity >= l.quantity THEN l.discount
-        ELSE (l.discount * l.returned_quantity * 2 + l.quantity) / (l.quantity * 2) END;
+-- the line's discount (prorated by quantity, half up, as §14). It takes
+-- columns, not the row, so top products can call it from an index-only scan.
+CREATE FUNCTION line_returns(quantity int, returned_quantity int, unit_price bigint, discount bigint) RETURNS bigint
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN returned_quantity * unit_price - CASE
+        WHEN returned_quantity <= 0 THEN 0
+        WHEN returned_quantity >= quantity THEN discount
+        ELSE (discount * returned_quantity * 2 + quantity) / (quantity * 2) END;
 
 -- What a refund adds: its amount once it succeeded.
 CREATE FUNCTION refund_rollup(r order_refunds) RETURNS bigint LANGUAGE sql IMMUTABLE PARALLEL SAFE
@@ -107,7 +109,7 @@ CREATE FUNCTION recompute_order_rollups(store uuid, from_at timestamptz, to_at t
     ), figures AS (
         SELECT f.*, 0::bigint AS returns, 0::bigint AS refunds FROM placed o, order_rollup_figures(o, 1) f
         UNION ALL
-        SELECT o.store_id, rollup_bucket(o.placed_at), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, line_returns(l), 0
+        SELECT o.store_id, rollup_bucket(o.placed_at), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, line_returns(l.quantity, l.returned_quantity, l.unit_price, l.discount), 0
         FROM placed o JOIN order_lines l ON l.store_id = o.store_id AND l.order_id = o.id WHERE l.returned_quantity <> 0
         UNION ALL
         SELECT o.store_id, rollup_bucket(o.placed_at), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, refund_rollup(r)
@@ -150,7 +152,7 @@ BEGIN
         WHERE store_id = NEW.store_id AND order_id = NEW.id;
     END IF;
     IF OLD.placed_at IS DISTINCT FROM NEW.placed_at THEN
-        SELECT COALESCE(sum(line_returns(l)), 0) INTO moved_returns FROM order_lines l WHERE l.store_id = NEW.store_id AND l.order_id = NEW.id;
+        SELECT COALESCE(sum(line_returns(l.quantity, l.returned_quantity, l.unit_price, l.discount)), 0) INTO moved_returns FROM order_lines l WHERE l.store_id = NEW.store_id AND l.order_id = NEW.id;
         SELECT COALESCE(sum(refund_rollup(x)), 0) INTO moved_refunds FROM order_refunds x WHERE x.store_id = NEW.store_id AND x.order_id = NEW.id;
     END IF;
     INSERT INTO order_rollups AS r (store_id, bucket, orders, cancelled_orders, gross_sales, discounts, shipping, delivered_orders,
@@ -184,16 +186,26 @@ CREATE TRIGGER orders_roll_up_update AFTER UPDATE ON orders FOR EACH ROW
           OR OLD.payment_method IS DISTINCT FROM NEW.payment_method OR OLD.discounts IS DISTINCT FROM NEW.discounts)
     EXECUTE FUNCTION roll_up_order();
 
+-- Adds returns and refunds to the quarter hour an order was placed in;
+-- nothing while it is a draft.
+-- +goose StatementBegin
+CREATE FUNCTION add_to_order_bucket(store uuid, order_id uuid, returns bigint, refunds bigint) RETURNS void LANGUAGE sql
+BEGIN ATOMIC
+    INSERT INTO order_rollups AS r (store_id, bucket, returns, refunds)
+    SELECT o.store_id, rollup_bucket(o.placed_at), add_to_order_bucket.returns, add_to_order_bucket.refunds FROM orders o
+    WHERE o.store_id = add_to_order_bucket.store AND o.id = add_to_order_bucket.order_id AND o.placed_at IS NOT NULL AND o.status <> 'DRAFT'
+    ON CONFLICT (store_id, bucket) DO UPDATE SET returns = r.returns + EXCLUDED.returns, refunds = r.refunds + EXCLUDED.refunds;
+END;
+-- +goose StatementEnd
+
 -- +goose StatementBegin
 CREATE FUNCTION roll_up_line_returns() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
-    delta bigint := line_returns(NEW) - CASE WHEN TG_OP = 'UPDATE' THEN line_returns(OLD) ELSE 0 END;
+    delta bigint := line_returns(NEW.quantity, NEW.returned_quantity, NEW.unit_price, NEW.discount)
+        - CASE WHEN TG_OP = 'UPDATE' THEN line_returns(OLD.quantity, OLD.returned_quantity, OLD.unit_price, OLD.discount) ELSE 0 END;
 BEGIN
     IF delta <> 0 THEN
-        INSERT INTO order_rollups AS r (store_id, bucket, returns)
-        SELECT o.store_id, rollup_bucket(o.placed_at), delta FROM orders o
-        WHERE o.store_id = NEW.store_id AND o.id = NEW.order_id AND o.placed_at IS NOT NULL AND o.status <> 'DRAFT'
-        ON CONFLICT (store_id, bucket) DO UPDATE SET returns = r.returns + EXCLUDED.returns;
+        PERFORM add_to_order_bucket(NEW.store_id, NEW.order_id, delta, 0);
     END IF;
     RETURN NULL;
 END $$;
@@ -211,10 +223,7 @@ DECLARE
     delta bigint := refund_rollup(NEW) - CASE WHEN TG_OP = 'UPDATE' THEN refund_rollup(OLD) ELSE 0 END;
 BEGIN
     IF delta <> 0 THEN
-        INSERT INTO order_rollups AS r (store_id, bucket, refunds)
-        SELECT o.store_id, rollup_bucket(o.placed_at), delta FROM orders o
-        WHERE o.store_id = NEW.store_id AND o.id = NEW.order_id AND o.placed_at IS NOT NULL AND o.status <> 'DRAFT'
-        ON CONFLICT (store_id, bucket) DO UPDATE SET refunds = r.refunds + EXCLUDED.refunds;
+        PERFORM add_to_order_bucket(NEW.store_id, NEW.order_id, 0, delta);
     END IF;
     RETURN NULL;
 END $$;
@@ -236,10 +245,11 @@ DROP TRIGGER orders_roll_up_update ON orders;
 DROP TRIGGER orders_roll_up_insert ON orders;
 DROP FUNCTION roll_up_refund();
 DROP FUNCTION roll_up_line_returns();
+DROP FUNCTION add_to_order_bucket(uuid, uuid, bigint, bigint);
 DROP FUNCTION roll_up_order();
 DROP FUNCTION recompute_order_rollups(uuid, timestamptz, timestamptz);
 DROP FUNCTION refund_rollup(order_refunds);
-DROP FUNCTION line_returns(order_lines);
+DROP FUNCTION line_returns(int, int, bigint, bigint);
 DROP FUNCTION order_rollup_figures(orders, int);
 DROP FUNCTION rollup_bucket(timestamptz);
 DROP TABLE order_rollups;

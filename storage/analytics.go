@@ -60,15 +60,11 @@ const rollupSums = `SELECT width_bucket(bucket, $2::timestamptz[]), sum(orders),
 
 // FindSalesFigures sums a store's figures into the periods between
 // consecutive bounds (UTC instants, each on a quarter hour, ascending):
-// len(bounds)-1 periods, empty ones zero. Abandoned carts that are due are
-// marked first (§6), so the checkout counts are current.
-func (db *DB) FindSalesFigures(ctx context.Context, storeID uuid.UUID, bounds []time.Time) ([]SalesFigures, error) {
+// len(bounds)-1 periods, empty ones zero. Carts inactive for abandonAfter
+// are marked abandoned first (§6), so the checkout counts are current.
+func (db *DB) FindSalesFigures(ctx context.Context, storeID uuid.UUID, bounds []time.Time, abandonAfter time.Duration) ([]SalesFigures, error) {
 	if err := db.InTx(ctx, func(tx *Tx) error {
-		minutes, err := tx.AbandonmentThreshold(ctx, storeID)
-		if err != nil {
-			return err
-		}
-		_, err = tx.MarkCartsAbandoned(ctx, storeID, time.Duration(minutes)*time.Minute)
+		_, err := tx.MarkCartsAbandoned(ctx, storeID, abandonAfter)
 		return err
 	}); err != nil {
 		return nil, err
@@ -157,10 +153,7 @@ func (r reader) FindTopProducts(ctx context.Context, storeID uuid.UUID, from, to
 	// product on two lines (two variants) counts once for it.
 	rows, err := r.q.Query(ctx, `WITH per_order AS (
 			SELECT l.product_id, l.order_id, sum(l.quantity - l.returned_quantity) AS units, sum(l.total) AS gross_sales,
-			       sum(l.total - l.discount - l.returned_quantity * l.unit_price + CASE
-			           WHEN l.returned_quantity <= 0 THEN 0
-			           WHEN l.returned_quantity >= l.quantity THEN l.discount
-			           ELSE (l.discount * l.returned_quantity * 2 + l.quantity) / (l.quantity * 2) END) AS net_sales
+			       sum(l.total - l.discount - line_returns(l.quantity, l.returned_quantity, l.unit_price, l.discount)) AS net_sales
 			FROM order_lines l
 			WHERE l.store_id = $1 AND l.sold_at >= $2 AND l.sold_at < $3 AND l.product_id IS NOT NULL
 			GROUP BY l.product_id, l.order_id

@@ -381,6 +381,9 @@ func ParsePrice(s string, exponent int) (int64, error) {
 
 // FormatPrice writes minor units as a decimal amount with the currency's digits.
 func FormatPrice(minor int64, exponent int) string {
+	if minor < 0 {
+		return "-" + FormatPrice(-minor, exponent)
+	}
 	if exponent == 0 {
 		return strconv.FormatInt(minor, 10)
 	}

@@ -39,8 +39,7 @@ func (p *Pages) AnalyticsPage() http.Handler {
 		}
 		lang := p.pageLang(r, mp.user)
 		words := analyticsWords[lang]
-		p.watchPage(w, mp, "analytics.html", lang, "analytics", map[string]any{"Title": words["title"], "S": words,
-			"Currency": mp.store.Currency})
+		p.watchPage(w, mp, "analytics.html", lang, "analytics", map[string]any{"Title": words["title"], "S": words})
 		return nil
 	})
 }

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -63,23 +61,8 @@ func runAnalyticsBench(ctx context.Context, dbURL string, duration time.Duration
 	const concurrency = 16
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: concurrency * 2}}
 
-	lines := make([]map[string]any, len(variants))
-	for i, v := range variants {
-		lines[i] = map[string]any{"variant_id": v.String(), "quantity": 1 + i%2}
-	}
-	body, _ := json.Marshal(map[string]any{"customer_id": customerID.String(), "lines": lines, "payment_method": "cod", "shipping_fee": 5000,
-		"shipping_address": map[string]any{"name": "Mona Adel", "phone": "+201001234567", "line1": "12 Tahrir St", "city": "Cairo", "country": "EG"}})
+	create := orderPoster(url, storeID, customerID, variants, secrets, "analytics-bench")
 	var next atomic.Uint64
-	create := func() (*http.Request, error) {
-		n := next.Add(1)
-		req, err := http.NewRequest(http.MethodPost, url+"/api/v1/stores/"+storeID.String()+"/orders", bytes.NewReader(body))
-		if err == nil {
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Authorization", "Bearer "+secrets[n%uint64(len(secrets))])
-			req.Header.Set("Idempotency-Key", fmt.Sprintf("analytics-bench-%d", n))
-		}
-		return req, err
-	}
 	if _, err := closedLoopStatus(client, create, concurrency, 2*time.Second, http.StatusCreated); err != nil {
 		return "", err
 	}
@@ -180,7 +163,7 @@ func runAnalyticsBench(ctx context.Context, dbURL string, duration time.Duration
 		}, 1, duration/2); err != nil {
 			return "", err
 		}
-		viaRollups, err := db.FindSalesFigures(ctx, storeID, bounds)
+		viaRollups, err := db.FindSalesFigures(ctx, storeID, bounds, time.Hour)
 		if err != nil {
 			return "", err
 		}

@@ -39,28 +39,14 @@ func runOrderBench(ctx context.Context, dbURL string, duration time.Duration, co
 	}
 	defer stop()
 
-	lines := make([]map[string]any, len(variants))
 	newLines := make([]storage.NewOrderLine, len(variants))
 	for i, v := range variants {
-		lines[i] = map[string]any{"variant_id": v.String(), "quantity": 1 + i%2}
 		newLines[i] = storage.NewOrderLine{VariantID: v, Quantity: 1 + i%2}
 	}
-	address := map[string]any{"name": "Mona Adel", "phone": "+201001234567", "line1": "12 Tahrir St", "city": "Cairo", "country": "EG"}
-	body, _ := json.Marshal(map[string]any{"customer_id": customerID.String(), "lines": lines, "shipping_address": address,
-		"payment_method": "cod", "shipping_fee": 5000})
-	addressJSON, _ := json.Marshal(address)
+	addressJSON, _ := json.Marshal(benchAddress)
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: concurrency * 2}}
 	var next atomic.Uint64
-	realReq := func() (*http.Request, error) {
-		n := next.Add(1)
-		req, err := http.NewRequest(http.MethodPost, url+"/api/v1/stores/"+storeID.String()+"/orders", bytes.NewReader(body))
-		if err == nil {
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Authorization", "Bearer "+secrets[n%uint64(len(secrets))])
-			req.Header.Set("Idempotency-Key", fmt.Sprintf("bench-%d", n))
-		}
-		return req, err
-	}
+	realReq := orderPoster(url, storeID, customerID, variants, secrets, "bench")
 	bare := func() error {
 		return db.InTx(ctx, func(tx *storage.Tx) error {
 			_, err := tx.CreateOrder(ctx, storage.NewOrder{StoreID: storeID, CustomerID: &customerID, Lines: newLines,
@@ -153,6 +139,32 @@ func runOrderBench(ctx context.Context, dbURL string, duration time.Duration, co
 	fmt.Fprintf(&b, "WHERE status <> 'DRAFT'` serves the newest-first page; `orders_store_status_created_idx (store_id, status, created_at DESC)`\n")
 	fmt.Fprintf(&b, "the status filter; totals and counts come from `order_status_counts`, kept in the transaction of every status change.\n")
 	return b.String(), nil
+}
+
+// benchAddress is the shipping address of the benchmarks' orders.
+var benchAddress = map[string]any{"name": "Mona Adel", "phone": "+201001234567", "line1": "12 Tahrir St", "city": "Cairo", "country": "EG"}
+
+// orderPoster makes POST /orders requests for one line of each variant (1
+// or 2 pieces), COD, spread over the tokens, each with its own
+// Idempotency-Key under keyPrefix.
+func orderPoster(url string, storeID, customerID uuid.UUID, variants []uuid.UUID, secrets []string, keyPrefix string) func() (*http.Request, error) {
+	lines := make([]map[string]any, len(variants))
+	for i, v := range variants {
+		lines[i] = map[string]any{"variant_id": v.String(), "quantity": 1 + i%2}
+	}
+	body, _ := json.Marshal(map[string]any{"customer_id": customerID.String(), "lines": lines, "shipping_address": benchAddress,
+		"payment_method": "cod", "shipping_fee": 5000})
+	var next atomic.Uint64
+	return func() (*http.Request, error) {
+		n := next.Add(1)
+		req, err := http.NewRequest(http.MethodPost, url+"/api/v1/stores/"+storeID.String()+"/orders", bytes.NewReader(body))
+		if err == nil {
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Authorization", "Bearer "+secrets[n%uint64(len(secrets))])
+			req.Header.Set("Idempotency-Key", fmt.Sprintf("%s-%d", keyPrefix, n))
+		}
+		return req, err
+	}
 }
 
 // closedLoopStatus keeps concurrency requests in flight for d; answers

@@ -109,15 +109,16 @@ async function read(path) {
 }
 
 async function load() {
-  const params = new URLSearchParams();
-  for (const name of ["date_from", "date_to", "interval"]) {
-    const v = form.elements[name].value;
-    if (v) params.set(name, v);
+  // Empty dates are left out: the API reads the last 30 days.
+  const range = new URLSearchParams();
+  for (const name of ["date_from", "date_to"]) {
+    if (form.elements[name].value) range.set(name, form.elements[name].value);
   }
+  const query = new URLSearchParams(range);
+  query.set("interval", form.elements.interval.value);
   errorBox.hidden = true;
   try {
-    const [sales, top] = await Promise.all([read(`${base}/sales?${params}`),
-      read(`${base}/top-products?${new URLSearchParams({ date_from: params.get("date_from") || "", date_to: params.get("date_to") || "" })}`.replace(/date_from=&date_to=$/, ""))]);
+    const [sales, top] = await Promise.all([read(`${base}/sales?${query}`), read(`${base}/top-products?${range}`)]);
     money = moneyFormat(sales.currency);
     form.elements.date_from.value = sales.date_from;
     form.elements.date_to.value = sales.date_to;
