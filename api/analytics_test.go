@@ -562,6 +562,14 @@ func TestAnalyticsTopProducts(t *testing.T) {
 	}
 	scarves := h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders"), auth: bearer(s.token), body: orderBody(cheapVariant, 9, "+201002220001")}).data()
 	h.placeAt(scarves["id"].(string), when)
+	// Two variants of the scarf in one order: one order for the scarf.
+	otherScarf := h.do(request{method: "POST", path: storePath(s.m.storeID, "/products/"+cheap["id"].(string)+"/variants"), auth: bearer(s.token),
+		body: map[string]any{"sku": "SCARF-2", "quantity": 100, "options": map[string]any{"size": "L"}}}).Body["id"].(string)
+	twoScarves := orderBody(cheapVariant, 1, "+201002220002")
+	twoScarves["lines"] = []map[string]any{{"variant_id": cheapVariant, "quantity": 1}, {"variant_id": otherScarf, "quantity": 1}}
+	pair := h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders"), auth: bearer(s.token), body: twoScarves})
+	require.Equal(t, http.StatusCreated, pair.Status, string(pair.Raw))
+	h.placeAt(pair.data()["id"].(string), when)
 	gone := h.placeOrder(s, "cod", 5)
 	h.placeAt(gone["id"].(string), when)
 	require.Equal(t, http.StatusNoContent, h.do(request{method: "DELETE", path: storePath(s.m.storeID, "/orders/"+gone["id"].(string)), auth: bearer(s.token)}).Status)
@@ -584,6 +592,7 @@ func TestAnalyticsTopProducts(t *testing.T) {
 	require.EqualValues(t, 3*45000-2*1000-(45000-storage.ProrateDiscount(1000, 1, 2)), abaya["net_sales"])
 	byUnits := top("by=units")
 	require.Equal(t, "Scarf", byUnits[0].(map[string]any)["name"])
-	require.EqualValues(t, 9, byUnits[0].(map[string]any)["units"])
+	require.EqualValues(t, 11, byUnits[0].(map[string]any)["units"])
+	require.EqualValues(t, 2, byUnits[0].(map[string]any)["orders"], "the order of two scarf variants counts once")
 	require.Len(t, top("limit=1"), 1)
 }

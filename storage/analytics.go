@@ -148,18 +148,17 @@ func (r reader) FindTopProducts(ctx context.Context, storeID uuid.UUID, from, to
 	if by == TopByUnits {
 		order = "units DESC, net_sales DESC"
 	}
-	// One covering index range (order_lines_store_sold_idx): lines of
-	// orders placed in the range and not cancelled; an order holding a
-	// product on two lines (two variants) counts once for it.
-	rows, err := r.q.Query(ctx, `WITH per_order AS (
-			SELECT l.product_id, l.order_id, sum(l.quantity - l.returned_quantity) AS units, sum(l.total) AS gross_sales,
-			       sum(l.total - l.discount - line_returns(l.quantity, l.returned_quantity, l.unit_price, l.discount)) AS net_sales
+	// One covering index range (order_lines_store_sold_idx) and one
+	// aggregate: lines of orders placed in the range and not cancelled;
+	// an order holding a product on two lines (two variants) counts once
+	// for it, on the line flagged first_of_product.
+	rows, err := r.q.Query(ctx, `WITH sold AS (
+			SELECT l.product_id, sum(l.quantity - l.returned_quantity) AS units, sum(l.total) AS gross_sales,
+			       sum(l.total - l.discount - line_returns(l.quantity, l.returned_quantity, l.unit_price, l.discount)) AS net_sales,
+			       count(*) FILTER (WHERE l.first_of_product) AS orders
 			FROM order_lines l
 			WHERE l.store_id = $1 AND l.sold_at >= $2 AND l.sold_at < $3 AND l.product_id IS NOT NULL
-			GROUP BY l.product_id, l.order_id
-		), sold AS (
-			SELECT product_id, sum(units) AS units, sum(gross_sales) AS gross_sales, sum(net_sales) AS net_sales, count(*) AS orders
-			FROM per_order GROUP BY product_id
+			GROUP BY l.product_id
 			ORDER BY `+order+`, product_id LIMIT $4
 		)
 		SELECT s.product_id, COALESCE(p.name, (SELECT l.name FROM order_lines l WHERE l.store_id = $1 AND l.product_id = s.product_id

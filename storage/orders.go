@@ -244,12 +244,19 @@ func (tx *Tx) CreateOrder(ctx context.Context, in NewOrder) (Order, error) {
 	if err != nil {
 		return Order{}, fmt.Errorf("create order: %w", err)
 	}
+	// The first line of each product counts the order once for it in
+	// top products, however many variants of it the order holds.
+	productsSeen := map[uuid.UUID]bool{}
 	for i := range o.Lines {
 		l := &o.Lines[i]
 		l.ID = NewID()
+		firstOfProduct := l.ProductID != nil && !productsSeen[*l.ProductID]
+		if l.ProductID != nil {
+			productsSeen[*l.ProductID] = true
+		}
 		if _, err := tx.tx.Exec(ctx, `INSERT INTO order_lines (id, store_id, order_id, variant_id, product_id, name, sku, quantity,
-				unit_price, total, position, discount, sold_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
-			l.ID, o.StoreID, o.ID, l.VariantID, l.ProductID, l.Name, l.SKU, l.Quantity, l.UnitPrice, l.Total, i+1, l.Discount, placedAt); err != nil {
+				unit_price, total, position, discount, sold_at, first_of_product) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+			l.ID, o.StoreID, o.ID, l.VariantID, l.ProductID, l.Name, l.SKU, l.Quantity, l.UnitPrice, l.Total, i+1, l.Discount, placedAt, firstOfProduct); err != nil {
 			return Order{}, fmt.Errorf("create order line: %w", err)
 		}
 	}

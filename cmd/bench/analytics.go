@@ -66,23 +66,27 @@ func runAnalyticsBench(ctx context.Context, dbURL string, duration time.Duration
 	if _, err := closedLoopStatus(client, create, concurrency, 2*time.Second, http.StatusCreated); err != nil {
 		return "", err
 	}
+	// Rounds alternate A B B A A B B A: the table grows through the run,
+	// and a fixed order would charge that drift to whichever side goes
+	// second.
 	var with, without result
-	for range 3 {
-		if err := setRollupTriggers(ctx, db, false); err != nil {
+	var rounds []string
+	for i := range 8 {
+		enabled := i%4 == 1 || i%4 == 2
+		if err := setRollupTriggers(ctx, db, enabled); err != nil {
 			return "", err
 		}
 		r, err := closedLoopStatus(client, create, concurrency, duration/2, http.StatusCreated)
 		if err != nil {
 			return "", err
 		}
-		without = without.merge(r)
-		if err := setRollupTriggers(ctx, db, true); err != nil {
-			return "", err
+		if enabled {
+			with = with.merge(r)
+			rounds = append(rounds, fmt.Sprintf("with %.0f", r.rps()))
+		} else {
+			without = without.merge(r)
+			rounds = append(rounds, fmt.Sprintf("without %.0f", r.rps()))
 		}
-		if r, err = closedLoopStatus(client, create, concurrency, duration/2, http.StatusCreated); err != nil {
-			return "", err
-		}
-		with = with.merge(r)
 	}
 
 	seedTime, backfillTime, err := seedTwoYearsOfOrders(ctx, db, storeID, customerID, seedOrders)
@@ -179,8 +183,11 @@ func runAnalyticsBench(ctx context.Context, dbURL string, duration time.Duration
 	ratio := with.rps() / without.rps()
 	var b strings.Builder
 	fmt.Fprintf(&b, "Measured %s on %d CPUs (%s); the test cluster runs with fsync off.\n\n", time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), cpuModel())
-	fmt.Fprintf(&b, "**What the rollups cost an order.** The real order path (HTTP, token, Idempotency-Key, five lines, COD), %d clients, in three\n", concurrency)
-	fmt.Fprintf(&b, "alternating rounds of %s with the rollup triggers disabled and enabled (`ALTER TABLE … DISABLE TRIGGER` between rounds):\n\n", duration/2)
+	fmt.Fprintf(&b, "**What the rollups cost an order.** The real order path (HTTP, token, Idempotency-Key, five lines, COD), %d clients, in eight\n", concurrency)
+	fmt.Fprintf(&b, "rounds of %s with the rollup triggers disabled and enabled in the order A B B A A B B A (`ALTER TABLE … DISABLE TRIGGER`\n", duration/2)
+	fmt.Fprintf(&b, "between rounds; the order cancels the drift of a growing table). Orders/s per round: %s.\n", strings.Join(rounds, ", "))
+	fmt.Fprintf(&b, "(An earlier run alternated A B A B A B and measured 88-89%%: the rate falls through the run as the store's orders grow, and\n")
+	fmt.Fprintf(&b, "the enabled rounds always came second. The rounds above show the drift; issue 25 looks at it.)\n\n")
 	fmt.Fprintf(&b, "| order create | orders/s | p50 | p99 |\n|---|---:|---:|---:|\n")
 	fmt.Fprintf(&b, "| without the rollup delta (the rate before §17) | %.0f | %s | %s |\n", without.rps(), ms(without.percentile(0.5)), ms(without.percentile(0.99)))
 	fmt.Fprintf(&b, "| with the delta written in the order's transaction | %.0f | %s | %s |\n\n", with.rps(), ms(with.percentile(0.5)), ms(with.percentile(0.99)))
@@ -200,7 +207,7 @@ func runAnalyticsBench(ctx context.Context, dbURL string, duration time.Duration
 		}
 	}
 	fmt.Fprintf(&b, "\n**Worst p95: %s** (goal < 50 ms each: %s). The rollups and the recomputation agreed on every bucket of both sales reads.\n", ms(worst), verdict(worst < 50*time.Millisecond))
-	fmt.Fprintf(&b, "Top products are computed on read from the order lines of the range (one covering index on their `sold_at`), as §17 says; the\n")
+	fmt.Fprintf(&b, "Top products are computed on read from the order lines of the range (one covering index on their `sold_at`, one aggregate), as §17 says; the\n")
 	fmt.Fprintf(&b, "recomputation rows time the storage call alone, so they flatter the baseline by the HTTP and auth cost.\n")
 	return b.String(), nil
 }
@@ -228,9 +235,11 @@ func seedTwoYearsOfOrders(ctx context.Context, db *database, storeID, customerID
 		             (ARRAY['DELIVERED','DELIVERED','DELIVERED','DELIVERED','DELIVERED','RETURNED','CANCELLED','SHIPPED','CONFIRMED','PENDING'])[1 + i % 10] AS status,
 		             CASE WHEN i % 4 = 0 THEN 'bank_transfer' ELSE 'cod' END AS method
 		      FROM generate_series(1, $3) AS i) x`, []any{storeID, customerID, n}},
-		{`INSERT INTO order_lines (id, store_id, order_id, product_id, name, quantity, unit_price, total, discount, returned_quantity, position, sold_at)
+		{`INSERT INTO order_lines (id, store_id, order_id, product_id, name, quantity, unit_price, total, discount, returned_quantity, position, sold_at,
+			first_of_product)
 		SELECT gen_random_uuid(), o.store_id, o.id, md5('product-' || k)::uuid, 'Product ' || k, 1, 45000, 45000, 500,
-			CASE WHEN o.status = 'RETURNED' THEN 1 ELSE 0 END, p, CASE WHEN o.status <> 'CANCELLED' THEN o.placed_at END
+			CASE WHEN o.status = 'RETURNED' THEN 1 ELSE 0 END, p, CASE WHEN o.status <> 'CANCELLED' THEN o.placed_at END,
+			p = 1 OR abs(hashtext(o.id::text || 1)) % 200 <> k
 		FROM orders o CROSS JOIN generate_series(1, 2) AS p
 		CROSS JOIN LATERAL (SELECT abs(hashtext(o.id::text || p)) % 200 AS k) pick
 		WHERE o.store_id = $1 AND o.order_number LIKE 'ORD-5_______'`, []any{storeID}},
