@@ -9,10 +9,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
 
 	"github.com/merchantsvc/svc/api"
 	"github.com/merchantsvc/svc/internal/testenv"
+	"github.com/merchantsvc/svc/workflows"
 )
 
 func (h *harness) sideEffects(orderID string) map[string]string {
@@ -56,6 +59,19 @@ func TestOrderPlacedSideEffectsRunOnce(t *testing.T) {
 	id := o["id"].(string)
 	waitFor(t, "all three side effects", func() bool { return len(h.sideEffects(id)) == 3 })
 	require.Equal(t, map[string]string{"email": "succeeded", "chat": "succeeded", "shipment": "succeeded"}, h.sideEffects(id))
+	// The side effects ran as local activities: markers in the order's one
+	// workflow, no activity task on the queue.
+	orderID := uuid.MustParse(id)
+	var events map[enumspb.EventType]int
+	waitFor(t, "the order-placed workflow to complete", func() bool {
+		events = map[enumspb.EventType]int{}
+		for _, e := range history(context.Background(), t, h.temporal, workflows.OrderPlacedWorkflowID(orderID), "").Events {
+			events[e.GetEventType()]++
+		}
+		return events[enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED] == 1
+	})
+	require.Zero(t, events[enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED], "no activity task")
+	require.GreaterOrEqual(t, events[enumspb.EVENT_TYPE_MARKER_RECORDED], 3, "a local-activity marker per side effect")
 
 	mails := h.mail.Messages()
 	require.Len(t, mails, 1)

@@ -37,6 +37,22 @@ var sideEffectOptions = workflow.ActivityOptions{
 	RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumAttempts: 5},
 }
 
+// localSideEffectOptions are sideEffectOptions for the side effects run as
+// local activities: the same attempts and timeouts, and a bound on all of
+// them together (five attempts of 30 s and their backoff).
+var localSideEffectOptions = workflow.LocalActivityOptions{
+	ScheduleToCloseTimeout: 5 * time.Minute,
+	StartToCloseTimeout:    sideEffectOptions.StartToCloseTimeout,
+	RetryPolicy:            sideEffectOptions.RetryPolicy,
+}
+
+// localSideEffects is the GetVersion change id of running the side effects
+// as local activities: the worker that runs the workflow task runs them
+// and records each as a marker, so an order costs the server one workflow
+// task instead of a task-queue round trip and three events per step
+// (docs/decisions.md). Histories recorded before it replay with activities.
+const localSideEffects = "side-effects-as-local-activities"
+
 // parallelSideEffects is the GetVersion change id of running the side
 // effects side by side; histories recorded before it replay one at a time.
 const parallelSideEffects = "side-effects-in-parallel"
@@ -72,11 +88,17 @@ func OrderPlaced(ctx workflow.Context, in OrderPlacedInput) (OrderPlacedResult, 
 		steps = append(steps, sideEffectStep{"rollup", a.RecordOrderRollup})
 	}
 	// The steps do not depend on each other, so they run side by side: one
-	// workflow task schedules all four rather than one per step, which is
-	// what bounds orders per second on a busy Temporal (docs/benchmarks.md).
+	// workflow task schedules all of them rather than one per step, which
+	// is what bounds orders per second on a busy Temporal
+	// (docs/benchmarks.md); they run as local activities since
+	// localSideEffects.
 	futures := make([]workflow.Future, len(steps))
 	start := func(i int) { futures[i] = workflow.ExecuteActivity(actx, steps[i].fn, order) }
 	if workflow.GetVersion(ctx, parallelSideEffects, workflow.DefaultVersion, 1) == 1 {
+		if workflow.GetVersion(ctx, localSideEffects, workflow.DefaultVersion, 1) == 1 {
+			lctx := workflow.WithLocalActivityOptions(ctx, localSideEffectOptions)
+			start = func(i int) { futures[i] = workflow.ExecuteLocalActivity(lctx, steps[i].fn, order) }
+		}
 		for i := range steps {
 			start(i)
 		}

@@ -76,6 +76,7 @@ func TestReplayRefusesNonDeterministicChanges(t *testing.T) {
 		"side effects reordered":            {reorderedOrderPlaced, "testdata/histories/5b16dac/OrderPlaced.json"},
 		"parallel steps without GetVersion": {unguardedOrderPlaced, "testdata/histories/46dc7df/OrderPlaced.json"},
 		"rollup dropped without GetVersion": {rolluplessOrderPlaced, "testdata/histories/5b16dac/OrderPlaced.json"},
+		"local without GetVersion":          {unguardedLocalOrderPlaced, "testdata/histories/41a9d6d/OrderPlaced.json"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			broken := sdkworker.NewWorkflowReplayer()
@@ -135,6 +136,27 @@ func rolluplessOrderPlaced(ctx workflow.Context, in workflows.OrderPlacedInput) 
 	var futures []workflow.Future
 	for _, fn := range []any{acts.SendOrderEmail, acts.SendChatConfirmation, acts.CreateOrderShipment} {
 		futures = append(futures, workflow.ExecuteActivity(ctx, fn, order))
+	}
+	for _, f := range futures {
+		if err := f.Get(ctx, nil); err != nil {
+			return workflows.OrderPlacedResult{}, err
+		}
+	}
+	return workflows.OrderPlacedResult{}, nil
+}
+
+// unguardedLocalOrderPlaced runs the three side effects as local
+// activities with no GetVersion of its own: a workflow started before the
+// change would find markers where its history scheduled activities.
+func unguardedLocalOrderPlaced(ctx workflow.Context, in workflows.OrderPlacedInput) (workflows.OrderPlacedResult, error) {
+	ctx = workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{StartToCloseTimeout: time.Minute})
+	var acts *activities.Activities
+	order := activities.OrderInput{StoreID: in.StoreID, OrderID: in.OrderID}
+	workflow.GetVersion(ctx, "rollup-in-order-transaction", workflow.DefaultVersion, 1)
+	workflow.GetVersion(ctx, "side-effects-in-parallel", workflow.DefaultVersion, 1)
+	var futures []workflow.Future
+	for _, fn := range []any{acts.SendOrderEmail, acts.SendChatConfirmation, acts.CreateOrderShipment} {
+		futures = append(futures, workflow.ExecuteLocalActivity(ctx, fn, order))
 	}
 	for _, f := range futures {
 		if err := f.Get(ctx, nil); err != nil {

@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -106,6 +107,7 @@ type deliveryRig struct {
 	rec        *deliveryReceiver
 	temporal   client.Client
 	httpClient *http.Client
+	mail       *mailsink.Sink
 	close      func()
 	// temporalPID is the Temporal child process, when it runs apart.
 	temporalPID int
@@ -164,10 +166,20 @@ func startDeliveryRigWith(ctx context.Context, db *storage.DB, queue string, tem
 		return fail(err)
 	}
 	closers = append(closers, func() { _ = sink.Stop() })
+	rig.mail = sink
 	host, port, _ := net.SplitHostPort(sink.Addr)
 	portNumber, _ := strconv.Atoi(port)
 	mailer := activities.SMTPMailer{Host: host, Port: portNumber, From: "shop@example.com", PlainText: true}
-	w := worker.New(rig.temporal, queue, &activities.Activities{DB: db, HTTPClient: rig.httpClient, Mailer: mailer}, worker.Options{})
+	// A chat provider that accepts every message, so order confirmations
+	// make their HTTP round trip rather than fail on a missing provider.
+	var chats atomic.Int64
+	chatAPI := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"messages":[{"id":"wamid.%d"}]}`, chats.Add(1))
+	}))
+	closers = append(closers, chatAPI.Close)
+	chat := activities.HTTPChatProvider{BaseURL: chatAPI.URL, Token: "bench"}
+	w := worker.New(rig.temporal, queue, &activities.Activities{DB: db, HTTPClient: rig.httpClient, Mailer: mailer, Chat: chat}, worker.Options{})
 	if err := w.Start(); err != nil {
 		return fail(err)
 	}

@@ -14,7 +14,10 @@ type Config struct {
 	HTTPAddr string `envconfig:"HTTP_ADDR" default:"127.0.0.1:8080"`
 	// MetricsAddr is where `svc worker` serves /metrics (the API serves it
 	// on HTTPAddr).
-	MetricsAddr       string `envconfig:"METRICS_ADDR" default:"127.0.0.1:9091"`
+	MetricsAddr string `envconfig:"METRICS_ADDR" default:"127.0.0.1:9091"`
+	// DebugAddr, when set, serves Go's profiles (/debug/pprof) on an
+	// address of its own; keep it off the public network.
+	DebugAddr         string `envconfig:"DEBUG_ADDR"`
 	DatabaseURL       string `envconfig:"DATABASE_URL"`
 	TemporalAddress   string `envconfig:"TEMPORAL_ADDRESS" default:"127.0.0.1:7233"`
 	TemporalNamespace string `envconfig:"TEMPORAL_NAMESPACE" default:"default"`

@@ -253,6 +253,7 @@ func runAPI(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer)
 	defer d.Close()
 	srv := api.NewServer(apiConfig(cfg, d.tracing), d.db, d.temporal, d.blob, log)
 	go srv.SyncRateLimits(ctx, time.Second) // the replicas share their rate-limit counts
+	defer serveDebug(ctx, cfg.DebugAddr, log)()
 	return serveHTTP(ctx, cfg.HTTPAddr, srv, log, stdout)
 }
 
@@ -310,6 +311,7 @@ func runWorker(ctx context.Context, cfg Config, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	defer serveDebug(ctx, cfg.DebugAddr, log)()
 	// The worker's own /metrics (Temporal SDK, deliveries, import rows), and
 	// the API's probes over the worker's connections: /healthz (the process
 	// is up) and /readyz (Postgres, Temporal and the object store answer).

@@ -17,9 +17,10 @@ import (
 
 // Message is one received mail.
 type Message struct {
-	From string
-	To   []string
-	Data []byte
+	From     string
+	To       []string
+	Data     []byte
+	Received time.Time // when the message's data was accepted
 }
 
 // Sink is a running SMTP server.
@@ -63,6 +64,7 @@ func (s *Sink) Messages() []Message {
 func (s *Sink) Stop() error { return s.server.Close() }
 
 func (s *Sink) keep(m Message) error {
+	m.Received = time.Now()
 	s.mu.Lock()
 	s.msgs = append(s.msgs, m)
 	n := len(s.msgs)
