@@ -173,7 +173,16 @@ func runLoadBench(ctx context.Context, dbURL string, duration time.Duration, con
 			GROUP BY order_id HAVING count(*) = 3) done`, storeID).Scan(&n)
 		return n
 	}
+	rowsBefore, err := rowWrites(ctx, db)
+	if err != nil {
+		return "", err
+	}
 	run, err := l.runMix(ctx, placed, subscriptions, true)
+	if err != nil {
+		return "", err
+	}
+	time.Sleep(2 * time.Second) // backends flush their table statistics within a second
+	rowsAfter, err := rowWrites(ctx, db)
 	if err != nil {
 		return "", err
 	}
@@ -256,6 +265,7 @@ func runLoadBench(ctx context.Context, dbURL string, duration time.Duration, con
 		fmt.Fprintf(&b, "; start → %s recorded: p50 %s, p99 %s", kind, ms(steps[kind].percentile(0.5)), ms(steps[kind].percentile(0.99)))
 	}
 	fmt.Fprintf(&b, ".\n\n")
+	writeRowsPerOrder(&b, rowsBefore, rowsAfter, run.orders, total0(run.perRoute)-run.orders)
 	fmt.Fprintf(&b, "Where the server's CPU went during the mix (API, worker, dispatcher and Temporal share the process; `go tool pprof -top`,\n")
 	fmt.Fprintf(&b, "the entries with the most time of their own):\n\n```\n%s```\n\n", profileTop)
 	ordersRate := float64(orders) / wall.Seconds()
@@ -348,6 +358,62 @@ func setDurability(ctx context.Context, db *database, on bool) error {
 		time.Sleep(100 * time.Millisecond)
 	}
 	return errors.New("postgres did not take the durability settings")
+}
+
+// rowWrites is every table's rows inserted, updated and deleted so far
+// (pg_stat_user_tables), by table.
+func rowWrites(ctx context.Context, db *database) (map[string][3]int64, error) {
+	rows, err := db.Pool.Query(ctx, `SELECT relname, n_tup_ins, n_tup_upd, n_tup_del FROM pg_stat_user_tables`)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][3]int64{}
+	for rows.Next() {
+		var name string
+		var w [3]int64
+		if err := rows.Scan(&name, &w[0], &w[1], &w[2]); err != nil {
+			return nil, err
+		}
+		out[name] = w
+	}
+	return out, rows.Err()
+}
+
+// writeRowsPerOrder reports the rows the run wrote per order placed, by
+// table, for the capacity arithmetic of docs/operations.md. The reads of
+// the mix write little (last-used stamps of tokens), so nearly all of it is
+// the orders and what follows them.
+func writeRowsPerOrder(b *strings.Builder, before, after map[string][3]int64, orders, reads int) {
+	type tableWrites struct {
+		name string
+		w    [3]int64
+	}
+	var tables []tableWrites
+	var total [3]int64
+	for name, a := range after {
+		bw := before[name]
+		d := [3]int64{a[0] - bw[0], a[1] - bw[1], a[2] - bw[2]}
+		for i := range d {
+			total[i] += d[i]
+		}
+		// Tables written less than once in 200 orders are left out of the
+		// rows (not of the total).
+		if 200*(d[0]+d[1]+d[2]) < int64(orders) {
+			continue
+		}
+		tables = append(tables, tableWrites{name, d})
+	}
+	sort.Slice(tables, func(i, j int) bool {
+		si, sj := tables[i].w[0]+tables[i].w[1]+tables[i].w[2], tables[j].w[0]+tables[j].w[1]+tables[j].w[2]
+		return si > sj || si == sj && tables[i].name < tables[j].name
+	})
+	per := func(n int64) string { return fmt.Sprintf("%.2f", float64(n)/float64(orders)) }
+	fmt.Fprintf(b, "Postgres rows written during the run and its drain, per order placed (%d orders, %d reads beside them; `pg_stat_user_tables`),\n", orders, reads)
+	fmt.Fprintf(b, "for docs/operations.md:\n\n| table | inserted | updated | deleted |\n|---|---:|---:|---:|\n")
+	for _, t := range tables {
+		fmt.Fprintf(b, "| %s | %s | %s | %s |\n", t.name, per(t.w[0]), per(t.w[1]), per(t.w[2]))
+	}
+	fmt.Fprintf(b, "| **all tables** | **%s** | **%s** | **%s** |\n\n", per(total[0]), per(total[1]), per(total[2]))
 }
 
 // mixRun is what one run of the mixed workload measured.
