@@ -90,8 +90,8 @@ func OrderPlaced(ctx workflow.Context, in OrderPlacedInput) (OrderPlacedResult, 
 	// The steps do not depend on each other, so they run side by side: one
 	// workflow task schedules all of them rather than one per step, which
 	// is what bounds orders per second on a busy Temporal
-	// (docs/benchmarks.md); they run as local activities since
-	// localSideEffects.
+	// (docs/benchmarks.md). Since localSideEffects they run as local
+	// activities, in the worker that runs the workflow task.
 	futures := make([]workflow.Future, len(steps))
 	start := func(i int) { futures[i] = workflow.ExecuteActivity(actx, steps[i].fn, order) }
 	if workflow.GetVersion(ctx, parallelSideEffects, workflow.DefaultVersion, 1) == 1 {

@@ -37,7 +37,7 @@ func (p *Pages) AnalyticsPage() http.Handler {
 		if err != nil {
 			return err
 		}
-		lang := p.pageLang(r, mp.user)
+		lang := mp.lang
 		words := analyticsWords[lang]
 		p.watchPage(w, mp, "analytics.html", lang, "analytics", map[string]any{"Title": words["title"], "S": words})
 		return nil

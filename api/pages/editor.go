@@ -48,6 +48,7 @@ type memberPage struct {
 	store  storage.Store
 	member storage.Membership
 	stores []storage.MemberStore
+	lang   string // the page's language, the member's locale
 }
 
 // editorStore is the store named in the path, when the signed-in user is
@@ -69,7 +70,7 @@ func (p *Pages) editorStore(w http.ResponseWriter, r *http.Request) (memberPage,
 	}
 	for _, ms := range stores {
 		if ms.Store.ID == storeID {
-			return memberPage{user: user, store: ms.Store, member: ms.Membership, stores: stores}, nil
+			return memberPage{user: user, store: ms.Store, member: ms.Membership, stores: stores, lang: p.pageLang(r, user)}, nil
 		}
 	}
 	toLogin(w, r)
@@ -83,8 +84,8 @@ func (p *Pages) EditorPage() http.Handler {
 		if err != nil {
 			return err
 		}
-		user, store := mp.user, mp.store
-		lang := p.pageLang(r, user)
+		store := mp.store
+		lang := mp.lang
 		renderPage(w, http.StatusOK, "editor.html", map[string]any{"T": pageWords[lang], "Title": store.Name, "StoreID": store.ID,
 			"StoreName": store.Name, "Lang": lang})
 		return nil

@@ -106,8 +106,8 @@ func (p *Pages) OrderReturnsPage() http.Handler {
 		if err != nil {
 			return err
 		}
-		user, store := mp.user, mp.store
-		lang := p.pageLang(r, user)
+		store := mp.store
+		lang := mp.lang
 		orderID, err := uuid.Parse(chi.URLParam(r, "order_id"))
 		if err != nil {
 			p.problemPage(w, http.StatusNotFound, lang, "no such order")

@@ -51,8 +51,8 @@ func (p *Pages) ShipmentsPage() http.Handler {
 		if err != nil {
 			return err
 		}
-		user, store := mp.user, mp.store
-		lang := p.pageLang(r, user)
+		store := mp.store
+		lang := mp.lang
 		day, ok := shipmentDay(r)
 		if !ok {
 			p.problemPage(w, http.StatusBadRequest, lang, "date must be YYYY-MM-DD")

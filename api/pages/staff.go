@@ -62,7 +62,7 @@ func (p *Pages) StaffPage() http.Handler {
 			return err
 		}
 		user, store := mp.user, mp.store
-		lang := p.pageLang(r, user)
+		lang := mp.lang
 		member := mp.member
 		words := staffWords[lang]
 		data := map[string]any{"Title": words["title"], "S": words, "Me": user.ID, "MyRole": roleLabel(lang, member.RoleName, member.BuiltIn),

@@ -114,8 +114,8 @@ func (p *Pages) DeliveriesPage() http.Handler {
 		if err != nil {
 			return err
 		}
-		user, store := mp.user, mp.store
-		lang := p.pageLang(r, user)
+		store := mp.store
+		lang := mp.lang
 		subs, err := p.db.FindSubscriptions(r.Context(), store.ID)
 		if err != nil {
 			return err
@@ -181,8 +181,8 @@ func (p *Pages) WorkPage() http.Handler {
 		if err != nil {
 			return err
 		}
-		user, store := mp.user, mp.store
-		lang := p.pageLang(r, user)
+		store := mp.store
+		lang := mp.lang
 		images, err := p.db.FindProcessingImages(r.Context(), store.ID, 50)
 		if err != nil {
 			return err

@@ -165,19 +165,11 @@ func runLoadBench(ctx context.Context, dbURL string, duration time.Duration, con
 	defer l.close()
 	db, storeID, customerID, variants := l.db, l.storeID, l.customerID, l.variants
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: concurrency * 2}}
-	// An order's order-placed workflow is done when its three side effects
-	// (email, chat, shipment) are recorded.
-	placed := func() int {
-		var n int
-		_ = db.Pool.QueryRow(ctx, `SELECT count(*) FROM (SELECT order_id FROM order_side_effects WHERE store_id = $1
-			GROUP BY order_id HAVING count(*) = 3) done`, storeID).Scan(&n)
-		return n
-	}
 	rowsBefore, err := rowWrites(ctx, db)
 	if err != nil {
 		return "", err
 	}
-	run, err := l.runMix(ctx, placed, subscriptions, true)
+	run, err := l.runMix(ctx, subscriptions, true)
 	if err != nil {
 		return "", err
 	}
@@ -186,8 +178,7 @@ func runLoadBench(ctx context.Context, dbURL string, duration time.Duration, con
 	if err != nil {
 		return "", err
 	}
-	perRoute, wall, usageBefore, usageAfter, profileTop := run.perRoute, run.wall, run.usageBefore, run.usageAfter, run.profileTop
-	orders, delivered, drain, placedCount, placedDrain, mailed, started := run.orders, run.delivered, run.drain, run.placedCount, run.placedDrain, run.mailed, run.started
+	perRoute, wall, orders, mailed := run.perRoute, run.wall, run.orders, run.mailed
 
 	// The bare baselines, right after, on the same database.
 	addressJSON, _ := json.Marshal(map[string]any{"name": "Mona", "phone": "+201001234567", "line1": "12 Tahrir St", "city": "Cairo", "country": "EG"})
@@ -240,23 +231,23 @@ func runLoadBench(ctx context.Context, dbURL string, duration time.Duration, con
 		worstP99 = max(worstP99, r.percentile(0.99))
 		fmt.Fprintf(&b, "| %s | %d | %.0f | %s | %s | %d |\n", n, r.requests, r.rps(), ms(r.percentile(0.5)), ms(r.percentile(0.99)), r.errors)
 	}
-	cpu := (usageAfter.cpu - usageBefore.cpu).Seconds() / wall.Seconds()
-	toolCPU := (usageAfter.childrenCPU - usageBefore.childrenCPU).Seconds() / wall.Seconds()
+	cpu := (run.usageAfter.cpu - run.usageBefore.cpu).Seconds() / wall.Seconds()
+	toolCPU := (run.usageAfter.childrenCPU - run.usageBefore.childrenCPU).Seconds() / wall.Seconds()
 	fmt.Fprintf(&b, "\n**%d requests in %s: %.0f requests/s, %d errors.** Server CPU %.2f cores of %d (the load tool used %.2f more);\n",
 		total, wall.Round(time.Millisecond), float64(total)/wall.Seconds(), totalErrors, cpu, runtime.NumCPU(), toolCPU)
 	fmt.Fprintf(&b, "server peak RSS %d MB. Goal ≥ 500 requests/s with every route's p99 < 100 ms: %s (worst p99 %s).\n\n",
-		usageAfter.maxRSSKB/1024, verdict(float64(total)/wall.Seconds() >= 500 && worstP99 < 100*time.Millisecond), ms(worstP99))
+		run.usageAfter.maxRSSKB/1024, verdict(float64(total)/wall.Seconds() >= 500 && worstP99 < 100*time.Millisecond), ms(worstP99))
 	fmt.Fprintf(&b, "Webhooks: %d orders × %d subscriptions = %d deliveries; %d arrived, the last %s after the load stopped\n",
-		orders, subscriptions, orders*subscriptions, delivered, drain.Round(time.Millisecond))
-	fmt.Fprintf(&b, "(%.0f deliveries/s over the run and its drain).\n\n", float64(delivered)/(wall+drain).Seconds())
+		orders, subscriptions, orders*subscriptions, run.delivered, run.drain.Round(time.Millisecond))
+	fmt.Fprintf(&b, "(%.0f deliveries/s over the run and its drain).\n\n", float64(run.delivered)/(wall+run.drain).Seconds())
 	fmt.Fprintf(&b, "Order-placed workflows (email over SMTP, chat, shipment: three local activities each): %d of %d finished,\n",
-		placedCount, orders)
+		run.placedCount, orders)
 	fmt.Fprintf(&b, "the last %s after the load stopped (%.0f orders/s over the run and its drain; goal within 5 s: %s).\n",
-		placedDrain.Round(time.Millisecond), float64(placedCount)/(wall+placedDrain).Seconds(), verdict(placedCount == orders && placedDrain <= 5*time.Second))
+		run.placedDrain.Round(time.Millisecond), float64(run.placedCount)/(wall+run.placedDrain).Seconds(), verdict(run.placedCount == orders && run.placedDrain <= 5*time.Second))
 	fmt.Fprintf(&b, "Confirmation emails: %d of %d orders' accepted by the SMTP sink; from the order's `created_at` (its transaction's\n", mailed.requests, orders)
 	fmt.Fprintf(&b, "clock, a few ms before its commit) to the sink: p50 %s, p99 %s, max %s (goal p99 < 5 s: %s).\n",
 		ms(mailed.percentile(0.5)), ms(mailed.percentile(0.99)), ms(mailed.percentile(1)), verdict(mailed.requests == orders && mailed.percentile(0.99) < 5*time.Second))
-	fmt.Fprintf(&b, "Of that, order `created_at` → its workflow started by the dispatcher: p50 %s, p99 %s", ms(started.percentile(0.5)), ms(started.percentile(0.99)))
+	fmt.Fprintf(&b, "Of that, order `created_at` → its workflow started by the dispatcher: p50 %s, p99 %s", ms(run.started.percentile(0.5)), ms(run.started.percentile(0.99)))
 	steps, err := l.stepLatencies(ctx)
 	if err != nil {
 		return "", err
@@ -265,9 +256,9 @@ func runLoadBench(ctx context.Context, dbURL string, duration time.Duration, con
 		fmt.Fprintf(&b, "; start → %s recorded: p50 %s, p99 %s", kind, ms(steps[kind].percentile(0.5)), ms(steps[kind].percentile(0.99)))
 	}
 	fmt.Fprintf(&b, ".\n\n")
-	writeRowsPerOrder(&b, rowsBefore, rowsAfter, run.orders, total0(run.perRoute)-run.orders)
+	writeRowsPerOrder(&b, rowsBefore, rowsAfter, orders, run.requests()-orders)
 	fmt.Fprintf(&b, "Where the server's CPU went during the mix (API, worker, dispatcher and Temporal share the process; `go tool pprof -top`,\n")
-	fmt.Fprintf(&b, "the entries with the most time of their own):\n\n```\n%s```\n\n", profileTop)
+	fmt.Fprintf(&b, "the entries with the most time of their own):\n\n```\n%s```\n\n", run.profileTop)
 	ordersRate := float64(orders) / wall.Seconds()
 	lr := result{requests: perRoute["GET /products?limit=20"].Requests, elapsed: wall}
 	fmt.Fprintf(&b, "| physical-limit baseline, same run | alone | under the mix | mix / alone |\n|---|---:|---:|---:|\n")
@@ -281,7 +272,7 @@ func runLoadBench(ctx context.Context, dbURL string, duration time.Duration, con
 		return "", err
 	}
 	defer func() { _ = setDurability(context.WithoutCancel(ctx), db, false) }()
-	durable, err := l.runMix(ctx, placed, subscriptions, false)
+	durable, err := l.runMix(ctx, subscriptions, false)
 	if err != nil {
 		return "", err
 	}
@@ -289,38 +280,41 @@ func runLoadBench(ctx context.Context, dbURL string, duration time.Duration, con
 	if err != nil {
 		return "", err
 	}
-	total = 0
-	for _, got := range durable.perRoute {
-		total += got.Requests
-	}
-	durableOrders := durable.perRoute["POST /orders (5 lines)"]
-	orderRoute := perRoute["POST /orders (5 lines)"]
-	pct := func(r result, p float64) time.Duration { return r.percentile(p) }
-	asResult := func(got loadRouteResult, wall time.Duration) result {
-		return result{requests: got.Requests, latencies: got.Latencies, elapsed: wall}
+	orderP99 := func(m mixRun) time.Duration {
+		return result{latencies: m.perRoute["POST /orders (5 lines)"].Latencies}.percentile(0.99)
 	}
 	fmt.Fprintf(&b, "\n**Durability.** The runs above have Postgres with `fsync`, `synchronous_commit` and `full_page_writes` off, as the test\n")
 	fmt.Fprintf(&b, "cluster runs. The same mix again with all three on (production's settings, `ALTER SYSTEM` and a reload), on this machine's disk:\n\n")
 	fmt.Fprintf(&b, "| figure | fsync off | fsync on | on / off |\n|---|---:|---:|---:|\n")
-	row := func(name string, off, on float64, unit string) {
-		fmt.Fprintf(&b, "| %s | %.0f%s | %.0f%s | %.0f%% |\n", name, off, unit, on, unit, 100*on/off)
+	row := func(name string, off, on float64) {
+		fmt.Fprintf(&b, "| %s | %.0f | %.0f | %.0f%% |\n", name, off, on, 100*on/off)
 	}
-	row("mix, requests/s", float64(total0(perRoute))/wall.Seconds(), float64(total)/durable.wall.Seconds(), "")
-	row("order create in the mix, orders/s", float64(orders)/wall.Seconds(), float64(durable.orders)/durable.wall.Seconds(), "")
-	fmt.Fprintf(&b, "| order create in the mix, p99 | %s | %s | |\n", ms(pct(asResult(orderRoute, wall), 0.99)), ms(pct(asResult(durableOrders, durable.wall), 0.99)))
-	row("order transaction alone (bare), orders/s", bareOrders.rps(), durableBare.rps(), "")
-	fmt.Fprintf(&b, "| webhook deliveries: the last after the load stopped | %s | %s | |\n", drain.Round(time.Millisecond), durable.drain.Round(time.Millisecond))
-	fmt.Fprintf(&b, "| order-placed workflows: the last after the load stopped | %s | %s | |\n", placedDrain.Round(time.Millisecond), durable.placedDrain.Round(time.Millisecond))
+	row("mix, requests/s", float64(run.requests())/wall.Seconds(), float64(durable.requests())/durable.wall.Seconds())
+	row("order create in the mix, orders/s", float64(orders)/wall.Seconds(), float64(durable.orders)/durable.wall.Seconds())
+	fmt.Fprintf(&b, "| order create in the mix, p99 | %s | %s | |\n", ms(orderP99(run)), ms(orderP99(durable)))
+	row("order transaction alone (bare), orders/s", bareOrders.rps(), durableBare.rps())
+	fmt.Fprintf(&b, "| webhook deliveries: the last after the load stopped | %s | %s | |\n", run.drain.Round(time.Millisecond), durable.drain.Round(time.Millisecond))
+	fmt.Fprintf(&b, "| order-placed workflows: the last after the load stopped | %s | %s | |\n", run.placedDrain.Round(time.Millisecond), durable.placedDrain.Round(time.Millisecond))
 	fmt.Fprintf(&b, "| confirmation email p99 from the order | %s | %s | |\n\n", ms(mailed.percentile(0.99)), ms(durable.mailed.percentile(0.99)))
 	fmt.Fprintf(&b, "With fsync on, every commit waits for its WAL flush to the disk. Temporal (SQLite, in memory here) is not affected by the setting.\n")
 	return b.String(), nil
 }
 
-func total0(perRoute map[string]loadRouteResult) int {
+// requests is how many requests the run's load tool made, every route.
+func (m mixRun) requests() int {
 	n := 0
-	for _, got := range perRoute {
+	for _, got := range m.perRoute {
 		n += got.Requests
 	}
+	return n
+}
+
+// placedOrders counts the store's orders whose order-placed workflow is
+// done: its three side effects (email, chat, shipment) are recorded.
+func (l *loadRig) placedOrders(ctx context.Context) int {
+	var n int
+	_ = l.db.Pool.QueryRow(ctx, `SELECT count(*) FROM (SELECT order_id FROM order_side_effects WHERE store_id = $1
+		GROUP BY order_id HAVING count(*) = 3) done`, l.storeID).Scan(&n)
 	return n
 }
 
@@ -328,11 +322,11 @@ func total0(perRoute map[string]loadRouteResult) int {
 // full_page_writes on (production's settings) or back off (the test
 // cluster's), cluster-wide, with a reload: no restart is needed for any.
 func setDurability(ctx context.Context, db *database, on bool) error {
+	value := "off"
+	if on {
+		value = "on"
+	}
 	for _, name := range []string{"fsync", "synchronous_commit", "full_page_writes"} {
-		value := "off"
-		if on {
-			value = "on"
-		}
 		if _, err := db.Pool.Exec(ctx, "ALTER SYSTEM SET "+name+" = "+value); err != nil {
 			return fmt.Errorf("set %s: %w", name, err)
 		}
@@ -352,7 +346,7 @@ func setDurability(ctx context.Context, db *database, on bool) error {
 		if err != nil {
 			return err
 		}
-		if (fsync == "on") == on {
+		if fsync == value {
 			return nil
 		}
 		time.Sleep(100 * time.Millisecond)
@@ -380,9 +374,9 @@ func rowWrites(ctx context.Context, db *database) (map[string][3]int64, error) {
 }
 
 // writeRowsPerOrder reports the rows the run wrote per order placed, by
-// table, for the capacity arithmetic of docs/operations.md. The reads of
-// the mix write little (last-used stamps of tokens), so nearly all of it is
-// the orders and what follows them.
+// table, for the capacity arithmetic of docs/operations.md. The mix's
+// reads write too (rate-limit counters, tokens' last use); the report names
+// how many reads ran beside the orders.
 func writeRowsPerOrder(b *strings.Builder, before, after map[string][3]int64, orders, reads int) {
 	type tableWrites struct {
 		name string
@@ -429,9 +423,9 @@ type mixRun struct {
 
 // runMix runs the load tool once and waits for the run's webhooks and
 // order side effects; profile keeps a CPU profile of the server side.
-func (l *loadRig) runMix(ctx context.Context, placed func() int, subscriptions int, profile bool) (mixRun, error) {
+func (l *loadRig) runMix(ctx context.Context, subscriptions int, profile bool) (mixRun, error) {
 	var run mixRun
-	deliveredBefore, placedBefore, mailedBefore := l.rec.totalCount(), placed(), len(l.mail.Messages())
+	deliveredBefore, placedBefore, mailedBefore := l.rec.totalCount(), l.placedOrders(ctx), len(l.mail.Messages())
 	run.usageBefore = rusage()
 	wallStart := time.Now()
 	stopProfile := func() string { return "" }
@@ -456,11 +450,11 @@ func (l *loadRig) runMix(ctx context.Context, placed func() int, subscriptions i
 	}
 	run.drain = time.Since(drainStart)
 	run.delivered = l.rec.totalCount() - deliveredBefore
-	for placed()-placedBefore < run.orders && time.Since(drainStart) < 3*time.Minute {
+	for l.placedOrders(ctx)-placedBefore < run.orders && time.Since(drainStart) < 3*time.Minute {
 		time.Sleep(100 * time.Millisecond)
 	}
 	run.placedDrain = time.Since(drainStart)
-	run.placedCount = placed() - placedBefore
+	run.placedCount = l.placedOrders(ctx) - placedBefore
 	run.mailed, run.started, err = l.mailLatencies(ctx, mailedBefore)
 	return run, err
 }
