@@ -132,19 +132,25 @@ func (a *Activities) SendFirstAttempts(ctx context.Context, in FirstAttemptsInpu
 	if err != nil {
 		return FirstAttemptsResult{}, err
 	}
-	results := make(chan storage.AttemptRecord)
-	sem := make(chan struct{}, firstAttemptConcurrency)
-	go func() {
-		var wg sync.WaitGroup
-		for _, t := range targets {
-			sem <- struct{}{}
-			wg.Add(1)
-			go func() {
-				defer func() { <-sem; wg.Done() }()
+	// Room for every answer: the sends go on while a chunk is recorded.
+	// A fixed pool of senders, each keeping its grown stack from one send
+	// to the next.
+	results := make(chan storage.AttemptRecord, len(targets))
+	jobs := make(chan storage.DeliveryTarget)
+	var senders sync.WaitGroup
+	for range min(firstAttemptConcurrency, len(targets)) {
+		senders.Go(func() {
+			for t := range jobs {
 				results <- a.firstAttempt(ctx, t, in.Final)
-			}()
+			}
+		})
+	}
+	go func() {
+		for _, t := range targets {
+			jobs <- t
 		}
-		wg.Wait()
+		close(jobs)
+		senders.Wait()
 		close(results)
 	}()
 	var (

@@ -188,6 +188,18 @@ func TestWebhookRetriedAfterFailureKeepsDeliveryID(t *testing.T) {
 	require.EqualValues(t, 500, logs[1]["response_code"])
 	time.Sleep(500 * time.Millisecond)
 	require.Len(t, rec.requests(), 2, "nothing after the success")
+
+	// Deleting the subscription takes its deliveries and, through them,
+	// their attempts (an attempt has no reference of its own to the
+	// subscription since migration 0039).
+	resp := h.do(request{method: "DELETE", path: storePath(h.m.storeID, "/webhooks/"+subID), auth: bearer(h.token)})
+	require.Equal(t, http.StatusNoContent, resp.Status, string(resp.Raw))
+	var deliveries, attempts int
+	require.NoError(t, testenv.SQL(t, h.db).QueryRow(context.Background(), `SELECT
+			(SELECT count(*) FROM webhook_deliveries WHERE subscription_id = $1),
+			(SELECT count(*) FROM webhook_attempts WHERE subscription_id = $1)`, subID).Scan(&deliveries, &attempts))
+	require.Zero(t, deliveries)
+	require.Zero(t, attempts)
 }
 
 func TestWebhookExhaustionSwitchesOffNotifiesAndReenables(t *testing.T) {

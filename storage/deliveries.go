@@ -125,7 +125,7 @@ func (db *DB) DispatchOutbox(ctx context.Context, limit int) ([]Batch, int, erro
 					WHERE o.store_id = $3 AND o.id = ANY ($1)
 					ON CONFLICT (outbox_id, subscription_id) DO NOTHING
 					RETURNING status)
-				SELECT count(*) FILTER (WHERE status = 'pending') FROM inserted`, se.ids, b.ID, storeID).Scan(&b.Deliveries)
+				SELECT count(*) FILTER (WHERE status = 'pending') FROM inserted`, uuidBytes(se.ids), b.ID, storeID).Scan(&b.Deliveries)
 			if err != nil {
 				return fmt.Errorf("create deliveries: %w", err)
 			}
@@ -137,7 +137,7 @@ func (db *DB) DispatchOutbox(ctx context.Context, limit int) ([]Batch, int, erro
 			}
 			batches = append(batches, b)
 		}
-		if _, err := tx.tx.Exec(ctx, `UPDATE outbox SET dispatched_at = $2 WHERE id = ANY ($1)`, all, now); err != nil {
+		if _, err := tx.tx.Exec(ctx, `UPDATE outbox SET dispatched_at = $2 WHERE id = ANY ($1)`, uuidBytes(all), now); err != nil {
 			return fmt.Errorf("mark outbox dispatched: %w", err)
 		}
 		return nil
@@ -398,6 +398,9 @@ func (db *DB) RecordAttempts(ctx context.Context, records []AttemptRecord) error
 		completed[i] = r.Status != DeliveryRetrying && r.Status != DeliveryPending
 	}
 	return db.InTx(ctx, func(tx *Tx) error {
+		// The ids go as [16]byte, which pgx sends in binary; uuid.UUID
+		// would go through its text form, element by element.
+		ids, stores := uuidBytes(ids), uuidBytes(stores)
 		_, err := tx.tx.Exec(ctx, `UPDATE webhook_deliveries d SET status = u.status, attempts = GREATEST(d.attempts, u.attempt),
 				last_response_code = COALESCE(u.code, d.last_response_code),
 				completed_at = CASE WHEN u.completed THEN u.at END
@@ -411,7 +414,7 @@ func (db *DB) RecordAttempts(ctx context.Context, records []AttemptRecord) error
 				response_code, response_body, error, duration_ms, attempted_at)
 			SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::uuid[], $5::int[], $6::text[], $7::int[], $8::text[],
 				$9::text[], $10::bigint[], $11::timestamptz[])`,
-			attemptIDs, stores, subs, ids, attempts, logStatuses, codes, bodies, errs, durations, times)
+			uuidBytes(attemptIDs), stores, uuidBytes(subs), ids, attempts, logStatuses, codes, bodies, errs, durations, times)
 		if err != nil {
 			return fmt.Errorf("log attempts: %w", err)
 		}
@@ -424,4 +427,13 @@ func (db *DB) RecordAttempts(ctx context.Context, records []AttemptRecord) error
 		}
 		return nil
 	})
+}
+
+// uuidBytes is ids as pgx encodes uuid arrays in binary.
+func uuidBytes(ids []uuid.UUID) [][16]byte {
+	out := make([][16]byte, len(ids))
+	for i, id := range ids {
+		out[i] = id
+	}
+	return out
 }

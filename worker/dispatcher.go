@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -173,7 +174,12 @@ func (d *Dispatcher) startRowWorkflows(ctx context.Context) {
 
 // drainOutbox turns the outbox into batches of deliveries until it is empty
 // and starts one dispatch workflow per batch.
+// A round's workflows start while the next round is claimed: a backlog
+// is turned into deliveries at the pace of the claims, not of the claims
+// and the starts one after the other.
 func (d *Dispatcher) drainOutbox(ctx context.Context) {
+	var starts sync.WaitGroup
+	defer starts.Wait()
 	for ctx.Err() == nil {
 		batches, events, err := d.DB.DispatchOutbox(ctx, d.BatchSize)
 		if err != nil {
@@ -182,13 +188,15 @@ func (d *Dispatcher) drainOutbox(ctx context.Context) {
 			}
 			return
 		}
-		for _, batch := range batches {
-			// The dispatch gets a trace of its own, linked to the traces
-			// that wrote its events.
-			sctx, span := d.Tracing.StartLinked(ctx, "webhook dispatch", batch.TraceParents)
-			d.start(sctx, batch)
-			span.End()
-		}
+		starts.Go(func() {
+			for _, batch := range batches {
+				// The dispatch gets a trace of its own, linked to the
+				// traces that wrote its events.
+				sctx, span := d.Tracing.StartLinked(ctx, "webhook dispatch", batch.TraceParents)
+				d.start(sctx, batch)
+				span.End()
+			}
+		})
 		if events < d.BatchSize {
 			return
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -21,6 +22,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/google/pprof/profile"
 	"github.com/google/uuid"
 	"github.com/merchantsvc/svc/api"
 	"github.com/merchantsvc/svc/internal/mailsink"
@@ -39,7 +41,9 @@ type loadRoute struct {
 
 // loadClientSpec is what the load tool, a child process, is asked to do.
 type loadClientSpec struct {
-	Base        string        `json:"base"`
+	// Bases are the store's base URLs, one per API process; client g
+	// sends to Bases[g % len(Bases)].
+	Bases       []string      `json:"bases"`
 	Tokens      []string      `json:"tokens"`
 	Routes      []loadRoute   `json:"routes"`
 	Duration    time.Duration `json:"duration"`
@@ -55,6 +59,50 @@ type loadRouteResult struct {
 	Errors    int             `json:"errors"`
 	Statuses  map[int]int     `json:"statuses"`
 	Latencies []time.Duration `json:"latencies"`
+}
+
+// seed writes the load's store: its variants and tokens (orders:write,
+// catalog:read) and webhook subscriptions on order.created to the rig's
+// receiver.
+func (l *loadRig) seed(ctx context.Context, tokenCount, subscriptions int) error {
+	storeID, customerID, variants, secrets, err := seedOrderStore(ctx, l.db.DB, tokenCount)
+	if err != nil {
+		return err
+	}
+	l.storeID, l.customerID, l.variants, l.secrets = storeID, customerID, variants, secrets
+	if _, err := l.db.Pool.Exec(ctx, `UPDATE api_tokens SET scopes = '{orders:write,catalog:read}' WHERE store_id = $1`, storeID); err != nil {
+		return err
+	}
+	for i := range subscriptions {
+		if _, err := l.db.Pool.Exec(ctx, `INSERT INTO webhook_subscriptions (id, store_id, url, events, secret, created_at, updated_at)
+			VALUES (gen_random_uuid(), $1, $2, '{order.created}', 'svc_whsec_load', now(), now())`,
+			storeID, fmt.Sprintf("%s/hooks/%d", l.rec.srv.URL, i)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// baseURL is the load's store below an API's root URL.
+func (l *loadRig) baseURL(root string) string { return root + "/api/v1/stores/" + l.storeID.String() }
+
+// routes are the mix: catalog reads, order creates and order-list reads.
+func (l *loadRig) routes() []loadRoute {
+	lines := make([]map[string]any, len(l.variants))
+	for i, v := range l.variants {
+		lines[i] = map[string]any{"variant_id": v.String(), "quantity": 1}
+	}
+	// Every order is a new buyer with an email address, so each one's
+	// confirmation is sent (one contact is mailed once in ten minutes);
+	// the load tool numbers them through {seq}.
+	orderBody, _ := json.Marshal(map[string]any{"lines": lines, "payment_method": "cod",
+		"customer":         map[string]any{"name": "Mona", "email": "buyer{seq}@example.com", "phone": "+2010{seq}"},
+		"shipping_address": map[string]any{"name": "Mona", "phone": "+2010{seq}", "line1": "12 Tahrir St", "city": "Cairo", "country": "EG"}})
+	return []loadRoute{
+		{Name: "GET /products?limit=20", Weight: 60, Method: http.MethodGet, Path: "/products?limit=20"},
+		{Name: "POST /orders (5 lines)", Weight: 25, Method: http.MethodPost, Path: "/orders", Body: orderBody},
+		{Name: "GET /orders?limit=20", Weight: 15, Method: http.MethodGet, Path: "/orders?limit=20"},
+	}
 }
 
 // runLoadBench drives a mixed workload — catalog reads, order creates (each
@@ -73,7 +121,11 @@ type loadRig struct {
 	storeID    uuid.UUID
 	customerID uuid.UUID
 	variants   []uuid.UUID
+	secrets    []string
 	closers    []func()
+	dbURL      string
+	// temporalHostPort and chatURL are for processes of their own.
+	temporalHostPort, chatURL string
 	// temporalPID is the Temporal child process, when it runs apart.
 	temporalPID int
 }
@@ -85,21 +137,42 @@ func (l *loadRig) close() {
 }
 
 // startLoadRig seeds the store and starts everything the load mix needs.
-func startLoadRig(ctx context.Context, dbURL string, duration time.Duration, concurrency, tokenCount, subscriptions int, temporalApart bool) (*loadRig, error) {
+func startLoadRig(ctx context.Context, dbURL string, temporal temporalSetup, duration time.Duration, concurrency, tokenCount, subscriptions int) (*loadRig, error) {
+	return startLoadRigWith(ctx, dbURL, temporal, duration, concurrency, tokenCount, subscriptions, true)
+}
+
+// startLoadRigWith is startLoadRig, with the API, the worker and the
+// dispatcher in this process when inProcess; without them, the spec has
+// no base URL and the rig's worker polls a queue nobody uses, so that
+// processes of their own can serve the mix (the scale-out runs).
+func startLoadRigWith(ctx context.Context, dbURL string, temporal temporalSetup, duration time.Duration, concurrency, tokenCount, subscriptions int,
+	inProcess bool) (*loadRig, error) {
 	db, err := openDatabase(ctx, dbURL)
 	if err != nil {
 		return nil, err
 	}
-	l := &loadRig{db: db, closers: []func(){db.Close}}
-	const queue = "load"
-	rig, err := startDeliveryRigWith(ctx, db.DB, queue, temporalApart)
+	l := &loadRig{db: db, closers: []func(){db.Close}, dbURL: dbURL}
+	queue := "load"
+	if !inProcess {
+		queue = "load-unused"
+	}
+	rig, err := startDeliveryRigWith(ctx, db.DB, queue, temporal)
 	if err != nil {
 		l.close()
 		return nil, err
 	}
 	l.closers = append(l.closers, rig.close)
 	l.rec, l.mail, l.temporalPID = rig.rec, rig.mail, rig.temporalPID
+	l.temporalHostPort, l.chatURL = rig.temporalHostPort, rig.chatURL
 	c := rig.temporal
+	if err := l.seed(ctx, tokenCount, subscriptions); err != nil {
+		l.close()
+		return nil, err
+	}
+	l.spec = loadClientSpec{Tokens: l.secrets, Duration: duration, Concurrency: concurrency, Routes: l.routes()}
+	if !inProcess {
+		return l, nil
+	}
 	dctx, stopDispatcher := context.WithCancel(ctx)
 	dispatched := make(chan struct{})
 	go func() {
@@ -109,24 +182,6 @@ func startLoadRig(ctx context.Context, dbURL string, duration time.Duration, con
 	}()
 	l.closers = append(l.closers, func() { stopDispatcher(); <-dispatched })
 
-	storeID, customerID, variants, secrets, err := seedOrderStore(ctx, db.DB, tokenCount)
-	if err != nil {
-		l.close()
-		return nil, err
-	}
-	l.storeID, l.customerID, l.variants = storeID, customerID, variants
-	if _, err := db.Pool.Exec(ctx, `UPDATE api_tokens SET scopes = '{orders:write,catalog:read}' WHERE store_id = $1`, storeID); err != nil {
-		l.close()
-		return nil, err
-	}
-	for i := range subscriptions {
-		if _, err := db.Pool.Exec(ctx, `INSERT INTO webhook_subscriptions (id, store_id, url, events, secret, created_at, updated_at)
-			VALUES (gen_random_uuid(), $1, $2, '{order.created}', 'svc_whsec_load', now(), now())`,
-			storeID, fmt.Sprintf("%s/hooks/%d", l.rec.srv.URL, i)); err != nil {
-			l.close()
-			return nil, err
-		}
-	}
 	srv := api.NewServer(api.Config{RateLimitPerMinute: 300, TaskQueue: queue}, db.DB, c, nil, slog.New(slog.DiscardHandler))
 	sctx, stopSharing := context.WithCancel(ctx)
 	l.closers = append(l.closers, stopSharing)
@@ -137,46 +192,30 @@ func startLoadRig(ctx context.Context, dbURL string, duration time.Duration, con
 		return nil, err
 	}
 	l.closers = append(l.closers, stop)
-
-	lines := make([]map[string]any, len(variants))
-	for i, v := range variants {
-		lines[i] = map[string]any{"variant_id": v.String(), "quantity": 1}
-	}
-	// Every order is a new buyer with an email address, so each one's
-	// confirmation is sent (one contact is mailed once in ten minutes);
-	// the load tool numbers them through {seq}.
-	orderBody, _ := json.Marshal(map[string]any{"lines": lines, "payment_method": "cod",
-		"customer":         map[string]any{"name": "Mona", "email": "buyer{seq}@example.com", "phone": "+2010{seq}"},
-		"shipping_address": map[string]any{"name": "Mona", "phone": "+2010{seq}", "line1": "12 Tahrir St", "city": "Cairo", "country": "EG"}})
-	l.spec = loadClientSpec{Base: url + "/api/v1/stores/" + storeID.String(), Tokens: secrets, Duration: duration, Concurrency: concurrency,
-		Routes: []loadRoute{
-			{Name: "GET /products?limit=20", Weight: 60, Method: http.MethodGet, Path: "/products?limit=20"},
-			{Name: "POST /orders (5 lines)", Weight: 25, Method: http.MethodPost, Path: "/orders", Body: orderBody},
-			{Name: "GET /orders?limit=20", Weight: 15, Method: http.MethodGet, Path: "/orders?limit=20"},
-		}}
+	l.spec.Bases = []string{l.baseURL(url)}
 	return l, nil
 }
 
-func runLoadBench(ctx context.Context, dbURL string, duration time.Duration, concurrency, tokenCount, subscriptions int) (string, error) {
-	l, err := startLoadRig(ctx, dbURL, duration, concurrency, tokenCount, subscriptions, false)
+func runLoadBench(ctx context.Context, dbURL string, temporal temporalSetup, duration time.Duration, concurrency, tokenCount, subscriptions int) (string, mixRun, error) {
+	l, err := startLoadRig(ctx, dbURL, temporal, duration, concurrency, tokenCount, subscriptions)
 	if err != nil {
-		return "", err
+		return "", mixRun{}, err
 	}
 	defer l.close()
 	db, storeID, customerID, variants := l.db, l.storeID, l.customerID, l.variants
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: concurrency * 2}}
 	rowsBefore, err := rowWrites(ctx, db)
 	if err != nil {
-		return "", err
+		return "", mixRun{}, err
 	}
 	run, err := l.runMix(ctx, subscriptions, true)
 	if err != nil {
-		return "", err
+		return "", mixRun{}, err
 	}
 	time.Sleep(2 * time.Second) // backends flush their table statistics within a second
 	rowsAfter, err := rowWrites(ctx, db)
 	if err != nil {
-		return "", err
+		return "", mixRun{}, err
 	}
 	perRoute, wall, orders, mailed := run.perRoute, run.wall, run.orders, run.mailed
 
@@ -197,23 +236,23 @@ func runLoadBench(ctx context.Context, dbURL string, duration time.Duration, con
 	}
 	bareOrders, err := bareOrderLoop()
 	if err != nil {
-		return "", err
+		return "", mixRun{}, err
 	}
 	bareURL, stopBare, err := serve(bareHandler(db, storeID))
 	if err != nil {
-		return "", err
+		return "", mixRun{}, err
 	}
 	defer stopBare()
 	bareList, err := closedLoop(client, func() (*http.Request, error) { return http.NewRequest(http.MethodGet, bareURL+"/products", nil) },
 		concurrency, 5*time.Second)
 	if err != nil {
-		return "", err
+		return "", mixRun{}, err
 	}
 
 	var b strings.Builder
 	fmt.Fprintf(&b, "Measured %s on %d CPUs (%s): %d closed-loop clients for %s over %d tokens; %d webhook subscriptions on\n",
 		time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), cpuModel(), concurrency, duration, tokenCount, subscriptions)
-	fmt.Fprintf(&b, "order.created (loopback TLS receiver); API, worker, dispatcher and Temporal (SQLite) in one server process, the\n")
+	fmt.Fprintf(&b, "order.created (loopback TLS receiver); API, worker, dispatcher and Temporal (%s) in one server process, the\n", temporal.name())
 	fmt.Fprintf(&b, "load tool in a process of its own, Postgres beside them.\n\n")
 	fmt.Fprintf(&b, "| route (share) | requests | requests/s | p50 | p99 | errors |\n|---|---:|---:|---:|---:|---:|\n")
 	names := make([]string, 0, len(perRoute))
@@ -250,7 +289,7 @@ func runLoadBench(ctx context.Context, dbURL string, duration time.Duration, con
 	fmt.Fprintf(&b, "Of that, order `created_at` → its workflow started by the dispatcher: p50 %s, p99 %s", ms(run.started.percentile(0.5)), ms(run.started.percentile(0.99)))
 	steps, err := l.stepLatencies(ctx)
 	if err != nil {
-		return "", err
+		return "", mixRun{}, err
 	}
 	for _, kind := range []string{"email", "chat", "shipment"} {
 		fmt.Fprintf(&b, "; start → %s recorded: p50 %s, p99 %s", kind, ms(steps[kind].percentile(0.5)), ms(steps[kind].percentile(0.99)))
@@ -259,6 +298,7 @@ func runLoadBench(ctx context.Context, dbURL string, duration time.Duration, con
 	writeRowsPerOrder(&b, rowsBefore, rowsAfter, orders, run.requests()-orders)
 	fmt.Fprintf(&b, "Where the server's CPU went during the mix (API, worker, dispatcher and Temporal share the process; `go tool pprof -top`,\n")
 	fmt.Fprintf(&b, "the entries with the most time of their own):\n\n```\n%s```\n\n", run.profileTop)
+	writeCPUBudget(&b, run)
 	ordersRate := float64(orders) / wall.Seconds()
 	lr := result{requests: perRoute["GET /products?limit=20"].Requests, elapsed: wall}
 	fmt.Fprintf(&b, "| physical-limit baseline, same run | alone | under the mix | mix / alone |\n|---|---:|---:|---:|\n")
@@ -269,16 +309,16 @@ func runLoadBench(ctx context.Context, dbURL string, duration time.Duration, con
 
 	// The same mix and order baseline with Postgres as production runs it.
 	if err := setDurability(ctx, db, true); err != nil {
-		return "", err
+		return "", mixRun{}, err
 	}
 	defer func() { _ = setDurability(context.WithoutCancel(ctx), db, false) }()
 	durable, err := l.runMix(ctx, subscriptions, false)
 	if err != nil {
-		return "", err
+		return "", mixRun{}, err
 	}
 	durableBare, err := bareOrderLoop()
 	if err != nil {
-		return "", err
+		return "", mixRun{}, err
 	}
 	orderP99 := func(m mixRun) time.Duration {
 		return result{latencies: m.perRoute["POST /orders (5 lines)"].Latencies}.percentile(0.99)
@@ -296,8 +336,8 @@ func runLoadBench(ctx context.Context, dbURL string, duration time.Duration, con
 	fmt.Fprintf(&b, "| webhook deliveries: the last after the load stopped | %s | %s | |\n", run.drain.Round(time.Millisecond), durable.drain.Round(time.Millisecond))
 	fmt.Fprintf(&b, "| order-placed workflows: the last after the load stopped | %s | %s | |\n", run.placedDrain.Round(time.Millisecond), durable.placedDrain.Round(time.Millisecond))
 	fmt.Fprintf(&b, "| confirmation email p99 from the order | %s | %s | |\n\n", ms(mailed.percentile(0.99)), ms(durable.mailed.percentile(0.99)))
-	fmt.Fprintf(&b, "With fsync on, every commit waits for its WAL flush to the disk. Temporal (SQLite, in memory here) is not affected by the setting.\n")
-	return b.String(), nil
+	fmt.Fprintf(&b, "With fsync on, every commit waits for its WAL flush to the disk. Temporal on SQLite (in memory here) is not affected by the setting.\n")
+	return b.String(), run, nil
 }
 
 // requests is how many requests the run's load tool made, every route.
@@ -412,10 +452,14 @@ func writeRowsPerOrder(b *strings.Builder, before, after map[string][3]int64, or
 
 // mixRun is what one run of the mixed workload measured.
 type mixRun struct {
-	perRoute                       map[string]loadRouteResult
-	wall                           time.Duration
-	usageBefore, usageAfter        usage
-	profileTop                     string
+	perRoute                map[string]loadRouteResult
+	wall                    time.Duration
+	usageBefore, usageAfter usage
+	profileTop              string
+	profileParts            []cpuPart
+	// machineBusy is the machine's CPU in use over the run, in cores (all
+	// processes: the server, Postgres, the load tool).
+	machineCores                   float64
 	orders, delivered, placedCount int
 	drain, placedDrain             time.Duration
 	mailed, started                result
@@ -427,8 +471,9 @@ func (l *loadRig) runMix(ctx context.Context, subscriptions int, profile bool) (
 	var run mixRun
 	deliveredBefore, placedBefore, mailedBefore := l.rec.totalCount(), l.placedOrders(ctx), len(l.mail.Messages())
 	run.usageBefore = rusage()
+	busyBefore, totalBefore := machineBusy()
 	wallStart := time.Now()
-	stopProfile := func() string { return "" }
+	stopProfile := func() (string, []cpuPart) { return "", nil }
 	if profile {
 		var err error
 		if stopProfile, err = startCPUProfile(); err != nil {
@@ -436,8 +481,10 @@ func (l *loadRig) runMix(ctx context.Context, subscriptions int, profile bool) (
 		}
 	}
 	perRoute, err := runLoadClient(l.spec)
+	busyAfter, totalAfter := machineBusy()
+	run.machineCores = float64(busyAfter-busyBefore) / float64(totalAfter-totalBefore) * float64(runtime.NumCPU())
 	l.spec.SeqStart += 10_000_000
-	run.profileTop = stopProfile()
+	run.profileTop, run.profileParts = stopProfile()
 	if err != nil {
 		return run, err
 	}
@@ -525,8 +572,9 @@ func (l *loadRig) stepLatencies(ctx context.Context) (map[string]result, error) 
 
 // startCPUProfile profiles this process (the server side of the mix) until
 // the returned function is called, which answers the profile's top entries
-// by their own time, as `go tool pprof -top` prints them.
-func startCPUProfile() (stop func() string, err error) {
+// by their own time, as `go tool pprof -top` prints them, and the profile's
+// samples shared out by the part of the server they ran in.
+func startCPUProfile() (stop func() (top string, parts []cpuPart), err error) {
 	f, err := os.CreateTemp("", "svc-load-*.pprof")
 	if err != nil {
 		return nil, err
@@ -536,13 +584,23 @@ func startCPUProfile() (stop func() string, err error) {
 		os.Remove(f.Name())
 		return nil, err
 	}
-	return func() string {
+	return func() (string, []cpuPart) {
 		pprof.StopCPUProfile()
 		f.Close()
-		defer os.Remove(f.Name())
-		out, err := exec.Command("go", "tool", "pprof", "-top", "-nodecount=15", f.Name()).Output()
+		// SVC_BENCH_PROFILE keeps the whole profile for a closer look.
+		if keep := os.Getenv("SVC_BENCH_PROFILE"); keep != "" {
+			_ = os.Rename(f.Name(), keep)
+		} else {
+			defer os.Remove(f.Name())
+		}
+		name := cmp.Or(os.Getenv("SVC_BENCH_PROFILE"), f.Name())
+		parts, err := profileParts(name)
 		if err != nil {
-			return fmt.Sprintf("(go tool pprof: %v)\n", err)
+			return fmt.Sprintf("(read the profile: %v)\n", err), nil
+		}
+		out, err := exec.Command("go", "tool", "pprof", "-top", "-nodecount=15", name).Output()
+		if err != nil {
+			return fmt.Sprintf("(go tool pprof: %v)\n", err), parts
 		}
 		// The first lines name the temporary file and the build; the
 		// totals start at "Duration".
@@ -550,8 +608,66 @@ func startCPUProfile() (stop func() string, err error) {
 		if i := strings.Index(text, "Duration:"); i >= 0 {
 			text = text[i:]
 		}
-		return text
+		return text, parts
 	}, nil
+}
+
+// cpuPart is the CPU time of the profile's samples that ran in one part of
+// the server.
+type cpuPart struct {
+	name string
+	cpu  time.Duration
+}
+
+// serverParts name a sample's part by the first of these its stack holds
+// (leaf to root, first rule first): the Temporal server before its SQLite
+// and the SDK, the service's code before the libraries it calls.
+var serverParts = []struct{ name, prefix string }{
+	{"Temporal server (its SQLite included)", "go.temporal.io/server/"},
+	{"API handlers (HTTP, auth, SQL, JSON)", "github.com/merchantsvc/svc/api."},
+	{"dispatcher (outbox, workflow starts)", "github.com/merchantsvc/svc/worker.(*Dispatcher)"},
+	{"activities (webhook sends, email, chat, shipment)", "github.com/merchantsvc/svc/activities."},
+	{"worker: Temporal SDK (polls, workflow tasks)", "go.temporal.io/sdk/"},
+	{"benchmark rig (webhook receiver, SMTP sink, chat API)", "main."},
+	{"Temporal SDK client, gRPC", "google.golang.org/grpc"},
+	{"garbage collector", "runtime.gcBgMarkWorker"},
+	{"HTTP server, connections", "net/http."},
+}
+
+// profileParts shares a CPU profile's samples out by serverParts.
+func profileParts(file string) ([]cpuPart, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	p, err := profile.Parse(f)
+	if err != nil {
+		return nil, err
+	}
+	cpuIndex := len(p.SampleType) - 1 // cpu nanoseconds
+	byPart := map[string]time.Duration{}
+	for _, sample := range p.Sample {
+		part := "other (runtime, syscalls, libraries)"
+	find:
+		for _, rule := range serverParts {
+			for _, loc := range sample.Location {
+				for _, line := range loc.Line {
+					if line.Function != nil && strings.HasPrefix(line.Function.Name, rule.prefix) {
+						part = rule.name
+						break find
+					}
+				}
+			}
+		}
+		byPart[part] += time.Duration(sample.Value[cpuIndex])
+	}
+	parts := make([]cpuPart, 0, len(byPart))
+	for name, cpu := range byPart {
+		parts = append(parts, cpuPart{name, cpu})
+	}
+	sort.Slice(parts, func(i, j int) bool { return parts[i].cpu > parts[j].cpu })
+	return parts, nil
 }
 
 // usage is this process's CPU time and peak resident memory, and the CPU
@@ -632,6 +748,7 @@ func loadClient(in io.Reader, out io.Writer) error {
 		go func() {
 			defer wg.Done()
 			rng := rand.New(rand.NewPCG(uint64(g), 7))
+			base := spec.Bases[g%len(spec.Bases)]
 			for time.Now().Before(deadline) {
 				r := pick(rng)
 				token := spec.Tokens[next.Add(1)%uint64(len(spec.Tokens))]
@@ -640,7 +757,7 @@ func loadClient(in io.Reader, out io.Writer) error {
 					body = bytes.ReplaceAll(body, seqMark, fmt.Appendf(nil, "%08d", seq.Add(1)))
 				}
 				once(client, func() (*http.Request, error) {
-					req, err := http.NewRequest(r.Method, spec.Base+r.Path, bytes.NewReader(body))
+					req, err := http.NewRequest(r.Method, base+r.Path, bytes.NewReader(body))
 					if err == nil {
 						req.Header.Set("Authorization", "Bearer "+token)
 						if r.Body != nil {
@@ -665,4 +782,29 @@ func loadClient(in io.Reader, out io.Writer) error {
 		results[name] = loadRouteResult{Requests: rec.requests, Errors: errors, Statuses: rec.statuses, Latencies: rec.latencies}
 	}
 	return json.NewEncoder(out).Encode(results)
+}
+
+// writeCPUBudget shares the mix's CPU out per request: the machine's (every
+// process) and the server's, by part, against what 500 requests/s on this
+// machine's cores would allow.
+func writeCPUBudget(b *strings.Builder, run mixRun) {
+	requests := float64(run.requests())
+	perRequest := func(cores float64) time.Duration {
+		return time.Duration(cores * run.wall.Seconds() / requests * float64(time.Second))
+	}
+	var profiled time.Duration
+	for _, p := range run.profileParts {
+		profiled += p.cpu
+	}
+	server := (run.usageAfter.cpu - run.usageBefore.cpu).Seconds() / run.wall.Seconds()
+	budget := time.Duration(float64(runtime.NumCPU()) / 500 * float64(time.Second))
+	fmt.Fprintf(b, "CPU per request of the mix: the machine was %.2f cores busy over the run (every process: the server, Postgres, the load\n", run.machineCores)
+	fmt.Fprintf(b, "tool), **%s of CPU per request**; 500 requests/s on %d cores allow %s. The server's share, %s per request, by part\n",
+		ms(perRequest(run.machineCores)), runtime.NumCPU(), ms(budget), ms(perRequest(server)))
+	fmt.Fprintf(b, "(the profile's samples, each given to the first of these parts its stack holds):\n\n| part | share of the server's CPU | per request |\n|---|---:|---:|\n")
+	for _, p := range run.profileParts {
+		share := float64(p.cpu) / float64(profiled)
+		fmt.Fprintf(b, "| %s | %.0f%% | %s |\n", p.name, 100*share, ms(time.Duration(share*float64(perRequest(server)))))
+	}
+	fmt.Fprintf(b, "| Postgres and the load tool (the machine less the server) | | %s |\n\n", ms(perRequest(run.machineCores-server)))
 }

@@ -43,8 +43,8 @@ func main() {
 		seedOrders    = flag.Int("seed-orders", 1_000_000, "orders in the store for the order list benchmark")
 		imageChildF   = flag.String("image-child", "", "internal: process one image file and exit")
 		loadClientF   = flag.String("load-client", "", "internal: run the load tool on the spec read from stdin (-) and print its results")
-		temporalF     = flag.String("temporal-child", "", "internal: run a Temporal server on this SQLite file until stdin closes")
-		temporalP     = flag.Int("temporal-port", 0, "internal: the -temporal-child server's frontend port")
+		temporalStore = flag.String("temporal-store", "sqlite", "where the load and webhooks suites' Temporal keeps its state: postgres or sqlite")
+		temporalF     = flag.String("temporal-child", "", "internal: run a Temporal server with these JSON options until stdin closes")
 		importRows    = flag.Int("import-rows", 40000, "rows in the import benchmark's CSV")
 		events        = flag.Int("events", 1000, "webhook events per run")
 		subs          = flag.Int("subscriptions", 3, "webhook subscriptions receiving every event")
@@ -65,7 +65,7 @@ func main() {
 		return
 	}
 	if *temporalF != "" {
-		fail(temporalChild(*temporalF, *temporalP, os.Stdin, os.Stdout))
+		fail(temporalChild(*temporalF, os.Stdin, os.Stdout))
 		return
 	}
 	ctx := context.Background()
@@ -122,8 +122,26 @@ func main() {
 	if *suite == "load" {
 		dbURL, err := createDatabase(ctx, admin, template, "bench_load")
 		fail(err)
-		report, err := runLoadBench(ctx, dbURL, *loadFor, 16, *tokens, 3)
+		tmp, err := benchTemporal(ctx, *temporalStore, admin, "bench_temporal", false)
 		fail(err)
+		report, mix, err := runLoadBench(ctx, dbURL, tmp, *loadFor, 16, *tokens, 3)
+		fail(err)
+		// The same mix with Temporal on the other store.
+		otherStore := map[string]string{"sqlite": "postgres", "postgres": "sqlite"}[*temporalStore]
+		other, err := benchTemporal(ctx, otherStore, admin, "bench_temporal", false)
+		fail(err)
+		otherURL, err := createDatabase(ctx, admin, template, "bench_load_other")
+		fail(err)
+		otherMix, err := runMixOn(ctx, otherURL, other, *loadFor, 16, *tokens, 3)
+		fail(err)
+		scaleURL, err := createDatabase(ctx, admin, template, "bench_scale")
+		fail(err)
+		runs, err := runScaleOut(ctx, scaleURL, *loadFor, 16, *tokens, 3)
+		fail(err)
+		var b strings.Builder
+		writeTemporalStores(&b, map[string]mixRun{tmp.name(): mix, other.name(): otherMix})
+		writeScaleOut(&b, runs)
+		report += "\n" + b.String()
 		fmt.Print(report)
 		if *out != "" {
 			fail(replaceSection(*out, "load", report))
@@ -132,7 +150,9 @@ func main() {
 	if *suite == "soak" {
 		dbURL, err := createDatabase(ctx, admin, template, "bench_soak")
 		fail(err)
-		report, soakErr := runSoak(ctx, dbURL, *soakFor, 16, *tokens)
+		tmp, err := benchTemporal(ctx, *temporalStore, admin, "bench_temporal", true)
+		fail(err)
+		report, soakErr := runSoak(ctx, dbURL, tmp, *soakFor, 16, *tokens)
 		fmt.Print(report)
 		if *out != "" && report != "" {
 			fail(replaceSection(*out, "soak", report))

@@ -34,9 +34,9 @@ type soakSample struct {
 // must be 0), resident memory and goroutines after the first round and at
 // the end (bounded growth), and the outbox backlog at the end. It returns
 // the report and an error when a bound is broken.
-func runSoak(ctx context.Context, dbURL string, duration time.Duration, concurrency, tokenCount int) (string, error) {
+func runSoak(ctx context.Context, dbURL string, temporal temporalSetup, duration time.Duration, concurrency, tokenCount int) (string, error) {
 	round := min(time.Minute, duration/5)
-	l, err := startLoadRig(ctx, dbURL, round, concurrency, tokenCount, 3, true)
+	l, err := startLoadRig(ctx, dbURL, temporal, round, concurrency, tokenCount, 3)
 	if err != nil {
 		return "", err
 	}

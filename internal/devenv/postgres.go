@@ -121,22 +121,29 @@ func (p *Postgres) DatabaseURL(name string) string {
 
 // EnsureDatabase creates the database when missing.
 func (p *Postgres) EnsureDatabase(ctx context.Context, name string) error {
-	conn, err := pgx.Connect(ctx, p.URL)
+	_, err := ensureDatabase(ctx, p.URL, name)
+	return err
+}
+
+// ensureDatabase creates the database on the server adminURL reaches when
+// it is missing, and says whether it did.
+func ensureDatabase(ctx context.Context, adminURL, name string) (created bool, err error) {
+	conn, err := pgx.Connect(ctx, adminURL)
 	if err != nil {
-		return fmt.Errorf("connect postgres: %w", err)
+		return false, fmt.Errorf("connect postgres: %w", err)
 	}
 	defer conn.Close(ctx)
 	var exists bool
 	if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)`, name).Scan(&exists); err != nil {
-		return fmt.Errorf("check database %s: %w", name, err)
+		return false, fmt.Errorf("check database %s: %w", name, err)
 	}
 	if exists {
-		return nil
+		return false, nil
 	}
 	if _, err := conn.Exec(ctx, `CREATE DATABASE `+pgx.Identifier{name}.Sanitize()); err != nil {
-		return fmt.Errorf("create database %s: %w", name, err)
+		return false, fmt.Errorf("create database %s: %w", name, err)
 	}
-	return nil
+	return true, nil
 }
 
 // Stop shuts the cluster down.

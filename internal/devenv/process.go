@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -44,6 +45,32 @@ func FreePorts(n int) ([]int, error) {
 		}
 		listeners = append(listeners, l)
 		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+// freeSmallPorts is FreePorts below 32768, outside the kernel's ephemeral
+// range: Temporal's Postgres schema keeps a member's membership port in a
+// smallint.
+func freeSmallPorts(n int) ([]int, error) {
+	listeners := make([]net.Listener, 0, n)
+	defer func() {
+		for _, l := range listeners {
+			l.Close()
+		}
+	}()
+	ports := make([]int, 0, n)
+	for attempts := 0; len(ports) < n; attempts++ {
+		if attempts == 1000 {
+			return nil, errors.New("find free ports below 32768: none free")
+		}
+		port := 20000 + rand.IntN(12000)
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
+			continue
+		}
+		listeners = append(listeners, l)
+		ports = append(ports, port)
 	}
 	return ports, nil
 }

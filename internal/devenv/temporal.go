@@ -45,6 +45,9 @@ type TemporalOptions struct {
 	Port      int // frontend gRPC port
 	UIPort    int // 0: no UI
 	Namespace string
+	// Postgres, when set, keeps the state on a Postgres server instead
+	// (DBFile is then unused).
+	Postgres *TemporalPostgres
 }
 
 // StartTemporal starts the server (all four services in this process).
@@ -52,28 +55,53 @@ func StartTemporal(ctx context.Context, opts TemporalOptions) (*Temporal, error)
 	if opts.Namespace == "" {
 		opts.Namespace = "default"
 	}
-	sqlCfg := &config.SQL{PluginName: sqliteplugin.PluginName, ConnectAttributes: map[string]string{}}
-	if opts.DBFile == "" {
-		sqlCfg.ConnectAttributes["mode"] = "memory"
-		sqlCfg.ConnectAttributes["cache"] = "shared"
-		sqlCfg.DatabaseName = fmt.Sprintf("svc-%d", rand.Int64())
-	} else {
-		sqlCfg.ConnectAttributes["mode"] = "rwc"
-		sqlCfg.ConnectAttributes["_journal_mode"] = "wal"
-		sqlCfg.ConnectAttributes["_synchronous"] = "normal"
-		sqlCfg.DatabaseName = opts.DBFile
-		if err := os.MkdirAll(filepath.Dir(opts.DBFile), 0o755); err != nil {
-			return nil, fmt.Errorf("create temporal dir: %w", err)
-		}
-		if _, err := os.Stat(opts.DBFile); os.IsNotExist(err) {
-			if err := sqlite.SetupSchema(sqlCfg); err != nil {
-				return nil, fmt.Errorf("set up temporal schema: %w", err)
-			}
-		} else if err := forgetMembers(opts.DBFile); err != nil {
+	var persistence config.Persistence
+	var sqlCfg *config.SQL
+	if opts.Postgres != nil {
+		store, visibility, err := opts.Postgres.prepare(ctx)
+		if err != nil {
 			return nil, err
 		}
+		if err := opts.Postgres.forgetMembers(ctx); err != nil {
+			return nil, err
+		}
+		sqlCfg = store
+		persistence = config.Persistence{
+			DefaultStore:     "postgres",
+			VisibilityStore:  "postgres-visibility",
+			NumHistoryShards: PostgresHistoryShards,
+			DataStores:       map[string]config.DataStore{"postgres": {SQL: store}, "postgres-visibility": {SQL: visibility}},
+		}
+	} else {
+		sqlCfg = &config.SQL{PluginName: sqliteplugin.PluginName, ConnectAttributes: map[string]string{}}
+		if opts.DBFile == "" {
+			sqlCfg.ConnectAttributes["mode"] = "memory"
+			sqlCfg.ConnectAttributes["cache"] = "shared"
+			sqlCfg.DatabaseName = fmt.Sprintf("svc-%d", rand.Int64())
+		} else {
+			sqlCfg.ConnectAttributes["mode"] = "rwc"
+			sqlCfg.ConnectAttributes["_journal_mode"] = "wal"
+			sqlCfg.ConnectAttributes["_synchronous"] = "normal"
+			sqlCfg.DatabaseName = opts.DBFile
+			if err := os.MkdirAll(filepath.Dir(opts.DBFile), 0o755); err != nil {
+				return nil, fmt.Errorf("create temporal dir: %w", err)
+			}
+			if _, err := os.Stat(opts.DBFile); os.IsNotExist(err) {
+				if err := sqlite.SetupSchema(sqlCfg); err != nil {
+					return nil, fmt.Errorf("set up temporal schema: %w", err)
+				}
+			} else if err := forgetMembers(opts.DBFile); err != nil {
+				return nil, err
+			}
+		}
+		persistence = config.Persistence{
+			DefaultStore:     sqliteplugin.PluginName,
+			VisibilityStore:  sqliteplugin.PluginName,
+			NumHistoryShards: 1,
+			DataStores:       map[string]config.DataStore{sqliteplugin.PluginName: {SQL: sqlCfg}},
+		}
 	}
-	cfg, err := serverConfig(sqlCfg, opts.Port)
+	cfg, err := serverConfig(persistence, opts.Port)
 	if err != nil {
 		return nil, err
 	}
@@ -81,13 +109,15 @@ func StartTemporal(ctx context.Context, opts TemporalOptions) (*Temporal, error)
 	if err != nil {
 		return nil, fmt.Errorf("temporal namespace config: %w", err)
 	}
+	// CreateNamespaces writes through the generic SQL persistence, so it
+	// serves the Postgres store as well as SQLite.
 	if err := sqlite.CreateNamespaces(sqlCfg, ns); err != nil {
 		return nil, fmt.Errorf("create temporal namespace: %w", err)
 	}
 	srv, err := temporal.NewServer(
 		temporal.WithConfig(cfg),
 		temporal.ForServices(temporal.DefaultServices),
-		temporal.WithLogger(log.NewNoopLogger()),
+		temporal.WithLogger(serverLogger()),
 		temporal.WithDynamicConfigClient(dynamicconfig.StaticClient{
 			dynamicconfig.ForceSearchAttributesCacheRefreshOnRead.Key(): []dynamicconfig.ConstrainedValue{{Value: true}},
 		}),
@@ -238,13 +268,17 @@ func (t *Temporal) Stop() error {
 	return t.server.Stop()
 }
 
-func serverConfig(sqlCfg *config.SQL, frontendPort int) (*config.Config, error) {
+func serverConfig(persistence config.Persistence, frontendPort int) (*config.Config, error) {
 	ports, err := FreePorts(10)
 	if err != nil {
 		return nil, err
 	}
 	if frontendPort == 0 {
 		frontendPort = ports[9]
+	}
+	membership, err := freeSmallPorts(4)
+	if err != nil {
+		return nil, err
 	}
 	const host = "127.0.0.1"
 	service := func(grpcPort, membershipPort int) config.Service {
@@ -256,12 +290,7 @@ func serverConfig(sqlCfg *config.SQL, frontendPort int) (*config.Config, error) 
 		ListenAddress: fmt.Sprintf("%s:%d", host, ports[0]), HandlerPath: "/metrics",
 	}}
 	cfg.Global.PProf = config.PProf{Port: ports[1]}
-	cfg.Persistence = config.Persistence{
-		DefaultStore:     sqliteplugin.PluginName,
-		VisibilityStore:  sqliteplugin.PluginName,
-		NumHistoryShards: 1,
-		DataStores:       map[string]config.DataStore{sqliteplugin.PluginName: {SQL: sqlCfg}},
-	}
+	cfg.Persistence = persistence
 	frontend := fmt.Sprintf("%s:%d", host, frontendPort)
 	cfg.ClusterMetadata = &cluster.Config{
 		EnableGlobalNamespace:    false,
@@ -274,10 +303,10 @@ func serverConfig(sqlCfg *config.SQL, frontendPort int) (*config.Config, error) 
 	}
 	cfg.DCRedirectionPolicy = config.DCRedirectionPolicy{Policy: "noop"}
 	cfg.Services = map[string]config.Service{
-		"frontend": service(frontendPort, ports[2]),
-		"history":  service(ports[3], ports[4]),
-		"matching": service(ports[5], ports[6]),
-		"worker":   service(ports[7], ports[8]),
+		"frontend": service(frontendPort, membership[0]),
+		"history":  service(ports[3], membership[1]),
+		"matching": service(ports[5], membership[2]),
+		"worker":   service(ports[7], membership[3]),
 	}
 	cfg.Archival = config.Archival{
 		History:    config.HistoryArchival{State: "disabled"},
@@ -298,3 +327,12 @@ func (quietLogger) Debug(string, ...any) {}
 func (quietLogger) Info(string, ...any)  {}
 func (quietLogger) Warn(string, ...any)  {}
 func (quietLogger) Error(string, ...any) {}
+
+// serverLogger is silent unless SVC_TEMPORAL_LOG is set (debugging the
+// embedded server).
+func serverLogger() log.Logger {
+	if os.Getenv("SVC_TEMPORAL_LOG") != "" {
+		return log.NewCLILogger()
+	}
+	return log.NewNoopLogger()
+}
