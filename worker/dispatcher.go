@@ -174,10 +174,24 @@ func (d *Dispatcher) startRowWorkflows(ctx context.Context) {
 
 // drainOutbox turns the outbox into batches of deliveries until it is empty
 // and starts one dispatch workflow per batch.
-// A round's workflows start while the next round is claimed: a backlog
-// is turned into deliveries at the pace of the claims, not of the claims
-// and the starts one after the other.
+//
+// Two claimers take rounds side by side (SKIP LOCKED keeps them apart),
+// and a round's workflows start while its claimer takes the next: a
+// backlog turns into deliveries at the pace of two claims, not of one
+// claim and its starts after another.
 func (d *Dispatcher) drainOutbox(ctx context.Context) {
+	var claimers sync.WaitGroup
+	for range outboxClaimers {
+		claimers.Go(func() { d.claimOutbox(ctx) })
+	}
+	claimers.Wait()
+}
+
+// outboxClaimers is how many claims of the outbox a dispatcher runs at once.
+const outboxClaimers = 2
+
+// claimOutbox claims rounds of the outbox until a round comes back short.
+func (d *Dispatcher) claimOutbox(ctx context.Context) {
 	var starts sync.WaitGroup
 	defer starts.Wait()
 	for ctx.Err() == nil {

@@ -138,9 +138,15 @@ func main() {
 		fail(err)
 		runs, err := runScaleOut(ctx, scaleURL, *loadFor, 16, *tokens, 3)
 		fail(err)
+		// Goal 3 in the same run: the webhook fan-out against the bare pool.
+		hooksURL, err := createDatabase(ctx, admin, template, "bench_load_webhooks")
+		fail(err)
+		_, hooks, err := runWebhookBench(ctx, hooksURL, *events, *subs, *eventRate)
+		fail(err)
 		var b strings.Builder
 		writeTemporalStores(&b, map[string]mixRun{tmp.name(): mix, other.name(): otherMix})
 		writeScaleOut(&b, runs)
+		writeLoadGoals(&b, mix, hooks, runs)
 		report += "\n" + b.String()
 		fmt.Print(report)
 		if *out != "" {
@@ -202,7 +208,7 @@ func main() {
 	if *suite == "webhooks" || *suite == "all" {
 		dbURL, err := createDatabase(ctx, admin, template, "bench_webhooks")
 		fail(err)
-		report, err := runWebhookBench(ctx, dbURL, *events, *subs, *eventRate)
+		report, _, err := runWebhookBench(ctx, dbURL, *events, *subs, *eventRate)
 		fail(err)
 		fmt.Print(report)
 		if *out != "" {

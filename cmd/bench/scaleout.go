@@ -192,3 +192,23 @@ func writeScaleOut(b *strings.Builder, runs []scaleRun) {
 		fmt.Fprintf(b, "and a Temporal with cores of its own (docs/operations.md).\n")
 	}
 }
+
+// writeLoadGoals lists issue 25's five goals against this run's figures.
+func writeLoadGoals(b *strings.Builder, mix mixRun, hooks [2]webhookFigures, runs []scaleRun) {
+	var worst time.Duration
+	for _, got := range mix.perRoute {
+		worst = max(worst, result{latencies: got.Latencies}.percentile(0.99))
+	}
+	rate := float64(mix.requests()) / mix.wall.Seconds()
+	fmt.Fprintf(b, "\n**The load goals, this run:**\n\n")
+	fmt.Fprintf(b, "1. Side effects keep pace: the last order-placed workflow %s after the load (within 5 s), confirmation email p99 %s (under 5 s), %d of %d orders: %s.\n",
+		mix.placedDrain.Round(time.Millisecond), ms(mix.mailed.percentile(0.99)), mix.placedCount, mix.orders,
+		verdict(mix.placedCount == mix.orders && mix.placedDrain <= 5*time.Second && mix.mailed.requests == mix.orders && mix.mailed.percentile(0.99) < 5*time.Second))
+	fmt.Fprintf(b, "2. A faster mix: %.0f requests/s, worst p99 %s (≥ 500 and < 100 ms): %s; the CPU per request above says why.\n",
+		rate, ms(worst), verdict(rate >= 500 && worst < 100*time.Millisecond))
+	fmt.Fprintf(b, "3. Durable webhooks: the fan-out at %.0f%% of the bare pool (medians of %d alternating rounds; ≥ 60%%): %s; %.0f%% with fsync on.\n",
+		100*hooks[0].ratio(), fanOutRounds, verdict(hooks[0].ratio() >= 0.60), 100*hooks[1].ratio())
+	fmt.Fprintf(b, "4. Honest durability: the mix, its order creates and its drains with fsync on beside fsync off above; the orders and webhooks\n")
+	fmt.Fprintf(b, "   suites give theirs beside their own tables: reported.\n")
+	fmt.Fprintf(b, "5. Scale out: %d runs against the service's processes above, and docs/operations.md for 100 000 orders a day: reported.\n", len(runs))
+}

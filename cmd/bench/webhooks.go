@@ -185,16 +185,16 @@ func startDeliveryRigWith(ctx context.Context, db *storage.DB, queue string, tem
 // runWebhookBench measures commit → first attempt and deliveries per second
 // through outbox, dispatcher, Temporal and the worker, beside the same
 // fan-out by a bare goroutine pool with the same HTTP client and signing.
-func runWebhookBench(ctx context.Context, dbURL string, events, subscriptions int, pacedRate int) (string, error) {
+func runWebhookBench(ctx context.Context, dbURL string, events, subscriptions int, pacedRate int) (string, [2]webhookFigures, error) {
 	db, err := openDatabase(ctx, dbURL)
 	if err != nil {
-		return "", err
+		return "", [2]webhookFigures{}, err
 	}
 	defer db.Close()
 	const queue = "bench"
 	rig, err := startDeliveryRig(ctx, db.DB, queue)
 	if err != nil {
-		return "", err
+		return "", [2]webhookFigures{}, err
 	}
 	defer rig.close()
 	rec, c, httpClient := rig.rec, rig.temporal, rig.httpClient
@@ -209,21 +209,21 @@ func runWebhookBench(ctx context.Context, dbURL string, events, subscriptions in
 
 	storeID, err := seedWebhookStore(ctx, db.DB, rec.srv.URL, subscriptions)
 	if err != nil {
-		return "", err
+		return "", [2]webhookFigures{}, err
 	}
 	stop := startDispatcher()
 	// Warm up: connections, workflow caches.
 	if _, err := driveEvents(ctx, db.DB, rec, storeID, 50, subscriptions, 0, "warm"); err != nil {
-		return "", err
+		return "", [2]webhookFigures{}, err
 	}
 	var durabilities [2]webhookFigures
 	for i, durable := range []bool{false, true} {
 		if err := setDurability(ctx, db, durable); err != nil {
-			return "", err
+			return "", [2]webhookFigures{}, err
 		}
 		f := &durabilities[i]
 		if f.paced, err = driveEvents(ctx, db.DB, rec, storeID, events, subscriptions, pacedRate, "paced"); err != nil {
-			return "", err
+			return "", [2]webhookFigures{}, err
 		}
 		stop()
 		// Fan-out throughput: the events are committed first, then the
@@ -234,11 +234,11 @@ func runWebhookBench(ctx context.Context, dbURL string, events, subscriptions in
 		for range fanOutRounds {
 			backlog, err := deliverBacklog(ctx, db.DB, rec, storeID, events, subscriptions, startDispatcher)
 			if err != nil {
-				return "", err
+				return "", [2]webhookFigures{}, err
 			}
 			bare, err := barePool(ctx, httpClient, rec, events*subscriptions)
 			if err != nil {
-				return "", err
+				return "", [2]webhookFigures{}, err
 			}
 			f.backlogs, f.bares = append(f.backlogs, backlog), append(f.bares, bare)
 		}
@@ -246,19 +246,22 @@ func runWebhookBench(ctx context.Context, dbURL string, events, subscriptions in
 	}
 	stop()
 	if err := setDurability(ctx, db, false); err != nil {
-		return "", err
+		return "", [2]webhookFigures{}, err
 	}
-	return formatWebhookReport(events, subscriptions, pacedRate, durabilities), nil
+	return formatWebhookReport(events, subscriptions, pacedRate, durabilities), durabilities, nil
 }
 
 // fanOutRounds is how many backlog and bare-pool runs alternate.
-const fanOutRounds = 5
+const fanOutRounds = 7
 
 // webhookFigures is one durability setting's runs.
 type webhookFigures struct {
 	paced           webhookRun
 	backlogs, bares []webhookRun
 }
+
+// ratio is the durable fan-out's median over the bare pool's.
+func (f webhookFigures) ratio() float64 { return medianRate(f.backlogs) / medianRate(f.bares) }
 
 // medianRate is the median deliveries/s of runs.
 func medianRate(runs []webhookRun) float64 {
