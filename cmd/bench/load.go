@@ -457,7 +457,7 @@ type mixRun struct {
 	usageBefore, usageAfter usage
 	profileTop              string
 	profileParts            []cpuPart
-	// machineBusy is the machine's CPU in use over the run, in cores (all
+	// machineCores is the machine's CPU in use over the run, in cores (all
 	// processes: the server, Postgres, the load tool).
 	machineCores                   float64
 	orders, delivered, placedCount int

@@ -47,7 +47,7 @@ func runOrderBench(ctx context.Context, dbURL string, duration time.Duration, co
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: concurrency * 2}}
 	var next atomic.Uint64
 	realReq := orderPoster(url, storeID, customerID, variants, secrets, "bench")
-	bare := func() error {
+	bareOrder := func() error {
 		return db.InTx(ctx, func(tx *storage.Tx) error {
 			_, err := tx.CreateOrder(ctx, storage.NewOrder{StoreID: storeID, CustomerID: &customerID, Lines: newLines,
 				ShippingAddress: addressJSON, PaymentMethod: "cod", ShippingFee: 5000})
@@ -57,28 +57,27 @@ func runOrderBench(ctx context.Context, dbURL string, duration time.Duration, co
 	if _, err := closedLoopStatus(client, realReq, concurrency, 2*time.Second, http.StatusCreated); err != nil {
 		return "", err
 	}
+	// One round: the bare path, then the real one.
+	round := func() (bareRound, realRound result, err error) {
+		if bareRound, err = bareLoop(bareOrder, concurrency, duration/2); err != nil {
+			return bareRound, realRound, err
+		}
+		realRound, err = closedLoopStatus(client, realReq, concurrency, duration/2, http.StatusCreated)
+		return bareRound, realRound, err
+	}
 	var realRun, bareRun result
 	for range 2 {
-		b, err := bareLoop(bare, concurrency, duration/2)
-		if err != nil {
-			return "", err
-		}
-		r, err := closedLoopStatus(client, realReq, concurrency, duration/2, http.StatusCreated)
+		b, r, err := round()
 		if err != nil {
 			return "", err
 		}
 		bareRun, realRun = bareRun.merge(b), realRun.merge(r)
 	}
-	// The same two paths once more with Postgres durable, as production
-	// runs it.
+	// One more round with Postgres durable, as production runs it.
 	if err := setDurability(ctx, db, true); err != nil {
 		return "", err
 	}
-	durableBare, err := bareLoop(bare, concurrency, duration/2)
-	if err != nil {
-		return "", err
-	}
-	durableReal, err := closedLoopStatus(client, realReq, concurrency, duration/2, http.StatusCreated)
+	durableBare, durableReal, err := round()
 	if err != nil {
 		return "", err
 	}

@@ -31,28 +31,20 @@ func FreePort() (int, error) {
 // open until all are chosen: closing each at once lets the kernel hand the
 // same port out twice, and two services then fail to bind.
 func FreePorts(n int) ([]int, error) {
-	listeners := make([]net.Listener, 0, n)
-	defer func() {
-		for _, l := range listeners {
-			l.Close()
-		}
-	}()
-	ports := make([]int, 0, n)
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("find free port: %w", err)
-		}
-		listeners = append(listeners, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
+	return holdPorts(n, func() int { return 0 })
 }
 
 // freeSmallPorts is FreePorts below 32768, outside the kernel's ephemeral
 // range: Temporal's Postgres schema keeps a member's membership port in a
 // smallint.
 func freeSmallPorts(n int) ([]int, error) {
+	return holdPorts(n, func() int { return 20000 + rand.IntN(12000) })
+}
+
+// holdPorts listens on n distinct loopback ports, each asked of pick (0:
+// any the kernel gives), until all are chosen, then frees them. A pick
+// that is taken is tried again, up to a thousand times in all.
+func holdPorts(n int, pick func() int) ([]int, error) {
 	listeners := make([]net.Listener, 0, n)
 	defer func() {
 		for _, l := range listeners {
@@ -60,17 +52,17 @@ func freeSmallPorts(n int) ([]int, error) {
 		}
 	}()
 	ports := make([]int, 0, n)
+	var err error
 	for attempts := 0; len(ports) < n; attempts++ {
 		if attempts == 1000 {
-			return nil, errors.New("find free ports below 32768: none free")
+			return nil, fmt.Errorf("find free port: %w", err)
 		}
-		port := 20000 + rand.IntN(12000)
-		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
-		if err != nil {
+		var l net.Listener
+		if l, err = net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", pick())); err != nil {
 			continue
 		}
 		listeners = append(listeners, l)
-		ports = append(ports, port)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
 	}
 	return ports, nil
 }
