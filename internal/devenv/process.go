@@ -27,23 +27,19 @@ func FreePort() (int, error) {
 	return ports[0], nil
 }
 
-// FreePorts returns n distinct free loopback ports. Every listener stays
-// open until all are chosen: closing each at once lets the kernel hand the
-// same port out twice, and two services then fail to bind.
+// FreePorts returns n distinct free loopback ports, below 32768: outside
+// the kernel's ephemeral range, so an outgoing connection (a parallel
+// test's, say) cannot take a chosen port before its server binds it, and
+// within the smallint where Temporal's Postgres schema keeps a member's
+// port. Every listener stays open until all are chosen: closing each at
+// once could hand the same port out twice.
 func FreePorts(n int) ([]int, error) {
-	return holdPorts(n, func() int { return 0 })
-}
-
-// freeSmallPorts is FreePorts below 32768, outside the kernel's ephemeral
-// range: Temporal's Postgres schema keeps a member's membership port in a
-// smallint.
-func freeSmallPorts(n int) ([]int, error) {
 	return holdPorts(n, func() int { return 20000 + rand.IntN(12000) })
 }
 
-// holdPorts listens on n distinct loopback ports, each asked of pick (0:
-// any the kernel gives), until all are chosen, then frees them. A pick
-// that is taken is tried again, up to a thousand times in all.
+// holdPorts listens on n distinct loopback ports, each asked of pick,
+// until all are chosen, then frees them. A pick that is taken is tried
+// again, up to a thousand times in all.
 func holdPorts(n int, pick func() int) ([]int, error) {
 	listeners := make([]net.Listener, 0, n)
 	defer func() {

@@ -276,10 +276,6 @@ func serverConfig(persistence config.Persistence, frontendPort int) (*config.Con
 	if frontendPort == 0 {
 		frontendPort = ports[9]
 	}
-	membership, err := freeSmallPorts(4)
-	if err != nil {
-		return nil, err
-	}
 	const host = "127.0.0.1"
 	service := func(grpcPort, membershipPort int) config.Service {
 		return config.Service{RPC: config.RPC{GRPCPort: grpcPort, MembershipPort: membershipPort, BindOnIP: host}}
@@ -303,10 +299,10 @@ func serverConfig(persistence config.Persistence, frontendPort int) (*config.Con
 	}
 	cfg.DCRedirectionPolicy = config.DCRedirectionPolicy{Policy: "noop"}
 	cfg.Services = map[string]config.Service{
-		"frontend": service(frontendPort, membership[0]),
-		"history":  service(ports[3], membership[1]),
-		"matching": service(ports[5], membership[2]),
-		"worker":   service(ports[7], membership[3]),
+		"frontend": service(frontendPort, ports[2]),
+		"history":  service(ports[3], ports[4]),
+		"matching": service(ports[5], ports[6]),
+		"worker":   service(ports[7], ports[8]),
 	}
 	cfg.Archival = config.Archival{
 		History:    config.HistoryArchival{State: "disabled"},
