@@ -4,12 +4,16 @@ SHELL := /bin/bash
 MINIO_VERSION := v0.0.0-20260212201848-7aac2a2c5b7c
 BIN_DIR       := $(CURDIR)/.bin
 MINIO_BIN     := $(BIN_DIR)/minio-$(MINIO_VERSION)/minio
+# Stripe's API double for card payments in dev and tests (decisions §18).
+STRIPE_MOCK_VERSION := v0.203.0
+STRIPE_MOCK_BIN     := $(BIN_DIR)/stripe-mock-$(STRIPE_MOCK_VERSION)/stripe-mock
 # Tests take a while to compile the in-process Temporal server; keep the
 # shared Go build cache (GOCACHE) warm and never rebuild what has not changed.
 GO_TEST_FLAGS ?= -count=1 -timeout 15m
 export SVC_MINIO_BIN := $(MINIO_BIN)
+export SVC_STRIPE_MOCK_BIN := $(STRIPE_MOCK_BIN)
 
-.PHONY: dev test build bench load minio deps postgres-check system-libs clean-dev record-histories fuzz soak
+.PHONY: dev test build bench load minio stripe-mock deps postgres-check system-libs clean-dev record-histories fuzz soak
 
 # Every Go fuzz target, as package:name. `make test` fuzzes each for
 # FUZZTIME executions (a count, not a duration: Go 1.26's fuzz coordinator
@@ -52,7 +56,7 @@ record-histories: deps
 		go test -count=1 -run TestRecordWorkflowHistories ./api/
 
 ## bench: every benchmark of docs/benchmarks.md; SUITE narrows it to one
-## (catalog, webhooks, images, import, orders, proofs, tracing, fulfillment, pricing):
+## (catalog, webhooks, images, import, orders, proofs, tracing, fulfillment, pricing, analytics, card):
 ## `make bench SUITE=fulfillment`.
 SUITE ?= all
 bench: deps
@@ -62,7 +66,7 @@ build: system-libs
 	go build -o $(BIN_DIR)/svc ./cmd/svc
 
 ## deps: everything the build and the tests need that Go modules do not bring.
-deps: minio postgres-check system-libs
+deps: minio stripe-mock postgres-check system-libs
 
 ## system-libs: libvips (the image pipeline, through cgo), cwebp (the image
 ## benchmark's baseline), chromium (the OAuth browser test, the merchant pages'
@@ -99,6 +103,13 @@ minio: $(MINIO_BIN)
 $(MINIO_BIN):
 	@echo "building MinIO $(MINIO_VERSION) into $(dir $@) (first time only; several minutes)"
 	GOBIN=$(dir $@) GOFLAGS=-buildvcs=false go install github.com/minio/minio@$(MINIO_VERSION)
+
+## stripe-mock: the pinned stripe-mock (Stripe's API from its OpenAPI
+## fixtures), built once into .bin (under a minute).
+stripe-mock: $(STRIPE_MOCK_BIN)
+
+$(STRIPE_MOCK_BIN):
+	GOBIN=$(dir $@) GOFLAGS=-buildvcs=false go install github.com/stripe/stripe-mock@$(STRIPE_MOCK_VERSION)
 
 ## postgres-check: the machine's PostgreSQL server binaries, installed when missing.
 postgres-check:

@@ -6,8 +6,9 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
+	"go.temporal.io/sdk/temporal"
 
-	"github.com/merchantsvc/svc/activities/gateway"
+	"github.com/merchantsvc/svc/internal/gateway"
 	"github.com/merchantsvc/svc/storage"
 )
 
@@ -43,7 +44,11 @@ func (a *Activities) RefundAtGateway(ctx context.Context, in RefundAtGatewayInpu
 	if err != nil {
 		return RefundAtGatewayResult{}, err
 	}
-	result, err := a.gatewayFor(account).Refund(ctx, gateway.Refund{IdempotencyKey: "refund:" + in.RefundID.String(), Payment: req.Payment,
+	g, err := a.gatewayFor(account)
+	if err != nil {
+		return RefundAtGatewayResult{}, err
+	}
+	result, err := g.Refund(ctx, gateway.Refund{IdempotencyKey: "refund:" + in.RefundID.String(), Payment: req.Payment,
 		Amount: req.Refund.Amount, Currency: strings.ToLower(req.Currency),
 		Metadata: map[string]string{"store_id": in.StoreID.String(), "order_id": req.Refund.OrderID.String(), "refund_id": in.RefundID.String()}})
 	var refused *gateway.RefusedError
@@ -78,6 +83,10 @@ func (a *Activities) recordGatewayRefund(ctx context.Context, in RefundAtGateway
 	return RefundAtGatewayResult{Status: refund.Status}, err
 }
 
-func (a *Activities) gatewayFor(account storage.GatewayAccount) gateway.Gateway {
-	return &gateway.Stripe{APIBase: a.StripeAPIBase, SecretKey: account.SecretKey}
+func (a *Activities) gatewayFor(account storage.GatewayAccount) (gateway.Gateway, error) {
+	g, err := gateway.Open(gateway.Account{Provider: account.Provider, SecretKey: account.SecretKey, APIBase: a.StripeAPIBase})
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), "UnknownProvider", err)
+	}
+	return g, nil
 }

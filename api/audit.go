@@ -43,6 +43,8 @@ var auditedRoutes = map[string]auditedRoute{
 	"DELETE /staff/invitations/{invitation_id}":                      {"invitation.revoked", "invitation", "invitation_id"},
 	"DELETE /apps/{app_id}":                                          {"app.uninstalled", "app", "app_id"},
 	"PATCH /settings":                                                {"settings.updated", "settings", ""},
+	"PUT /payment-gateways/{provider}":                               {"payment_gateway.connected", "payment_gateway", "provider"},
+	"DELETE /payment-gateways/{provider}":                            {"payment_gateway.disconnected", "payment_gateway", "provider"},
 	"POST /locations":                                                {"location.created", "location", ""},
 	"PATCH /locations/{location_id}":                                 {"location.updated", "location", "location_id"},
 	"DELETE /locations/{location_id}":                                {"location.deleted", "location", "location_id"},

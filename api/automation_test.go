@@ -387,7 +387,7 @@ func TestStoreSettings(t *testing.T) {
 	require.Equal(t, map[string]any{"name": "Store settings", "default_language": "ar", "auto_create_shipment": false,
 		"chat_confirmations": true, "confirm_in_chat": false, "e_invoicing": false, "abandonment_threshold_minutes": float64(60),
 		"max_line_quantity": float64(50), "max_order_quantity": float64(200), "timezone": "Africa/Cairo", "week_start": "saturday",
-		"chat_templates_approved": []any{"order_confirmation", "order_confirmation_request"}}, got.data())
+		"chat_templates_approved": []any{"order_confirmation", "order_confirmation_request"}, "card_payment_timeout_minutes": float64(30)}, got.data())
 	changed := h.settings(s, map[string]any{"confirm_in_chat": true, "name": "متجر الإعدادات"})
 	require.Equal(t, true, changed.data()["confirm_in_chat"])
 	require.Equal(t, "متجر الإعدادات", changed.data()["name"])
@@ -396,6 +396,13 @@ func TestStoreSettings(t *testing.T) {
 		body: map[string]any{"default_language": "fr", "chat_templates_approved": []string{"promo"}, "confirm_in_chat": nil}})
 	require.Equal(t, http.StatusUnprocessableEntity, bad.Status)
 	require.ElementsMatch(t, []string{"default_language", "chat_templates_approved[0]", "confirm_in_chat"}, bad.fieldNames())
+	for _, minutes := range []int{9, 1441} {
+		resp := h.do(request{method: "PATCH", path: storePath(s.m.storeID, "/settings"), auth: bearer(s.token),
+			body: map[string]any{"card_payment_timeout_minutes": minutes}})
+		require.Equal(t, http.StatusUnprocessableEntity, resp.Status, "card payment timeout %d", minutes)
+		require.Equal(t, "out_of_range", resp.fieldCode("card_payment_timeout_minutes"))
+	}
+	require.EqualValues(t, 10, h.settings(s, map[string]any{"card_payment_timeout_minutes": 10}).data()["card_payment_timeout_minutes"])
 	for _, minutes := range []int{4, 2881} {
 		resp := h.do(request{method: "PATCH", path: storePath(s.m.storeID, "/settings"), auth: bearer(s.token),
 			body: map[string]any{"abandonment_threshold_minutes": minutes}})

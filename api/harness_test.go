@@ -100,8 +100,9 @@ type harness struct {
 	// noWaybillPrinter starts the worker without a waybill printer: every
 	// render fails for good.
 	noWaybillPrinter bool
-	// secrets and stripeBase, when set before startWorker, open stores'
-	// gateway secrets and name the Stripe API the worker calls.
+	// secrets and stripeBase open stores' gateway secrets and name the
+	// Stripe API the worker calls: the API's (stripe-mock) unless a test
+	// sets another before startWorker.
 	secrets    *storage.Sealer
 	stripeBase string
 }
@@ -170,6 +171,13 @@ func newHarnessOver(t *testing.T, cfg api.Config, db *storage.DB, temporal clien
 	if cfg.StorefrontOrdersPerNetwork == 0 {
 		cfg.StorefrontOrdersPerNetwork = 1_000_000
 	}
+	// Card payments: a sealer of the test's own and the binary's stripe-mock.
+	if cfg.Secrets == nil {
+		cfg.Secrets = testenv.Sealer(t)
+	}
+	if cfg.StripeAPIBase == "" {
+		cfg.StripeAPIBase = testenv.StripeAPIBase(t)
+	}
 	// The server learns its own URL only once it listens.
 	var handler http.Handler
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.ServeHTTP(w, r) }))
@@ -182,7 +190,7 @@ func newHarnessOver(t *testing.T, cfg api.Config, db *storage.DB, temporal clien
 	server := api.NewServer(cfg, db, temporal, store, slog.New(slog.NewTextHandler(logTo, nil)))
 	handler = server
 	return &harness{t: t, db: db, blob: store, server: server, url: srv.URL, queue: cfg.TaskQueue, schedule: cfg.WebhookRetrySchedule,
-		temporal: temporal, tracing: cfg.Tracing}
+		temporal: temporal, tracing: cfg.Tracing, secrets: cfg.Secrets, stripeBase: cfg.StripeAPIBase}
 }
 
 // startWorker runs a worker with every activity on the harness's task

@@ -26,7 +26,7 @@ import (
 // recordedWorkflows is every workflow type the worker registers; the
 // recorder fails when one of them did not run.
 var recordedWorkflows = []string{"Ping", "OrderPlaced", "OrderMessage", "ProductImage", "ProductImport", "Dispatch",
-	"Delivery", "WebhookTest", "PaymentProof", "EInvoiceSync", "AbandonmentSweep", "RecoveryEmail", "PurgeExpired", "ShipmentWaybill", "Refund", "InvitationMail"}
+	"Delivery", "WebhookTest", "PaymentProof", "EInvoiceSync", "AbandonmentSweep", "RecoveryEmail", "PurgeExpired", "ShipmentWaybill", "Refund", "InvitationMail", "CardPayment"}
 
 // TestRecordWorkflowHistories runs every workflow through the real API,
 // worker, dispatcher, Temporal, Postgres and MinIO, and writes each one's
@@ -47,7 +47,7 @@ func TestRecordWorkflowHistories(t *testing.T) {
 	authority := &fakeAuthority{}
 	h.authority = &einvoice.HTTP{BaseURL: authority.serve(t).URL, Token: "authority-token"}
 	stripe := &fakeStripe{key: "sk_test_histories", failFirst: 1}
-	h.stripeBase, h.secrets = stripe.serve(t), newSealer(t)
+	h.stripeBase = stripe.serve(t)
 	httpClient, err := webhook.Guard{AllowPrivate: true}.NewClient(rec.caFile)
 	require.NoError(t, err)
 	h.startWorker(httpClient)
@@ -88,6 +88,12 @@ func TestRecordWorkflowHistories(t *testing.T) {
 	card := h.cardOrderPaid(s, 1, "pi_histories")
 	refund := h.refund(s, card["id"].(string), "histories-refund", map[string]any{"amount": 1000, "method": "original", "reason": "recorded"})
 	require.Equal(t, http.StatusCreated, refund.Status, string(refund.Raw))
+	// CardPayment: a storefront card checkout settled by a signed success.
+	checkout, _ := h.cardCheckout(s, 1)
+	cardOrder := checkout["order"].(map[string]any)
+	paid := h.sendStripe(s.m.storeID, stripeEvent("evt_histories", "payment_intent.succeeded", s.m.storeID, cardOrder["id"].(string),
+		"pi_fake_1", int64(cardOrder["total"].(float64))), "whsec_histories")
+	require.Equal(t, http.StatusOK, paid.Status, string(paid.Raw))
 	// ProductImage and ProductImport.
 	product := h.createProduct(s.token, s.m.storeID, map[string]any{"name": "Scarf", "price": 9900})
 	image := h.uploadFile(s.token, storePath(s.m.storeID, "/products/"+product["id"].(string)+"/images"), "file", jpegBytes(t, 64, 48), nil)

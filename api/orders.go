@@ -53,6 +53,8 @@ type orderResponse struct {
 	Notes             string              `json:"notes"`
 	CancelReason      *string             `json:"cancel_reason"`
 	Lines             []orderLineResponse `json:"lines,omitempty"`
+	// Payments is the order's ledger, on GET of one order only.
+	Payments *[]orderPaymentResponse `json:"payments,omitempty"`
 	// Discounts come with the lines (a full order, not a list's summary).
 	Discounts     *[]storage.AppliedDiscount `json:"discounts,omitempty"`
 	ShippingLines *[]storage.ShippingLine    `json:"shipping_lines,omitempty"`
@@ -380,9 +382,34 @@ func (s *Server) handleGetOrder() handlerFunc {
 		if err != nil {
 			return err
 		}
-		respond(w, http.StatusOK, newOrderResponse(o))
+		payments, err := s.db.FindOrderPayments(r.Context(), o.StoreID, o.ID)
+		if err != nil {
+			return err
+		}
+		answer := newOrderResponse(o)
+		ledger := make([]orderPaymentResponse, 0, len(payments))
+		answer.Payments = &ledger
+		for _, p := range payments {
+			ledger = append(ledger, orderPaymentResponse{ID: p.ID, Source: p.Source, Provider: p.Provider, Reference: p.Reference,
+				Amount: p.Amount, Status: p.Status, CreatedAt: p.CreatedAt.UTC()})
+		}
+		respond(w, http.StatusOK, answer)
 		return nil
 	}
+}
+
+// orderPaymentResponse is one amount credited to the order: by hand
+// (mark_paid, recorded, proof, partial_acceptance), by the courier (cod) or
+// by the card gateway
+// (gateway, with provider and the gateway's reference).
+type orderPaymentResponse struct {
+	ID        uuid.UUID `json:"id"`
+	Source    string    `json:"source"`
+	Provider  *string   `json:"provider"`
+	Reference *string   `json:"reference"`
+	Amount    int64     `json:"amount"`
+	Status    string    `json:"status"`
+	CreatedAt time.Time `json:"created_at"`
 }
 
 type updateStatusRequest struct {

@@ -2,8 +2,6 @@ package api_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -21,7 +19,9 @@ import (
 	"github.com/merchantsvc/svc/storage"
 )
 
-// fakeStripe is Stripe's refund endpoint on loopback: it checks the
+// fakeStripe is Stripe's refund endpoint on loopback (and a bare
+// PaymentIntent create, for card checkouts), with failures stripe-mock
+// cannot make: it checks the
 // secret key, answers 500 to the first failFirst calls, refuses with a 400
 // card error when refuse is set, and answers a replayed Idempotency-Key
 // with the refund it made the first time.
@@ -30,6 +30,7 @@ type fakeStripe struct {
 	mu        sync.Mutex
 	failFirst int
 	refuse    bool
+	pending   bool // refunds are answered pending, to be confirmed by a charge.refunded event
 	calls     int
 	refunds   map[string]string // Idempotency-Key → refund id
 	bodies    []map[string]string
@@ -44,6 +45,12 @@ func (f *fakeStripe) serve(t *testing.T) string {
 		if r.Header.Get("Authorization") != "Bearer "+f.key {
 			w.WriteHeader(http.StatusUnauthorized)
 			fmt.Fprint(w, `{"error":{"type":"invalid_request_error","message":"Invalid API Key provided"}}`)
+			return
+		}
+		if r.Method == http.MethodPost && r.URL.Path == "/v1/payment_intents" {
+			_ = r.ParseForm()
+			fmt.Fprintf(w, `{"id":"pi_fake_1","object":"payment_intent","client_secret":"pi_fake_1_secret_fake","status":"requires_payment_method","amount":%s,"currency":"egp"}`,
+				r.PostForm.Get("amount"))
 			return
 		}
 		if r.Method != http.MethodPost || r.URL.Path != "/v1/refunds" {
@@ -73,19 +80,15 @@ func (f *fakeStripe) serve(t *testing.T) string {
 			id = fmt.Sprintf("re_test_%d", len(f.refunds)+1)
 			f.refunds[body["idempotency_key"]] = id
 		}
-		fmt.Fprintf(w, `{"id":%q,"object":"refund","amount":%s,"currency":"egp","payment_intent":%q,"status":"succeeded"}`,
-			id, body["amount"], body["payment_intent"])
+		status := "succeeded"
+		if f.pending {
+			status = "pending"
+		}
+		fmt.Fprintf(w, `{"id":%q,"object":"refund","amount":%s,"currency":"egp","payment_intent":%q,"status":%q}`,
+			id, body["amount"], body["payment_intent"], status)
 	}))
 	t.Cleanup(srv.Close)
 	return srv.URL
-}
-
-func newSealer(t *testing.T) *storage.Sealer {
-	key := make([]byte, 32)
-	_, _ = rand.Read(key)
-	sealer, err := storage.NewSealer(base64.StdEncoding.EncodeToString(key))
-	require.NoError(t, err)
-	return sealer
 }
 
 // cardOrderPaid places a card order and pays it through the gateway with
@@ -111,7 +114,6 @@ func TestCardRefundsGoThroughTheGateway(t *testing.T) {
 	h := newHarness(t, api.Config{})
 	stripe := &fakeStripe{key: "sk_test_refunds_4242", failFirst: 2}
 	h.stripeBase = stripe.serve(t)
-	h.secrets = newSealer(t)
 	h.startWorker(nil)
 	s := newShop(t, h, "cardrefund", 10)
 	storeID := uuid.MustParse(s.m.storeID)
@@ -202,7 +204,6 @@ func TestCardRefundsGoThroughTheGateway(t *testing.T) {
 // (gateway_not_connected) and frees its amount.
 func TestCardRefundWithoutAConnectedGatewayFails(t *testing.T) {
 	h := newHarness(t, api.Config{})
-	h.secrets = newSealer(t)
 	h.startWorker(nil)
 	s := newShop(t, h, "cardnogw", 10)
 	order := h.cardOrderPaid(s, 1, "pi_test_card_2")
@@ -255,4 +256,56 @@ func TestSucceededRefundsQueueCreditNotes(t *testing.T) {
 	require.Equal(t, invoices[0].ID.String(), authority.issued[1]["credits_invoice_id"])
 	require.Equal(t, "invoice", authority.issued[0]["kind"], "a credit note waits for the invoice it credits")
 	require.Equal(t, "ETA-1", authority.issued[1]["credits_reference"])
+}
+
+// A refund the gateway accepts as pending waits for its confirmation:
+// charge.refunded (signed, verified by the production path) reporting it
+// succeeded settles it, and the order becomes partially_refunded; a
+// refund.updated reporting another one failed fails it and frees its
+// amount. Repeating the event changes nothing.
+func TestGatewayRefundsAreConfirmedByTheirEvents(t *testing.T) {
+	h := newHarness(t, api.Config{})
+	stripe := &fakeStripe{key: "sk_test_pending_4242", pending: true}
+	h.stripeBase = stripe.serve(t)
+	h.startWorker(nil)
+	s := newShop(t, h, "refundevents", 10)
+	storeID := uuid.MustParse(s.m.storeID)
+	const hook = "whsec_refund_events"
+	require.NoError(t, h.db.InTx(context.Background(), func(tx *storage.Tx) error {
+		return tx.ConnectGateway(context.Background(), h.secrets, storage.GatewayAccount{StoreID: storeID, Provider: storage.GatewayStripe,
+			SecretKey: stripe.key, WebhookSecret: hook})
+	}))
+	order := h.cardOrderPaid(s, 2, "pi_test_refund_events")
+	orderID := order["id"].(string)
+	getRefund := func(id string) map[string]any {
+		return h.do(request{method: "GET", path: storePath(s.m.storeID, "/refunds/"+id), auth: bearer(s.token)}).data()
+	}
+	first := h.refund(s, orderID, "pending-1", map[string]any{"amount": 20000, "method": "original", "reason": "damaged"})
+	require.Equal(t, http.StatusCreated, first.Status, string(first.Raw))
+	second := h.refund(s, orderID, "pending-2", map[string]any{"amount": 5000, "method": "original", "reason": "late"})
+	require.Equal(t, http.StatusCreated, second.Status, string(second.Raw))
+	firstID, secondID := first.data()["id"].(string), second.data()["id"].(string)
+	waitFor(t, "both refunds accepted by the gateway", func() bool {
+		return getRefund(firstID)["reference"] != nil && getRefund(secondID)["reference"] != nil
+	})
+	require.Equal(t, "pending", getRefund(firstID)["status"])
+
+	refunded := fmt.Appendf(nil, `{"id":"evt_refunded","object":"event","type":"charge.refunded","created":%d,"api_version":"2024-06-20",
+		"data":{"object":{"id":"ch_1","object":"charge","payment_intent":"pi_test_refund_events","refunds":{"object":"list","data":[
+		{"id":%q,"object":"refund","status":"succeeded","metadata":{"refund_id":%q}}]}}}}`, time.Now().Unix(), getRefund(firstID)["reference"], firstID)
+	for range 2 {
+		resp := h.sendStripe(s.m.storeID, refunded, hook)
+		require.Equal(t, http.StatusOK, resp.Status, string(resp.Raw))
+	}
+	require.Equal(t, "succeeded", getRefund(firstID)["status"])
+	require.Equal(t, "partially_refunded", h.getOrder(s, orderID)["payment_status"])
+
+	failed := fmt.Appendf(nil, `{"id":"evt_failed","object":"event","type":"refund.updated","created":%d,
+		"data":{"object":{"id":%q,"object":"refund","status":"failed","failure_reason":"expired_or_canceled_card","metadata":{}}}}`,
+		time.Now().Unix(), getRefund(secondID)["reference"])
+	resp := h.sendStripe(s.m.storeID, failed, hook)
+	require.Equal(t, http.StatusOK, resp.Status, string(resp.Raw))
+	got := getRefund(secondID)
+	require.Equal(t, "failed", got["status"], "found by the gateway's reference when the event names no refund of ours")
+	require.Equal(t, "expired_or_canceled_card", got["failure_reason"])
 }

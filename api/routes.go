@@ -49,6 +49,7 @@ func (s *Server) routes() *chi.Mux {
 
 		r.Method(http.MethodPost, "/chat/callback", s.handleChatCallback())
 		r.Method(http.MethodPost, "/carrier-callbacks/{carrier_account_id}", s.handleCarrierCallback())
+		r.Method(http.MethodPost, "/gateway-webhooks/{provider}/{store_id}", s.handleGatewayWebhook())
 		r.Method(http.MethodPost, "/oauth/token", s.handleTokenExchange())
 		r.Method(http.MethodPost, "/oauth/revoke", s.handleRevoke())
 		r.Route("/apps", func(r chi.Router) {
@@ -77,6 +78,7 @@ func (s *Server) routes() *chi.Mux {
 			r.Method(http.MethodPut, "/carts/{cart_id}", s.handleUpdateCart())
 			r.Method(http.MethodPost, "/carts/{cart_id}/checkout", s.handleCheckout())
 			r.Method(http.MethodPost, "/orders/{order_id}/payment-proofs", s.handleStorefrontProof())
+			r.Method(http.MethodPost, "/orders/{order_id}/card-payment", s.handleStorefrontCardPayment())
 			r.Method(http.MethodGet, "/shipping/areas", s.handleStorefrontShippingAreas())
 		})
 
@@ -119,6 +121,11 @@ func (s *Server) routes() *chi.Mux {
 			settingsRead, settingsWrite := s.requireScope("settings:read"), s.requireScope("settings:write")
 			r.With(settingsRead).Method(http.MethodGet, "/settings", s.handleGetSettings())
 			r.With(settingsWrite).Method(http.MethodPatch, "/settings", s.handleUpdateSettings())
+			r.Route("/payment-gateways", func(r chi.Router) {
+				r.With(settingsRead).Method(http.MethodGet, "/", s.handleListGateways())
+				r.With(settingsWrite).Method(http.MethodPut, "/{provider}", s.handleConnectGateway())
+				r.With(settingsWrite).Method(http.MethodDelete, "/{provider}", s.handleDisconnectGateway())
+			})
 			r.Route("/locations", func(r chi.Router) {
 				r.With(settingsWrite).Method(http.MethodPost, "/", s.handleCreateLocation())
 				r.With(settingsRead).Method(http.MethodGet, "/", s.handleListLocations())

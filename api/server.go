@@ -70,6 +70,12 @@ type Config struct {
 	// Tracing, when enabled, gives every request a server span named by its
 	// route pattern, continuing the caller's traceparent.
 	Tracing *tracing.Tracing
+	// Secrets seals and opens stores' gateway secrets (SVC_SECRETS_KEY);
+	// nil, no gateway can be connected and card checkout is not offered.
+	Secrets *storage.Sealer
+	// StripeAPIBase is Stripe's API address (empty: api.stripe.com;
+	// stripe-mock in dev and tests).
+	StripeAPIBase string
 }
 
 // Server is the HTTP API.

@@ -26,13 +26,14 @@ type settingsResponse struct {
 	MaxOrderQuantity      int      `json:"max_order_quantity"`
 	Timezone              string   `json:"timezone"`
 	WeekStart             string   `json:"week_start"`
+	CardPaymentMinutes    int      `json:"card_payment_timeout_minutes"`
 }
 
 func newSettingsResponse(s storage.StoreSettings) settingsResponse {
 	return settingsResponse{Name: s.Name, DefaultLanguage: s.DefaultLanguage, AutoCreateShipment: s.AutoCreateShipment,
 		ChatConfirmations: s.ChatConfirmations, ConfirmInChat: s.ConfirmInChat, ChatTemplatesApproved: orEmpty(s.ChatTemplatesApproved),
 		EInvoicing: s.EInvoicing, AbandonmentMinutes: s.AbandonmentMinutes, MaxLineQuantity: s.MaxLineQuantity, MaxOrderQuantity: s.MaxOrderQuantity,
-		Timezone: s.Timezone, WeekStart: s.WeekStart}
+		Timezone: s.Timezone, WeekStart: s.WeekStart, CardPaymentMinutes: s.CardPaymentMinutes}
 }
 
 // handleGetSettings serves GET /stores/{store_id}/settings.
@@ -60,6 +61,7 @@ type updateSettingsRequest struct {
 	MaxOrderQuantity      optional[int]      `json:"max_order_quantity"`
 	Timezone              optional[string]   `json:"timezone"`
 	WeekStart             optional[string]   `json:"week_start"`
+	CardPaymentMinutes    optional[int]      `json:"card_payment_timeout_minutes"`
 }
 
 func (req updateSettingsRequest) Valid() []fieldError {
@@ -89,6 +91,11 @@ func (req updateSettingsRequest) Valid() []fieldError {
 	// A null timezone goes back to the currency's default (§17).
 	if req.Timezone.Set && !req.Timezone.Null && !knownTimezone(req.Timezone.Value) {
 		c.add("timezone", "unknown_timezone", "must be an IANA time zone name such as Africa/Cairo")
+	}
+	if notNull(&c, "card_payment_timeout_minutes", req.CardPaymentMinutes) {
+		if v := req.CardPaymentMinutes.Value; v < storage.MinCardPaymentMinutes || v > storage.MaxCardPaymentMinutes {
+			c.add("card_payment_timeout_minutes", "out_of_range", "must be between 10 and 1440")
+		}
 	}
 	if notNull(&c, "week_start", req.WeekStart) {
 		c.oneOf("week_start", req.WeekStart.Value, storage.WeekStarts)
@@ -143,6 +150,9 @@ func (s *Server) handleUpdateSettings() handlerFunc {
 		upd.Timezone = storage.Field[string](req.Timezone)
 		if req.WeekStart.Set {
 			upd.WeekStart = &req.WeekStart.Value
+		}
+		if req.CardPaymentMinutes.Set {
+			upd.CardPaymentMinutes = &req.CardPaymentMinutes.Value
 		}
 		if req.ChatTemplatesApproved.Set {
 			upd.ChatTemplatesApproved = dedupe(orEmpty(req.ChatTemplatesApproved.Value))

@@ -397,9 +397,9 @@ func (s *Server) handleUpdateCart() handlerFunc {
 	}
 }
 
-// checkoutMethods are the payment methods a buyer can choose without a
-// card gateway.
-var checkoutMethods = []string{"cod", "instapay", "mobile_wallet", "bank_transfer"}
+// checkoutMethods are the payment methods a buyer can choose; card only
+// in a store with a connected gateway.
+var checkoutMethods = []string{"cod", "card", "instapay", "mobile_wallet", "bank_transfer"}
 
 type checkoutRequest struct {
 	PaymentMethod   string         `json:"payment_method"`
@@ -522,12 +522,21 @@ func (s *Server) handleCheckout() handlerFunc {
 		if err := s.buyerOrders.room(keys); err != nil {
 			return err
 		}
+		card := req.PaymentMethod == "card"
+		if card {
+			if err := s.cardCheckout(r.Context(), store.ID); err != nil {
+				return err
+			}
+		}
 		var (
 			order storage.Order
 			token string
 		)
 		err = s.db.InTx(r.Context(), func(tx *storage.Tx) error {
 			order, token, _, err = tx.CheckoutCart(r.Context(), store.ID, cartID, in)
+			if err == nil && card {
+				_, err = tx.OpenCardPayment(r.Context(), order, storage.GatewayStripe)
+			}
 			return err
 		})
 		if errors.Is(err, storage.ErrNotDeliverable) {
@@ -538,7 +547,11 @@ func (s *Server) handleCheckout() handlerFunc {
 		}
 		s.buyerOrders.record(keys)
 		// The worker's dispatcher starts the order-placed workflow after commit.
-		respond(w, http.StatusCreated, map[string]any{"order": newBuyerOrder(order), "order_token": token})
+		answer := map[string]any{"order": newBuyerOrder(order), "order_token": token, "payment": nil}
+		if card {
+			answer["payment"] = s.checkoutCardPayment(r.Context(), store, order)
+		}
+		respond(w, http.StatusCreated, answer)
 		return nil
 	}
 }

@@ -102,7 +102,7 @@ func TestStorefrontCartCheckoutAndProofUpload(t *testing.T) {
 	require.Equal(t, "VARIANT_IN_USE", delProduct.errorCode())
 
 	// Checkout: a PENDING order through the admin path, and an order token.
-	bad := h.buyer(s, "POST", "/carts/"+cartID+"/checkout", map[string]any{"payment_method": "card"}, token)
+	bad := h.buyer(s, "POST", "/carts/"+cartID+"/checkout", map[string]any{"payment_method": "paypal"}, token)
 	require.Equal(t, http.StatusUnprocessableEntity, bad.Status)
 	require.ElementsMatch(t, []string{"payment_method", "shipping_address", "customer.name", "customer.phone"}, bad.fieldNames())
 	out := h.buyer(s, "POST", "/carts/"+cartID+"/checkout", checkoutBody("instapay"), token)

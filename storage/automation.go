@@ -260,6 +260,9 @@ type StoreSettings struct {
 	Timezone  string
 	WeekStart string
 	Currency  string
+	// CardPaymentMinutes is how long a card order waits for its payment
+	// before it is cancelled (decisions §18).
+	CardPaymentMinutes int
 }
 
 // currencyTimezones are the default report zones by currency (§17); any
@@ -281,6 +284,12 @@ func DefaultTimezone(currency string) string {
 // WeekStarts are the days a store's weeks may start on; the first is the default.
 var WeekStarts = []string{"saturday", "sunday", "monday"}
 
+// Bounds of a store's card payment timeout (decisions §18).
+const (
+	MinCardPaymentMinutes = 10
+	MaxCardPaymentMinutes = 1440
+)
+
 // FindStoreSettings reads a store's automation switches.
 func (r reader) FindStoreSettings(ctx context.Context, storeID uuid.UUID) (StoreSettings, error) {
 	var (
@@ -288,10 +297,11 @@ func (r reader) FindStoreSettings(ctx context.Context, storeID uuid.UUID) (Store
 		timezone *string
 	)
 	err := r.q.QueryRow(ctx, `SELECT auto_create_shipment, chat_confirmations, confirm_in_chat, chat_templates_approved, default_language, name,
-			e_invoicing, abandonment_threshold_minutes, max_line_quantity, max_order_quantity, currency, timezone, week_start
+			e_invoicing, abandonment_threshold_minutes, max_line_quantity, max_order_quantity, currency, timezone, week_start,
+			card_payment_timeout_minutes
 		FROM stores WHERE id = $1`, storeID).Scan(&s.AutoCreateShipment, &s.ChatConfirmations, &s.ConfirmInChat,
 		&s.ChatTemplatesApproved, &s.DefaultLanguage, &s.Name, &s.EInvoicing, &s.AbandonmentMinutes, &s.MaxLineQuantity, &s.MaxOrderQuantity,
-		&s.Currency, &timezone, &s.WeekStart)
+		&s.Currency, &timezone, &s.WeekStart, &s.CardPaymentMinutes)
 	if err != nil {
 		return StoreSettings{}, notFoundIfNoRows(err, "find store settings")
 	}
@@ -408,8 +418,9 @@ type StoreSettingsUpdate struct {
 	MaxLineQuantity       *int
 	MaxOrderQuantity      *int
 	// Timezone set to nil goes back to the currency's default.
-	Timezone  Field[string]
-	WeekStart *string
+	Timezone           Field[string]
+	WeekStart          *string
+	CardPaymentMinutes *int
 }
 
 // UpdateStoreSettings applies a partial update and returns the settings.
@@ -420,10 +431,10 @@ func (tx *Tx) UpdateStoreSettings(ctx context.Context, storeID uuid.UUID, upd St
 			e_invoicing = COALESCE($9, e_invoicing), abandonment_threshold_minutes = COALESCE($10, abandonment_threshold_minutes),
 			max_line_quantity = COALESCE($11, max_line_quantity), max_order_quantity = COALESCE($12, max_order_quantity),
 			timezone = CASE WHEN $13 THEN $14 ELSE timezone END, week_start = COALESCE($15, week_start),
-			updated_at = $8
+			card_payment_timeout_minutes = COALESCE($16, card_payment_timeout_minutes), updated_at = $8
 		WHERE id = $1`, storeID, upd.Name, upd.DefaultLanguage, upd.AutoCreateShipment, upd.ChatConfirmations, upd.ConfirmInChat,
 		upd.ChatTemplatesApproved, tx.now(), upd.EInvoicing, upd.AbandonmentMinutes, upd.MaxLineQuantity, upd.MaxOrderQuantity,
-		upd.Timezone.Set, upd.Timezone.ptr(), upd.WeekStart)
+		upd.Timezone.Set, upd.Timezone.ptr(), upd.WeekStart, upd.CardPaymentMinutes)
 	if err != nil {
 		return StoreSettings{}, fmt.Errorf("update store settings: %w", err)
 	}

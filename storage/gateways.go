@@ -8,8 +8,10 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 )
 
 // Payment gateway accounts (decisions §18): a store's own card gateway,
@@ -23,13 +25,31 @@ const GatewayStripe = "stripe"
 var ErrNoSecretsKey = errors.New("no secrets key is configured (SVC_SECRETS_KEY)")
 
 // Sealer seals secrets with AES-256-GCM; a sealed secret is the nonce
-// followed by the ciphertext.
+// followed by the ciphertext. During a key rotation it also opens what the
+// previous key sealed (SVC_SECRETS_KEY_PREVIOUS), until `svc secrets
+// reseal` has sealed everything again under the current key.
 type Sealer struct {
-	aead cipher.AEAD
+	aead     cipher.AEAD
+	previous cipher.AEAD
 }
 
-// NewSealer takes a 32-byte key, base64 (standard or URL alphabet).
-func NewSealer(keyBase64 string) (*Sealer, error) {
+// NewSealer takes a 32-byte key, base64 (standard or URL alphabet), and
+// optionally the previous key it replaces.
+func NewSealer(keyBase64 string, previousBase64 ...string) (*Sealer, error) {
+	aead, err := newAEAD(keyBase64)
+	if err != nil {
+		return nil, err
+	}
+	s := &Sealer{aead: aead}
+	if len(previousBase64) > 0 && previousBase64[0] != "" {
+		if s.previous, err = newAEAD(previousBase64[0]); err != nil {
+			return nil, fmt.Errorf("previous key: %w", err)
+		}
+	}
+	return s, nil
+}
+
+func newAEAD(keyBase64 string) (cipher.AEAD, error) {
 	key, err := base64.StdEncoding.DecodeString(keyBase64)
 	if err != nil {
 		key, err = base64.URLEncoding.DecodeString(keyBase64)
@@ -41,11 +61,7 @@ func NewSealer(keyBase64 string) (*Sealer, error) {
 	if err != nil {
 		return nil, err
 	}
-	aead, err := cipher.NewGCM(block)
-	if err != nil {
-		return nil, err
-	}
-	return &Sealer{aead: aead}, nil
+	return cipher.NewGCM(block)
 }
 
 // Seal encrypts a secret; what is sealed names its purpose (additional
@@ -71,6 +87,9 @@ func (s *Sealer) Open(sealed []byte, purpose string) (string, error) {
 		return "", errors.New("sealed secret too short")
 	}
 	plain, err := s.aead.Open(nil, sealed[:n], sealed[n:], []byte(purpose))
+	if err != nil && s.previous != nil {
+		plain, err = s.previous.Open(nil, sealed[:n], sealed[n:], []byte(purpose))
+	}
 	if err != nil {
 		return "", fmt.Errorf("open sealed secret: %w", err)
 	}
@@ -139,4 +158,127 @@ func (r reader) FindGatewayAccount(ctx context.Context, sealer *Sealer, storeID 
 		return GatewayAccount{}, err
 	}
 	return a, nil
+}
+
+// GatewayConnection is a store's gateway as the merchant sees it: never
+// its secrets.
+type GatewayConnection struct {
+	Provider    string
+	AccountHint string
+	UpdatedAt   time.Time
+}
+
+// FindGatewayConnections lists a store's connected gateways.
+func (r reader) FindGatewayConnections(ctx context.Context, storeID uuid.UUID) ([]GatewayConnection, error) {
+	rows, err := r.q.Query(ctx, `SELECT provider, account_hint, updated_at FROM payment_gateways WHERE store_id = $1 ORDER BY provider`, storeID)
+	if err != nil {
+		return nil, fmt.Errorf("find gateway connections: %w", err)
+	}
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (GatewayConnection, error) {
+		var c GatewayConnection
+		return c, row.Scan(&c.Provider, &c.AccountHint, &c.UpdatedAt)
+	})
+}
+
+// FindGatewayConnection reads one connected gateway; NotFound when the
+// store has none at the provider.
+func (r reader) FindGatewayConnection(ctx context.Context, storeID uuid.UUID, provider string) (GatewayConnection, error) {
+	c := GatewayConnection{Provider: provider}
+	err := r.q.QueryRow(ctx, `SELECT account_hint, updated_at FROM payment_gateways WHERE store_id = $1 AND provider = $2`,
+		storeID, provider).Scan(&c.AccountHint, &c.UpdatedAt)
+	if err != nil {
+		return GatewayConnection{}, notFoundIfNoRows(err, "find gateway "+provider)
+	}
+	return c, nil
+}
+
+// DisconnectGateway forgets a store's gateway account; NotFound when none.
+// Card payments already open keep their workflows, which fail to reach the
+// gateway and expire.
+func (tx *Tx) DisconnectGateway(ctx context.Context, storeID uuid.UUID, provider string) error {
+	tag, err := tx.tx.Exec(ctx, `DELETE FROM payment_gateways WHERE store_id = $1 AND provider = $2`, storeID, provider)
+	if err != nil {
+		return fmt.Errorf("disconnect gateway: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("disconnect gateway %s: %w", provider, ErrNotFound)
+	}
+	return nil
+}
+
+// ResealSecrets seals every stored secret again under the sealer's current
+// key (opening it with the current or the previous key), for a key
+// rotation; it answers how many secrets it sealed again.
+func (db *DB) ResealSecrets(ctx context.Context, sealer *Sealer) (int, error) {
+	n := 0
+	err := db.InTx(ctx, func(tx *Tx) error {
+		rows, err := tx.tx.Query(ctx, `SELECT store_id, provider, secret_key_sealed, webhook_secret_sealed FROM payment_gateways FOR UPDATE`)
+		if err != nil {
+			return fmt.Errorf("read gateway secrets: %w", err)
+		}
+		type sealedRow struct {
+			storeID   uuid.UUID
+			provider  string
+			key, hook []byte
+		}
+		gateways, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (sealedRow, error) {
+			var s sealedRow
+			return s, row.Scan(&s.storeID, &s.provider, &s.key, &s.hook)
+		})
+		if err != nil {
+			return err
+		}
+		for _, g := range gateways {
+			key, err := reseal(sealer, g.key, gatewayPurpose(g.storeID, g.provider, "secret_key"))
+			if err != nil {
+				return err
+			}
+			hook, err := reseal(sealer, g.hook, gatewayPurpose(g.storeID, g.provider, "webhook_secret"))
+			if err != nil {
+				return err
+			}
+			if _, err := tx.tx.Exec(ctx, `UPDATE payment_gateways SET secret_key_sealed = $3, webhook_secret_sealed = $4
+				WHERE store_id = $1 AND provider = $2`, g.storeID, g.provider, key, hook); err != nil {
+				return fmt.Errorf("reseal gateway secrets: %w", err)
+			}
+			n += 2
+		}
+		rows, err = tx.tx.Query(ctx, `SELECT store_id, order_id, client_secret_sealed FROM card_payments
+			WHERE client_secret_sealed IS NOT NULL FOR UPDATE`)
+		if err != nil {
+			return fmt.Errorf("read client secrets: %w", err)
+		}
+		type secretRow struct {
+			storeID, orderID uuid.UUID
+			sealed           []byte
+		}
+		secrets, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (secretRow, error) {
+			var s secretRow
+			return s, row.Scan(&s.storeID, &s.orderID, &s.sealed)
+		})
+		if err != nil {
+			return err
+		}
+		for _, c := range secrets {
+			sealed, err := reseal(sealer, c.sealed, clientSecretPurpose(c.storeID, c.orderID))
+			if err != nil {
+				return err
+			}
+			if _, err := tx.tx.Exec(ctx, `UPDATE card_payments SET client_secret_sealed = $3 WHERE store_id = $1 AND order_id = $2`,
+				c.storeID, c.orderID, sealed); err != nil {
+				return fmt.Errorf("reseal client secret: %w", err)
+			}
+			n++
+		}
+		return nil
+	})
+	return n, err
+}
+
+func reseal(sealer *Sealer, sealed []byte, purpose string) ([]byte, error) {
+	plain, err := sealer.Open(sealed, purpose)
+	if err != nil {
+		return nil, err
+	}
+	return sealer.Seal(plain, purpose)
 }

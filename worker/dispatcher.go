@@ -277,6 +277,20 @@ func (d *Dispatcher) startLostWork(ctx context.Context, olderThan time.Duration)
 			workflows.DeliveryInput{StoreID: ref.StoreID, DeliveryID: ref.ID, Schedule: workflows.RedeliverySchedule(d.Schedule), NextAttempt: ref.From},
 			func() error { return d.DB.MarkLadderStarted(ctx, ref.StoreID, ref.ID, ref.From) }})
 	}
+	cards, err := d.DB.FindCardPaymentsDue(ctx, olderThan, 100)
+	if err != nil {
+		if ctx.Err() == nil {
+			d.Log.Error("find lost card payment starts", slog.Any("error", err))
+		}
+		return
+	}
+	for _, ref := range cards {
+		store := workflows.StoreLabel(ref.StoreSubdomain, ref.StoreID)
+		work = append(work, lost{d.TaskQueue, workflows.CardPaymentWorkflowID(ref.OrderID),
+			workflows.CardPaymentWork(ref.StoreID, ref.OrderID, ref.OrderNumber, store),
+			workflows.CardPayment, workflows.CardPaymentInput{StoreID: ref.StoreID, OrderID: ref.OrderID},
+			func() error { return d.DB.MarkCardPaymentStarted(ctx, ref.StoreID, ref.OrderID) }})
+	}
 	for _, w := range work {
 		if _, err := d.startOnce(ctx, w.queue, w.id, w.work, enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE, w.workflow, w.input); err != nil {
 			d.Log.Warn("start lost workflow", slog.String("workflow_id", w.id), slog.Any("error", err))

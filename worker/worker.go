@@ -47,6 +47,7 @@ func RegisterWorkflows(r WorkflowRegistry) {
 	r.RegisterWorkflow(workflows.PurgeExpired)
 	r.RegisterWorkflow(workflows.ShipmentWaybill)
 	r.RegisterWorkflow(workflows.Refund)
+	r.RegisterWorkflow(workflows.CardPayment)
 	r.RegisterWorkflow(workflows.InvitationMail)
 }
 

@@ -51,6 +51,7 @@ const (
 	KindShipmentWaybill WorkKind = "shipment-waybill"
 	KindRefund          WorkKind = "refund"
 	KindInvitationMail  WorkKind = "invitation-mail"
+	KindCardPayment     WorkKind = "card-payment"
 )
 
 // Work describes one workflow to an operator: its search attributes and

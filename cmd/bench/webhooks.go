@@ -126,7 +126,7 @@ func startDeliveryRig(ctx context.Context, db *storage.DB, queue string) (*deliv
 // in a child process of its own for the soak (in this process, the
 // server's histories and caches would be measured as the service's
 // memory), on Postgres or SQLite.
-func startDeliveryRigWith(ctx context.Context, db *storage.DB, queue string, temporal temporalSetup) (*deliveryRig, error) {
+func startDeliveryRigWith(ctx context.Context, db *storage.DB, queue string, temporal temporalSetup, configure ...func(*activities.Activities)) (*deliveryRig, error) {
 	dir, err := os.MkdirTemp("", "svc-bench-")
 	if err != nil {
 		return nil, err
@@ -174,7 +174,11 @@ func startDeliveryRigWith(ctx context.Context, db *storage.DB, queue string, tem
 	closers = append(closers, chatAPI.Close)
 	rig.chatURL = chatAPI.URL
 	chat := activities.HTTPChatProvider{BaseURL: chatAPI.URL, Token: "bench"}
-	w := worker.New(rig.temporal, queue, &activities.Activities{DB: db, HTTPClient: rig.httpClient, Mailer: mailer, Chat: chat}, worker.Options{})
+	acts := &activities.Activities{DB: db, HTTPClient: rig.httpClient, Mailer: mailer, Chat: chat}
+	for _, c := range configure {
+		c(acts)
+	}
+	w := worker.New(rig.temporal, queue, acts, worker.Options{})
 	if err := w.Start(); err != nil {
 		return fail(err)
 	}

@@ -69,6 +69,9 @@ type Config struct {
 	// and Stripe's API address (empty: api.stripe.com; stripe-mock in dev).
 	SecretsKey    string `envconfig:"SECRETS_KEY"`
 	StripeAPIBase string `envconfig:"STRIPE_API_BASE"`
+	// SecretsKeyPrevious is the key being rotated out: secrets it sealed
+	// still open until `svc reseal-secrets` seals them under SecretsKey.
+	SecretsKeyPrevious string `envconfig:"SECRETS_KEY_PREVIOUS"`
 
 	// Webhooks (decisions §7). The first two are for dev and tests only.
 	WebhookAllowPrivate  bool         `envconfig:"WEBHOOK_ALLOW_PRIVATE" default:"false"`
@@ -88,11 +91,13 @@ type Config struct {
 	OtelSampleRatio float64 `envconfig:"OTEL_SAMPLE_RATIO" default:"1"`
 
 	// Local development (`svc dev`, `svc testenv`) only.
-	DevDir          string `envconfig:"DEV_DIR" default:".dev"`
-	DevPostgresPort int    `envconfig:"DEV_POSTGRES_PORT" default:"54329"`
-	DevMinIOPort    int    `envconfig:"DEV_MINIO_PORT" default:"9100"`
-	DevTemporalUI   string `envconfig:"DEV_TEMPORAL_UI_ADDR" default:"127.0.0.1:8233"`
-	MinIOBin        string `envconfig:"MINIO_BIN" default:".bin/minio-v0.0.0-20260212201848-7aac2a2c5b7c/minio"` // keep in step with the Makefile
+	DevDir            string `envconfig:"DEV_DIR" default:".dev"`
+	DevPostgresPort   int    `envconfig:"DEV_POSTGRES_PORT" default:"54329"`
+	DevMinIOPort      int    `envconfig:"DEV_MINIO_PORT" default:"9100"`
+	DevTemporalUI     string `envconfig:"DEV_TEMPORAL_UI_ADDR" default:"127.0.0.1:8233"`
+	MinIOBin          string `envconfig:"MINIO_BIN" default:".bin/minio-v0.0.0-20260212201848-7aac2a2c5b7c/minio"` // keep in step with the Makefile
+	StripeMockBin     string `envconfig:"STRIPE_MOCK_BIN" default:".bin/stripe-mock-v0.203.0/stripe-mock"`         // keep in step with the Makefile
+	DevStripeMockPort int    `envconfig:"DEV_STRIPE_MOCK_PORT" default:"12111"`
 }
 
 // durationList is a comma-separated list of durations ("10s,30s,2m"); set

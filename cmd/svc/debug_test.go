@@ -27,7 +27,7 @@ func TestProfilesOnlyOnTheDebugAddress(t *testing.T) {
 		require.NotEmpty(t, body, path)
 	}
 
-	public := httptest.NewServer(api.NewServer(apiConfig(Config{}, nil), nil, nil, nil, slog.New(slog.DiscardHandler)))
+	public := httptest.NewServer(api.NewServer(apiConfig(Config{}, nil, nil), nil, nil, nil, slog.New(slog.DiscardHandler)))
 	defer public.Close()
 	for _, path := range []string{"/debug/pprof/", "/debug/pprof/profile?seconds=1", "/debug/pprof/heap"} {
 		resp, err := http.Get(public.URL + path)

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/merchantsvc/svc/api"
@@ -93,6 +96,22 @@ func runDev(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer)
 		cfg.S3Endpoint, cfg.S3AccessKey, cfg.S3SecretKey = m.Endpoint, m.AccessKey, m.SecretKey
 	}
 
+	if cfg.StripeAPIBase == "" {
+		fmt.Fprintln(stdout, "starting stripe-mock")
+		bin, _ := filepath.Abs(cfg.StripeMockBin)
+		m, err := devenv.StartStripeMock(ctx, bin, cfg.DevStripeMockPort, logFile)
+		if err != nil {
+			return err
+		}
+		stops = append(stops, m.Stop)
+		cfg.StripeAPIBase = m.URL
+	}
+	if cfg.SecretsKey == "" {
+		if cfg.SecretsKey, err = devSecretsKey(filepath.Join(dir, "secrets.key")); err != nil {
+			return err
+		}
+	}
+
 	if cfg.SMTPAddr == "" {
 		sink, err := mailsink.Start(filepath.Join(dir, "mail"))
 		if err != nil {
@@ -128,7 +147,7 @@ func runDev(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer)
 	fmt.Fprintf(stdout, "Mail         %s (SMTP %s; one .eml file per message)\n", filepath.Join(dir, "mail"), cfg.SMTPAddr)
 	fmt.Fprintf(stdout, "Logs         %s (services), stderr (API and worker)\n\nCtrl-C stops everything.\n", logFile.Name())
 	cfg.SecureCookies = false // plain http on loopback
-	srv := api.NewServer(apiConfig(cfg, d.tracing), d.db, d.temporal, d.blob, log)
+	srv := api.NewServer(apiConfig(cfg, d.tracing, d.secrets), d.db, d.temporal, d.blob, log)
 	go srv.SyncRateLimits(ctx, time.Second)
 	return serveHTTP(ctx, cfg.HTTPAddr, srv, log, stdout)
 }
@@ -187,6 +206,17 @@ func runTestEnv(ctx context.Context, cfg Config, args []string, stdout, stderr i
 	}
 	defer func() { err = errors.Join(err, m.Stop()) }()
 
+	stripePort, err := devenv.FreePort()
+	if err != nil {
+		return err
+	}
+	stripeBin, _ := filepath.Abs(cfg.StripeMockBin)
+	stripeMock, err := devenv.StartStripeMock(ctx, stripeBin, stripePort, logFile)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, stripeMock.Stop()) }()
+
 	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
 	cmd.Stdout, cmd.Stderr, cmd.Stdin = stdout, stderr, nil
 	cmd.Env = append(os.Environ(),
@@ -195,6 +225,7 @@ func runTestEnv(ctx context.Context, cfg Config, args []string, stdout, stderr i
 		"SVC_TEST_S3_ENDPOINT="+m.Endpoint,
 		"SVC_TEST_S3_ACCESS_KEY="+m.AccessKey,
 		"SVC_TEST_S3_SECRET_KEY="+m.SecretKey,
+		"SVC_TEST_STRIPE_API_BASE="+stripeMock.URL,
 	)
 	if runErr := cmd.Run(); runErr != nil {
 		var exit *exec.ExitError
@@ -204,4 +235,21 @@ func runTestEnv(ctx context.Context, cfg Config, args []string, stdout, stderr i
 		return runErr
 	}
 	return nil
+}
+
+// devSecretsKey is `svc dev`'s secrets key: made once in the data dir, so
+// stores connected to stripe-mock keep working across restarts.
+func devSecretsKey(path string) (string, error) {
+	if b, err := os.ReadFile(path); err == nil {
+		return strings.TrimSpace(string(b)), nil
+	}
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		return "", err
+	}
+	encoded := base64.StdEncoding.EncodeToString(key)
+	if err := os.WriteFile(path, []byte(encoded+"\n"), 0o600); err != nil {
+		return "", fmt.Errorf("write dev secrets key: %w", err)
+	}
+	return encoded, nil
 }

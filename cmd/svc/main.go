@@ -79,6 +79,8 @@ func run(ctx context.Context, cfg Config, args []string, stdout, stderr io.Write
 		return runMigrate(ctx, cfg, stdout)
 	case "temporal-setup":
 		return runTemporalSetup(ctx, cfg, stdout)
+	case "reseal-secrets":
+		return runResealSecrets(ctx, cfg, stdout)
 	case "dev":
 		return runDev(ctx, cfg, log, stdout)
 	case "testenv":
@@ -120,6 +122,8 @@ type deps struct {
 	blob     *blob.Store
 	tracing  *tracing.Tracing
 	log      *slog.Logger
+	// secrets seals stores' gateway secrets; nil without SVC_SECRETS_KEY.
+	secrets *storage.Sealer
 }
 
 func (d deps) Close() {
@@ -149,6 +153,10 @@ func connect(ctx context.Context, cfg Config, log *slog.Logger, service string, 
 		return deps{}, err
 	}
 	d := deps{tracing: tr, log: log}
+	if d.secrets, err = secretsSealer(cfg); err != nil {
+		d.Close()
+		return deps{}, err
+	}
 	interceptors, err := tr.TemporalInterceptors()
 	if err != nil {
 		d.Close()
@@ -190,13 +198,14 @@ func connect(ctx context.Context, cfg Config, log *slog.Logger, service string, 
 	return d, nil
 }
 
-func apiConfig(cfg Config, tr *tracing.Tracing) api.Config {
+func apiConfig(cfg Config, tr *tracing.Tracing, secrets *storage.Sealer) api.Config {
 	return api.Config{RateLimitPerMinute: cfg.RateLimitPerMinute, StorefrontRateLimitPerMinute: cfg.StorefrontRateLimitPerMinute, SecureCookies: cfg.SecureCookies,
 		BaseURL: cfg.BaseURL, MerchantURL: cfg.MerchantURL, StorefrontURL: cfg.StorefrontURL, TaskQueue: cfg.TaskQueue,
 		WebhookGuard: webhook.Guard{AllowPrivate: cfg.WebhookAllowPrivate}, WebhookRetrySchedule: cfg.WebhookRetrySchedule,
 		ChatWebhookSecret: cfg.ChatWebhookSecret, Tracing: tr, TrustedProxies: cfg.TrustedProxies,
 		StorefrontOrdersPerPhone: cfg.StorefrontOrdersPerPhone, StorefrontOrdersPerNetwork: cfg.StorefrontOrdersPerNetwork,
-		Passwords: api.PasswordLimits{FailuresPerAccount: cfg.LoginFailuresPerAccount, FailuresPerAddress: cfg.LoginFailuresPerNetwork}}
+		Passwords: api.PasswordLimits{FailuresPerAccount: cfg.LoginFailuresPerAccount, FailuresPerAddress: cfg.LoginFailuresPerNetwork},
+		Secrets:   secrets, StripeAPIBase: cfg.StripeAPIBase}
 }
 
 // startWorker runs the Temporal worker and the outbox dispatcher until ctx
@@ -216,14 +225,10 @@ func startWorker(ctx context.Context, cfg Config, d deps, log *slog.Logger, work
 		chat = activities.HTTPChatProvider{BaseURL: cfg.ChatBaseURL, Token: cfg.ChatToken}
 	}
 	printer := &waybill.Printer{ExecPath: cfg.ChromiumPath}
-	sealer, err := secretsSealer(cfg)
-	if err != nil {
-		return nil, err
-	}
 	w := worker.New(d.temporal, cfg.TaskQueue, &activities.Activities{DB: d.db, Blob: d.blob, HTTPClient: httpClient,
 		BaseURL: cfg.BaseURL, MerchantURL: cfg.MerchantURL, Mailer: mailer, Chat: chat, Waybills: printer,
 		EInvoices: &einvoice.HTTP{BaseURL: cfg.EInvoiceURL, Token: cfg.EInvoiceToken, Client: &http.Client{Timeout: 30 * time.Second}},
-		Secrets:   sealer, StripeAPIBase: cfg.StripeAPIBase, Metrics: workerMetrics}, worker.Options{})
+		Secrets:   d.secrets, StripeAPIBase: cfg.StripeAPIBase, Metrics: workerMetrics}, worker.Options{})
 	if err := w.Start(); err != nil {
 		return nil, fmt.Errorf("start worker: %w", err)
 	}
@@ -251,7 +256,7 @@ func runAPI(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer)
 		return err
 	}
 	defer d.Close()
-	srv := api.NewServer(apiConfig(cfg, d.tracing), d.db, d.temporal, d.blob, log)
+	srv := api.NewServer(apiConfig(cfg, d.tracing, d.secrets), d.db, d.temporal, d.blob, log)
 	go srv.SyncRateLimits(ctx, time.Second) // the replicas share their rate-limit counts
 	defer serveDebug(ctx, cfg.DebugAddr, log)()
 	return serveHTTP(ctx, cfg.HTTPAddr, srv, log, stdout)
@@ -317,7 +322,7 @@ func runWorker(ctx context.Context, cfg Config, log *slog.Logger) error {
 	// is up) and /readyz (Postgres, Temporal and the object store answer).
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", metrics.Handler(workerMetrics.Registry))
-	probes := api.NewServer(apiConfig(cfg, nil), d.db, d.temporal, d.blob, log)
+	probes := api.NewServer(apiConfig(cfg, nil, nil), d.db, d.temporal, d.blob, log)
 	mux.Handle("/healthz", probes)
 	mux.Handle("/readyz", probes)
 	metricsDone := make(chan error, 1)
@@ -367,15 +372,46 @@ func migrate(ctx context.Context, url string, stdout io.Writer) error {
 	return nil
 }
 
-// secretsSealer opens SVC_SECRETS_KEY; unset, no gateway secret can be
-// sealed or opened (gateway refunds fail as not connected).
+// secretsSealer opens SVC_SECRETS_KEY (and, during a key rotation,
+// SVC_SECRETS_KEY_PREVIOUS); unset, no gateway secret can be sealed or
+// opened (no gateway connects, card checkout is not offered).
 func secretsSealer(cfg Config) (*storage.Sealer, error) {
 	if cfg.SecretsKey == "" {
+		if cfg.SecretsKeyPrevious != "" {
+			return nil, errors.New("SVC_SECRETS_KEY_PREVIOUS is set without SVC_SECRETS_KEY")
+		}
 		return nil, nil
 	}
-	sealer, err := storage.NewSealer(cfg.SecretsKey)
+	sealer, err := storage.NewSealer(cfg.SecretsKey, cfg.SecretsKeyPrevious)
 	if err != nil {
 		return nil, fmt.Errorf("SVC_SECRETS_KEY: %w", err)
 	}
 	return sealer, nil
+}
+
+// runResealSecrets seals every stored secret again under SVC_SECRETS_KEY,
+// opening what SVC_SECRETS_KEY_PREVIOUS sealed: the last step of a key
+// rotation (docs/operations.md).
+func runResealSecrets(ctx context.Context, cfg Config, stdout io.Writer) error {
+	sealer, err := secretsSealer(cfg)
+	if err != nil {
+		return err
+	}
+	if sealer == nil {
+		return errors.New("SVC_SECRETS_KEY is not set")
+	}
+	if cfg.DatabaseURL == "" {
+		return errors.New("SVC_DATABASE_URL is not set")
+	}
+	db, err := storage.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	n, err := db.ResealSecrets(ctx, sealer)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "sealed %d secrets again under the current key\n", n)
+	return nil
 }

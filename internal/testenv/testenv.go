@@ -6,6 +6,7 @@ package testenv
 
 import (
 	"context"
+	"encoding/base64"
 	"flag"
 	"fmt"
 	"math/rand/v2"
@@ -214,4 +215,21 @@ func MainChecked(m *testing.M, check func() error, cleanups ...func()) {
 		}()
 	}
 	os.Exit(code)
+}
+
+// StripeAPIBase is the stripe-mock `svc testenv` runs for the test binary.
+func StripeAPIBase(t testing.TB) string { return env(t, "SVC_TEST_STRIPE_API_BASE") }
+
+// Sealer is a secrets sealer under a fresh random key.
+func Sealer(t testing.TB) *storage.Sealer {
+	t.Helper()
+	key := make([]byte, 32)
+	for i := range key {
+		key[i] = byte(rand.Uint32())
+	}
+	sealer, err := storage.NewSealer(base64.StdEncoding.EncodeToString(key))
+	if err != nil {
+		t.Fatalf("secrets sealer: %v", err)
+	}
+	return sealer
 }

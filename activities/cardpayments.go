@@ -1,0 +1,197 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/google/uuid"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/merchantsvc/svc/internal/gateway"
+	"github.com/merchantsvc/svc/storage"
+)
+
+// CardPaymentInput names an order paid by card.
+type CardPaymentInput struct {
+	StoreID uuid.UUID
+	OrderID uuid.UUID
+}
+
+// OpenCardIntentResult is the order's payment at the gateway: payable
+// until ExpiresAt, or closed (Status says how it ended) — or not payable
+// for Reason (no gateway connected, the gateway refused).
+type OpenCardIntentResult struct {
+	Payable   bool
+	Closed    bool
+	Status    string
+	Reason    string
+	ExpiresAt time.Time
+}
+
+// OpenCardIntent opens the order's payment at the store's gateway, under an
+// idempotency key derived from the order id, and records it (its client
+// secret sealed, never in the workflow's history). A payment opened before
+// is answered as it is.
+func (a *Activities) OpenCardIntent(ctx context.Context, in CardPaymentInput) (OpenCardIntentResult, error) {
+	p, err := a.DB.FindCardPayment(ctx, nil, in.StoreID, in.OrderID)
+	if err != nil {
+		return OpenCardIntentResult{}, err
+	}
+	out := OpenCardIntentResult{Status: p.Status, ExpiresAt: p.ExpiresAt}
+	if p.Status != storage.CardPaymentOpen {
+		out.Closed = true
+		return out, nil
+	}
+	if p.IntentID != "" {
+		out.Payable = true
+		return out, nil
+	}
+	account, err := a.DB.FindGatewayAccount(ctx, a.Secrets, in.StoreID, p.Provider)
+	if errors.Is(err, storage.ErrNotFound) || errors.Is(err, storage.ErrNoSecretsKey) {
+		out.Reason = "gateway_not_connected"
+		return out, nil
+	}
+	if err != nil {
+		return OpenCardIntentResult{}, err
+	}
+	descriptor := ""
+	if account.StatementDescriptor != nil {
+		descriptor = *account.StatementDescriptor
+	}
+	g, err := a.gatewayFor(account)
+	if err != nil {
+		return OpenCardIntentResult{}, err
+	}
+	intent, err := g.CreateIntent(ctx, gateway.Intent{IdempotencyKey: "card-payment:" + in.OrderID.String(),
+		Amount: p.Amount, Currency: p.Currency, StatementDescriptor: descriptor,
+		Metadata: map[string]string{"store_id": in.StoreID.String(), "order_id": in.OrderID.String()}})
+	var refused *gateway.RefusedError
+	if errors.As(err, &refused) {
+		out.Reason = refused.Error()
+		return out, nil
+	}
+	if err != nil {
+		return OpenCardIntentResult{}, err
+	}
+	err = a.DB.InTx(ctx, func(tx *storage.Tx) error {
+		_, err := tx.RecordCardIntent(ctx, a.Secrets, in.StoreID, in.OrderID, intent.ID, intent.ClientSecret)
+		return err
+	})
+	if errors.Is(err, storage.ErrNoSecretsKey) {
+		return OpenCardIntentResult{}, temporal.NewNonRetryableApplicationError(err.Error(), "NoSecretsKey", err)
+	}
+	if err != nil {
+		return OpenCardIntentResult{}, err
+	}
+	out.Payable = true
+	return out, nil
+}
+
+// SettleCardPaymentInput is the gateway's word that a payment succeeded.
+type SettleCardPaymentInput struct {
+	CardPaymentInput
+	IntentID string
+	Amount   int64
+	Currency string
+}
+
+// SettleCardPaymentResult is what the success did: paid, mismatched,
+// refunded_late or ignored.
+type SettleCardPaymentResult struct {
+	Outcome string
+}
+
+// Outcome of a success that came after its order expired.
+const outcomeRefundedLate = "refunded_late"
+
+// SettleCardPayment pays the order through the mark-paid routine; a
+// success that came after the order expired is paid back at the gateway
+// (under a key derived from the order, so a retry is the same refund) and
+// recorded.
+func (a *Activities) SettleCardPayment(ctx context.Context, in SettleCardPaymentInput) (SettleCardPaymentResult, error) {
+	var outcome storage.CardOutcome
+	err := a.DB.InTx(ctx, func(tx *storage.Tx) error {
+		var err error
+		outcome, err = tx.SettleCardPayment(ctx, in.StoreID, in.OrderID, in.IntentID, in.Amount, in.Currency)
+		return err
+	})
+	if err != nil || outcome != storage.CardLate {
+		return SettleCardPaymentResult{Outcome: string(outcome)}, err
+	}
+	p, err := a.DB.FindCardPayment(ctx, nil, in.StoreID, in.OrderID)
+	if err != nil {
+		return SettleCardPaymentResult{}, err
+	}
+	if p.Status == storage.CardPaymentRefundedLate {
+		return SettleCardPaymentResult{Outcome: outcomeRefundedLate}, nil
+	}
+	account, err := a.DB.FindGatewayAccount(ctx, a.Secrets, in.StoreID, p.Provider)
+	if err != nil {
+		return SettleCardPaymentResult{}, err // retried: the money must go back
+	}
+	g, err := a.gatewayFor(account)
+	if err != nil {
+		return SettleCardPaymentResult{}, err
+	}
+	refund, err := g.Refund(ctx, gateway.Refund{IdempotencyKey: "late-payment:" + in.OrderID.String(), Payment: in.IntentID,
+		Amount: in.Amount, Currency: in.Currency, Metadata: map[string]string{"store_id": in.StoreID.String(), "order_id": in.OrderID.String(),
+			"reason": "paid_after_expiry"}})
+	if err != nil {
+		return SettleCardPaymentResult{}, err
+	}
+	err = a.DB.InTx(ctx, func(tx *storage.Tx) error {
+		return tx.RecordLateCardPayment(ctx, in.StoreID, in.OrderID, in.IntentID, in.Amount, refund.Reference)
+	})
+	return SettleCardPaymentResult{Outcome: outcomeRefundedLate}, err
+}
+
+// ExpireCardPaymentResult is how an expiry ended: expired (the order is
+// cancelled), or succeeded when the gateway had taken the payment after
+// all (the workflow settles it), or the payment's status when it was no
+// longer open.
+type ExpireCardPaymentResult struct {
+	Status   string
+	IntentID string
+	Amount   int64
+	Currency string
+}
+
+// ExpireCardPayment cancels the order's payment at the gateway, then the
+// order (reason payment_timeout, stock released). A payment the gateway
+// took meanwhile is answered as succeeded instead.
+func (a *Activities) ExpireCardPayment(ctx context.Context, in CardPaymentInput) (ExpireCardPaymentResult, error) {
+	p, err := a.DB.FindCardPayment(ctx, nil, in.StoreID, in.OrderID)
+	if err != nil {
+		return ExpireCardPaymentResult{}, err
+	}
+	if p.Status != storage.CardPaymentOpen {
+		return ExpireCardPaymentResult{Status: p.Status}, nil
+	}
+	if p.IntentID != "" {
+		account, err := a.DB.FindGatewayAccount(ctx, a.Secrets, in.StoreID, p.Provider)
+		switch {
+		case err == nil:
+			g, err := a.gatewayFor(account)
+			if err != nil {
+				return ExpireCardPaymentResult{}, err
+			}
+			intent, err := g.CancelIntent(ctx, p.IntentID)
+			var refused *gateway.RefusedError
+			if err != nil && !errors.As(err, &refused) {
+				return ExpireCardPaymentResult{}, err
+			}
+			if err == nil && intent.Status == gateway.IntentSucceeded {
+				return ExpireCardPaymentResult{Status: storage.CardPaymentSucceeded, IntentID: p.IntentID, Amount: intent.Amount, Currency: p.Currency}, nil
+			}
+		case !errors.Is(err, storage.ErrNotFound) && !errors.Is(err, storage.ErrNoSecretsKey):
+			return ExpireCardPaymentResult{}, err
+		}
+	}
+	var status string
+	err = a.DB.InTx(ctx, func(tx *storage.Tx) error {
+		status, err = tx.ExpireCardPayment(ctx, in.StoreID, in.OrderID)
+		return err
+	})
+	return ExpireCardPaymentResult{Status: status}, err
+}

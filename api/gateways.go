@@ -1,0 +1,425 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/google/uuid"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+
+	"github.com/merchantsvc/svc/internal/gateway"
+	"github.com/merchantsvc/svc/storage"
+	"github.com/merchantsvc/svc/workflows"
+)
+
+// Card payments through the store's gateway (decisions §18).
+var (
+	errSecretsKeyMissing = newError(http.StatusServiceUnavailable, "SECRETS_KEY_MISSING",
+		"This deployment has no secrets key (SVC_SECRETS_KEY), so no gateway can be connected",
+		"لا يوجد مفتاح أسرار لهذا النشر (SVC_SECRETS_KEY)، فلا يمكن ربط بوابة دفع")
+	errGatewayUnavailable = newError(http.StatusServiceUnavailable, "GATEWAY_UNAVAILABLE",
+		"The payment gateway did not answer in time; try again shortly",
+		"لم تستجب بوابة الدفع في الوقت المحدد؛ أعد المحاولة بعد قليل")
+	errNotCardOrder = newError(http.StatusConflict, "NOT_A_CARD_ORDER",
+		"This order is not paid by card through the store's gateway", "هذا الطلب لا يُدفع بالبطاقة عبر بوابة دفع المتجر")
+	errSignatureInvalid = newError(http.StatusBadRequest, "SIGNATURE_INVALID",
+		"The event's signature does not verify with this store's webhook secret, or it is older than 300 seconds",
+		"توقيع الحدث لا يتطابق مع سر الويب هوك لهذا المتجر، أو مضى عليه أكثر من 300 ثانية")
+	errEventUnreadable = newError(http.StatusBadRequest, "INVALID_EVENT",
+		"The event is signed but cannot be read", "الحدث موقّع لكن لا يمكن قراءته")
+)
+
+// gatewayProviders are the gateways a store can connect.
+var gatewayProviders = []string{storage.GatewayStripe}
+
+// maxGatewayEvent bounds a gateway event's body.
+const maxGatewayEvent = 256 << 10
+
+type connectGatewayRequest struct {
+	SecretKey           string  `json:"secret_key"`
+	WebhookSecret       string  `json:"webhook_secret"`
+	StatementDescriptor *string `json:"statement_descriptor"`
+}
+
+func (req connectGatewayRequest) Valid() []fieldError {
+	var c checker
+	switch {
+	case req.SecretKey == "":
+		c.add("secret_key", "required", "is required")
+	case !strings.HasPrefix(req.SecretKey, "sk_") && !strings.HasPrefix(req.SecretKey, "rk_"):
+		c.add("secret_key", "invalid", "must be a Stripe secret or restricted key (sk_… or rk_…), never the publishable key")
+	default:
+		c.text("secret_key", req.SecretKey, 8, 255)
+	}
+	switch {
+	case req.WebhookSecret == "":
+		c.add("webhook_secret", "required", "is required")
+	case !strings.HasPrefix(req.WebhookSecret, "whsec_"):
+		c.add("webhook_secret", "invalid", "must be the endpoint's signing secret (whsec_…)")
+	default:
+		c.text("webhook_secret", req.WebhookSecret, 8, 255)
+	}
+	if req.StatementDescriptor != nil {
+		c.text("statement_descriptor", *req.StatementDescriptor, 1, 22)
+		if strings.ContainsAny(*req.StatementDescriptor, `<>\'"*`) {
+			c.add("statement_descriptor", "invalid", `may not contain < > \ ' " *`)
+		}
+	}
+	return c.result()
+}
+
+type gatewayResponse struct {
+	Provider    string    `json:"provider"`
+	Connected   bool      `json:"connected"`
+	AccountHint string    `json:"account_hint"`
+	WebhookURL  string    `json:"webhook_url"`
+	UpdatedAt   time.Time `json:"updated_at"`
+}
+
+func (s *Server) newGatewayResponse(storeID uuid.UUID, c storage.GatewayConnection) gatewayResponse {
+	return gatewayResponse{Provider: c.Provider, Connected: true, AccountHint: c.AccountHint,
+		WebhookURL: s.cfg.BaseURL + "/api/v1/gateway-webhooks/" + c.Provider + "/" + storeID.String(), UpdatedAt: c.UpdatedAt.UTC()}
+}
+
+// handleConnectGateway serves PUT /stores/{store_id}/payment-gateways/{provider}: it checks the key
+// at the gateway and keeps both secrets sealed (settings:write). The answer never holds a secret.
+func (s *Server) handleConnectGateway() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		provider, err := gatewayProvider(r)
+		if err != nil {
+			return err
+		}
+		req, err := decode[connectGatewayRequest](r)
+		if err != nil {
+			return err
+		}
+		if s.cfg.Secrets == nil {
+			return errSecretsKeyMissing
+		}
+		g, err := gateway.Open(gateway.Account{Provider: provider, SecretKey: req.SecretKey, APIBase: s.cfg.StripeAPIBase})
+		if err != nil {
+			return err
+		}
+		var refused *gateway.RefusedError
+		if err := g.Check(r.Context()); errors.As(err, &refused) {
+			return validationError([]fieldError{{Field: "secret_key", Code: "rejected",
+				Message: "the gateway refused this key: " + refused.Message, MessageAr: "رفضت بوابة الدفع هذا المفتاح"}})
+		} else if err != nil {
+			loggerFrom(r.Context()).WarnContext(r.Context(), "check gateway key", slog.String("provider", provider), slog.Any("error", err))
+			return errGatewayUnavailable
+		}
+		storeID := storeIDFrom(r.Context())
+		var conn storage.GatewayConnection
+		err = s.db.InTx(r.Context(), func(tx *storage.Tx) error {
+			if err := tx.ConnectGateway(r.Context(), s.cfg.Secrets, storage.GatewayAccount{StoreID: storeID, Provider: provider,
+				SecretKey: req.SecretKey, WebhookSecret: req.WebhookSecret, StatementDescriptor: req.StatementDescriptor}); err != nil {
+				return err
+			}
+			conn, err = tx.FindGatewayConnection(r.Context(), storeID, provider)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		respond(w, http.StatusOK, s.newGatewayResponse(storeID, conn))
+		return nil
+	}
+}
+
+// handleListGateways serves GET /stores/{store_id}/payment-gateways (settings:read).
+func (s *Server) handleListGateways() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		storeID := storeIDFrom(r.Context())
+		conns, err := s.db.FindGatewayConnections(r.Context(), storeID)
+		if err != nil {
+			return err
+		}
+		out := make([]gatewayResponse, 0, len(conns))
+		for _, c := range conns {
+			out = append(out, s.newGatewayResponse(storeID, c))
+		}
+		respond(w, http.StatusOK, out)
+		return nil
+	}
+}
+
+// handleDisconnectGateway serves DELETE /stores/{store_id}/payment-gateways/{provider}: card
+// checkout is refused from then on (settings:write).
+func (s *Server) handleDisconnectGateway() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		provider, err := gatewayProvider(r)
+		if err != nil {
+			return err
+		}
+		if err := s.db.InTx(r.Context(), func(tx *storage.Tx) error {
+			return tx.DisconnectGateway(r.Context(), storeIDFrom(r.Context()), provider)
+		}); err != nil {
+			return err
+		}
+		w.WriteHeader(http.StatusNoContent)
+		return nil
+	}
+}
+
+func gatewayProvider(r *http.Request) (string, error) {
+	p := chi.URLParam(r, "provider")
+	for _, known := range gatewayProviders {
+		if p == known {
+			return p, nil
+		}
+	}
+	return "", errNotFound
+}
+
+// cardCheckout is what a card checkout needs: the store's gateway; a store
+// without one (or a deployment without a secrets key) does not offer card.
+func (s *Server) cardCheckout(ctx context.Context, storeID uuid.UUID) error {
+	_, err := s.db.FindGatewayConnection(ctx, storeID, storage.GatewayStripe)
+	if errors.Is(err, storage.ErrNotFound) || (err == nil && s.cfg.Secrets == nil) {
+		return validationError([]fieldError{{Field: "payment_method", Code: "not_offered",
+			Message: "this store does not take card payments", MessageAr: "هذا المتجر لا يقبل الدفع بالبطاقة"}})
+	}
+	return err
+}
+
+// startCardPayment starts the order's card-payment workflow after the
+// checkout committed; a lost start is picked up by the dispatcher.
+func (s *Server) startCardPayment(ctx context.Context, store storage.Store, o storage.Order) {
+	work := workflows.CardPaymentWork(store.ID, o.ID, o.OrderNumber, workflows.StoreLabel(store.Subdomain, store.ID))
+	_, _ = s.startWork(ctx, workflows.CardPaymentWorkflowID(o.ID), work, workflows.CardPayment,
+		workflows.CardPaymentInput{StoreID: store.ID, OrderID: o.ID},
+		func(ctx context.Context) error { return s.db.MarkCardPaymentStarted(ctx, store.ID, o.ID) })
+}
+
+// cardPaymentWait bounds how long a request waits for the gateway to open
+// a payment.
+const cardPaymentWait = 10 * time.Second
+
+// openedCardPayment is the order's card payment once the gateway has
+// opened it: the workflow's payment-ready update returns when it has (or
+// cannot), then the stored payment is read. A workflow that is not there
+// (its start was lost) is started first.
+func (s *Server) openedCardPayment(ctx context.Context, store storage.Store, o storage.Order) (storage.CardPayment, error) {
+	p, err := s.db.FindCardPayment(ctx, s.cfg.Secrets, store.ID, o.ID)
+	if err != nil || p.ClientSecret != "" || p.Status != storage.CardPaymentOpen {
+		return p, err
+	}
+	wctx, cancel := context.WithTimeout(ctx, cardPaymentWait)
+	defer cancel()
+	ask := func() error {
+		handle, err := s.temporal.UpdateWorkflow(wctx, client.UpdateWorkflowOptions{WorkflowID: workflows.CardPaymentWorkflowID(o.ID),
+			UpdateName: workflows.PaymentReadyUpdate, WaitForStage: client.WorkflowUpdateStageCompleted})
+		if err != nil {
+			return err
+		}
+		return handle.Get(wctx, nil)
+	}
+	err = ask()
+	var missing *serviceerror.NotFound
+	if errors.As(err, &missing) {
+		s.startCardPayment(ctx, store, o)
+		err = ask()
+	}
+	if err != nil {
+		loggerFrom(ctx).InfoContext(ctx, "card payment not ready", slog.String("order_id", o.ID.String()), slog.Any("error", err))
+	}
+	return s.db.FindCardPayment(ctx, s.cfg.Secrets, store.ID, o.ID)
+}
+
+// checkoutPayment is a card checkout's payment: the client secret, or
+// null when the gateway did not open the payment in time (the buyer asks
+// the card-payment route again).
+type checkoutPayment struct {
+	Provider     string    `json:"provider"`
+	ClientSecret *string   `json:"client_secret"`
+	ExpiresAt    time.Time `json:"expires_at"`
+}
+
+func (s *Server) checkoutCardPayment(ctx context.Context, store storage.Store, o storage.Order) checkoutPayment {
+	s.startCardPayment(ctx, store, o)
+	p, err := s.openedCardPayment(ctx, store, o)
+	if err != nil {
+		loggerFrom(ctx).WarnContext(ctx, "read card payment", slog.Any("error", err))
+	}
+	out := checkoutPayment{Provider: storage.GatewayStripe, ExpiresAt: p.ExpiresAt.UTC()}
+	if p.ClientSecret != "" {
+		out.ClientSecret = &p.ClientSecret
+	}
+	return out
+}
+
+type cardPaymentResponse struct {
+	ClientSecret string    `json:"client_secret"`
+	Amount       int64     `json:"amount"`
+	Currency     string    `json:"currency"`
+	ExpiresAt    time.Time `json:"expires_at"`
+}
+
+// handleStorefrontCardPayment serves POST /storefront/{subdomain}/orders/{order_id}/card-payment:
+// the buyer's client secret for the order's payment, the same on every call while it is payable.
+func (s *Server) handleStorefrontCardPayment() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		orderID, err := pathUUID(r, "order_id")
+		if err != nil {
+			return err
+		}
+		store, err := s.storefrontStore(r)
+		if err != nil {
+			return err
+		}
+		token := r.Header.Get("X-Order-Token")
+		valid, err := s.db.OrderTokenValid(r.Context(), store.ID, orderID, token)
+		if err != nil {
+			return err
+		}
+		if token == "" || !valid {
+			return errNotFound
+		}
+		o, err := s.db.FindOrderByRef(r.Context(), store.ID, orderID.String())
+		if err != nil {
+			return err
+		}
+		if o.PaymentMethod != "card" {
+			return errNotCardOrder
+		}
+		p, err := s.openedCardPayment(r.Context(), store, o)
+		if errors.Is(err, storage.ErrNotFound) {
+			return errNotCardOrder // a card order the merchant created: paid by hand
+		}
+		if err != nil {
+			return err
+		}
+		switch {
+		case p.Status == storage.CardPaymentSucceeded || o.PaymentStatus == storage.PaymentPaid:
+			return errOrderAlreadyPaid
+		case p.Status != storage.CardPaymentOpen || o.Status == storage.OrderCancelled:
+			return errOrderClosedForPayment
+		case p.ClientSecret == "":
+			return errGatewayUnavailable
+		}
+		respond(w, http.StatusOK, cardPaymentResponse{ClientSecret: p.ClientSecret, Amount: p.Amount, Currency: p.Currency, ExpiresAt: p.ExpiresAt.UTC()})
+		return nil
+	}
+}
+
+// handleGatewayWebhook serves POST /gateway-webhooks/{provider}/{store_id}: the gateway's events,
+// verified with the store's webhook secret and taken once by event id.
+func (s *Server) handleGatewayWebhook() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		provider, err := gatewayProvider(r)
+		if err != nil {
+			return err
+		}
+		storeID, err := pathUUID(r, "store_id")
+		if err != nil {
+			return errNotFound
+		}
+		account, err := s.db.FindGatewayAccount(r.Context(), s.cfg.Secrets, storeID, provider)
+		if errors.Is(err, storage.ErrNoSecretsKey) {
+			return errNotFound
+		}
+		if err != nil {
+			return err
+		}
+		payload, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxGatewayEvent))
+		if err != nil {
+			return errPayloadTooLarge
+		}
+		g, err := gateway.Open(gateway.Account{Provider: provider, WebhookSecret: account.WebhookSecret})
+		if err != nil {
+			return err
+		}
+		ev, err := g.Event(payload, r.Header.Get("Stripe-Signature"))
+		if errors.Is(err, gateway.ErrBadSignature) {
+			return errSignatureInvalid
+		}
+		if err != nil {
+			return errEventUnreadable
+		}
+		duplicate := false
+		err = s.db.InTx(r.Context(), func(tx *storage.Tx) error {
+			fresh, err := tx.RecordGatewayEvent(r.Context(), storeID, provider, ev.ID, ev.Type)
+			if err != nil || !fresh {
+				duplicate = !fresh
+				return err
+			}
+			return s.takeGatewayEvent(r.Context(), tx, storeID, ev)
+		})
+		if err != nil {
+			return err
+		}
+		respond(w, http.StatusOK, map[string]any{"received": true, "duplicate": duplicate})
+		return nil
+	}
+}
+
+// takeGatewayEvent acts on a verified event inside the transaction that
+// records it. A success signals the order's card-payment workflow (a new
+// run when it has ended: a late payment goes back) before the commit: if
+// Temporal does not take it the event is not recorded, and the gateway's
+// retry brings it again.
+func (s *Server) takeGatewayEvent(ctx context.Context, tx *storage.Tx, storeID uuid.UUID, ev gateway.Event) error {
+	switch ev.Kind {
+	case gateway.EventPaymentSucceeded, gateway.EventPaymentFailed:
+		orderID, err := uuid.Parse(ev.Metadata["order_id"])
+		if err != nil || ev.Metadata["store_id"] != storeID.String() {
+			return nil // not one of ours
+		}
+		p, err := tx.FindCardPayment(ctx, nil, storeID, orderID)
+		if errors.Is(err, storage.ErrNotFound) || (err == nil && p.IntentID != "" && p.IntentID != ev.Payment) {
+			loggerFrom(ctx).WarnContext(ctx, "gateway event for no payment of ours", slog.String("event_id", ev.ID))
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if ev.Kind == gateway.EventPaymentFailed {
+			return tx.RecordCardPaymentFailed(ctx, storeID, orderID, ev.Payment, ev.FailureMessage)
+		}
+		o, err := tx.FindOrderByRef(ctx, storeID, orderID.String())
+		if err != nil {
+			return err
+		}
+		store, err := tx.FindStoreByID(ctx, storeID)
+		if err != nil {
+			return err
+		}
+		opts := workflows.CardPaymentWork(storeID, orderID, o.OrderNumber, workflows.StoreLabel(store.Subdomain, storeID)).
+			StartOptions(workflows.CardPaymentWorkflowID(orderID), s.cfg.TaskQueue)
+		opts.WorkflowIDReusePolicy = enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE
+		if _, err := s.temporal.SignalWithStartWorkflow(ctx, opts.ID, workflows.GatewayPaymentSignal,
+			workflows.GatewayPayment{EventID: ev.ID, IntentID: ev.Payment, Amount: ev.Amount, Currency: ev.Currency}, opts,
+			workflows.CardPayment, workflows.CardPaymentInput{StoreID: storeID, OrderID: orderID}); err != nil {
+			return err
+		}
+		return tx.MarkCardPaymentStarted(ctx, storeID, orderID)
+	case gateway.EventRefundUpdated:
+		for _, u := range ev.Refunds {
+			if u.Status == gateway.StatusPending {
+				continue
+			}
+			refundID, err := uuid.Parse(u.Metadata["refund_id"])
+			if err != nil {
+				if refundID, err = tx.FindGatewayRefund(ctx, storeID, u.Reference); errors.Is(err, storage.ErrNotFound) {
+					continue
+				}
+			}
+			if err != nil {
+				return err
+			}
+			if _, err := tx.RecordGatewayRefund(ctx, storeID, refundID, u.Status, u.Reference, u.FailureReason); err != nil &&
+				!errors.Is(err, storage.ErrNotFound) {
+				return err
+			}
+		}
+	}
+	return nil
+}

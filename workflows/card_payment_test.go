@@ -1,0 +1,112 @@
+package workflows_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/merchantsvc/svc/activities"
+	"github.com/merchantsvc/svc/workflows"
+)
+
+// cardEnv is a test environment whose payment opens at the gateway and is
+// due timeout after the workflow starts.
+func cardEnv(t *testing.T, in workflows.CardPaymentInput, timeout time.Duration) (*testsuite.TestWorkflowEnvironment, *activities.Activities) {
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestWorkflowEnvironment()
+	var acts *activities.Activities
+	env.RegisterActivity(acts)
+	due := env.Now().Add(timeout)
+	env.OnActivity(acts.OpenCardIntent, mock.Anything, activities.CardPaymentInput(in)).
+		Return(activities.OpenCardIntentResult{Payable: true, Status: "open", ExpiresAt: due}, nil).Once()
+	return env, acts
+}
+
+// Nobody pays: the durable timer fires at the store's timeout (time
+// skipped), the payment and the order are expired, and nothing is settled.
+func TestCardPaymentExpiresAtTheStoresTimeout(t *testing.T) {
+	in := workflows.CardPaymentInput{StoreID: uuid.New(), OrderID: uuid.New()}
+	env, acts := cardEnv(t, in, 30*time.Minute)
+	var expiredAt time.Time
+	env.OnActivity(acts.ExpireCardPayment, mock.Anything, activities.CardPaymentInput(in)).Return(
+		func(context.Context, activities.CardPaymentInput) (activities.ExpireCardPaymentResult, error) {
+			expiredAt = env.Now()
+			return activities.ExpireCardPaymentResult{Status: "expired"}, nil
+		}).Once()
+	start := env.Now()
+	env.ExecuteWorkflow(workflows.CardPayment, in)
+	var out workflows.CardPaymentResult
+	require.NoError(t, env.GetWorkflowResult(&out))
+	require.Equal(t, "expired", out.Outcome)
+	require.WithinDuration(t, start.Add(30*time.Minute), expiredAt, time.Second, "the timer is the store's timeout")
+	env.AssertExpectations(t)
+}
+
+// The gateway's success before the timeout settles the payment and the
+// timer never fires; a success for another payment is ignored and the
+// workflow keeps waiting.
+func TestCardPaymentSettlesOnTheGatewaysSignal(t *testing.T) {
+	in := workflows.CardPaymentInput{StoreID: uuid.New(), OrderID: uuid.New()}
+	env, acts := cardEnv(t, in, 30*time.Minute)
+	other := activities.SettleCardPaymentInput{CardPaymentInput: activities.CardPaymentInput(in), IntentID: "pi_other", Amount: 100, Currency: "egp"}
+	ours := activities.SettleCardPaymentInput{CardPaymentInput: activities.CardPaymentInput(in), IntentID: "pi_ours", Amount: 45000, Currency: "egp"}
+	env.OnActivity(acts.SettleCardPayment, mock.Anything, other).Return(activities.SettleCardPaymentResult{Outcome: "ignored"}, nil).Once()
+	env.OnActivity(acts.SettleCardPayment, mock.Anything, ours).Return(activities.SettleCardPaymentResult{Outcome: "paid"}, nil).Once()
+	env.RegisterDelayedCallback(func() {
+		env.SignalWorkflow(workflows.GatewayPaymentSignal, workflows.GatewayPayment{EventID: "evt_1", IntentID: "pi_other", Amount: 100, Currency: "egp"})
+	}, 5*time.Minute)
+	env.RegisterDelayedCallback(func() {
+		env.SignalWorkflow(workflows.GatewayPaymentSignal, workflows.GatewayPayment{EventID: "evt_2", IntentID: "pi_ours", Amount: 45000, Currency: "egp"})
+	}, 10*time.Minute)
+	start := env.Now()
+	env.ExecuteWorkflow(workflows.CardPayment, in)
+	var out workflows.CardPaymentResult
+	require.NoError(t, env.GetWorkflowResult(&out))
+	require.Equal(t, "paid", out.Outcome)
+	require.Less(t, env.Now().Sub(start), 30*time.Minute, "ended at the payment, not at the timeout")
+	env.AssertExpectations(t) // ExpireCardPayment was never called
+}
+
+// At the timeout the gateway says the payment succeeded after all (the
+// cancel was refused): the workflow settles it instead of expiring.
+func TestCardPaymentTakenAtTheTimeoutIsSettled(t *testing.T) {
+	in := workflows.CardPaymentInput{StoreID: uuid.New(), OrderID: uuid.New()}
+	env, acts := cardEnv(t, in, 10*time.Minute)
+	env.OnActivity(acts.ExpireCardPayment, mock.Anything, activities.CardPaymentInput(in)).
+		Return(activities.ExpireCardPaymentResult{Status: "succeeded", IntentID: "pi_1", Amount: 500, Currency: "EGP"}, nil).Once()
+	env.OnActivity(acts.SettleCardPayment, mock.Anything, activities.SettleCardPaymentInput{CardPaymentInput: activities.CardPaymentInput(in),
+		IntentID: "pi_1", Amount: 500, Currency: "EGP"}).Return(activities.SettleCardPaymentResult{Outcome: "paid"}, nil).Once()
+	env.ExecuteWorkflow(workflows.CardPayment, in)
+	var out workflows.CardPaymentResult
+	require.NoError(t, env.GetWorkflowResult(&out))
+	require.Equal(t, "paid", out.Outcome)
+	env.AssertExpectations(t)
+}
+
+// A success delivered after the order expired starts a new run of the
+// same id (signal-with-start): the payment is closed, so the run settles
+// the late payment (the activity pays it back) and ends without a timer.
+func TestLateCardPaymentIsPaidBack(t *testing.T) {
+	in := workflows.CardPaymentInput{StoreID: uuid.New(), OrderID: uuid.New()}
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestWorkflowEnvironment()
+	var acts *activities.Activities
+	env.RegisterActivity(acts)
+	env.OnActivity(acts.OpenCardIntent, mock.Anything, activities.CardPaymentInput(in)).
+		Return(activities.OpenCardIntentResult{Closed: true, Status: "expired"}, nil).Once()
+	late := activities.SettleCardPaymentInput{CardPaymentInput: activities.CardPaymentInput(in), IntentID: "pi_1", Amount: 500, Currency: "egp"}
+	env.OnActivity(acts.SettleCardPayment, mock.Anything, late).Return(activities.SettleCardPaymentResult{Outcome: "refunded_late"}, nil).Once()
+	env.RegisterDelayedCallback(func() {
+		env.SignalWorkflow(workflows.GatewayPaymentSignal, workflows.GatewayPayment{EventID: "evt_late", IntentID: "pi_1", Amount: 500, Currency: "egp"})
+	}, 0)
+	env.ExecuteWorkflow(workflows.CardPayment, in)
+	var out workflows.CardPaymentResult
+	require.NoError(t, env.GetWorkflowResult(&out))
+	require.Equal(t, "expired", out.Outcome)
+	env.AssertExpectations(t)
+}
