@@ -199,6 +199,16 @@ func TestCardPaymentThroughTheGateway(t *testing.T) {
 	require.Equal(t, http.StatusOK, retry.Status, string(retry.Raw))
 	require.Equal(t, secret, retry.data()["client_secret"], "after a decline the buyer pays the same payment")
 
+	// Events the service does not act on are taken and change nothing: an
+	// unknown type, and a success naming an order that is not this store's.
+	other := fmt.Appendf(nil, `{"id":"evt_customer","object":"event","type":"customer.created","created":%d,
+		"data":{"object":{"id":"cus_1","object":"customer"}}}`, time.Now().Unix())
+	require.Equal(t, http.StatusOK, h.sendStripe(s.m.storeID, other, testStripeHook).Status)
+	stranger := h.sendStripe(s.m.storeID, stripeEvent("evt_stranger", "payment_intent.succeeded", s.m.storeID, "01a21069-0000-7000-8000-000000000000",
+		intent, total), testStripeHook)
+	require.Equal(t, http.StatusOK, stranger.Status, string(stranger.Raw))
+	require.Equal(t, "pending", h.getOrder(s, orderID)["payment_status"])
+
 	// The success, delivered twice at once.
 	succeeded := stripeEvent("evt_paid", "payment_intent.succeeded", s.m.storeID, orderID, intent, total)
 	var wg sync.WaitGroup

@@ -12,7 +12,6 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
 	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
 	"github.com/merchantsvc/svc/internal/gateway"
@@ -190,23 +189,15 @@ func (s *Server) cardCheckout(ctx context.Context, storeID uuid.UUID) error {
 	return err
 }
 
-// startCardPayment starts the order's card-payment workflow after the
-// checkout committed; a lost start is picked up by the dispatcher.
-func (s *Server) startCardPayment(ctx context.Context, store storage.Store, o storage.Order) {
-	work := workflows.CardPaymentWork(store.ID, o.ID, o.OrderNumber, workflows.StoreLabel(store.Subdomain, store.ID))
-	_, _ = s.startWork(ctx, workflows.CardPaymentWorkflowID(o.ID), work, workflows.CardPayment,
-		workflows.CardPaymentInput{StoreID: store.ID, OrderID: o.ID},
-		func(ctx context.Context) error { return s.db.MarkCardPaymentStarted(ctx, store.ID, o.ID) })
-}
-
 // cardPaymentWait bounds how long a request waits for the gateway to open
 // a payment.
 const cardPaymentWait = 10 * time.Second
 
 // openedCardPayment is the order's card payment once the gateway has
-// opened it: the workflow's payment-ready update returns when it has (or
-// cannot), then the stored payment is read. A workflow that is not there
-// (its start was lost) is started first.
+// opened it. One call to Temporal starts the order's card-payment workflow
+// unless it runs (update-with-start: the checkout's start, or a start the
+// API lost) and waits on its payment-ready update, which returns when the
+// payment is open (or cannot be); then the stored payment is read.
 func (s *Server) openedCardPayment(ctx context.Context, store storage.Store, o storage.Order) (storage.CardPayment, error) {
 	p, err := s.db.FindCardPayment(ctx, s.cfg.Secrets, store.ID, o.ID)
 	if err != nil || p.ClientSecret != "" || p.Status != storage.CardPaymentOpen {
@@ -214,21 +205,22 @@ func (s *Server) openedCardPayment(ctx context.Context, store storage.Store, o s
 	}
 	wctx, cancel := context.WithTimeout(ctx, cardPaymentWait)
 	defer cancel()
-	ask := func() error {
-		handle, err := s.temporal.UpdateWorkflow(wctx, client.UpdateWorkflowOptions{WorkflowID: workflows.CardPaymentWorkflowID(o.ID),
-			UpdateName: workflows.PaymentReadyUpdate, WaitForStage: client.WorkflowUpdateStageCompleted})
-		if err != nil {
-			return err
+	id := workflows.CardPaymentWorkflowID(o.ID)
+	opts := workflows.CardPaymentWork(store.ID, o.ID, o.OrderNumber, workflows.StoreLabel(store.Subdomain, store.ID)).StartOptions(id, s.cfg.TaskQueue)
+	opts.WorkflowIDConflictPolicy = enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING
+	opts.WorkflowIDReusePolicy = enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE
+	start := s.temporal.NewWithStartWorkflowOperation(opts, workflows.CardPayment, workflows.CardPaymentInput{StoreID: store.ID, OrderID: o.ID})
+	handle, err := s.temporal.UpdateWithStartWorkflow(wctx, client.UpdateWithStartWorkflowOptions{StartWorkflowOperation: start,
+		UpdateOptions: client.UpdateWorkflowOptions{WorkflowID: id, UpdateName: workflows.PaymentReadyUpdate, WaitForStage: client.WorkflowUpdateStageCompleted}})
+	if err == nil {
+		if _, serr := start.Get(wctx); serr == nil {
+			if merr := s.db.MarkCardPaymentStarted(context.WithoutCancel(ctx), store.ID, o.ID); merr != nil {
+				loggerFrom(ctx).WarnContext(ctx, "mark card payment started", slog.Any("error", merr))
+			}
 		}
-		return handle.Get(wctx, nil)
+		err = handle.Get(wctx, nil)
 	}
-	err = ask()
-	var missing *serviceerror.NotFound
-	if errors.As(err, &missing) {
-		s.startCardPayment(ctx, store, o)
-		err = ask()
-	}
-	if err != nil {
+	if err != nil { // the dispatcher's lost-start sweep starts a workflow this did not
 		loggerFrom(ctx).InfoContext(ctx, "card payment not ready", slog.String("order_id", o.ID.String()), slog.Any("error", err))
 	}
 	return s.db.FindCardPayment(ctx, s.cfg.Secrets, store.ID, o.ID)
@@ -244,7 +236,6 @@ type checkoutPayment struct {
 }
 
 func (s *Server) checkoutCardPayment(ctx context.Context, store storage.Store, o storage.Order) checkoutPayment {
-	s.startCardPayment(ctx, store, o)
 	p, err := s.openedCardPayment(ctx, store, o)
 	if err != nil {
 		loggerFrom(ctx).WarnContext(ctx, "read card payment", slog.Any("error", err))

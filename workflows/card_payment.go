@@ -49,6 +49,14 @@ type GatewayPayment struct {
 // gateway (the client secret is then stored), or fails when it cannot be.
 const PaymentReadyUpdate = "payment-ready"
 
+// openIntentLocally are the local attempts at opening a payment: a minute
+// in all.
+var openIntentLocally = workflow.LocalActivityOptions{
+	ScheduleToCloseTimeout: time.Minute,
+	StartToCloseTimeout:    30 * time.Second,
+	RetryPolicy:            &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 10 * time.Second},
+}
+
 // intentWindow bounds how long an unreachable gateway is retried to open a
 // payment: the longest card payment timeout.
 const intentWindow = 24 * time.Hour
@@ -102,10 +110,16 @@ func CardPayment(ctx workflow.Context, in CardPaymentInput) (CardPaymentResult, 
 		return CardPaymentResult{Outcome: outcome}, err
 	}
 
+	// The payment is opened in a local activity (in this workflow task: the
+	// buyer's checkout waits on it); a gateway that does not answer within
+	// a minute is then retried by a regular activity for up to a day.
 	var o activities.OpenCardIntentResult
-	if err := workflow.ExecuteActivity(actx, a.OpenCardIntent, activities.CardPaymentInput(in)).Get(ctx, &o); err != nil {
-		// The gateway stayed unreachable: nobody can pay; the order expires.
-		o = activities.OpenCardIntentResult{Reason: err.Error()}
+	lctx := workflow.WithLocalActivityOptions(ctx, openIntentLocally)
+	if err := workflow.ExecuteLocalActivity(lctx, a.OpenCardIntent, activities.CardPaymentInput(in)).Get(ctx, &o); err != nil {
+		if err := workflow.ExecuteActivity(actx, a.OpenCardIntent, activities.CardPaymentInput(in)).Get(ctx, &o); err != nil {
+			// The gateway stayed unreachable: nobody can pay; the order expires.
+			o = activities.OpenCardIntentResult{Reason: err.Error()}
+		}
 	}
 	opened = &o
 	if o.Closed {

@@ -2,6 +2,7 @@ package workflows_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -109,4 +110,43 @@ func TestLateCardPaymentIsPaidBack(t *testing.T) {
 	require.NoError(t, env.GetWorkflowResult(&out))
 	require.Equal(t, "expired", out.Outcome)
 	env.AssertExpectations(t)
+}
+
+// A gateway down at checkout: the local attempts give up after a minute
+// and a regular activity keeps trying (here it answers at the fifth
+// minute), so the payment still opens and the payment-ready update
+// answers; the order is not expired early.
+func TestCardPaymentOpensAfterTheGatewayComesBack(t *testing.T) {
+	in := workflows.CardPaymentInput{StoreID: uuid.New(), OrderID: uuid.New()}
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestWorkflowEnvironment()
+	var acts *activities.Activities
+	env.RegisterActivity(acts)
+	start := env.Now()
+	env.OnActivity(acts.OpenCardIntent, mock.Anything, activities.CardPaymentInput(in)).Return(
+		func(context.Context, activities.CardPaymentInput) (activities.OpenCardIntentResult, error) {
+			if env.Now().Before(start.Add(5 * time.Minute)) {
+				return activities.OpenCardIntentResult{}, errors.New("the gateway answered 503")
+			}
+			return activities.OpenCardIntentResult{Payable: true, Status: "open", ExpiresAt: start.Add(30 * time.Minute)}, nil
+		})
+	env.OnActivity(acts.SettleCardPayment, mock.Anything, mock.Anything).Return(activities.SettleCardPaymentResult{Outcome: "paid"}, nil).Once()
+	var readyErr error
+	answered := false
+	env.RegisterDelayedCallback(func() {
+		env.UpdateWorkflow(workflows.PaymentReadyUpdate, "ready-1", &testsuite.TestUpdateCallback{
+			OnAccept: func() {},
+			OnReject: func(err error) { readyErr, answered = err, true },
+			OnComplete: func(_ any, err error) { readyErr, answered = err, true },
+		})
+	}, time.Second)
+	env.RegisterDelayedCallback(func() {
+		require.True(t, answered, "the update answered once the payment opened")
+		env.SignalWorkflow(workflows.GatewayPaymentSignal, workflows.GatewayPayment{EventID: "evt_1", IntentID: "pi_1", Amount: 100, Currency: "egp"})
+	}, 10*time.Minute)
+	env.ExecuteWorkflow(workflows.CardPayment, in)
+	var out workflows.CardPaymentResult
+	require.NoError(t, env.GetWorkflowResult(&out))
+	require.NoError(t, readyErr, "the payment opened")
+	require.Equal(t, "paid", out.Outcome)
 }
