@@ -135,8 +135,8 @@ func TestCardPaymentOpensAfterTheGatewayComesBack(t *testing.T) {
 	answered := false
 	env.RegisterDelayedCallback(func() {
 		env.UpdateWorkflow(workflows.PaymentReadyUpdate, "ready-1", &testsuite.TestUpdateCallback{
-			OnAccept: func() {},
-			OnReject: func(err error) { readyErr, answered = err, true },
+			OnAccept:   func() {},
+			OnReject:   func(err error) { readyErr, answered = err, true },
 			OnComplete: func(_ any, err error) { readyErr, answered = err, true },
 		})
 	}, time.Second)
