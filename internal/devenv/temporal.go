@@ -120,6 +120,10 @@ func StartTemporal(ctx context.Context, opts TemporalOptions) (*Temporal, error)
 		temporal.WithLogger(serverLogger()),
 		temporal.WithDynamicConfigClient(dynamicconfig.StaticClient{
 			dynamicconfig.ForceSearchAttributesCacheRefreshOnRead.Key(): []dynamicconfig.ConstrainedValue{{Value: true}},
+			// One matching host: one partition per task queue, so a task
+			// never waits in a partition no poller is on.
+			dynamicconfig.MatchingNumTaskqueueReadPartitions.Key():  []dynamicconfig.ConstrainedValue{{Value: 1}},
+			dynamicconfig.MatchingNumTaskqueueWritePartitions.Key(): []dynamicconfig.ConstrainedValue{{Value: 1}},
 		}),
 	)
 	if err != nil {
