@@ -3,6 +3,7 @@ package activities
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/google/uuid"
@@ -67,8 +68,8 @@ func (a *Activities) OpenCardIntent(ctx context.Context, in CardPaymentInput) (O
 		Amount: p.Amount, Currency: p.Currency, StatementDescriptor: descriptor,
 		Metadata: map[string]string{"store_id": in.StoreID.String(), "order_id": in.OrderID.String()}})
 	var refused *gateway.RefusedError
-	if errors.As(err, &refused) {
-		out.Reason = refused.Error()
+	if errors.As(err, &refused) { // its status and code only: its message may quote the key
+		out.Reason = fmt.Sprintf("gateway_refused: %d %s", refused.Status, refused.Code)
 		return out, nil
 	}
 	if err != nil {

@@ -142,6 +142,7 @@ func TestCardPaymentThroughTheGateway(t *testing.T) {
 		body: map[string]any{"secret_key": "sk_test_not_a_key_stripe_takes", "webhook_secret": testStripeHook}})
 	require.Equal(t, http.StatusUnprocessableEntity, rejected.Status, string(rejected.Raw))
 	require.Equal(t, "rejected", rejected.fieldCode("secret_key"), "the key is tried at the gateway before it is kept")
+	require.NotContains(t, string(rejected.Raw), "sk_test_not_a_key_stripe_takes", "the gateway's words (which quote the key) are not repeated")
 	require.Equal(t, []any{}, h.do(request{method: "GET", path: storePath(s.m.storeID, "/payment-gateways"), auth: bearer(s.token)}).Body["data"])
 
 	connected := h.connectStripe(s).data()

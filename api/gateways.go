@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -108,11 +109,13 @@ func (s *Server) handleConnectGateway() handlerFunc {
 			return err
 		}
 		var refused *gateway.RefusedError
+		// The gateway's own words are never repeated or logged: they may
+		// quote the key (stripe-mock does).
 		if err := g.Check(r.Context()); errors.As(err, &refused) {
 			return validationError([]fieldError{{Field: "secret_key", Code: "rejected",
-				Message: "the gateway refused this key: " + refused.Message, MessageAr: "رفضت بوابة الدفع هذا المفتاح"}})
+				Message: fmt.Sprintf("the gateway refused this key (HTTP %d)", refused.Status), MessageAr: "رفضت بوابة الدفع هذا المفتاح"}})
 		} else if err != nil {
-			loggerFrom(r.Context()).WarnContext(r.Context(), "check gateway key", slog.String("provider", provider), slog.Any("error", err))
+			loggerFrom(r.Context()).WarnContext(r.Context(), "check gateway key: the gateway did not answer", slog.String("provider", provider))
 			return errGatewayUnavailable
 		}
 		storeID := storeIDFrom(r.Context())
