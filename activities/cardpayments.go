@@ -76,8 +76,7 @@ func (a *Activities) OpenCardIntent(ctx context.Context, in CardPaymentInput) (O
 		return OpenCardIntentResult{}, err
 	}
 	err = a.DB.InTx(ctx, func(tx *storage.Tx) error {
-		_, err := tx.RecordCardIntent(ctx, a.Secrets, in.StoreID, in.OrderID, intent.ID, intent.ClientSecret)
-		return err
+		return tx.RecordCardIntent(ctx, a.Secrets, in.StoreID, in.OrderID, intent.ID, intent.ClientSecret)
 	})
 	if errors.Is(err, storage.ErrNoSecretsKey) {
 		return OpenCardIntentResult{}, temporal.NewNonRetryableApplicationError(err.Error(), "NoSecretsKey", err)

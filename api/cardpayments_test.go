@@ -158,6 +158,15 @@ func TestCardPaymentThroughTheGateway(t *testing.T) {
 	require.NotContains(t, string(key), testStripeKey)
 	require.NotContains(t, string(hook), testStripeHook)
 
+	// The card-payment route is for card orders only.
+	cartID, cartToken = h.openCart(s, 1, "")
+	instapay := h.buyer(s, "POST", "/carts/"+cartID+"/checkout", checkoutBody("instapay"), cartToken)
+	require.Equal(t, http.StatusCreated, instapay.Status, string(instapay.Raw))
+	notCard := h.cardPayment(s, instapay.data()["order"].(map[string]any)["id"].(string), instapay.data()["order_token"].(string))
+	require.Equal(t, http.StatusConflict, notCard.Status, string(notCard.Raw))
+	require.Equal(t, "NOT_A_CARD_ORDER", notCard.errorCode())
+	require.NotEmpty(t, notCard.errorField("message_ar"))
+
 	sub := h.do(request{method: "POST", path: storePath(s.m.storeID, "/webhooks"), auth: bearer(s.token),
 		body: map[string]any{"url": rec.url(), "events": []string{"order.paid"}}})
 	require.Equal(t, http.StatusCreated, sub.Status, string(sub.Raw))
@@ -192,6 +201,12 @@ func TestCardPaymentThroughTheGateway(t *testing.T) {
 	require.Equal(t, http.StatusBadRequest, forged.Status, string(forged.Raw))
 	require.Equal(t, "SIGNATURE_INVALID", forged.errorCode())
 	require.NotEmpty(t, forged.errorField("message_ar"))
+	stale := stripewebhook.GenerateTestSignedPayload(&stripewebhook.UnsignedPayload{Secret: testStripeHook, Timestamp: time.Now().Add(-10 * time.Minute),
+		Payload: stripeEvent("evt_stale", "payment_intent.succeeded", s.m.storeID, orderID, intent, total)})
+	old := h.do(request{method: "POST", path: "/api/v1/gateway-webhooks/stripe/" + s.m.storeID, body: stale.Payload,
+		headers: map[string]string{"Stripe-Signature": stale.Header, "Content-Type": "application/json"}})
+	require.Equal(t, http.StatusBadRequest, old.Status, "a signature older than 300 s is refused")
+	require.Equal(t, "SIGNATURE_INVALID", old.errorCode())
 	declined := h.sendStripe(s.m.storeID, stripeEvent("evt_declined", "payment_intent.payment_failed", s.m.storeID, orderID, intent, total), testStripeHook)
 	require.Equal(t, http.StatusOK, declined.Status, string(declined.Raw))
 	require.Equal(t, "pending", h.getOrder(s, orderID)["payment_status"])

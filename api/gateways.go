@@ -269,13 +269,8 @@ func (s *Server) handleStorefrontCardPayment() handlerFunc {
 		if err != nil {
 			return err
 		}
-		token := r.Header.Get("X-Order-Token")
-		valid, err := s.db.OrderTokenValid(r.Context(), store.ID, orderID, token)
-		if err != nil {
+		if err := s.checkOrderToken(r, store.ID, orderID); err != nil {
 			return err
-		}
-		if token == "" || !valid {
-			return errNotFound
 		}
 		o, err := s.db.FindOrderByRef(r.Context(), store.ID, orderID.String())
 		if err != nil {
@@ -382,11 +377,7 @@ func (s *Server) takeGatewayEvent(ctx context.Context, tx *storage.Tx, storeID u
 		if err != nil {
 			return err
 		}
-		store, err := tx.FindStoreByID(ctx, storeID)
-		if err != nil {
-			return err
-		}
-		opts := workflows.CardPaymentWork(storeID, orderID, o.OrderNumber, workflows.StoreLabel(store.Subdomain, storeID)).
+		opts := workflows.CardPaymentWork(storeID, orderID, o.OrderNumber, s.storeLabel(ctx, storeID)).
 			StartOptions(workflows.CardPaymentWorkflowID(orderID), s.cfg.TaskQueue)
 		opts.WorkflowIDReusePolicy = enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE
 		if _, err := s.temporal.SignalWithStartWorkflow(ctx, opts.ID, workflows.GatewayPaymentSignal,

@@ -407,13 +407,8 @@ func (s *Server) handleStorefrontProof() handlerFunc {
 		if err != nil {
 			return err
 		}
-		token := r.Header.Get("X-Order-Token")
-		valid, err := s.db.OrderTokenValid(r.Context(), store.ID, orderID, token)
-		if err != nil {
+		if err := s.checkOrderToken(r, store.ID, orderID); err != nil {
 			return err
-		}
-		if token == "" || !valid {
-			return errNotFound
 		}
 		up, err := readUpload(r)
 		if err != nil {

@@ -32,6 +32,23 @@ func (s *Server) storefrontStore(r *http.Request) (storage.Store, error) {
 	return store, nil
 }
 
+// checkOrderToken checks the X-Order-Token handed out at checkout against
+// the order; a missing or wrong one is 404, like a wrong order.
+func (s *Server) checkOrderToken(r *http.Request, storeID, orderID uuid.UUID) error {
+	token := r.Header.Get("X-Order-Token")
+	if token == "" {
+		return errNotFound
+	}
+	valid, err := s.db.OrderTokenValid(r.Context(), storeID, orderID, token)
+	if err != nil {
+		return err
+	}
+	if !valid {
+		return errNotFound
+	}
+	return nil
+}
+
 // storefrontCart checks the path's cart against its X-Cart-Token.
 func (s *Server) storefrontCart(r *http.Request) (storage.Store, uuid.UUID, error) {
 	store, err := s.storefrontStore(r)

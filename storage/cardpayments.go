@@ -77,15 +77,11 @@ func (tx *Tx) OpenCardPayment(ctx context.Context, o Order, provider string) (Ca
 
 // FindCardPayment reads an order's card payment, its client secret opened.
 func (r reader) FindCardPayment(ctx context.Context, sealer *Sealer, storeID, orderID uuid.UUID) (CardPayment, error) {
-	return r.cardPayment(ctx, sealer, storeID, orderID, "")
-}
-
-func (r reader) cardPayment(ctx context.Context, sealer *Sealer, storeID, orderID uuid.UUID, lock string) (CardPayment, error) {
 	p := CardPayment{StoreID: storeID, OrderID: orderID}
 	var intent *string
 	var sealed []byte
 	err := r.q.QueryRow(ctx, `SELECT provider, amount, currency, intent_id, client_secret_sealed, status, expires_at, created_at
-		FROM card_payments WHERE store_id = $1 AND order_id = $2 `+lock, storeID, orderID).
+		FROM card_payments WHERE store_id = $1 AND order_id = $2`, storeID, orderID).
 		Scan(&p.Provider, &p.Amount, &p.Currency, &intent, &sealed, &p.Status, &p.ExpiresAt, &p.CreatedAt)
 	if err != nil {
 		return CardPayment{}, notFoundIfNoRows(err, "find card payment of "+orderID.String())
@@ -101,27 +97,35 @@ func (r reader) cardPayment(ctx context.Context, sealer *Sealer, storeID, orderI
 	return p, nil
 }
 
-// RecordCardIntent keeps the payment the gateway opened for an order and
-// notes it on the timeline; a payment already recorded is kept.
-func (tx *Tx) RecordCardIntent(ctx context.Context, sealer *Sealer, storeID, orderID uuid.UUID, intentID, clientSecret string) (CardPayment, error) {
+// lockCardPayment locks the order (every change of its card payment is
+// made under the order's lock) and reads its card payment, its client
+// secret not opened.
+func (tx *Tx) lockCardPayment(ctx context.Context, storeID, orderID uuid.UUID) (Order, CardPayment, error) {
 	o, err := tx.lockOrder(ctx, storeID, orderID)
 	if err != nil {
-		return CardPayment{}, err
+		return Order{}, CardPayment{}, err
 	}
-	p, err := tx.cardPayment(ctx, sealer, storeID, orderID, "FOR UPDATE")
+	p, err := tx.FindCardPayment(ctx, nil, storeID, orderID)
+	return o, p, err
+}
+
+// RecordCardIntent keeps the payment the gateway opened for an order (its
+// client secret sealed) and notes it on the timeline; a payment already
+// recorded is kept.
+func (tx *Tx) RecordCardIntent(ctx context.Context, sealer *Sealer, storeID, orderID uuid.UUID, intentID, clientSecret string) error {
+	o, p, err := tx.lockCardPayment(ctx, storeID, orderID)
 	if err != nil || p.IntentID != "" {
-		return p, err
+		return err
 	}
 	sealed, err := sealer.Seal(clientSecret, clientSecretPurpose(storeID, orderID))
 	if err != nil {
-		return CardPayment{}, err
+		return err
 	}
 	if _, err := tx.tx.Exec(ctx, `UPDATE card_payments SET intent_id = $3, client_secret_sealed = $4, updated_at = $5
 		WHERE store_id = $1 AND order_id = $2`, storeID, orderID, intentID, sealed, tx.now()); err != nil {
-		return CardPayment{}, fmt.Errorf("record card intent: %w", err)
+		return fmt.Errorf("record card intent: %w", err)
 	}
-	p.IntentID, p.ClientSecret = intentID, clientSecret
-	return p, tx.addActivity(ctx, o, ActivityCardPaymentStarted, "", map[string]any{"provider": p.Provider, "reference": intentID,
+	return tx.addActivity(ctx, o, ActivityCardPaymentStarted, "", map[string]any{"provider": p.Provider, "reference": intentID,
 		"amount": p.Amount, "expires_at": p.ExpiresAt.UTC()}, nil)
 }
 
@@ -174,11 +178,7 @@ const (
 // gateway_amount_mismatch and pays nothing; an order that expired first
 // answers CardLate (the caller pays the money back).
 func (tx *Tx) SettleCardPayment(ctx context.Context, storeID, orderID uuid.UUID, intentID string, amount int64, currency string) (CardOutcome, error) {
-	o, err := tx.lockOrder(ctx, storeID, orderID)
-	if err != nil {
-		return "", err
-	}
-	p, err := tx.cardPayment(ctx, nil, storeID, orderID, "FOR UPDATE")
+	o, p, err := tx.lockCardPayment(ctx, storeID, orderID)
 	if err != nil {
 		return "", err
 	}
@@ -226,11 +226,7 @@ func (tx *Tx) setCardStatus(ctx context.Context, storeID, orderID uuid.UUID, sta
 // order paid some other way or past cancelling, is left as it is; the
 // answer is the payment's status afterwards.
 func (tx *Tx) ExpireCardPayment(ctx context.Context, storeID, orderID uuid.UUID) (string, error) {
-	o, err := tx.lockOrder(ctx, storeID, orderID)
-	if err != nil {
-		return "", err
-	}
-	p, err := tx.cardPayment(ctx, nil, storeID, orderID, "FOR UPDATE")
+	o, p, err := tx.lockCardPayment(ctx, storeID, orderID)
 	if err != nil {
 		return "", err
 	}
@@ -257,11 +253,7 @@ func (tx *Tx) ExpireCardPayment(ctx context.Context, storeID, orderID uuid.UUID)
 // expired and was paid back at the gateway (refund): the ledger keeps it
 // as refunded, and the timeline says so.
 func (tx *Tx) RecordLateCardPayment(ctx context.Context, storeID, orderID uuid.UUID, intentID string, amount int64, refund string) error {
-	o, err := tx.lockOrder(ctx, storeID, orderID)
-	if err != nil {
-		return err
-	}
-	p, err := tx.cardPayment(ctx, nil, storeID, orderID, "FOR UPDATE")
+	o, p, err := tx.lockCardPayment(ctx, storeID, orderID)
 	if err != nil || p.Status == CardPaymentRefundedLate {
 		return err
 	}

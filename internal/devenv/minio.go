@@ -2,10 +2,8 @@ package devenv
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"syscall"
@@ -60,19 +58,7 @@ func StartMinIO(ctx context.Context, opts MinIOOptions) (*MinIO, error) {
 		return nil, err
 	}
 	m := &MinIO{Endpoint: addr, AccessKey: opts.AccessKey, SecretKey: opts.SecretKey, proc: proc}
-	err = waitFor(ctx, proc, 60*time.Second, func(ctx context.Context) error {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/minio/health/ready", nil)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return err
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return errors.New(resp.Status)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := waitFor(ctx, proc, 60*time.Second, answersOK("http://"+addr+"/minio/health/ready", nil)); err != nil {
 		_ = proc.Stop()
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"os/user"
@@ -130,6 +131,27 @@ func waitFor(ctx context.Context, c *child, timeout time.Duration, check func(co
 			return fmt.Errorf("%s not ready after %s: %w", c.name, timeout, errors.Join(ctx.Err(), last))
 		case <-time.After(100 * time.Millisecond):
 		}
+	}
+}
+
+// answersOK is a readiness check for waitFor: GET url (with header)
+// answers 200.
+func answersOK(url string, header http.Header) func(context.Context) error {
+	return func(ctx context.Context) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return err
+		}
+		req.Header = header
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return errors.New(resp.Status)
+		}
+		return nil
 	}
 }
 

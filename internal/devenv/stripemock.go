@@ -2,7 +2,6 @@ package devenv
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -39,20 +38,8 @@ func StartStripeMock(ctx context.Context, bin string, port int, log io.Writer) (
 		return nil, err
 	}
 	m := &StripeMock{URL: "http://" + addr, proc: proc}
-	err = waitFor(ctx, proc, 30*time.Second, func(ctx context.Context) error {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, m.URL+"/v1/balance", nil)
-		req.Header.Set("Authorization", "Bearer sk_test_ready")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return err
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return errors.New(resp.Status)
-		}
-		return nil
-	})
-	if err != nil {
+	ready := answersOK(m.URL+"/v1/balance", http.Header{"Authorization": {"Bearer sk_test_ready"}})
+	if err := waitFor(ctx, proc, 30*time.Second, ready); err != nil {
 		_ = proc.Stop()
 		return nil, err
 	}

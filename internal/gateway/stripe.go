@@ -124,12 +124,13 @@ const webhookTolerance = 300 * time.Second
 // event api_version is accepted: the account's version is the merchant's
 // choice, and the fields read here are in every version.
 func (s *Stripe) Event(payload []byte, signature string) (Event, error) {
-	if err := webhook.ValidatePayloadWithTolerance(payload, signature, s.WebhookSecret, webhookTolerance); err != nil {
-		return Event{}, fmt.Errorf("%w: %w", ErrBadSignature, err)
-	}
 	ev, err := webhook.ConstructEventWithOptions(payload, signature, s.WebhookSecret,
 		webhook.ConstructEventOptions{Tolerance: webhookTolerance, IgnoreAPIVersionMismatch: true})
-	if err != nil {
+	switch {
+	case errors.Is(err, webhook.ErrNotSigned), errors.Is(err, webhook.ErrInvalidHeader), errors.Is(err, webhook.ErrNoValidSignature),
+		errors.Is(err, webhook.ErrTooOld):
+		return Event{}, fmt.Errorf("%w: %w", ErrBadSignature, err)
+	case err != nil:
 		return Event{}, fmt.Errorf("read the event: %w", err)
 	}
 	out := Event{ID: ev.ID, Type: string(ev.Type), Kind: EventOther}
