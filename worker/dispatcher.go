@@ -311,6 +311,12 @@ func (d *Dispatcher) startLostWork(ctx context.Context, olderThan time.Duration)
 func (d *Dispatcher) startOnce(ctx context.Context, queue, id string, work workflows.Work, policy enumspb.WorkflowIdReusePolicy, workflow, input any) (running bool, err error) {
 	opts := work.StartOptions(id, queue)
 	opts.WorkflowIDReusePolicy, opts.WorkflowExecutionErrorWhenAlreadyStarted = policy, true
+	// Eager start: when this process's worker polls the queue and has a
+	// free slot, the start's answer carries the first workflow task and
+	// the worker runs it at once, skipping the server's transfer task,
+	// matching and a poll (docs/decisions.md). Without one it is a plain
+	// start.
+	opts.EnableEagerStart = true
 	_, err = d.Temporal.ExecuteWorkflow(ctx, opts, workflow, input)
 	var already *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &already) {
@@ -365,7 +371,7 @@ func (d *Dispatcher) startPlacements(ctx context.Context) {
 				work := workflows.Work{Kind: workflows.KindOrderPlaced, StoreID: ref.StoreID, ResourceID: ref.OrderID, OrderNumber: ref.OrderNumber,
 					Summary: ref.OrderNumber + " · " + workflows.StoreLabel(ref.StoreSubdomain, ref.StoreID) + " · " + workflows.OrderPlacedSideEffects}
 				_, err := d.startOnce(tracing.ContinueFrom(ctx, ref.TraceParent), d.TaskQueue, workflows.OrderPlacedWorkflowID(ref.OrderID), work, enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-					workflows.OrderPlaced, workflows.OrderPlacedInput{StoreID: ref.StoreID, OrderID: ref.OrderID})
+					workflows.OrderPlaced, workflows.OrderPlacedInput{StoreID: ref.StoreID, OrderID: ref.OrderID, Shape: workflows.OrderPlacedShape})
 				if err != nil {
 					// Temporal unreachable: the next round tries again.
 					failed.Store(true)

@@ -14,7 +14,19 @@ import (
 type OrderPlacedInput struct {
 	StoreID uuid.UUID
 	OrderID uuid.UUID
+	// Shape is the workflow's shape the dispatcher started it with:
+	// OrderPlacedShape since it was introduced, 0 in histories from before,
+	// which choose their shape with GetVersion.
+	Shape int
 }
+
+// OrderPlacedShape is today's shape: the side effects side by side as
+// local activities, no rollup step. Carried in the input, the shape costs
+// the history nothing, where the GetVersion calls it replaces cost every
+// order three markers and three search-attribute upserts, each a
+// visibility write on the server (docs/decisions.md, "Versions in the
+// input").
+const OrderPlacedShape = 1
 
 // OrderPlacedResult is what each side effect did, by kind (email, chat,
 // shipment; rollup in histories from before analytics, §17): succeeded,
@@ -84,29 +96,36 @@ func OrderPlaced(ctx workflow.Context, in OrderPlacedInput) (OrderPlacedResult, 
 		{"chat", a.SendChatConfirmation},
 		{"shipment", a.CreateOrderShipment},
 	}
-	if workflow.GetVersion(ctx, rollupInTransaction, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
-		steps = append(steps, sideEffectStep{"rollup", a.RecordOrderRollup})
-	}
 	// The steps do not depend on each other, so they run side by side: one
 	// workflow task schedules all of them rather than one per step, which
 	// is what bounds orders per second on a busy Temporal
-	// (docs/benchmarks.md). Since localSideEffects they run as local
-	// activities, in the worker that runs the workflow task.
-	futures := make([]workflow.Future, len(steps))
-	start := func(i int) { futures[i] = workflow.ExecuteActivity(actx, steps[i].fn, order) }
-	if workflow.GetVersion(ctx, parallelSideEffects, workflow.DefaultVersion, 1) == 1 {
-		if workflow.GetVersion(ctx, localSideEffects, workflow.DefaultVersion, 1) == 1 {
-			lctx := workflow.WithLocalActivityOptions(ctx, localSideEffectOptions)
-			start = func(i int) { futures[i] = workflow.ExecuteLocalActivity(lctx, steps[i].fn, order) }
+	// (docs/benchmarks.md). They run as local activities, in the worker
+	// that runs the workflow task. Histories from before OrderPlacedShape
+	// say through their version markers which of these changes they had.
+	local := func(i int) workflow.Future {
+		return workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, localSideEffectOptions), steps[i].fn, order)
+	}
+	start, parallel := local, true
+	if in.Shape != OrderPlacedShape {
+		if workflow.GetVersion(ctx, rollupInTransaction, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+			steps = append(steps, sideEffectStep{"rollup", a.RecordOrderRollup})
 		}
+		start = func(i int) workflow.Future { return workflow.ExecuteActivity(actx, steps[i].fn, order) }
+		parallel = workflow.GetVersion(ctx, parallelSideEffects, workflow.DefaultVersion, 1) == 1
+		if parallel && workflow.GetVersion(ctx, localSideEffects, workflow.DefaultVersion, 1) == 1 {
+			start = local
+		}
+	}
+	futures := make([]workflow.Future, len(steps))
+	if parallel {
 		for i := range steps {
-			start(i)
+			futures[i] = start(i)
 		}
 	}
 	result := OrderPlacedResult{Steps: map[string]string{}}
 	for i, step := range steps {
 		if futures[i] == nil {
-			start(i)
+			futures[i] = start(i)
 		}
 		var out activities.SideEffectResult
 		err := futures[i].Get(ctx, &out)

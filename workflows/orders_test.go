@@ -34,7 +34,7 @@ func TestOrderPlacedFlagsAFailingSideEffect(t *testing.T) {
 			return activities.FlagSideEffectResult{}, nil
 		})
 
-	env.ExecuteWorkflow(workflows.OrderPlaced, workflows.OrderPlacedInput{StoreID: uuid.New(), OrderID: uuid.New()})
+	env.ExecuteWorkflow(workflows.OrderPlaced, workflows.OrderPlacedInput{StoreID: uuid.New(), OrderID: uuid.New(), Shape: workflows.OrderPlacedShape})
 	require.True(t, env.IsWorkflowCompleted())
 	require.NoError(t, env.GetWorkflowError())
 	var result workflows.OrderPlacedResult
@@ -64,7 +64,7 @@ func TestOrderPlacedRunsSideEffectsSideBySide(t *testing.T) {
 	env.OnActivity(acts.SendChatConfirmation, mock.Anything, mock.Anything).Return(record("chat")).Once()
 	env.OnActivity(acts.CreateOrderShipment, mock.Anything, mock.Anything).Return(record("shipment")).Once()
 
-	env.ExecuteWorkflow(workflows.OrderPlaced, workflows.OrderPlacedInput{StoreID: uuid.New(), OrderID: uuid.New()})
+	env.ExecuteWorkflow(workflows.OrderPlaced, workflows.OrderPlacedInput{StoreID: uuid.New(), OrderID: uuid.New(), Shape: workflows.OrderPlacedShape})
 	require.True(t, env.IsWorkflowCompleted())
 	require.NoError(t, env.GetWorkflowError())
 	require.Equal(t, map[string]time.Duration{"chat": 0, "shipment": 0}, ranAt)

@@ -1,6 +1,8 @@
 package workflows_test
 
 import (
+	"encoding/json"
+	"os"
 	"path/filepath"
 	"reflect"
 	"runtime"
@@ -164,4 +166,30 @@ func unguardedLocalOrderPlaced(ctx workflow.Context, in workflows.OrderPlacedInp
 		}
 	}
 	return workflows.OrderPlacedResult{}, nil
+}
+
+// An order-placed workflow started in today's shape records no version
+// marker and upserts no search attribute: its history is the start, one
+// workflow task, a marker per local activity and the completion. Each
+// GetVersion would add a marker and a TemporalChangeVersion upsert, a
+// visibility write on the server for every order.
+func TestOrderPlacedTodayRecordsNoVersionMarkers(t *testing.T) {
+	history, err := os.ReadFile("testdata/histories/current/OrderPlaced.json")
+	require.NoError(t, err)
+	var recorded struct {
+		Events []struct {
+			EventType                     string
+			MarkerRecordedEventAttributes *struct{ MarkerName string }
+		}
+	}
+	require.NoError(t, json.Unmarshal(history, &recorded))
+	var types, markers []string
+	for _, e := range recorded.Events {
+		types = append(types, e.EventType)
+		if e.MarkerRecordedEventAttributes != nil {
+			markers = append(markers, e.MarkerRecordedEventAttributes.MarkerName)
+		}
+	}
+	require.NotContains(t, types, "EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES")
+	require.Equal(t, []string{"LocalActivity", "LocalActivity", "LocalActivity"}, markers)
 }

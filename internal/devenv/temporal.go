@@ -23,7 +23,6 @@ import (
 	"go.temporal.io/server/common/config"
 	"go.temporal.io/server/common/dynamicconfig"
 	"go.temporal.io/server/common/log"
-	"go.temporal.io/server/common/metrics"
 	sqliteplugin "go.temporal.io/server/common/persistence/sql/sqlplugin/sqlite"
 	"go.temporal.io/server/schema/sqlite"
 	"go.temporal.io/server/temporal"
@@ -286,9 +285,10 @@ func serverConfig(persistence config.Persistence, frontendPort int) (*config.Con
 	}
 	cfg := &config.Config{}
 	cfg.Global.Membership = config.Membership{MaxJoinDuration: 30 * time.Second, BroadcastAddress: host}
-	cfg.Global.Metrics = &metrics.Config{Prometheus: &metrics.PrometheusConfig{
-		ListenAddress: fmt.Sprintf("%s:%d", host, ports[0]), HandlerPath: "/metrics",
-	}}
+	// No metrics: the embedded server's Prometheus endpoint sat on a port
+	// nobody was told of, and recording its histograms cost about a tenth
+	// of its CPU per workflow (docs/benchmarks.md, the load section).
+	cfg.Global.Metrics = nil
 	cfg.Global.PProf = config.PProf{Port: ports[1]}
 	cfg.Persistence = persistence
 	frontend := fmt.Sprintf("%s:%d", host, frontendPort)
