@@ -246,7 +246,11 @@ func (tx *Tx) CreateOrder(ctx context.Context, in NewOrder) (Order, error) {
 	}
 	// The first line of each product counts the order once for it in
 	// top products, however many variants of it the order holds.
+	// The lines go in one round trip: the variants' stock rows are locked
+	// from orderLines to the commit, so every round trip here holds back
+	// the next order for the same variants.
 	productsSeen := map[uuid.UUID]bool{}
+	lines := &pgx.Batch{}
 	for i := range o.Lines {
 		l := &o.Lines[i]
 		l.ID = NewID()
@@ -254,11 +258,12 @@ func (tx *Tx) CreateOrder(ctx context.Context, in NewOrder) (Order, error) {
 		if l.ProductID != nil {
 			productsSeen[*l.ProductID] = true
 		}
-		if _, err := tx.tx.Exec(ctx, `INSERT INTO order_lines (id, store_id, order_id, variant_id, product_id, name, sku, quantity,
+		lines.Queue(`INSERT INTO order_lines (id, store_id, order_id, variant_id, product_id, name, sku, quantity,
 				unit_price, total, position, discount, sold_at, first_of_product) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
-			l.ID, o.StoreID, o.ID, l.VariantID, l.ProductID, l.Name, l.SKU, l.Quantity, l.UnitPrice, l.Total, i+1, l.Discount, placedAt, firstOfProduct); err != nil {
-			return Order{}, fmt.Errorf("create order line: %w", err)
-		}
+			l.ID, o.StoreID, o.ID, l.VariantID, l.ProductID, l.Name, l.SKU, l.Quantity, l.UnitPrice, l.Total, i+1, l.Discount, placedAt, firstOfProduct)
+	}
+	if err := tx.tx.SendBatch(ctx, lines).Close(); err != nil {
+		return Order{}, fmt.Errorf("create order lines: %w", err)
 	}
 	kind := ActivityOrderCreated
 	if in.Draft {

@@ -331,7 +331,7 @@ func (d *Dispatcher) start(ctx context.Context, batch storage.Batch) {
 	work := workflows.Work{Kind: workflows.KindWebhookDispatch, StoreID: batch.StoreID, ResourceID: batchID,
 		Summary: fmt.Sprintf("%d first attempts · %s", batch.Deliveries, store)}
 	_, err := d.startOnce(ctx, workflows.WebhookTaskQueue(d.TaskQueue), workflows.DispatchWorkflowID(batchID), work, enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-		workflows.Dispatch, workflows.DispatchInput{BatchID: batchID, Schedule: d.Schedule, Store: store})
+		workflows.Dispatch, workflows.DispatchInput{BatchID: batchID, Schedule: d.Schedule, Store: store, Shape: workflows.DispatchShape})
 	if err != nil {
 		// Left unstarted: the next sweep tries again.
 		d.Log.Warn("start dispatch workflow", slog.String("batch_id", batchID.String()), slog.Any("error", err))

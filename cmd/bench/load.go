@@ -215,6 +215,9 @@ func runLoadBench(ctx context.Context, dbURL string, temporal temporalSetup, dur
 	if err != nil {
 		return "", mixRun{}, err
 	}
+	if err := countStatements(ctx, db, true); err != nil {
+		return "", mixRun{}, err
+	}
 	run, err := l.runMix(ctx, subscriptions, true)
 	if err != nil {
 		return "", mixRun{}, err
@@ -222,6 +225,13 @@ func runLoadBench(ctx context.Context, dbURL string, temporal temporalSetup, dur
 	time.Sleep(2 * time.Second) // backends flush their table statistics within a second
 	rowsAfter, err := rowWrites(ctx, db)
 	if err != nil {
+		return "", mixRun{}, err
+	}
+	statements, err := topStatements(ctx, db, 12)
+	if err != nil {
+		return "", mixRun{}, err
+	}
+	if err := countStatements(ctx, db, false); err != nil {
 		return "", mixRun{}, err
 	}
 	perRoute, wall, orders, mailed := run.perRoute, run.wall, run.orders, run.mailed
@@ -313,6 +323,7 @@ func runLoadBench(ctx context.Context, dbURL string, temporal temporalSetup, dur
 	fmt.Fprintf(&b, "Where the server's CPU went during the mix (API, worker, dispatcher and Temporal share the process; `go tool pprof -top`,\n")
 	fmt.Fprintf(&b, "the entries with the most time of their own):\n\n```\n%s```\n\n", run.profileTop)
 	writeCPUBudget(&b, run)
+	writeTopStatements(&b, statements, run.requests(), wall)
 	ordersRate := float64(orders) / wall.Seconds()
 	lr := result{requests: perRoute["GET /products?limit=20"].Requests, elapsed: wall}
 	fmt.Fprintf(&b, "| physical-limit baseline, same run | alone | under the mix | mix / alone |\n|---|---:|---:|---:|\n")
@@ -406,6 +417,90 @@ func setDurability(ctx context.Context, db *database, on bool) error {
 		time.Sleep(100 * time.Millisecond)
 	}
 	return errors.New("postgres did not take the durability settings")
+}
+
+// countStatements turns pg_stat_statements' counting on (from nothing,
+// the test cluster's setting, to top-level statements) or back off,
+// cluster-wide with a reload; turning it on starts its counts afresh (the
+// cluster preloads the module; the extension's view is per database).
+func countStatements(ctx context.Context, db *database, on bool) error {
+	set := "ALTER SYSTEM RESET pg_stat_statements.track"
+	if on {
+		set = "ALTER SYSTEM SET pg_stat_statements.track = 'top'"
+		if _, err := db.Pool.Exec(ctx, `CREATE EXTENSION IF NOT EXISTS pg_stat_statements`); err != nil {
+			return err
+		}
+	}
+	if _, err := db.Pool.Exec(ctx, set); err != nil {
+		return err
+	}
+	if _, err := db.Pool.Exec(ctx, "SELECT pg_reload_conf()"); err != nil {
+		return err
+	}
+	time.Sleep(500 * time.Millisecond) // the reload reaches the backends between their statements
+	if !on {
+		return nil
+	}
+	_, err := db.Pool.Exec(ctx, `SELECT pg_stat_statements_reset()`)
+	return err
+}
+
+// statementStat is one normalised statement's calls and time in Postgres.
+type statementStat struct {
+	query string
+	calls int64
+	total time.Duration // executing (planning is off by default)
+}
+
+// topStatements are the statements with the most execution time since
+// resetStatementStats, and the total over all of them (first, query "").
+func topStatements(ctx context.Context, db *database, n int) ([]statementStat, error) {
+	rows, err := db.Pool.Query(ctx, `
+		(SELECT '' AS query, coalesce(sum(calls), 0)::bigint, coalesce(sum(total_exec_time), 0) FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()))
+		UNION ALL
+		(SELECT query, calls, total_exec_time FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+		 ORDER BY total_exec_time DESC LIMIT $1)`, n)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []statementStat
+	for rows.Next() {
+		var s statementStat
+		var ms float64
+		if err := rows.Scan(&s.query, &s.calls, &ms); err != nil {
+			return nil, err
+		}
+		s.total = time.Duration(ms * float64(time.Millisecond))
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
+// writeTopStatements reports where Postgres's time went during the mix,
+// per request of the mix.
+func writeTopStatements(b *strings.Builder, stats []statementStat, requests int, wall time.Duration) {
+	if len(stats) == 0 || requests == 0 {
+		return
+	}
+	all := stats[0]
+	per := func(d time.Duration) string {
+		return fmt.Sprintf("%.3f ms", float64(d.Microseconds())/1000/float64(requests))
+	}
+	fmt.Fprintf(b, "Where Postgres's time went during the mix and its drain (`pg_stat_statements`, execution time, which holds lock waits\n")
+	fmt.Fprintf(b, "as well as CPU): %d statements, %.1f per request, %s per request in all (%.2f connections busy on average).\n\n",
+		all.calls, float64(all.calls)/float64(requests), per(all.total), all.total.Seconds()/wall.Seconds())
+	fmt.Fprintf(b, "| statement | calls per request | mean | per request | share |\n|---|---:|---:|---:|---:|\n")
+	for _, s := range stats[1:] {
+		q := strings.Join(strings.Fields(s.query), " ")
+		if len(q) > 90 {
+			q = q[:90] + "…"
+		}
+		q = strings.ReplaceAll(q, "|", "\\|")
+		fmt.Fprintf(b, "| `%s` | %.2f | %.3f ms | %s | %.0f%% |\n", q, float64(s.calls)/float64(requests),
+			float64(s.total.Microseconds())/1000/float64(max(s.calls, 1)), per(s.total), 100*s.total.Seconds()/all.total.Seconds())
+	}
+	fmt.Fprintf(b, "\n")
 }
 
 // rowWrites is every table's rows inserted, updated and deleted so far
