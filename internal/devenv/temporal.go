@@ -92,6 +92,10 @@ func StartTemporal(ctx context.Context, opts TemporalOptions) (*Temporal, error)
 			} else if err := forgetMembers(opts.DBFile); err != nil {
 				return nil, err
 			}
+			// A file is changed before the server holds it.
+			if err := slimVisibility(opts.DBFile); err != nil {
+				return nil, err
+			}
 		}
 		persistence = config.Persistence{
 			DefaultStore:     sqliteplugin.PluginName,
@@ -142,6 +146,13 @@ func StartTemporal(ctx context.Context, opts TemporalOptions) (*Temporal, error)
 	if err := t.waitMembership(ctx); err != nil {
 		_ = srv.Stop()
 		return nil, err
+	}
+	// An in-memory database exists once the server has made it.
+	if sqlCfg.PluginName == sqliteplugin.PluginName && opts.DBFile == "" {
+		if err := slimVisibility("file:" + sqlCfg.DatabaseName + "?cache=shared&mode=memory"); err != nil {
+			_ = srv.Stop()
+			return nil, err
+		}
 	}
 	// The service's workflows carry its search attributes; a server that
 	// does not know them refuses every start.
@@ -201,6 +212,53 @@ func forgetMembers(dbFile string) error {
 	defer db.Close()
 	if _, err := db.Exec(`DELETE FROM cluster_membership`); err != nil {
 		return fmt.Errorf("forget the previous run's members: %w", err)
+	}
+	return nil
+}
+
+// unusedVisibilityIndexes are the indexes of Temporal's SQLite visibility
+// table that serve list filters nobody here uses: sizes, counts and
+// durations, the worker-deployment and pause attributes, and the custom
+// search-attribute columns of types the service does not register (its
+// four are keywords). What stays serves the Temporal UI's list and its
+// filters (workflow id, type, status, task queue, times, parent and root
+// workflow), schedules (TemporalNamespaceDivision) and the service's
+// keyword attributes (StoreId, WorkKind, ResourceId, OrderNumber). A
+// filter on a dropped column still answers, by scanning.
+var unusedVisibilityIndexes = []string{
+	"by_history_length", "by_history_size_bytes", "by_execution_duration", "by_state_transition_count",
+	"by_parent_run_id", "by_root_run_id", "by_batcher_user",
+	"by_temporal_scheduled_start_time", "by_temporal_scheduled_by_id", "by_temporal_schedule_paused",
+	"by_temporal_pause_info", "by_temporal_worker_deployment_version", "by_temporal_workflow_versioning_behavior",
+	"by_temporal_worker_deployment",
+	"by_bool_01", "by_bool_02", "by_bool_03", "by_datetime_01", "by_datetime_02", "by_datetime_03",
+	"by_double_01", "by_double_02", "by_double_03", "by_int_01", "by_int_02", "by_int_03",
+	"by_temporal_bool_01", "by_temporal_bool_02", "by_temporal_datetime_01", "by_temporal_datetime_02",
+	"by_temporal_double_01", "by_temporal_double_02", "by_temporal_int_01", "by_temporal_int_02",
+	"by_temporal_keyword_01", "by_temporal_keyword_02", "by_temporal_keyword_03", "by_temporal_keyword_04",
+	"by_temporal_low_cardinality_keyword_01",
+}
+
+// slimVisibility drops unusedVisibilityIndexes. Temporal's schema gives
+// its visibility table 58 indexes, and every workflow's close rewrites its
+// row in all of them: on the embedded server that one statement was about
+// a quarter of the CPU a workflow cost (docs/decisions.md).
+func slimVisibility(dsn string) error {
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return fmt.Errorf("open temporal database: %w", err)
+	}
+	defer db.Close()
+	// An in-memory name that missed the server's database would open an
+	// empty one, where every DROP INDEX IF EXISTS succeeds.
+	var tables int
+	if err := db.QueryRow(`SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'executions_visibility'`).Scan(&tables); err != nil || tables != 1 {
+		return fmt.Errorf("temporal's visibility table not found (%d): %v", tables, err)
+	}
+	for _, index := range unusedVisibilityIndexes {
+		if _, err := db.Exec(`DROP INDEX IF EXISTS ` + index); err != nil {
+			return fmt.Errorf("drop visibility index %s: %w", index, err)
+		}
 	}
 	return nil
 }

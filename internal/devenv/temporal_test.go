@@ -2,6 +2,7 @@ package devenv
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -9,9 +10,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/operatorservice/v1"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/merchantsvc/svc/workflows"
 )
@@ -60,5 +64,55 @@ func TestTemporalStartsWholeAndStopsAtOnce(t *testing.T) {
 				require.NoError(t, tmp.Stop())
 			}
 		})
+	}
+}
+
+// The embedded server's visibility table keeps only the indexes its lists
+// use, and those lists still answer: the UI's filters by the service's
+// search attributes, by type and by status find a running workflow.
+func TestTemporalVisibilityKeepsWhatListsUse(t *testing.T) {
+	ctx := context.Background()
+	file := filepath.Join(t.TempDir(), "temporal.db")
+	tmp, err := StartTemporal(ctx, TemporalOptions{DBFile: file})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = tmp.Stop() })
+	c, err := tmp.Client(ctx)
+	require.NoError(t, err)
+	defer c.Close()
+
+	storeID := fmt.Sprintf("store-%d", rand.Uint32())
+	work := workflows.Work{Kind: workflows.KindOrderPlaced, StoreID: uuid.New(), ResourceID: uuid.New(), Summary: "test"}
+	opts := work.StartOptions("visibility-test-"+storeID, "no-worker")
+	opts.TypedSearchAttributes = temporal.NewSearchAttributes(workflows.StoreIDAttribute.ValueSet(storeID), workflows.WorkKindAttribute.ValueSet("order-placed"))
+	_, err = c.ExecuteWorkflow(ctx, opts, "NotRegistered")
+	require.NoError(t, err)
+	for _, query := range []string{
+		"StoreId = '" + storeID + "'",
+		"StoreId = '" + storeID + "' AND WorkKind = 'order-placed' AND ExecutionStatus = 'Running'",
+		"StoreId = '" + storeID + "' AND WorkflowType = 'NotRegistered'",
+	} {
+		require.Eventually(t, func() bool {
+			list, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Namespace: tmp.Namespace, Query: query})
+			return err == nil && len(list.GetExecutions()) == 1
+		}, 10*time.Second, 50*time.Millisecond, query)
+	}
+
+	db, err := sql.Open("sqlite", file)
+	require.NoError(t, err)
+	defer db.Close()
+	indexes := map[string]bool{}
+	rows, err := db.Query(`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'executions_visibility'`)
+	require.NoError(t, err)
+	for rows.Next() {
+		var name string
+		require.NoError(t, rows.Scan(&name))
+		indexes[name] = true
+	}
+	require.NoError(t, rows.Err())
+	for _, kept := range []string{"default_idx", "by_workflow_id", "by_workflow_type", "by_status", "by_keyword_01", "by_temporal_namespace_division"} {
+		require.True(t, indexes[kept], kept)
+	}
+	for _, dropped := range unusedVisibilityIndexes {
+		require.False(t, indexes[dropped], dropped)
 	}
 }
