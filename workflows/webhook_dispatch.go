@@ -27,7 +27,7 @@ type DispatchInput struct {
 
 // DispatchShape is today's shape: the first attempts run as a local
 // activity in the worker that took the batch's workflow task, so a batch
-// costs the server one workflow task and no activity task (8 history
+// costs the server one workflow task and no activity task (6 history
 // events on the happy path instead of 11, and no trip through matching;
 // docs/decisions.md). A worker that dies mid-batch leaves its workflow task
 // to time out (10 s), and the next worker runs the activity again: the
