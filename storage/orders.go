@@ -244,11 +244,11 @@ func (tx *Tx) CreateOrder(ctx context.Context, in NewOrder) (Order, error) {
 	if err != nil {
 		return Order{}, fmt.Errorf("create order: %w", err)
 	}
-	// The first line of each product counts the order once for it in
-	// top products, however many variants of it the order holds.
 	// The lines go in one round trip: the variants' stock rows are locked
 	// from orderLines to the commit, so every round trip here holds back
-	// the next order for the same variants.
+	// the next order for the same variants. The first line of each product
+	// counts the order once for it in top products, however many variants
+	// of it the order holds.
 	productsSeen := map[uuid.UUID]bool{}
 	lines := &pgx.Batch{}
 	for i := range o.Lines {

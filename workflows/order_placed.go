@@ -24,8 +24,8 @@ type OrderPlacedInput struct {
 // local activities, no rollup step. Carried in the input, the shape costs
 // the history nothing, where the GetVersion calls it replaces cost every
 // order three markers and three search-attribute upserts, each a
-// visibility write on the server (docs/decisions.md, "Versions in the
-// input").
+// visibility write on the server (docs/decisions.md, "The order-placed
+// workflow's shape in its input").
 const OrderPlacedShape = 1
 
 // OrderPlacedResult is what each side effect did, by kind (email, chat,
