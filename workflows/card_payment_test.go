@@ -15,13 +15,20 @@ import (
 	"github.com/merchantsvc/svc/workflows"
 )
 
-// cardEnv is a test environment whose payment opens at the gateway and is
-// due timeout after the workflow starts.
-func cardEnv(t *testing.T, in workflows.CardPaymentInput, timeout time.Duration) (*testsuite.TestWorkflowEnvironment, *activities.Activities) {
+// newCardTestEnv is a test environment with the activities registered, for
+// a test to mock.
+func newCardTestEnv() (*testsuite.TestWorkflowEnvironment, *activities.Activities) {
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestWorkflowEnvironment()
 	var acts *activities.Activities
 	env.RegisterActivity(acts)
+	return env, acts
+}
+
+// cardEnv is a test environment whose payment opens at the gateway and is
+// due timeout after the workflow starts.
+func cardEnv(t *testing.T, in workflows.CardPaymentInput, timeout time.Duration) (*testsuite.TestWorkflowEnvironment, *activities.Activities) {
+	env, acts := newCardTestEnv()
 	due := env.Now().Add(timeout)
 	env.OnActivity(acts.OpenCardIntent, mock.Anything, activities.CardPaymentInput(in)).
 		Return(activities.OpenCardIntentResult{Payable: true, Status: "open", ExpiresAt: due}, nil).Once()
@@ -94,10 +101,7 @@ func TestCardPaymentTakenAtTheTimeoutIsSettled(t *testing.T) {
 // the late payment (the activity pays it back) and ends without a timer.
 func TestLateCardPaymentIsPaidBack(t *testing.T) {
 	in := workflows.CardPaymentInput{StoreID: uuid.New(), OrderID: uuid.New()}
-	var suite testsuite.WorkflowTestSuite
-	env := suite.NewTestWorkflowEnvironment()
-	var acts *activities.Activities
-	env.RegisterActivity(acts)
+	env, acts := newCardTestEnv()
 	env.OnActivity(acts.OpenCardIntent, mock.Anything, activities.CardPaymentInput(in)).
 		Return(activities.OpenCardIntentResult{Closed: true, Status: "expired"}, nil).Once()
 	late := activities.SettleCardPaymentInput{CardPaymentInput: activities.CardPaymentInput(in), IntentID: "pi_1", Amount: 500, Currency: "egp"}
@@ -118,10 +122,7 @@ func TestLateCardPaymentIsPaidBack(t *testing.T) {
 // answers; the order is not expired early.
 func TestCardPaymentOpensAfterTheGatewayComesBack(t *testing.T) {
 	in := workflows.CardPaymentInput{StoreID: uuid.New(), OrderID: uuid.New()}
-	var suite testsuite.WorkflowTestSuite
-	env := suite.NewTestWorkflowEnvironment()
-	var acts *activities.Activities
-	env.RegisterActivity(acts)
+	env, acts := newCardTestEnv()
 	start := env.Now()
 	env.OnActivity(acts.OpenCardIntent, mock.Anything, activities.CardPaymentInput(in)).Return(
 		func(context.Context, activities.CardPaymentInput) (activities.OpenCardIntentResult, error) {

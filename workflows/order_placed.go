@@ -102,9 +102,8 @@ func OrderPlaced(ctx workflow.Context, in OrderPlacedInput) (OrderPlacedResult, 
 	// (docs/benchmarks.md). They run as local activities, in the worker
 	// that runs the workflow task. Histories from before OrderPlacedShape
 	// say through their version markers which of these changes they had.
-	local := func(i int) workflow.Future {
-		return workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, localSideEffectOptions), steps[i].fn, order)
-	}
+	lctx := workflow.WithLocalActivityOptions(ctx, localSideEffectOptions)
+	local := func(i int) workflow.Future { return workflow.ExecuteLocalActivity(lctx, steps[i].fn, order) }
 	start, parallel := local, true
 	if in.Shape != OrderPlacedShape {
 		if workflow.GetVersion(ctx, rollupInTransaction, workflow.DefaultVersion, 1) == workflow.DefaultVersion {

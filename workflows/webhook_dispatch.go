@@ -58,17 +58,18 @@ const DispatchHeartbeat = 20 * time.Second
 // a retry ladder only for the deliveries that failed. The happy path costs
 // one workflow task per batch rather than a workflow per delivery.
 func Dispatch(ctx workflow.Context, in DispatchInput) (DispatchResult, error) {
+	retry := &temporal.RetryPolicy{InitialInterval: time.Second, MaximumAttempts: 10}
 	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 10 * time.Minute,
 		HeartbeatTimeout:    DispatchHeartbeat,
-		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumAttempts: 10},
+		RetryPolicy:         retry,
 	})
 	attempts := activities.FirstAttemptsInput{BatchID: in.BatchID, Final: len(in.Schedule) == 0}
 	var first workflow.Future
 	if in.Shape == DispatchShape {
 		first = workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
 			StartToCloseTimeout: 10 * time.Minute,
-			RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumAttempts: 10},
+			RetryPolicy:         retry,
 		}), a.SendFirstAttempts, attempts)
 	} else {
 		first = workflow.ExecuteActivity(ctx, a.SendFirstAttempts, attempts)
