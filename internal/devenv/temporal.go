@@ -117,17 +117,32 @@ func StartTemporal(ctx context.Context, opts TemporalOptions) (*Temporal, error)
 	if err := sqlite.CreateNamespaces(sqlCfg, ns); err != nil {
 		return nil, fmt.Errorf("create temporal namespace: %w", err)
 	}
+	dynamicConfig := dynamicconfig.NewMemoryClient()
+	for key, value := range map[dynamicconfig.Key]any{
+		// One matching host: one partition per task queue, so a task
+		// never waits in a partition no poller is on.
+		dynamicconfig.MatchingNumTaskqueueReadPartitions.Key():  1,
+		dynamicconfig.MatchingNumTaskqueueWritePartitions.Key(): 1,
+		// The visibility queue is read at most visibilityReadsPerSecond
+		// times a second under load, in pages large enough for every
+		// task of the interval: a workflow that closes before its
+		// start task is read gets one visibility write, not two.
+		dynamicconfig.VisibilityProcessorMaxPollRPS.Key(): visibilityReadsPerSecond,
+		dynamicconfig.VisibilityTaskBatchSize.Key():       1000,
+		dynamicconfig.NamespaceCacheRefreshInterval.Key(): namespaceRefresh,
+	} {
+		dynamicConfig.OverrideValue(key, value)
+	}
+	// Until the service's search attributes are registered and every
+	// cache has read them, each read of them goes to the database; after,
+	// the caches answer (reading them on every workflow start and
+	// visibility write was about 5% of the server's CPU under load).
+	stopForcedRefresh := dynamicConfig.OverrideSetting(dynamicconfig.ForceSearchAttributesCacheRefreshOnRead, true)
 	srv, err := temporal.NewServer(
 		temporal.WithConfig(cfg),
 		temporal.ForServices(temporal.DefaultServices),
 		temporal.WithLogger(serverLogger()),
-		temporal.WithDynamicConfigClient(dynamicconfig.StaticClient{
-			dynamicconfig.ForceSearchAttributesCacheRefreshOnRead.Key(): []dynamicconfig.ConstrainedValue{{Value: true}},
-			// One matching host: one partition per task queue, so a task
-			// never waits in a partition no poller is on.
-			dynamicconfig.MatchingNumTaskqueueReadPartitions.Key():  []dynamicconfig.ConstrainedValue{{Value: 1}},
-			dynamicconfig.MatchingNumTaskqueueWritePartitions.Key(): []dynamicconfig.ConstrainedValue{{Value: 1}},
-		}),
+		temporal.WithDynamicConfigClient(dynamicConfig),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("create temporal server: %w", err)
@@ -160,6 +175,9 @@ func StartTemporal(ctx context.Context, opts TemporalOptions) (*Temporal, error)
 		_ = srv.Stop()
 		return nil, err
 	}
+	// The namespace cache holds the attributes' columns once it has
+	// refreshed after the registration: within two of its intervals.
+	time.AfterFunc(3*namespaceRefresh, stopForcedRefresh)
 	if opts.UIPort != 0 {
 		t.ui = uiserver.NewServer(uiserveroptions.WithConfigProvider(&uiconfig.Config{
 			TemporalGRPCAddress: t.HostPort,
@@ -237,12 +255,34 @@ var unusedVisibilityIndexes = []string{
 	"by_temporal_double_01", "by_temporal_double_02", "by_temporal_int_01", "by_temporal_int_02",
 	"by_temporal_keyword_01", "by_temporal_keyword_02", "by_temporal_keyword_03", "by_temporal_keyword_04",
 	"by_temporal_low_cardinality_keyword_01",
+	// The service registers four keyword attributes: Keyword01-04.
+	"by_keyword_05", "by_keyword_06", "by_keyword_07", "by_keyword_08", "by_keyword_09", "by_keyword_10",
 }
 
-// slimVisibility drops unusedVisibilityIndexes. Temporal's schema gives
-// its visibility table 58 indexes, and every workflow's close rewrites its
-// row in all of them: on the embedded server that one statement was about
-// a quarter of the CPU a workflow cost (docs/decisions.md).
+// namespaceRefresh is how often the server rereads its namespaces (its
+// default is 2 s).
+const namespaceRefresh = time.Second
+
+// visibilityReadsPerSecond paces the history service's visibility queue
+// (Temporal's default is 20). A start task read after its workflow closed
+// is skipped, and most order-placed workflows finish within half a
+// second, so under load most of them cost one visibility write instead of
+// two; a running workflow shows in the UI's list up to 500 ms later. The
+// limiter has a burst, so an idle server reads a new task at once.
+const visibilityReadsPerSecond = 2
+
+// fullTextTriggers copy every visibility row's Text and KeywordList
+// attributes into two FTS5 tables, on every insert, update and delete.
+// The service registers neither kind, so slimVisibility drops them: a
+// filter on a Text or KeywordList attribute (BuildIds,
+// TemporalChangeVersion) then finds no workflow on the embedded server.
+var fullTextTriggers = []string{"executions_visibility_ai", "executions_visibility_au", "executions_visibility_ad"}
+
+// slimVisibility drops unusedVisibilityIndexes and fullTextTriggers.
+// Temporal's schema gives its visibility table 58 indexes and three
+// full-text triggers, and every workflow's start and close write its row
+// through all of them: on the embedded server those two statements were
+// about a quarter of the CPU a workflow cost (docs/decisions.md).
 func slimVisibility(dsn string) error {
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
@@ -258,6 +298,11 @@ func slimVisibility(dsn string) error {
 	for _, index := range unusedVisibilityIndexes {
 		if _, err := db.Exec(`DROP INDEX IF EXISTS ` + index); err != nil {
 			return fmt.Errorf("drop visibility index %s: %w", index, err)
+		}
+	}
+	for _, trigger := range fullTextTriggers {
+		if _, err := db.Exec(`DROP TRIGGER IF EXISTS ` + trigger); err != nil {
+			return fmt.Errorf("drop visibility trigger %s: %w", trigger, err)
 		}
 	}
 	return nil

@@ -115,4 +115,7 @@ func TestTemporalVisibilityKeepsWhatListsUse(t *testing.T) {
 	for _, dropped := range unusedVisibilityIndexes {
 		require.False(t, indexes[dropped], dropped)
 	}
+	var triggers int
+	require.NoError(t, db.QueryRow(`SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'executions_visibility'`).Scan(&triggers))
+	require.Zero(t, triggers, "the full-text triggers are dropped")
 }
