@@ -28,10 +28,13 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/merchantsvc/svc/api"
+	"github.com/merchantsvc/svc/internal/gcpace"
 	"github.com/merchantsvc/svc/storage"
 )
 
 func main() {
+	// The server side runs in this process, at the service's GC pace.
+	gcpace.Apply()
 	var (
 		out           = flag.String("out", "", "markdown file whose benchmark section is replaced with the results")
 		duration      = flag.Duration("duration", 10*time.Second, "length of each measured run")
@@ -52,6 +55,7 @@ func main() {
 		proofCount    = flag.Int("proofs", 1_000_000, "hashed payment proofs in the store for the similar-search benchmark")
 		proofQuery    = flag.Int("proof-queries", 2000, "similar searches timed")
 		loadFor       = flag.Duration("load-duration", 30*time.Second, "length of the mixed load run")
+		mixOnly       = flag.Bool("load-mix-only", false, "suite load: the first mix and its report only (for profiling; -out is not written)")
 		soakFor       = flag.Duration("soak-duration", 10*time.Minute, "length of the soak run (suite soak)")
 		carrierEvents = flag.Int("carrier-events", 5000, "carrier events sent through the signed callback (suite fulfillment)")
 	)
@@ -126,6 +130,10 @@ func main() {
 		fail(err)
 		report, mix, err := runLoadBench(ctx, dbURL, tmp, *loadFor, 16, *tokens, 3)
 		fail(err)
+		if *mixOnly {
+			fmt.Print(report)
+			return
+		}
 		// The same mix with Temporal on the other store.
 		otherStore := map[string]string{"sqlite": "postgres", "postgres": "sqlite"}[*temporalStore]
 		other, err := benchTemporal(ctx, otherStore, admin, "bench_temporal", false)

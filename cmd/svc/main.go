@@ -31,6 +31,7 @@ import (
 	"github.com/merchantsvc/svc/activities/einvoice"
 	"github.com/merchantsvc/svc/activities/waybill"
 	"github.com/merchantsvc/svc/api"
+	"github.com/merchantsvc/svc/internal/gcpace"
 	"github.com/merchantsvc/svc/internal/metrics"
 	"github.com/merchantsvc/svc/internal/tracing"
 	"github.com/merchantsvc/svc/internal/webhook"
@@ -42,6 +43,7 @@ import (
 )
 
 func main() {
+	gcpace.Apply()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	cfg, err := loadConfig()
