@@ -37,8 +37,10 @@ func (a *Activities) order(ctx context.Context, in OrderInput) (storage.Order, s
 	return o, settings, err
 }
 
-func (a *Activities) done(ctx context.Context, in OrderInput, kind string) (bool, error) {
-	return a.DB.SideEffectDone(ctx, in.StoreID, in.OrderID, kind)
+// start reads, in one round trip, whether a side effect was already
+// recorded, the order and the store's settings.
+func (a *Activities) start(ctx context.Context, in OrderInput, kind string) (storage.SideEffectStart, error) {
+	return a.DB.FindSideEffectStart(ctx, in.StoreID, in.OrderID, kind)
 }
 
 func (a *Activities) skip(ctx context.Context, in OrderInput, kind, why string) (SideEffectResult, error) {
@@ -67,13 +69,11 @@ func (a *Activities) skipRepeat(ctx context.Context, in OrderInput, kind string,
 
 // SendOrderEmail sends the status email for the order's current status, once.
 func (a *Activities) SendOrderEmail(ctx context.Context, in OrderInput) (SideEffectResult, error) {
-	if done, err := a.done(ctx, in, "email"); err != nil || done {
+	start, err := a.start(ctx, in, "email")
+	if err != nil || start.Done {
 		return SideEffectResult{Status: "skipped", Detail: "already sent"}, err
 	}
-	o, settings, err := a.order(ctx, in)
-	if err != nil {
-		return SideEffectResult{}, err
-	}
+	o, settings := start.Order, start.Settings
 	email, err := orderemail.Render(settings.Name, settings.DefaultLanguage, o, o.Status)
 	if err != nil {
 		return SideEffectResult{}, err
@@ -152,13 +152,11 @@ func (a *Activities) chatGuards(ctx context.Context, o storage.Order, s storage.
 // SendChatConfirmation sends the order's chat confirmation once; a guard
 // that holds is recorded as skipped, not as a failure.
 func (a *Activities) SendChatConfirmation(ctx context.Context, in OrderInput) (SideEffectResult, error) {
-	if done, err := a.done(ctx, in, "chat"); err != nil || done {
+	start, err := a.start(ctx, in, "chat")
+	if err != nil || start.Done {
 		return SideEffectResult{Status: "skipped", Detail: "already sent"}, err
 	}
-	o, settings, err := a.order(ctx, in)
-	if err != nil {
-		return SideEffectResult{}, err
-	}
+	o, settings := start.Order, start.Settings
 	template, phone, err := a.chatGuards(ctx, o, settings)
 	if err != nil {
 		return a.skip(ctx, in, "chat", err.Error())
@@ -218,14 +216,11 @@ func (a *Activities) sendChat(ctx context.Context, o storage.Order, s storage.St
 
 // CreateOrderShipment opens a shipment when the store asks for automatic ones.
 func (a *Activities) CreateOrderShipment(ctx context.Context, in OrderInput) (SideEffectResult, error) {
-	if done, err := a.done(ctx, in, "shipment"); err != nil || done {
+	start, err := a.start(ctx, in, "shipment")
+	if err != nil || start.Done {
 		return SideEffectResult{Status: "skipped", Detail: "already created"}, err
 	}
-	settings, err := a.DB.FindStoreSettings(ctx, in.StoreID)
-	if err != nil {
-		return SideEffectResult{}, err
-	}
-	if !settings.AutoCreateShipment {
+	if !start.Settings.AutoCreateShipment {
 		return a.skip(ctx, in, "shipment", "automatic shipments are off")
 	}
 	return SideEffectResult{Status: "succeeded"}, a.DB.CreateShipmentForOrder(ctx, in.StoreID, in.OrderID)

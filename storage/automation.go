@@ -173,11 +173,12 @@ func (tx *Tx) ResolveAutopilotExceptions(ctx context.Context, storeID, orderID u
 	return int(tag.RowsAffected()), nil
 }
 
-// SideEffectDone reports whether a placed order's side effect was already recorded.
-func (r reader) SideEffectDone(ctx context.Context, storeID, orderID uuid.UUID, kind string) (bool, error) {
+const sideEffectStatusQuery = `SELECT status FROM order_side_effects WHERE store_id = $1 AND order_id = $2 AND kind = $3`
+
+// scanSideEffectDone reads whether a placed order's side effect was already recorded.
+func scanSideEffectDone(row pgx.Row) (bool, error) {
 	var status string
-	err := r.q.QueryRow(ctx, `SELECT status FROM order_side_effects WHERE store_id = $1 AND order_id = $2 AND kind = $3`,
-		storeID, orderID, kind).Scan(&status)
+	err := row.Scan(&status)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return false, nil
 	}
@@ -187,23 +188,72 @@ func (r reader) SideEffectDone(ctx context.Context, storeID, orderID uuid.UUID, 
 	return true, nil
 }
 
+// SideEffectStart is what a placed order's side effect reads before it
+// runs: whether it was already recorded, the order with its lines, and
+// the store's settings.
+type SideEffectStart struct {
+	Done     bool
+	Order    Order
+	Settings StoreSettings
+}
+
+// FindSideEffectStart reads a side effect's SideEffectStart in one round
+// trip. Three side effects run for every order placed, and these reads
+// were four round trips of each.
+func (db *DB) FindSideEffectStart(ctx context.Context, storeID, orderID uuid.UUID, kind string) (SideEffectStart, error) {
+	batch := &pgx.Batch{}
+	batch.Queue(sideEffectStatusQuery, storeID, orderID, kind)
+	batch.Queue(`SELECT `+orderColumns+` FROM orders WHERE store_id = $1 AND id = $2`, storeID, orderID)
+	batch.Queue(orderLinesQuery, storeID, orderID)
+	batch.Queue(storeSettingsQuery, storeID)
+	results := db.pool.SendBatch(ctx, batch)
+	defer results.Close()
+	var (
+		start SideEffectStart
+		err   error
+	)
+	if start.Done, err = scanSideEffectDone(results.QueryRow()); err != nil {
+		return SideEffectStart{}, err
+	}
+	if start.Order, err = scanOrder(results.QueryRow()); err != nil {
+		return SideEffectStart{}, notFoundIfNoRows(err, "find order "+orderID.String())
+	}
+	rows, err := results.Query()
+	if err != nil {
+		return SideEffectStart{}, fmt.Errorf("find order lines: %w", err)
+	}
+	if start.Order.Lines, err = collectOrderLines(rows); err != nil {
+		return SideEffectStart{}, err
+	}
+	if start.Settings, err = scanStoreSettings(results.QueryRow()); err != nil {
+		return SideEffectStart{}, err
+	}
+	return start, results.Close()
+}
+
 // RecordSideEffect records the outcome of one side effect, once.
 func (tx *Tx) RecordSideEffect(ctx context.Context, storeID, orderID uuid.UUID, kind, status string, detail any) error {
+	return recordSideEffect(ctx, tx.tx, tx.now(), storeID, orderID, kind, status, detail)
+}
+
+// RecordSideEffect records an outcome on its own: one statement, so no
+// transaction around it (a BEGIN and a COMMIT were two of its three
+// round trips).
+func (db *DB) RecordSideEffect(ctx context.Context, storeID, orderID uuid.UUID, kind, status string, detail any) error {
+	return recordSideEffect(ctx, db.pool, db.now(), storeID, orderID, kind, status, detail)
+}
+
+func recordSideEffect(ctx context.Context, q querier, now time.Time, storeID, orderID uuid.UUID, kind, status string, detail any) error {
 	raw, err := json.Marshal(detail)
 	if err != nil {
 		return err
 	}
-	_, err = tx.tx.Exec(ctx, `INSERT INTO order_side_effects (store_id, order_id, kind, status, detail, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (order_id, kind) DO NOTHING`, storeID, orderID, kind, status, raw, tx.now())
+	_, err = q.Exec(ctx, `INSERT INTO order_side_effects (store_id, order_id, kind, status, detail, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (order_id, kind) DO NOTHING`, storeID, orderID, kind, status, raw, now)
 	if err != nil {
 		return fmt.Errorf("record side effect: %w", err)
 	}
 	return nil
-}
-
-// RecordSideEffect records an outcome in its own transaction.
-func (db *DB) RecordSideEffect(ctx context.Context, storeID, orderID uuid.UUID, kind, status string, detail any) error {
-	return db.InTx(ctx, func(tx *Tx) error { return tx.RecordSideEffect(ctx, storeID, orderID, kind, status, detail) })
 }
 
 // CreateShipmentForOrder opens a shipment for all of a placed order's
@@ -290,16 +340,22 @@ const (
 	MaxCardPaymentMinutes = 1440
 )
 
+const storeSettingsQuery = `SELECT auto_create_shipment, chat_confirmations, confirm_in_chat, chat_templates_approved, default_language, name,
+		e_invoicing, abandonment_threshold_minutes, max_line_quantity, max_order_quantity, currency, timezone, week_start,
+		card_payment_timeout_minutes
+	FROM stores WHERE id = $1`
+
 // FindStoreSettings reads a store's automation switches.
 func (r reader) FindStoreSettings(ctx context.Context, storeID uuid.UUID) (StoreSettings, error) {
+	return scanStoreSettings(r.q.QueryRow(ctx, storeSettingsQuery, storeID))
+}
+
+func scanStoreSettings(row pgx.Row) (StoreSettings, error) {
 	var (
 		s        StoreSettings
 		timezone *string
 	)
-	err := r.q.QueryRow(ctx, `SELECT auto_create_shipment, chat_confirmations, confirm_in_chat, chat_templates_approved, default_language, name,
-			e_invoicing, abandonment_threshold_minutes, max_line_quantity, max_order_quantity, currency, timezone, week_start,
-			card_payment_timeout_minutes
-		FROM stores WHERE id = $1`, storeID).Scan(&s.AutoCreateShipment, &s.ChatConfirmations, &s.ConfirmInChat,
+	err := row.Scan(&s.AutoCreateShipment, &s.ChatConfirmations, &s.ConfirmInChat,
 		&s.ChatTemplatesApproved, &s.DefaultLanguage, &s.Name, &s.EInvoicing, &s.AbandonmentMinutes, &s.MaxLineQuantity, &s.MaxOrderQuantity,
 		&s.Currency, &timezone, &s.WeekStart, &s.CardPaymentMinutes)
 	if err != nil {

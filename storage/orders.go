@@ -401,12 +401,18 @@ func (tx *Tx) emitStatusChanged(ctx context.Context, o Order, from OrderStatus) 
 		OrderNumber: o.OrderNumber, OldStatus: from, NewStatus: o.Status, TrackingNumber: o.TrackingNumber})
 }
 
+const orderLinesQuery = `SELECT id, variant_id, product_id, name, sku, quantity, unit_price, total, returned_quantity, discount
+	FROM order_lines WHERE store_id = $1 AND order_id = $2 ORDER BY position`
+
 func (r reader) orderLinesOf(ctx context.Context, storeID, orderID uuid.UUID) ([]OrderLine, error) {
-	rows, err := r.q.Query(ctx, `SELECT id, variant_id, product_id, name, sku, quantity, unit_price, total, returned_quantity, discount
-		FROM order_lines WHERE store_id = $1 AND order_id = $2 ORDER BY position`, storeID, orderID)
+	rows, err := r.q.Query(ctx, orderLinesQuery, storeID, orderID)
 	if err != nil {
 		return nil, fmt.Errorf("find order lines: %w", err)
 	}
+	return collectOrderLines(rows)
+}
+
+func collectOrderLines(rows pgx.Rows) ([]OrderLine, error) {
 	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (OrderLine, error) {
 		var l OrderLine
 		err := row.Scan(&l.ID, &l.VariantID, &l.ProductID, &l.Name, &l.SKU, &l.Quantity, &l.UnitPrice, &l.Total, &l.ReturnedQuantity, &l.Discount)

@@ -1,0 +1,51 @@
+package storage_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/merchantsvc/svc/storage"
+)
+
+// A side effect's start reads, in one round trip, whether it was recorded
+// (for its kind only), the order with its lines, and the store's settings;
+// an order of another store is not found.
+func TestFindSideEffectStart(t *testing.T) {
+	cs := newCartStore(t, 60)
+	ctx := context.Background()
+	address := []byte(`{"name":"Mona","phone":"+201001234567","line1":"12 Tahrir St","city":"Cairo","country":"EG"}`)
+	var order storage.Order
+	require.NoError(t, cs.db.InTx(ctx, func(tx *storage.Tx) error {
+		var err error
+		order, err = tx.CreateOrder(ctx, storage.NewOrder{StoreID: cs.storeID, PaymentMethod: "cod", ShippingAddress: address,
+			Customer: &storage.OrderCustomer{Name: "Mona", Phone: ptr("+201001234567")},
+			Lines:    []storage.NewOrderLine{{VariantID: cs.variant, Quantity: 2}}})
+		return err
+	}))
+
+	start, err := cs.db.FindSideEffectStart(ctx, cs.storeID, order.ID, "email")
+	require.NoError(t, err)
+	require.False(t, start.Done)
+	require.Equal(t, order.ID, start.Order.ID)
+	require.Equal(t, order.OrderNumber, start.Order.OrderNumber)
+	require.Len(t, start.Order.Lines, 1)
+	require.Equal(t, 2, start.Order.Lines[0].Quantity)
+	require.Equal(t, "Carts", start.Settings.Name)
+	require.Equal(t, 60, start.Settings.AbandonmentMinutes)
+
+	require.NoError(t, cs.db.RecordSideEffect(ctx, cs.storeID, order.ID, "email", "succeeded", map[string]string{"to": "x"}))
+	start, err = cs.db.FindSideEffectStart(ctx, cs.storeID, order.ID, "email")
+	require.NoError(t, err)
+	require.True(t, start.Done, "recorded")
+	start, err = cs.db.FindSideEffectStart(ctx, cs.storeID, order.ID, "chat")
+	require.NoError(t, err)
+	require.False(t, start.Done, "another kind is not")
+
+	_, err = cs.db.FindSideEffectStart(ctx, uuid.New(), order.ID, "email")
+	require.ErrorIs(t, err, storage.ErrNotFound)
+}
+
+func ptr[T any](v T) *T { return &v }
