@@ -148,29 +148,49 @@ func (tx *Tx) FindOrCreateCustomer(ctx context.Context, storeID uuid.UUID, name 
 	// Concurrent first orders from one new customer must not both create
 	// them (the loser would hit the unique index): the transaction holds a
 	// lock per store and contact, always phone before email, until it ends.
-	for _, key := range []*string{phone, email} {
-		if key == nil {
-			continue
-		}
-		if _, err := tx.tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1 || ':' || $2, 0))`, storeID.String(), *key); err != nil {
-			return Customer{}, fmt.Errorf("lock customer contact: %w", err)
-		}
+	// The locks and the lookups go in one round trip; each lookup is a
+	// statement of its own, so it sees what a transaction that held a lock
+	// before it committed.
+	type contact struct{ column, value string }
+	var contacts []contact
+	if phone != nil {
+		contacts = append(contacts, contact{"phone", *phone})
 	}
-	for _, key := range []struct {
-		column string
-		value  *string
-	}{{"phone", phone}, {"email", email}} {
-		if key.value == nil {
-			continue
+	if email != nil {
+		contacts = append(contacts, contact{"email", *email})
+	}
+	batch := &pgx.Batch{}
+	for _, c := range contacts {
+		batch.Queue(`SELECT pg_advisory_xact_lock(hashtextextended($1 || ':' || $2, 0))`, storeID.String(), c.value)
+	}
+	for _, c := range contacts {
+		batch.Queue(`SELECT `+customerColumns+` FROM customers WHERE store_id = $1 AND `+c.column+` = $2`, storeID, c.value)
+	}
+	found, err := func() (*Customer, error) {
+		results := tx.tx.SendBatch(ctx, batch)
+		defer results.Close()
+		for range contacts {
+			if _, err := results.Exec(); err != nil {
+				return nil, fmt.Errorf("lock customer contact: %w", err)
+			}
 		}
-		c, err := scanCustomer(tx.tx.QueryRow(ctx, `SELECT `+customerColumns+` FROM customers WHERE store_id = $1 AND `+key.column+` = $2`,
-			storeID, *key.value))
-		if err == nil {
-			return c, nil
+		var first *Customer
+		for _, c := range contacts {
+			customer, err := scanCustomer(results.QueryRow())
+			if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+				return nil, fmt.Errorf("find customer by %s: %w", c.column, err)
+			}
+			if err == nil && first == nil {
+				first = &customer
+			}
 		}
-		if !errors.Is(err, pgx.ErrNoRows) {
-			return Customer{}, fmt.Errorf("find customer by %s: %w", key.column, err)
-		}
+		return first, results.Close()
+	}()
+	if err != nil {
+		return Customer{}, err
+	}
+	if found != nil {
+		return *found, nil
 	}
 	c := Customer{StoreID: storeID, Name: name, Email: email, Phone: phone}
 	return c, tx.CreateCustomer(ctx, &c)
