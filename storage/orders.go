@@ -235,22 +235,19 @@ func (tx *Tx) CreateOrder(ctx context.Context, in NewOrder) (Order, error) {
 	if !in.Draft {
 		placedAt = &now
 	}
-	_, err = tx.tx.Exec(ctx, `INSERT INTO orders (`+orderColumns+`, search_text, customer_phone, trace_parent, placed_at) VALUES ($1, $2, $3, $4, $5, $6, $7,
+	writes := &pgx.Batch{}
+	writes.Queue(`INSERT INTO orders (`+orderColumns+`, search_text, customer_phone, trace_parent, placed_at) VALUES ($1, $2, $3, $4, $5, $6, $7,
 		$8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $23, $27, $28, $24, $25, NULLIF($26, ''), $29)`,
 		o.ID, o.StoreID, o.OrderNumber, o.Status, o.PaymentStatus, o.FulfillmentStatus, o.PaymentMethod, o.Currency, o.CustomerID,
 		o.Customer, o.ShippingAddress, o.Subtotal, o.ShippingFee, o.Discount, o.Total, o.PaidTotal, o.CollectibleTotal,
 		o.CollectedTotal, o.RefundDue, o.TrackingNumber, o.Notes, o.CancelReason, now, search, customer.Phone, traceParent(ctx), o.Discounts, nonNilShippingLines(o.ShippingLines),
 		placedAt)
-	if err != nil {
-		return Order{}, fmt.Errorf("create order: %w", err)
-	}
-	// The lines go in one round trip: the variants' stock rows are locked
-	// from orderLines to the commit, so every round trip here holds back
-	// the next order for the same variants. The first line of each product
-	// counts the order once for it in top products, however many variants
-	// of it the order holds.
+	// The order and its lines go in one round trip: the variants' stock
+	// rows are locked from orderLines to the commit, so every round trip
+	// here holds back the next order for the same variants. The first line
+	// of each product counts the order once for it in top products,
+	// however many variants of it the order holds.
 	productsSeen := map[uuid.UUID]bool{}
-	lines := &pgx.Batch{}
 	for i := range o.Lines {
 		l := &o.Lines[i]
 		l.ID = NewID()
@@ -258,12 +255,12 @@ func (tx *Tx) CreateOrder(ctx context.Context, in NewOrder) (Order, error) {
 		if l.ProductID != nil {
 			productsSeen[*l.ProductID] = true
 		}
-		lines.Queue(`INSERT INTO order_lines (id, store_id, order_id, variant_id, product_id, name, sku, quantity,
+		writes.Queue(`INSERT INTO order_lines (id, store_id, order_id, variant_id, product_id, name, sku, quantity,
 				unit_price, total, position, discount, sold_at, first_of_product) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
 			l.ID, o.StoreID, o.ID, l.VariantID, l.ProductID, l.Name, l.SKU, l.Quantity, l.UnitPrice, l.Total, i+1, l.Discount, placedAt, firstOfProduct)
 	}
-	if err := tx.tx.SendBatch(ctx, lines).Close(); err != nil {
-		return Order{}, fmt.Errorf("create order lines: %w", err)
+	if err := tx.tx.SendBatch(ctx, writes).Close(); err != nil {
+		return Order{}, fmt.Errorf("create order: %w", err)
 	}
 	kind := ActivityOrderCreated
 	if in.Draft {
