@@ -2,11 +2,13 @@ package main
 
 import (
 	"fmt"
+	"net"
 	"net/netip"
 	"strings"
 	"time"
 
 	"github.com/kelseyhightower/envconfig"
+	"go.temporal.io/sdk/client"
 )
 
 // Config is every SVC_ setting. Only this package reads the environment.
@@ -21,12 +23,16 @@ type Config struct {
 	DatabaseURL       string `envconfig:"DATABASE_URL"`
 	TemporalAddress   string `envconfig:"TEMPORAL_ADDRESS" default:"127.0.0.1:7233"`
 	TemporalNamespace string `envconfig:"TEMPORAL_NAMESPACE" default:"default"`
-	TaskQueue         string `envconfig:"TASK_QUEUE" default:"svc"`
-	S3Endpoint        string `envconfig:"S3_ENDPOINT"`
-	S3AccessKey       string `envconfig:"S3_ACCESS_KEY"`
-	S3SecretKey       string `envconfig:"S3_SECRET_KEY"`
-	S3Bucket          string `envconfig:"S3_BUCKET" default:"svc"`
-	S3UseTLS          bool   `envconfig:"S3_USE_TLS" default:"false"`
+	// TemporalCompression is the gRPC compression of the requests to
+	// Temporal: gzip, none, or auto (none when TemporalAddress is a
+	// loopback address, where compressing only costs CPU; gzip otherwise).
+	TemporalCompression string `envconfig:"TEMPORAL_GRPC_COMPRESSION" default:"auto"`
+	TaskQueue           string `envconfig:"TASK_QUEUE" default:"svc"`
+	S3Endpoint          string `envconfig:"S3_ENDPOINT"`
+	S3AccessKey         string `envconfig:"S3_ACCESS_KEY"`
+	S3SecretKey         string `envconfig:"S3_SECRET_KEY"`
+	S3Bucket            string `envconfig:"S3_BUCKET" default:"svc"`
+	S3UseTLS            bool   `envconfig:"S3_USE_TLS" default:"false"`
 	// ChromiumPath is the headless Chromium that prints waybills.
 	ChromiumPath string `envconfig:"CHROMIUM_PATH" default:"chromium"`
 	BaseURL      string `envconfig:"BASE_URL"`
@@ -151,6 +157,9 @@ func loadConfig() (Config, error) {
 	if err := envconfig.Process("svc", &cfg); err != nil {
 		return Config{}, fmt.Errorf("read SVC_ settings: %w", err)
 	}
+	if _, err := cfg.temporalCompression(); err != nil {
+		return Config{}, err
+	}
 	if cfg.BaseURL == "" {
 		cfg.BaseURL = "http://" + cfg.HTTPAddr
 	}
@@ -158,4 +167,33 @@ func loadConfig() (Config, error) {
 		cfg.MerchantURL = cfg.BaseURL
 	}
 	return cfg, nil
+}
+
+// temporalCompression says whether requests to Temporal are gzipped.
+func (cfg Config) temporalCompression() (client.GrpcCompression, error) {
+	switch cfg.TemporalCompression {
+	case "gzip":
+		return &client.GrpcCompressionGzip{}, nil
+	case "none":
+		return &client.GrpcCompressionNone{}, nil
+	case "auto", "":
+		if loopback(cfg.TemporalAddress) {
+			return &client.GrpcCompressionNone{}, nil
+		}
+		return &client.GrpcCompressionGzip{}, nil
+	}
+	return nil, fmt.Errorf("SVC_TEMPORAL_GRPC_COMPRESSION is %q: want gzip, none or auto", cfg.TemporalCompression)
+}
+
+// loopback reports whether a host:port names this machine.
+func loopback(hostPort string) bool {
+	host, _, err := net.SplitHostPort(hostPort)
+	if err != nil {
+		host = hostPort
+	}
+	if host == "localhost" {
+		return true
+	}
+	addr, err := netip.ParseAddr(host)
+	return err == nil && addr.IsLoopback()
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
 )
 
 // The list settings are parsed once, by envconfig, into typed fields; a bad
@@ -71,4 +72,37 @@ func TestHTTPServerTimeouts(t *testing.T) {
 	require.Equal(t, 2*time.Minute, srv.WriteTimeout, "above the 40 s resend and the 20 s upload waits")
 	require.Equal(t, 2*time.Minute, srv.IdleTimeout)
 	require.Equal(t, 64<<10, srv.MaxHeaderBytes)
+}
+
+// Requests to a Temporal on this machine are not compressed unless asked;
+// to any other address they are gzipped, as the SDK does by default.
+func TestTemporalCompression(t *testing.T) {
+	for _, tc := range []struct {
+		setting, address string
+		want             client.GrpcCompression
+		err              bool
+	}{
+		{"", "127.0.0.1:7233", &client.GrpcCompressionNone{}, false},
+		{"auto", "localhost:7233", &client.GrpcCompressionNone{}, false},
+		{"auto", "[::1]:7233", &client.GrpcCompressionNone{}, false},
+		{"auto", "temporal-frontend.temporal.svc:7233", &client.GrpcCompressionGzip{}, false},
+		{"auto", "10.0.3.7:7233", &client.GrpcCompressionGzip{}, false},
+		{"gzip", "127.0.0.1:7233", &client.GrpcCompressionGzip{}, false},
+		{"none", "10.0.3.7:7233", &client.GrpcCompressionNone{}, false},
+		{"brotli", "127.0.0.1:7233", nil, true},
+	} {
+		t.Run(tc.setting+" "+tc.address, func(t *testing.T) {
+			t.Setenv("SVC_TEMPORAL_ADDRESS", tc.address)
+			t.Setenv("SVC_TEMPORAL_GRPC_COMPRESSION", tc.setting)
+			cfg, err := loadConfig()
+			if tc.err {
+				require.ErrorContains(t, err, "SVC_TEMPORAL_GRPC_COMPRESSION")
+				return
+			}
+			require.NoError(t, err)
+			got, err := cfg.temporalCompression()
+			require.NoError(t, err)
+			require.IsType(t, tc.want, got)
+		})
+	}
 }

@@ -168,11 +168,17 @@ func connect(ctx context.Context, cfg Config, log *slog.Logger, service string, 
 		d.Close()
 		return deps{}, err
 	}
+	compression, err := cfg.temporalCompression()
+	if err != nil {
+		d.Close()
+		return deps{}, err
+	}
 	d.temporal, err = client.DialContext(ctx, client.Options{
-		HostPort:     cfg.TemporalAddress,
-		Namespace:    cfg.TemporalNamespace,
-		Interceptors: interceptors, // workers built from this client trace too
-		Logger:       sdklog.NewStructuredLogger(log.With("component", "temporal")),
+		HostPort:          cfg.TemporalAddress,
+		Namespace:         cfg.TemporalNamespace,
+		ConnectionOptions: client.ConnectionOptions{GrpcCompression: compression},
+		Interceptors:      interceptors, // workers built from this client trace too
+		Logger:            sdklog.NewStructuredLogger(log.With("component", "temporal")),
 		MetricsHandler: func() client.MetricsHandler {
 			if workerMetrics == nil {
 				return nil
