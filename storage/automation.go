@@ -203,7 +203,7 @@ type SideEffectStart struct {
 func (db *DB) FindSideEffectStart(ctx context.Context, storeID, orderID uuid.UUID, kind string) (SideEffectStart, error) {
 	batch := &pgx.Batch{}
 	batch.Queue(sideEffectStatusQuery, storeID, orderID, kind)
-	batch.Queue(`SELECT `+orderColumns+` FROM orders WHERE store_id = $1 AND id = $2`, storeID, orderID)
+	batch.Queue(orderByIDQuery, storeID, orderID)
 	batch.Queue(orderLinesQuery, storeID, orderID)
 	batch.Queue(storeSettingsQuery, storeID)
 	results := db.pool.SendBatch(ctx, batch)

@@ -57,7 +57,7 @@ type OrderActivity struct {
 
 // AddOrderComment records a staff comment, visible only to merchant staff.
 func (tx *Tx) AddOrderComment(ctx context.Context, storeID, orderID uuid.UUID, body string, actor *uuid.UUID) (OrderActivity, error) {
-	o, err := scanOrder(tx.tx.QueryRow(ctx, `SELECT `+orderColumns+` FROM orders WHERE store_id = $1 AND id = $2`, storeID, orderID))
+	o, err := scanOrder(tx.tx.QueryRow(ctx, orderByIDQuery, storeID, orderID))
 	if err != nil {
 		return OrderActivity{}, notFoundIfNoRows(err, "find order "+orderID.String())
 	}

@@ -398,6 +398,9 @@ func (tx *Tx) emitStatusChanged(ctx context.Context, o Order, from OrderStatus) 
 		OrderNumber: o.OrderNumber, OldStatus: from, NewStatus: o.Status, TrackingNumber: o.TrackingNumber})
 }
 
+// orderByIDQuery reads one order of a store, without its lines.
+const orderByIDQuery = `SELECT ` + orderColumns + ` FROM orders WHERE store_id = $1 AND id = $2`
+
 const orderLinesQuery = `SELECT id, variant_id, product_id, name, sku, quantity, unit_price, total, returned_quantity, discount
 	FROM order_lines WHERE store_id = $1 AND order_id = $2 ORDER BY position`
 
@@ -429,7 +432,7 @@ func (r reader) FindOrderByRef(ctx context.Context, storeID uuid.UUID, ref strin
 	query := `SELECT ` + orderColumns + ` FROM orders WHERE store_id = $1 AND order_number = $2`
 	var arg any = ref
 	if id, ok := ParseOrderRef(ref); ok {
-		query, arg = `SELECT `+orderColumns+` FROM orders WHERE store_id = $1 AND id = $2`, id
+		query, arg = orderByIDQuery, id
 	}
 	o, err := scanOrder(r.q.QueryRow(ctx, query, storeID, arg))
 	if err != nil {

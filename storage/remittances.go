@@ -203,7 +203,7 @@ func (tx *Tx) RecordRemittance(ctx context.Context, storeID uuid.UUID, in NewRem
 		return Remittance{}, fmt.Errorf("record remittance items: %w", err)
 	}
 	for orderID, numbers := range orders {
-		o, err := scanOrder(tx.tx.QueryRow(ctx, `SELECT `+orderColumns+` FROM orders WHERE store_id = $1 AND id = $2`, storeID, orderID))
+		o, err := scanOrder(tx.tx.QueryRow(ctx, orderByIDQuery, storeID, orderID))
 		if err != nil {
 			return Remittance{}, fmt.Errorf("find remitted order: %w", err)
 		}

@@ -207,7 +207,7 @@ func (db *DB) finishWaybill(ctx context.Context, storeID, shipmentID uuid.UUID, 
 		if err != nil {
 			return fmt.Errorf("finish waybill: %w", err)
 		}
-		o, err := scanOrder(tx.tx.QueryRow(ctx, `SELECT `+orderColumns+` FROM orders WHERE store_id = $1 AND id = $2`, storeID, orderID))
+		o, err := scanOrder(tx.tx.QueryRow(ctx, orderByIDQuery, storeID, orderID))
 		if err != nil {
 			return fmt.Errorf("find waybill order: %w", err)
 		}
