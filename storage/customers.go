@@ -145,20 +145,33 @@ func (tx *Tx) DeleteCustomer(ctx context.Context, storeID, id uuid.UUID) error {
 // FindOrCreateCustomer returns the store's customer with this phone, else
 // this email, else a new one (an order's inline customer).
 func (tx *Tx) FindOrCreateCustomer(ctx context.Context, storeID uuid.UUID, name string, email, phone *string) (Customer, error) {
-	// Concurrent first orders from one new customer must not both create
-	// them (the loser would hit the unique index): the transaction holds a
-	// lock per store and contact, always phone before email, until it ends.
-	// The locks and the lookups go in one round trip; each lookup is a
-	// statement of its own, so it sees what a transaction that held a lock
-	// before it committed.
-	type contact struct{ column, value string }
-	var contacts []contact
+	var contacts []customerContact
 	if phone != nil {
-		contacts = append(contacts, contact{"phone", *phone})
+		contacts = append(contacts, customerContact{"phone", *phone})
 	}
 	if email != nil {
-		contacts = append(contacts, contact{"email", *email})
+		contacts = append(contacts, customerContact{"email", *email})
 	}
+	found, ok, err := tx.lockAndFindCustomer(ctx, storeID, contacts)
+	if err != nil || ok {
+		return found, err
+	}
+	c := Customer{StoreID: storeID, Name: name, Email: email, Phone: phone}
+	return c, tx.CreateCustomer(ctx, &c)
+}
+
+// customerContact is a column of customers that names one (phone, email)
+// and its value.
+type customerContact struct{ column, value string }
+
+// lockAndFindCustomer takes the transaction's lock on each contact, in
+// order, and returns the customer the first contact that has one names.
+// Concurrent first orders from one new customer must not both create them
+// (the loser would hit the unique index), so the locks are held until the
+// transaction ends, always phone before email. The locks and the lookups
+// go in one round trip; each lookup is a statement of its own, so it sees
+// a customer that a transaction holding a lock before it committed.
+func (tx *Tx) lockAndFindCustomer(ctx context.Context, storeID uuid.UUID, contacts []customerContact) (Customer, bool, error) {
 	batch := &pgx.Batch{}
 	for _, c := range contacts {
 		batch.Queue(`SELECT pg_advisory_xact_lock(hashtextextended($1 || ':' || $2, 0))`, storeID.String(), c.value)
@@ -166,32 +179,21 @@ func (tx *Tx) FindOrCreateCustomer(ctx context.Context, storeID uuid.UUID, name 
 	for _, c := range contacts {
 		batch.Queue(`SELECT `+customerColumns+` FROM customers WHERE store_id = $1 AND `+c.column+` = $2`, storeID, c.value)
 	}
-	found, err := func() (*Customer, error) {
-		results := tx.tx.SendBatch(ctx, batch)
-		defer results.Close()
-		for range contacts {
-			if _, err := results.Exec(); err != nil {
-				return nil, fmt.Errorf("lock customer contact: %w", err)
-			}
+	results := tx.tx.SendBatch(ctx, batch)
+	defer results.Close()
+	for range contacts {
+		if _, err := results.Exec(); err != nil {
+			return Customer{}, false, fmt.Errorf("lock customer contact: %w", err)
 		}
-		var first *Customer
-		for _, c := range contacts {
-			customer, err := scanCustomer(results.QueryRow())
-			if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-				return nil, fmt.Errorf("find customer by %s: %w", c.column, err)
-			}
-			if err == nil && first == nil {
-				first = &customer
-			}
+	}
+	for _, c := range contacts {
+		customer, err := scanCustomer(results.QueryRow())
+		if err == nil {
+			return customer, true, results.Close()
 		}
-		return first, results.Close()
-	}()
-	if err != nil {
-		return Customer{}, err
+		if !errors.Is(err, pgx.ErrNoRows) {
+			return Customer{}, false, fmt.Errorf("find customer by %s: %w", c.column, err)
+		}
 	}
-	if found != nil {
-		return *found, nil
-	}
-	c := Customer{StoreID: storeID, Name: name, Email: email, Phone: phone}
-	return c, tx.CreateCustomer(ctx, &c)
+	return Customer{}, false, results.Close()
 }
