@@ -175,9 +175,7 @@ func StartTemporal(ctx context.Context, opts TemporalOptions) (*Temporal, error)
 		_ = srv.Stop()
 		return nil, err
 	}
-	// The namespace cache holds the attributes' columns once it has
-	// refreshed after the registration: within two of its intervals.
-	time.AfterFunc(3*namespaceRefresh, stopForcedRefresh)
+	time.AfterFunc(searchAttributesSettle, stopForcedRefresh)
 	if opts.UIPort != 0 {
 		t.ui = uiserver.NewServer(uiserveroptions.WithConfigProvider(&uiconfig.Config{
 			TemporalGRPCAddress: t.HostPort,
@@ -262,6 +260,12 @@ var unusedVisibilityIndexes = []string{
 // namespaceRefresh is how often the server rereads its namespaces (its
 // default is 2 s).
 const namespaceRefresh = time.Second
+
+// searchAttributesSettle is how long after the service's search attributes
+// are registered their reads still go to the database: the namespace cache
+// holds their columns once it has refreshed after the registration, within
+// two of its intervals; the third is margin.
+const searchAttributesSettle = 3 * namespaceRefresh
 
 // visibilityReadsPerSecond paces the history service's visibility queue
 // (Temporal's default is 20). A start task read after its workflow closed

@@ -119,3 +119,28 @@ func TestTemporalVisibilityKeepsWhatListsUse(t *testing.T) {
 	require.NoError(t, db.QueryRow(`SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'executions_visibility'`).Scan(&triggers))
 	require.Zero(t, triggers, "the full-text triggers are dropped")
 }
+
+// Once the search attributes' reads stop going to the database
+// (searchAttributesSettle after the registration), the server's caches
+// hold them: a workflow carrying every one of the service's attributes is
+// accepted, and listed by them.
+func TestTemporalAcceptsTheSearchAttributesFromItsCaches(t *testing.T) {
+	ctx := context.Background()
+	tmp, err := StartTemporal(ctx, TemporalOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = tmp.Stop() })
+	c, err := tmp.Client(ctx)
+	require.NoError(t, err)
+	defer c.Close()
+	time.Sleep(searchAttributesSettle + namespaceRefresh)
+
+	storeID := uuid.New()
+	work := workflows.Work{Kind: workflows.KindOrderPlaced, StoreID: storeID, ResourceID: uuid.New(), OrderNumber: "ORD-1001", Summary: "test"}
+	_, err = c.ExecuteWorkflow(ctx, work.StartOptions("cached-attributes-test", "no-worker"), "NotRegistered")
+	require.NoError(t, err)
+	query := "StoreId = '" + storeID.String() + "' AND WorkKind = '" + string(workflows.KindOrderPlaced) + "' AND OrderNumber = 'ORD-1001'"
+	require.Eventually(t, func() bool {
+		list, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Namespace: tmp.Namespace, Query: query})
+		return err == nil && len(list.GetExecutions()) == 1
+	}, 10*time.Second, 50*time.Millisecond, query)
+}
