@@ -28,6 +28,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/merchantsvc/svc/api"
+	"github.com/merchantsvc/svc/internal/devenv"
 	"github.com/merchantsvc/svc/internal/gcpace"
 	"github.com/merchantsvc/svc/storage"
 )
@@ -345,11 +346,7 @@ func createDatabase(ctx context.Context, admin, template, name string) (string, 
 	if _, err := conn.Exec(ctx, `CREATE DATABASE `+name+` TEMPLATE `+pgx.Identifier{template}.Sanitize()); err != nil {
 		return "", err
 	}
-	cfg, err := pgx.ParseConfig(admin)
-	if err != nil {
-		return "", err
-	}
-	return fmt.Sprintf("postgres://%s@%s:%d/%s?sslmode=disable", cfg.User, cfg.Host, cfg.Port, name), nil
+	return devenv.WithDatabase(admin, name)
 }
 
 // catalogSeed is the catalog bench's store and its credentials: personal

@@ -3,7 +3,9 @@ package devenv
 import (
 	"context"
 	"fmt"
+	"net"
 	"strconv"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"go.temporal.io/server/common/config"
@@ -50,12 +52,19 @@ func (p TemporalPostgres) prepare(ctx context.Context) (store, visibility *confi
 		cfg := &config.SQL{
 			PluginName:      postgresql.PluginNamePGX,
 			DatabaseName:    name,
-			ConnectAddr:     admin.Host + ":" + strconv.Itoa(int(admin.Port)),
+			ConnectAddr:     net.JoinHostPort(admin.Host, strconv.Itoa(int(admin.Port))),
 			ConnectProtocol: "tcp",
 			User:            admin.User,
 			Password:        admin.Password,
 			MaxConns:        20,
 			MaxIdleConns:    20,
+		}
+		// A socket directory for a host: Temporal's plugin writes the
+		// address as a URL's host, and pgx takes the socket from a host
+		// parameter, which outranks it.
+		if strings.HasPrefix(admin.Host, "/") {
+			cfg.ConnectAddr = net.JoinHostPort("localhost", strconv.Itoa(int(admin.Port)))
+			cfg.ConnectAttributes = map[string]string{"host": admin.Host}
 		}
 		if err := applyTemporalSchema(cfg, s.name); err != nil {
 			return nil, nil, fmt.Errorf("temporal schema %s: %w", name, err)

@@ -19,6 +19,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/server/temporaltest"
 
+	"github.com/merchantsvc/svc/internal/devenv"
 	"github.com/merchantsvc/svc/storage"
 	"github.com/merchantsvc/svc/storage/blob"
 	"github.com/merchantsvc/svc/workflows"
@@ -66,11 +67,11 @@ func DatabaseURL(t testing.TB, fromTemplate bool) string {
 			t.Errorf("drop test database: %v", err)
 		}
 	})
-	cfg, err := pgx.ParseConfig(admin)
+	url, err := devenv.WithDatabase(admin, name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return fmt.Sprintf("postgres://%s@%s:%d/%s?sslmode=disable", cfg.User, cfg.Host, cfg.Port, name)
+	return url
 }
 
 // DB opens a fresh migrated database for one test.
