@@ -204,7 +204,7 @@ func (h *harness) startWorker(httpClient *http.Client) {
 	host, port, _ := net.SplitHostPort(sink.Addr)
 	portNumber, _ := strconv.Atoi(port)
 	w := worker.New(h.temporal, h.queue, &activities.Activities{DB: h.db, Blob: h.blob, HTTPClient: httpClient, BaseURL: h.url,
-		Mailer:    activities.SMTPMailer{Host: host, Port: portNumber, From: "orders@example.com", PlainText: true},
+		Mailer:    &activities.SMTPMailer{Host: host, Port: portNumber, From: "orders@example.com", PlainText: true},
 		Chat:      activities.HTTPChatProvider{BaseURL: h.chat.srv.URL, Token: "test"},
 		EInvoices: h.authority, ContactInterval: cmp.Or(h.contactInterval, time.Nanosecond), Waybills: h.waybillPrinter(),
 		Secrets: h.secrets, StripeAPIBase: h.stripeBase}, worker.Options{Interceptors: h.workerInterceptors})

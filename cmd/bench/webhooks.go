@@ -163,7 +163,7 @@ func startDeliveryRigWith(ctx context.Context, db *storage.DB, queue string, tem
 	rig.mail = sink
 	host, port, _ := net.SplitHostPort(sink.Addr)
 	portNumber, _ := strconv.Atoi(port)
-	mailer := activities.SMTPMailer{Host: host, Port: portNumber, From: "shop@example.com", PlainText: true}
+	mailer := &activities.SMTPMailer{Host: host, Port: portNumber, From: "shop@example.com", PlainText: true}
 	// A chat provider that accepts every message, so order confirmations
 	// make their HTTP round trip rather than fail on a missing provider.
 	var chats atomic.Int64

@@ -352,7 +352,7 @@ func newMailer(cfg Config) (activities.Mailer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("SVC_SMTP_ADDR: %w", err)
 	}
-	return activities.SMTPMailer{Host: host, Port: p, From: cfg.SMTPFrom, Username: cfg.SMTPUsername,
+	return &activities.SMTPMailer{Host: host, Port: p, From: cfg.SMTPFrom, Username: cfg.SMTPUsername,
 		Password: cfg.SMTPPassword, PlainText: cfg.SMTPNoTLS}, nil
 }
 
