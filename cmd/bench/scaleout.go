@@ -182,12 +182,13 @@ func writeScaleOut(b *strings.Builder, runs []scaleRun) {
 	if len(runs) == 2 {
 		one, two := runs[0].mix, runs[1].mix
 		ratio := (float64(two.requests()) / two.wall.Seconds()) / (float64(one.requests()) / one.wall.Seconds())
-		fmt.Fprintf(b, "\nTwo of each / one of each: %.0f%% of the requests/s, while the order side effects fell further behind: the last\n", 100*ratio)
-		fmt.Fprintf(b, "finished %s after the load with two of each, %s with one of each (and within milliseconds when API, worker and\n",
-			two.placedDrain.Round(time.Second), one.placedDrain.Round(time.Second))
-		fmt.Fprintf(b, "Temporal share one process, above). These processes share two cores with Postgres, Temporal and the load tool, so\n")
-		fmt.Fprintf(b, "more API processes do not add CPU: they take it from the Temporal server, which then completes fewer workflows a second\n")
-		fmt.Fprintf(b, "than orders arrive. What the run shows is that replicas share the work correctly (rate limits, the outbox, the\n")
+		fmt.Fprintf(b, "\nTwo of each / one of each: %.0f%% of the requests/s. The last order-placed workflow finished %s after the load\n", 100*ratio,
+			two.placedDrain.Round(100*time.Millisecond))
+		fmt.Fprintf(b, "with two of each, %s with one of each (within milliseconds when API, worker and Temporal share one process,\n",
+			one.placedDrain.Round(100*time.Millisecond))
+		fmt.Fprintf(b, "above). These processes share two cores with Postgres, Temporal and the load tool, so more of them add no CPU: they\n")
+		fmt.Fprintf(b, "contend for it with the Temporal server, whose share decides whether the workflows keep up with the orders\n")
+		fmt.Fprintf(b, "arriving. What the run shows is that replicas share the work correctly (rate limits, the outbox, the\n")
 		fmt.Fprintf(b, "order-placed starts: no errors, no order's side effects lost or doubled); a scale-out gain needs cores per replica\n")
 		fmt.Fprintf(b, "and a Temporal with cores of its own (docs/operations.md).\n")
 	}
