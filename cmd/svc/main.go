@@ -255,6 +255,7 @@ func startWorker(ctx context.Context, cfg Config, d deps, log *slog.Logger, work
 		<-done
 		w.Stop()
 		printer.Close()
+		_ = mailer.Close() // QUIT on the kept connections
 	}, nil
 }
 
@@ -340,7 +341,7 @@ func runWorker(ctx context.Context, cfg Config, log *slog.Logger) error {
 	return <-metricsDone
 }
 
-func newMailer(cfg Config) (activities.Mailer, error) {
+func newMailer(cfg Config) (*activities.SMTPMailer, error) {
 	if cfg.SMTPAddr == "" {
 		return nil, errors.New("SVC_SMTP_ADDR is not set (the SMTP server for customer email)")
 	}

@@ -18,7 +18,7 @@ import (
 
 // Postgres is a local cluster run from the machine's PostgreSQL binaries.
 // It listens on loopback TCP and on a Unix socket; its URLs take the socket
-// when its path fits (see socketURL).
+// when its path fits (see DatabaseURL).
 type Postgres struct {
 	// URL reaches the `postgres` database as the superuser `svc`.
 	URL  string
