@@ -51,9 +51,7 @@ func (a address) check(c *checker, prefix string) {
 	}
 	c.text(prefix+".line1", a.Line1, 1, 300)
 	c.text(prefix+".city", a.City, 1, 100)
-	if len(a.Country) != 2 || strings.ToUpper(a.Country) != a.Country {
-		c.add(prefix+".country", "invalid", "must be an ISO 3166-1 alpha-2 code such as EG")
-	}
+	c.country(prefix+".country", a.Country)
 }
 
 // normalizePhone drops spaces and dashes people type into phone numbers.

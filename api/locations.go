@@ -31,9 +31,7 @@ func (a locationAddress) check(c *checker, prefix string) {
 	if a.Region != nil {
 		c.text(prefix+".region", *a.Region, 0, 100)
 	}
-	if len(a.Country) != 2 || strings.ToUpper(a.Country) != a.Country {
-		c.add(prefix+".country", "invalid", "must be an ISO 3166-1 alpha-2 code such as EG")
-	}
+	c.country(prefix+".country", a.Country)
 }
 
 type locationResponse struct {

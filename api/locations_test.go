@@ -65,6 +65,7 @@ func TestLocations(t *testing.T) {
 		"long name":         {map[string]any{"name": string(make([]byte, 121)), "address": cairoAddress}, 422, "name"},
 		"no address":        {map[string]any{"name": "X"}, 422, "address"},
 		"bad country":       {map[string]any{"name": "X", "address": map[string]any{"line1": "1", "city": "C", "country": "Egypt"}}, 422, "address.country"},
+		"digit in country":  {map[string]any{"name": "X", "address": map[string]any{"line1": "1", "city": "C", "country": "E1"}}, 422, "address.country"},
 		"negative priority": {map[string]any{"name": "X", "address": cairoAddress, "priority": -1}, 422, "priority"},
 		"taken name":        {map[string]any{"name": "ALEXANDRIA", "address": cairoAddress}, 409, "name"},
 	} {

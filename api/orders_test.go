@@ -332,6 +332,9 @@ func TestCreateOrderValidationAndCustomers(t *testing.T) {
 	resp := h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders"), auth: bearer(s.token), body: bad})
 	require.Equal(t, http.StatusUnprocessableEntity, resp.Status)
 	require.ElementsMatch(t, []string{"customer", "lines[0].quantity", "lines[1].variant_id", "shipping_address.phone", "payment_method"}, resp.fieldNames())
+	digitCountry := orderBody(s.variantID, 1, "+201001234567")
+	digitCountry["shipping_address"].(map[string]any)["country"] = "E1"
+	require.Equal(t, []string{"shipping_address.country"}, h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders"), auth: bearer(s.token), body: digitCountry}).fieldNames())
 	unknown := orderBody(uuid.NewString(), 1, "+201001234567")
 	require.Equal(t, []string{"lines[0].variant_id"}, h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders"), auth: bearer(s.token), body: unknown}).fieldNames())
 
