@@ -389,7 +389,8 @@ func (s *Server) handleUpdateDiscount() handlerFunc {
 		}
 		storeID := storeIDFrom(r.Context())
 		return writeView(s, w, r, http.StatusOK, newDiscountResponse, func(tx *storage.Tx) (storage.Discount, error) {
-			current, err := tx.FindDiscount(r.Context(), storeID, id)
+			// Locked: the checks below hold against times_used at commit.
+			current, err := tx.LockDiscount(r.Context(), storeID, id)
 			if err != nil {
 				return storage.Discount{}, err
 			}

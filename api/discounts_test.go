@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"context"
 	"net/http"
 	"testing"
 	"time"
@@ -8,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/merchantsvc/svc/api"
+	"github.com/merchantsvc/svc/internal/testenv"
 )
 
 func (h *harness) discount(token, storeID string, body map[string]any) response {
@@ -132,4 +134,38 @@ func TestDiscountsCRUD(t *testing.T) {
 	again := h.discount(token, m.storeID, map[string]any{"method": "code", "code": "Ramadan25", "title": "again", "type": "fixed_amount", "value": 1})
 	require.Equal(t, http.StatusCreated, again.Status, "the code is free again: %s", again.Raw)
 	require.Equal(t, http.StatusNotFound, h.do(request{method: "DELETE", path: path, auth: bearer(token)}).Status)
+}
+
+// A PATCH checks usage_limit against times_used as they stand when it
+// commits: an order's transaction counting uses meanwhile is waited for, so
+// the limit never ends below the uses (the PATCH locks the discount's row).
+func TestDiscountPatchWaitsForUsesBeingCounted(t *testing.T) {
+	h := newHarness(t, api.Config{})
+	m := h.signup("discount-race")
+	token := h.pat(m, "marketing:write")
+	created := h.discount(token, m.storeID, map[string]any{"method": "code", "code": "RACE", "title": "x", "type": "percentage",
+		"value": 10, "usage_limit": 10})
+	require.Equal(t, http.StatusCreated, created.Status, string(created.Raw))
+	id := created.data()["id"].(string)
+
+	// An order's transaction that has counted five uses and not committed.
+	ctx := context.Background()
+	counting, err := testenv.SQL(t, h.db).Begin(ctx)
+	require.NoError(t, err)
+	_, err = counting.Exec(ctx, `UPDATE discounts SET times_used = 5 WHERE id = $1`, id)
+	require.NoError(t, err)
+
+	patched := make(chan response, 1)
+	go func() {
+		patched <- h.do(request{method: "PATCH", path: storePath(m.storeID, "/discounts/"+id), auth: bearer(token),
+			body: map[string]any{"usage_limit": 3}})
+	}()
+	time.Sleep(300 * time.Millisecond)
+	require.NoError(t, counting.Commit(ctx))
+	resp := <-patched
+	require.Equal(t, http.StatusUnprocessableEntity, resp.Status, string(resp.Raw))
+	require.Contains(t, resp.fieldNames(), "usage_limit")
+	got := h.do(request{method: "GET", path: storePath(m.storeID, "/discounts/"+id), auth: bearer(token)}).data()
+	require.EqualValues(t, 10, got["usage_limit"], "the refused PATCH changed nothing")
+	require.EqualValues(t, 5, got["times_used"])
 }

@@ -218,6 +218,19 @@ func (r reader) FindDiscount(ctx context.Context, storeID, id uuid.UUID) (Discou
 	return d, nil
 }
 
+// LockDiscount reads a live discount and locks its row until the
+// transaction ends, so a change checked against its times_used is not
+// overtaken by an order counting a use meanwhile (the count waits, then
+// checks the changed limit).
+func (tx *Tx) LockDiscount(ctx context.Context, storeID, id uuid.UUID) (Discount, error) {
+	d, err := scanDiscount(tx.tx.QueryRow(ctx, `SELECT `+discountColumns+` FROM discounts WHERE store_id = $1 AND id = $2 AND deleted_at IS NULL FOR UPDATE`,
+		storeID, id))
+	if err != nil {
+		return Discount{}, notFoundIfNoRows(err, "lock discount "+id.String())
+	}
+	return d, nil
+}
+
 // DiscountFilter narrows a discount list.
 type DiscountFilter struct {
 	Method, Status, Code, Search *string
