@@ -216,7 +216,7 @@ func (a *Activities) sendChat(ctx context.Context, o storage.Order, s storage.St
 
 // CreateOrderShipment opens a shipment when the store asks for automatic ones.
 func (a *Activities) CreateOrderShipment(ctx context.Context, in OrderInput) (SideEffectResult, error) {
-	start, err := a.start(ctx, in, "shipment")
+	start, err := a.DB.FindSideEffectSettings(ctx, in.StoreID, in.OrderID, "shipment")
 	if err != nil || start.Done {
 		return SideEffectResult{Status: "skipped", Detail: "already created"}, err
 	}

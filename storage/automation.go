@@ -201,10 +201,23 @@ type SideEffectStart struct {
 // trip. Three side effects run for every order placed, and these reads
 // were four round trips of each.
 func (db *DB) FindSideEffectStart(ctx context.Context, storeID, orderID uuid.UUID, kind string) (SideEffectStart, error) {
+	return db.findSideEffectStart(ctx, storeID, orderID, kind, true)
+}
+
+// FindSideEffectSettings is FindSideEffectStart without the order (Order
+// is left empty), for a side effect that needs only the settings: the
+// shipment writes from the order's rows in SQL.
+func (db *DB) FindSideEffectSettings(ctx context.Context, storeID, orderID uuid.UUID, kind string) (SideEffectStart, error) {
+	return db.findSideEffectStart(ctx, storeID, orderID, kind, false)
+}
+
+func (db *DB) findSideEffectStart(ctx context.Context, storeID, orderID uuid.UUID, kind string, withOrder bool) (SideEffectStart, error) {
 	batch := &pgx.Batch{}
 	batch.Queue(sideEffectStatusQuery, storeID, orderID, kind)
-	batch.Queue(orderByIDQuery, storeID, orderID)
-	batch.Queue(orderLinesQuery, storeID, orderID)
+	if withOrder {
+		batch.Queue(orderByIDQuery, storeID, orderID)
+		batch.Queue(orderLinesQuery, storeID, orderID)
+	}
 	batch.Queue(storeSettingsQuery, storeID)
 	results := db.pool.SendBatch(ctx, batch)
 	defer results.Close()
@@ -215,15 +228,17 @@ func (db *DB) FindSideEffectStart(ctx context.Context, storeID, orderID uuid.UUI
 	if start.Done, err = scanSideEffectDone(results.QueryRow()); err != nil {
 		return SideEffectStart{}, err
 	}
-	if start.Order, err = scanOrder(results.QueryRow()); err != nil {
-		return SideEffectStart{}, notFoundIfNoRows(err, "find order "+orderID.String())
-	}
-	rows, err := results.Query()
-	if err != nil {
-		return SideEffectStart{}, fmt.Errorf("find order lines: %w", err)
-	}
-	if start.Order.Lines, err = collectOrderLines(rows); err != nil {
-		return SideEffectStart{}, err
+	if withOrder {
+		if start.Order, err = scanOrder(results.QueryRow()); err != nil {
+			return SideEffectStart{}, notFoundIfNoRows(err, "find order "+orderID.String())
+		}
+		rows, err := results.Query()
+		if err != nil {
+			return SideEffectStart{}, fmt.Errorf("find order lines: %w", err)
+		}
+		if start.Order.Lines, err = collectOrderLines(rows); err != nil {
+			return SideEffectStart{}, err
+		}
 	}
 	if start.Settings, err = scanStoreSettings(results.QueryRow()); err != nil {
 		return SideEffectStart{}, err

@@ -12,7 +12,8 @@ import (
 
 // A side effect's start reads, in one round trip, whether it was recorded
 // (for its kind only), the order with its lines, and the store's settings;
-// an order of another store is not found.
+// the settings-only start leaves the order out; an order of another store
+// is not found.
 func TestFindSideEffectStart(t *testing.T) {
 	cs := newCartStore(t, 60)
 	ctx := context.Background()
@@ -43,6 +44,12 @@ func TestFindSideEffectStart(t *testing.T) {
 	start, err = cs.db.FindSideEffectStart(ctx, cs.storeID, order.ID, "chat")
 	require.NoError(t, err)
 	require.False(t, start.Done, "another kind is not")
+
+	settingsOnly, err := cs.db.FindSideEffectSettings(ctx, cs.storeID, order.ID, "email")
+	require.NoError(t, err)
+	require.True(t, settingsOnly.Done)
+	require.Equal(t, "Carts", settingsOnly.Settings.Name)
+	require.Equal(t, uuid.Nil, settingsOnly.Order.ID, "the order is not read")
 
 	_, err = cs.db.FindSideEffectStart(ctx, uuid.New(), order.ID, "email")
 	require.ErrorIs(t, err, storage.ErrNotFound)
