@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/merchantsvc/svc/internal/orderemail"
 	"github.com/merchantsvc/svc/storage"
@@ -67,13 +70,18 @@ func (a *Activities) skipRepeat(ctx context.Context, in OrderInput, kind string,
 	return a.skip(ctx, in, kind, "this contact had a confirmation from the store within the last few minutes")
 }
 
-// SendOrderEmail sends the status email for the order's current status, once.
+// SendOrderEmail sends the status email for the order's current status,
+// once: the step of order-placed workflows begun before RunOrderSideEffects.
 func (a *Activities) SendOrderEmail(ctx context.Context, in OrderInput) (SideEffectResult, error) {
 	start, err := a.start(ctx, in, "email")
 	if err != nil || start.Done {
 		return SideEffectResult{Status: "skipped", Detail: "already sent"}, err
 	}
-	o, settings := start.Order, start.Settings
+	return a.sendOrderEmail(ctx, in, start.Order, start.Settings)
+}
+
+// sendOrderEmail sends the placed order's status email and records it.
+func (a *Activities) sendOrderEmail(ctx context.Context, in OrderInput, o storage.Order, settings storage.StoreSettings) (SideEffectResult, error) {
 	email, err := orderemail.Render(settings.Name, settings.DefaultLanguage, o, o.Status)
 	if err != nil {
 		return SideEffectResult{}, err
@@ -126,9 +134,18 @@ func ChatTemplateFor(paymentMethod string, confirmInChat bool) string {
 	return TemplateConfirmation
 }
 
+// chatOptedOut reads whether the order's customer asked for no chat messages.
+func (a *Activities) chatOptedOut(ctx context.Context, o storage.Order) bool {
+	if o.CustomerID == nil {
+		return false
+	}
+	c, err := a.DB.FindCustomerByID(ctx, o.StoreID, *o.CustomerID)
+	return err == nil && c.ChatOptOut
+}
+
 // chatGuards checks the merchant toggle, the customer's opt-out and the
 // template's approval, and picks the template.
-func (a *Activities) chatGuards(ctx context.Context, o storage.Order, s storage.StoreSettings) (string, string, error) {
+func chatGuards(o storage.Order, s storage.StoreSettings, optedOut bool) (string, string, error) {
 	if !s.ChatConfirmations {
 		return "", "", ErrChatDisabled
 	}
@@ -136,11 +153,8 @@ func (a *Activities) chatGuards(ctx context.Context, o storage.Order, s storage.
 	if cust.Phone == nil {
 		return "", "", ErrChatNoPhone
 	}
-	if o.CustomerID != nil {
-		c, err := a.DB.FindCustomerByID(ctx, o.StoreID, *o.CustomerID)
-		if err == nil && c.ChatOptOut {
-			return "", "", ErrChatOptedOut
-		}
+	if optedOut {
+		return "", "", ErrChatOptedOut
 	}
 	template := ChatTemplateFor(o.PaymentMethod, s.ConfirmInChat)
 	if !slices.Contains(s.ChatTemplatesApproved, template) {
@@ -149,15 +163,20 @@ func (a *Activities) chatGuards(ctx context.Context, o storage.Order, s storage.
 	return template, *cust.Phone, nil
 }
 
-// SendChatConfirmation sends the order's chat confirmation once; a guard
-// that holds is recorded as skipped, not as a failure.
+// SendChatConfirmation sends the order's chat confirmation once: the step
+// of order-placed workflows begun before RunOrderSideEffects.
 func (a *Activities) SendChatConfirmation(ctx context.Context, in OrderInput) (SideEffectResult, error) {
 	start, err := a.start(ctx, in, "chat")
 	if err != nil || start.Done {
 		return SideEffectResult{Status: "skipped", Detail: "already sent"}, err
 	}
-	o, settings := start.Order, start.Settings
-	template, phone, err := a.chatGuards(ctx, o, settings)
+	return a.sendChatConfirmation(ctx, in, start.Order, start.Settings, a.chatOptedOut(ctx, start.Order))
+}
+
+// sendChatConfirmation sends the placed order's chat confirmation and
+// records it; a guard that holds is recorded as skipped, not as a failure.
+func (a *Activities) sendChatConfirmation(ctx context.Context, in OrderInput, o storage.Order, settings storage.StoreSettings, optedOut bool) (SideEffectResult, error) {
+	template, phone, err := chatGuards(o, settings, optedOut)
 	if err != nil {
 		return a.skip(ctx, in, "chat", err.Error())
 	}
@@ -180,7 +199,7 @@ func (a *Activities) ResendChatConfirmation(ctx context.Context, in OrderInput) 
 	if err != nil {
 		return SideEffectResult{}, err
 	}
-	template, phone, err := a.chatGuards(ctx, o, settings)
+	template, phone, err := chatGuards(o, settings, a.chatOptedOut(ctx, o))
 	if err != nil {
 		return SideEffectResult{Status: StatusRefused, Detail: err.Error()}, nil
 	}
@@ -214,16 +233,80 @@ func (a *Activities) sendChat(ctx context.Context, o storage.Order, s storage.St
 	}
 }
 
-// CreateOrderShipment opens a shipment when the store asks for automatic ones.
+// CreateOrderShipment opens a shipment when the store asks for automatic
+// ones: the step of order-placed workflows begun before RunOrderSideEffects.
 func (a *Activities) CreateOrderShipment(ctx context.Context, in OrderInput) (SideEffectResult, error) {
 	start, err := a.DB.FindSideEffectSettings(ctx, in.StoreID, in.OrderID, "shipment")
 	if err != nil || start.Done {
 		return SideEffectResult{Status: "skipped", Detail: "already created"}, err
 	}
-	if !start.Settings.AutoCreateShipment {
+	return a.createOrderShipment(ctx, in, start.Settings)
+}
+
+func (a *Activities) createOrderShipment(ctx context.Context, in OrderInput, settings storage.StoreSettings) (SideEffectResult, error) {
+	if !settings.AutoCreateShipment {
 		return a.skip(ctx, in, "shipment", "automatic shipments are off")
 	}
 	return SideEffectResult{Status: "succeeded"}, a.DB.CreateShipmentForOrder(ctx, in.StoreID, in.OrderID)
+}
+
+// OrderSideEffectKinds are a placed order's side effects, in the order
+// their outcomes are reported and a failing one is flagged.
+var OrderSideEffectKinds = []string{"email", "chat", "shipment"}
+
+// OrderSideEffectsResult is each side effect's outcome, by kind.
+type OrderSideEffectsResult struct {
+	Steps map[string]SideEffectResult
+}
+
+// ErrSideEffectsFailed is the type of the ApplicationError
+// RunOrderSideEffects returns when a side effect failed. Its details are
+// the attempt's OrderSideEffectsResult: the failed side effects with
+// Status "failed" and their error as Detail, the others as they ended.
+const ErrSideEffectsFailed = "SideEffectsFailed"
+
+// RunOrderSideEffects runs a placed order's side effects (the status
+// email, the chat confirmation, an automatic shipment) side by side, after
+// one read for all of them. Each records its outcome as it ends, so a
+// retry runs only those that failed; one recorded before is reported as
+// recorded.
+func (a *Activities) RunOrderSideEffects(ctx context.Context, in OrderInput) (OrderSideEffectsResult, error) {
+	start, err := a.DB.FindOrderSideEffectsStart(ctx, in.StoreID, in.OrderID)
+	if err != nil {
+		return OrderSideEffectsResult{}, err
+	}
+	run := map[string]func() (SideEffectResult, error){
+		"email": func() (SideEffectResult, error) { return a.sendOrderEmail(ctx, in, start.Order, start.Settings) },
+		"chat": func() (SideEffectResult, error) {
+			return a.sendChatConfirmation(ctx, in, start.Order, start.Settings, start.ChatOptOut)
+		},
+		"shipment": func() (SideEffectResult, error) { return a.createOrderShipment(ctx, in, start.Settings) },
+	}
+	results := make([]SideEffectResult, len(OrderSideEffectKinds))
+	errs := make([]error, len(OrderSideEffectKinds))
+	var wg sync.WaitGroup
+	for i, kind := range OrderSideEffectKinds {
+		if status, ok := start.Recorded[kind]; ok {
+			results[i] = SideEffectResult{Status: status, Detail: "recorded before"}
+			continue
+		}
+		wg.Go(func() { results[i], errs[i] = run[kind]() })
+	}
+	wg.Wait()
+	out := OrderSideEffectsResult{Steps: map[string]SideEffectResult{}}
+	var failed []string
+	for i, kind := range OrderSideEffectKinds {
+		if errs[i] != nil {
+			out.Steps[kind] = SideEffectResult{Status: "failed", Detail: errs[i].Error()}
+			failed = append(failed, kind+": "+errs[i].Error())
+			continue
+		}
+		out.Steps[kind] = results[i]
+	}
+	if len(failed) > 0 {
+		return OrderSideEffectsResult{}, temporal.NewApplicationError(strings.Join(failed, "; "), ErrSideEffectsFailed, out)
+	}
+	return out, nil
 }
 
 // RecordOrderRollup is the step order-placed workflows started before
@@ -248,7 +331,8 @@ type FlagSideEffectResult struct{}
 // FlagSideEffectFailure records a side effect that kept failing and flags
 // the order for a person; the order itself is untouched.
 func (a *Activities) FlagSideEffectFailure(ctx context.Context, in FlagSideEffectInput) (FlagSideEffectResult, error) {
-	if err := a.DB.RecordSideEffect(ctx, in.StoreID, in.OrderID, in.Kind, "failed", map[string]string{"error": in.Reason}); err != nil {
+	recorded, err := a.DB.RecordSideEffectFailure(ctx, in.StoreID, in.OrderID, in.Kind, in.Reason)
+	if err != nil || !recorded {
 		return FlagSideEffectResult{}, err
 	}
 	return FlagSideEffectResult{}, a.DB.FlagOrder(ctx, in.StoreID, in.OrderID, storage.ReasonSideEffectFailed+":"+in.Kind,

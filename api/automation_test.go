@@ -71,7 +71,7 @@ func TestOrderPlacedSideEffectsRunOnce(t *testing.T) {
 		return events[enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED] == 1
 	})
 	require.Zero(t, events[enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED], "no activity task")
-	require.GreaterOrEqual(t, events[enumspb.EVENT_TYPE_MARKER_RECORDED], 3, "a local-activity marker per side effect")
+	require.Equal(t, 1, events[enumspb.EVENT_TYPE_MARKER_RECORDED], "one local activity runs the three side effects")
 
 	mails := h.mail.Messages()
 	require.Len(t, mails, 1)
@@ -107,6 +107,40 @@ func TestOrderPlacedSideEffectsRunOnce(t *testing.T) {
 	msgs := h.do(request{method: "GET", path: storePath(s.m.storeID, "/orders/"+id+"/chat-messages"), auth: bearer(s.token)})
 	require.Equal(t, http.StatusOK, msgs.Status)
 	require.Equal(t, "sent", msgs.Body["data"].([]any)[0].(map[string]any)["status"])
+}
+
+// The placed order's side effects run together; one that fails for a
+// moment is retried alone (the email that went out is not sent again),
+// and a customer who opted out of chat gets no confirmation there.
+func TestOrderPlacedRetriesOnlyTheSideEffectThatFailed(t *testing.T) {
+	h := newHarness(t, api.Config{})
+	h.startWorker(nil)
+	s := newShop(t, h, "retried", 10)
+	h.chat.mu.Lock()
+	h.chat.unavailable = 1
+	h.chat.mu.Unlock()
+	o := h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders"), auth: bearer(s.token),
+		body: withEmail(orderBody(s.variantID, 1, "+201001234567"), "mona@example.com")}).data()
+	id := o["id"].(string)
+	waitFor(t, "all three side effects", func() bool { return len(h.sideEffects(id)) == 3 })
+	require.Equal(t, map[string]string{"email": "succeeded", "chat": "succeeded", "shipment": "skipped"}, h.sideEffects(id))
+	require.Len(t, h.mail.Messages(), 1, "the email is not sent again when the chat is retried")
+	require.Len(t, h.chat.messages(), 2, "the chat confirmation, refused once and sent on the retry")
+
+	optOut := h.do(request{method: "PATCH", path: storePath(s.m.storeID, "/customers/"+o["customer_id"].(string)), auth: bearer(s.token),
+		body: map[string]any{"chat_opt_out": true}})
+	require.Equal(t, http.StatusOK, optOut.Status, string(optOut.Raw))
+	second := h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders"), auth: bearer(s.token),
+		body: withEmail(orderBody(s.variantID, 1, "+201001234567"), "mona@example.com")}).data()
+	secondID := second["id"].(string)
+	require.Equal(t, o["customer_id"], second["customer_id"])
+	waitFor(t, "the second order's side effects", func() bool { return len(h.sideEffects(secondID)) == 3 })
+	require.Equal(t, "skipped", h.sideEffects(secondID)["chat"])
+	var reason string
+	require.NoError(t, testenv.SQL(h.t, h.db).QueryRow(context.Background(),
+		`SELECT detail->>'reason' FROM order_side_effects WHERE order_id = $1 AND kind = 'chat'`, secondID).Scan(&reason))
+	require.Equal(t, "CHAT_OPTED_OUT", reason)
+	require.Len(t, h.chat.messages(), 2, "nothing sent to a customer who opted out")
 }
 
 func TestDraftConversionFiresSideEffectsExactlyOnce(t *testing.T) {

@@ -108,12 +108,14 @@ type harness struct {
 }
 
 // fakeChat is a WhatsApp-Cloud-style provider on loopback that records
-// every message and answers with failWith's code when it is set.
+// every message and answers with failWith's code when it is set; the first
+// `unavailable` messages it answers 503.
 type fakeChat struct {
-	srv      *httptest.Server
-	mu       sync.Mutex
-	sent     []map[string]any
-	failWith int
+	srv         *httptest.Server
+	mu          sync.Mutex
+	sent        []map[string]any
+	failWith    int
+	unavailable int
 }
 
 func newFakeChat(t *testing.T) *fakeChat {
@@ -125,6 +127,11 @@ func newFakeChat(t *testing.T) *fakeChat {
 		defer f.mu.Unlock()
 		f.sent = append(f.sent, body)
 		w.Header().Set("Content-Type", "application/json")
+		if f.unavailable > 0 {
+			f.unavailable--
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
 		if f.failWith != 0 {
 			w.WriteHeader(http.StatusBadRequest)
 			fmt.Fprintf(w, `{"error":{"code":%d,"message":"Message undeliverable"}}`, f.failWith)

@@ -132,7 +132,7 @@ func TestTracingFollowsARequestThroughTemporalToSQL(t *testing.T) {
 	order := h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders"), auth: bearer(s.token),
 		body: orderBody(s.variantID, 1, "+201001234567"), headers: map[string]string{"traceparent": "00-" + orderTrace + "-b7ad6b7169203331-01"}})
 	require.Equal(t, http.StatusCreated, order.Status, string(order.Raw))
-	orderSpans := []string{"StartWorkflow:OrderPlaced", "RunWorkflow:OrderPlaced", "RunActivity:SendOrderEmail", "RunActivity:CreateOrderShipment"}
+	orderSpans := []string{"StartWorkflow:OrderPlaced", "RunWorkflow:OrderPlaced", "RunActivity:RunOrderSideEffects"}
 	spans.waitFor(t, orderTrace, orderSpans)
 	trace = spans.of(orderTrace)
 	server, ok = named(trace, "POST /api/v1/stores/{store_id}/orders")
@@ -142,8 +142,8 @@ func TestTracingFollowsARequestThroughTemporalToSQL(t *testing.T) {
 		require.True(t, ok, name)
 		require.True(t, descends(trace, span, server), "%s descends from the request that placed the order", name)
 	}
-	shipment, _ := named(trace, "RunActivity:CreateOrderShipment")
-	require.True(t, hasSQLChild(trace, shipment))
+	sideEffects, _ := named(trace, "RunActivity:RunOrderSideEffects")
+	require.True(t, hasSQLChild(trace, sideEffects))
 	orderRequest := server
 
 	// Its order.created goes out in a webhook batch: a trace of its own

@@ -61,14 +61,20 @@ func (r CODRisk) High() bool {
 // codRisk scores a phone for one store from the platform's history. It
 // reads across stores on purpose; per-store counts stay in this function.
 func (tx *Tx) codRisk(ctx context.Context, storeID uuid.UUID, phone string) (CODRisk, error) {
-	rows, err := tx.tx.Query(ctx, `SELECT store_id = $2, count(*) FILTER (WHERE status = 'RETURNED'), count(*)
-		FROM orders
-		WHERE customer_phone = $1 AND payment_method = 'cod' AND status IN ('DELIVERED', 'RETURNED')
-		  AND (store_id = $2 OR carrier_confirmed_at IS NOT NULL)
-		GROUP BY store_id`, phone, storeID)
+	rows, err := tx.tx.Query(ctx, codRiskQuery, phone, storeID)
 	if err != nil {
 		return CODRisk{}, fmt.Errorf("cod risk: %w", err)
 	}
+	return scanCODRisk(rows)
+}
+
+const codRiskQuery = `SELECT store_id = $2, count(*) FILTER (WHERE status = 'RETURNED'), count(*)
+	FROM orders
+	WHERE customer_phone = $1 AND payment_method = 'cod' AND status IN ('DELIVERED', 'RETURNED')
+	  AND (store_id = $2 OR carrier_confirmed_at IS NOT NULL)
+	GROUP BY store_id`
+
+func scanCODRisk(rows pgx.Rows) (CODRisk, error) {
 	defer rows.Close()
 	var r CODRisk
 	for rows.Next() {
@@ -96,6 +102,22 @@ func (tx *Tx) codRisk(ctx context.Context, storeID uuid.UUID, phone string) (COD
 	return r, rows.Err()
 }
 
+// queueCODRisk adds the trust check's read to a batch: the risk it
+// returns is filled when the batch has run, and is nil when the order is
+// not checked (not COD, or no phone).
+func queueCODRisk(batch *pgx.Batch, o Order, phone *string) *CODRisk {
+	if o.PaymentMethod != "cod" || phone == nil {
+		return nil
+	}
+	risk := &CODRisk{}
+	batch.Queue(codRiskQuery, *phone, o.StoreID).Query(func(rows pgx.Rows) error {
+		var err error
+		*risk, err = scanCODRisk(rows)
+		return err
+	})
+	return risk
+}
+
 // trustCheck flags a COD order from a high-risk phone; it never blocks it.
 // The flag shows the score and the store's own record, never another
 // store's counts.
@@ -104,8 +126,16 @@ func (tx *Tx) trustCheck(ctx context.Context, o Order, phone *string) error {
 		return nil
 	}
 	risk, err := tx.codRisk(ctx, o.StoreID, *phone)
-	if err != nil || !risk.High() {
+	if err != nil {
 		return err
+	}
+	return tx.flagCODRisk(ctx, o, &risk)
+}
+
+// flagCODRisk flags an order whose phone's risk (nil: not checked) is high.
+func (tx *Tx) flagCODRisk(ctx context.Context, o Order, risk *CODRisk) error {
+	if risk == nil || !risk.High() {
+		return nil
 	}
 	return tx.FlagOrder(ctx, o.StoreID, o.ID, ReasonCODHighRisk,
 		fmt.Sprintf("Return risk %d/100: this phone returned cash-on-delivery orders that reached the door (in your store: %d of %d; other stores' carrier-confirmed outcomes count too)",
@@ -246,6 +276,65 @@ func (db *DB) findSideEffectStart(ctx context.Context, storeID, orderID uuid.UUI
 	return start, results.Close()
 }
 
+// OrderSideEffectsStart is what a placed order's side effects read before
+// they run together: the outcomes already recorded (by kind), the order
+// with its lines, the store's settings, and whether the order's customer
+// opted out of chat messages.
+type OrderSideEffectsStart struct {
+	Recorded   map[string]string
+	Order      Order
+	Settings   StoreSettings
+	ChatOptOut bool
+}
+
+// FindOrderSideEffectsStart reads an OrderSideEffectsStart in one round
+// trip: what the three side effects each read for themselves (five
+// statements each for email and chat, two for the shipment) read once.
+func (db *DB) FindOrderSideEffectsStart(ctx context.Context, storeID, orderID uuid.UUID) (OrderSideEffectsStart, error) {
+	batch := &pgx.Batch{}
+	batch.Queue(`SELECT kind, status FROM order_side_effects WHERE store_id = $1 AND order_id = $2`, storeID, orderID)
+	batch.Queue(orderByIDQuery, storeID, orderID)
+	batch.Queue(orderLinesQuery, storeID, orderID)
+	batch.Queue(storeSettingsQuery, storeID)
+	batch.Queue(`SELECT c.chat_opt_out FROM orders o JOIN customers c ON c.store_id = o.store_id AND c.id = o.customer_id
+		WHERE o.store_id = $1 AND o.id = $2`, storeID, orderID)
+	results := db.pool.SendBatch(ctx, batch)
+	defer results.Close()
+	start := OrderSideEffectsStart{Recorded: map[string]string{}}
+	rows, err := results.Query()
+	if err != nil {
+		return OrderSideEffectsStart{}, fmt.Errorf("read side effects: %w", err)
+	}
+	for rows.Next() {
+		var kind, status string
+		if err := rows.Scan(&kind, &status); err != nil {
+			rows.Close()
+			return OrderSideEffectsStart{}, fmt.Errorf("read side effects: %w", err)
+		}
+		start.Recorded[kind] = status
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return OrderSideEffectsStart{}, fmt.Errorf("read side effects: %w", err)
+	}
+	if start.Order, err = scanOrder(results.QueryRow()); err != nil {
+		return OrderSideEffectsStart{}, notFoundIfNoRows(err, "find order "+orderID.String())
+	}
+	if rows, err = results.Query(); err != nil {
+		return OrderSideEffectsStart{}, fmt.Errorf("find order lines: %w", err)
+	}
+	if start.Order.Lines, err = collectOrderLines(rows); err != nil {
+		return OrderSideEffectsStart{}, err
+	}
+	if start.Settings, err = scanStoreSettings(results.QueryRow()); err != nil {
+		return OrderSideEffectsStart{}, err
+	}
+	if err := results.QueryRow().Scan(&start.ChatOptOut); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return OrderSideEffectsStart{}, fmt.Errorf("read the customer's chat opt-out: %w", err)
+	}
+	return start, results.Close()
+}
+
 // RecordSideEffect records the outcome of one side effect, once.
 func (tx *Tx) RecordSideEffect(ctx context.Context, storeID, orderID uuid.UUID, kind, status string, detail any) error {
 	return recordSideEffect(ctx, tx.tx, tx.now(), storeID, orderID, kind, status, detail)
@@ -256,6 +345,28 @@ func (tx *Tx) RecordSideEffect(ctx context.Context, storeID, orderID uuid.UUID, 
 // round trips).
 func (db *DB) RecordSideEffect(ctx context.Context, storeID, orderID uuid.UUID, kind, status string, detail any) error {
 	return recordSideEffect(ctx, db.pool, db.now(), storeID, orderID, kind, status, detail)
+}
+
+// RecordSideEffectFailure records that a side effect kept failing, unless
+// another outcome was recorded for it before (one that an attempt which
+// timed out had reached); it reports whether the side effect stands as
+// failed.
+func (db *DB) RecordSideEffectFailure(ctx context.Context, storeID, orderID uuid.UUID, kind, reason string) (bool, error) {
+	raw, err := json.Marshal(map[string]string{"error": reason})
+	if err != nil {
+		return false, err
+	}
+	// The second SELECT sees the row from before the statement, if any.
+	var status string
+	err = db.pool.QueryRow(ctx, `WITH inserted AS (INSERT INTO order_side_effects (store_id, order_id, kind, status, detail, created_at)
+			VALUES ($1, $2, $3, 'failed', $4, $5) ON CONFLICT (order_id, kind) DO NOTHING RETURNING status)
+		SELECT status FROM inserted
+		UNION ALL SELECT status FROM order_side_effects WHERE store_id = $1 AND order_id = $2 AND kind = $3
+		LIMIT 1`, storeID, orderID, kind, raw, db.now()).Scan(&status)
+	if err != nil {
+		return false, fmt.Errorf("record side effect: %w", err)
+	}
+	return status == "failed", nil
 }
 
 func recordSideEffect(ctx context.Context, q querier, now time.Time, storeID, orderID uuid.UUID, kind, status string, detail any) error {
@@ -466,12 +577,21 @@ func (db *DB) FindOrdersAwaitingPlacement(ctx context.Context, limit int) ([]Pla
 	})
 }
 
-// MarkPlacementStarted records that an order's order-placed workflow exists.
-func (db *DB) MarkPlacementStarted(ctx context.Context, storeID, orderID uuid.UUID) error {
-	_, err := db.pool.Exec(ctx, `UPDATE orders SET placed_started_at = $3 WHERE store_id = $1 AND id = $2 AND placed_started_at IS NULL`,
-		storeID, orderID, db.now())
+// MarkPlacementsStarted records that the orders' order-placed workflows
+// exist, in one statement for a dispatcher round's orders.
+func (db *DB) MarkPlacementsStarted(ctx context.Context, refs []OrderRef) error {
+	if len(refs) == 0 {
+		return nil
+	}
+	storeIDs, orderIDs := make([]uuid.UUID, len(refs)), make([]uuid.UUID, len(refs))
+	for i, r := range refs {
+		storeIDs[i], orderIDs[i] = r.StoreID, r.OrderID
+	}
+	_, err := db.pool.Exec(ctx, `UPDATE orders o SET placed_started_at = $3
+		FROM unnest($1::uuid[], $2::uuid[]) AS u(store_id, id)
+		WHERE o.store_id = u.store_id AND o.id = u.id AND o.placed_started_at IS NULL`, storeIDs, orderIDs, db.now())
 	if err != nil {
-		return fmt.Errorf("mark placement started: %w", err)
+		return fmt.Errorf("mark placements started: %w", err)
 	}
 	return nil
 }

@@ -29,7 +29,11 @@ type cartStore struct {
 }
 
 func newCartStore(t *testing.T, thresholdMinutes int) cartStore {
-	db := testenv.DB(t)
+	return newCartStoreOn(t, testenv.DB(t), thresholdMinutes)
+}
+
+// newCartStoreOn is newCartStore on a database the test opened.
+func newCartStoreOn(t *testing.T, db *storage.DB, thresholdMinutes int) cartStore {
 	clk := &clock{now: time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)}
 	db.SetClock(clk.Now)
 	ctx := context.Background()

@@ -136,14 +136,21 @@ func (tx *Tx) lockVariants(ctx context.Context, storeID uuid.UUID, ids []uuid.UU
 // lockLevels locks the variants' levels in (variant_id, location_id) order;
 // the caller holds the variants.
 func (tx *Tx) lockLevels(ctx context.Context, storeID uuid.UUID, variantIDs []uuid.UUID) ([]lockedLevel, error) {
-	rows, err := tx.tx.Query(ctx, `SELECT l.variant_id, l.product_id, l.location_id, l.on_hand, l.reserved, l.updated_at,
-			loc.priority, loc.is_active, loc.is_default
-		FROM inventory_levels l JOIN locations loc ON loc.store_id = l.store_id AND loc.id = l.location_id
-		WHERE l.store_id = $1 AND l.variant_id = ANY ($2)
-		ORDER BY l.variant_id, l.location_id FOR UPDATE OF l`, storeID, variantIDs)
+	rows, err := tx.tx.Query(ctx, lockLevelsQuery, storeID, variantIDs)
 	if err != nil {
 		return nil, fmt.Errorf("lock levels: %w", err)
 	}
+	return collectLockedLevels(rows)
+}
+
+// lockLevelsQuery locks a store's levels of some variants ($2), in lock order.
+const lockLevelsQuery = `SELECT l.variant_id, l.product_id, l.location_id, l.on_hand, l.reserved, l.updated_at,
+		loc.priority, loc.is_active, loc.is_default
+	FROM inventory_levels l JOIN locations loc ON loc.store_id = l.store_id AND loc.id = l.location_id
+	WHERE l.store_id = $1 AND l.variant_id = ANY ($2)
+	ORDER BY l.variant_id, l.location_id FOR UPDATE OF l`
+
+func collectLockedLevels(rows pgx.Rows) ([]lockedLevel, error) {
 	levels, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (lockedLevel, error) {
 		var l lockedLevel
 		err := row.Scan(&l.VariantID, &l.ProductID, &l.LocationID, &l.OnHand, &l.Reserved, &l.UpdatedAt, &l.priority, &l.active, &l.isDefault)
@@ -174,6 +181,60 @@ var errLevelMoved = errors.New("inventory level changed under its lock")
 // the variants' and levels' locks. A change that would break
 // 0 ≤ reserved ≤ on_hand is not applied and fails the write.
 func (tx *Tx) writeLevelChanges(ctx context.Context, storeID uuid.UUID, changes []levelChange, src movementSource) ([]Movement, error) {
+	w := tx.levelWriteOf(storeID, changes, src)
+	if w.levels == 0 {
+		return []Movement{}, nil
+	}
+	if err := tx.openLevels(ctx, storeID, w.newVariants, w.newLocations); err != nil {
+		return nil, err
+	}
+	rows, err := tx.tx.Query(ctx, w.sql, w.args...)
+	if err != nil {
+		return nil, fmt.Errorf("write stock: %w", err)
+	}
+	return w.collect(rows)
+}
+
+// levelWrite is the one statement of writeLevelChanges, and the levels it
+// must open first (only added stock opens one).
+type levelWrite struct {
+	sql                       string
+	args                      []any
+	levels                    int // levels it writes; 0 writes nothing
+	newVariants, newLocations []uuid.UUID
+}
+
+// collect reads the write's movements; a level it did not write broke
+// its checks under the lock, which is errLevelMoved.
+func (w levelWrite) collect(rows pgx.Rows) ([]Movement, error) {
+	movements, err := pgx.CollectRows(rows, scanMovement)
+	if err != nil {
+		return nil, fmt.Errorf("write stock: %w", err)
+	}
+	if len(movements) != w.levels {
+		return nil, errLevelMoved
+	}
+	return movements, nil
+}
+
+// queue adds the write to a batch of the transaction's; it must open no
+// level (a reservation adds no stock).
+func (w levelWrite) queue(batch *pgx.Batch) error {
+	if len(w.newVariants) > 0 {
+		return errors.New("a queued stock write cannot open levels")
+	}
+	if w.levels == 0 {
+		return nil
+	}
+	batch.Queue(w.sql, w.args...).Query(func(rows pgx.Rows) error {
+		_, err := w.collect(rows)
+		return err
+	})
+	return nil
+}
+
+// levelWriteOf merges changes by level, in lock order, into one levelWrite.
+func (tx *Tx) levelWriteOf(storeID uuid.UUID, changes []levelChange, src movementSource) levelWrite {
 	merged := map[[2]uuid.UUID]*levelChange{}
 	var keys [][2]uuid.UUID
 	for _, c := range changes {
@@ -205,22 +266,19 @@ func (tx *Tx) writeLevelChanges(ctx context.Context, storeID uuid.UUID, changes 
 		variants, locations = append(variants, c.variantID), append(locations, c.locationID)
 		onHand, reserved = append(onHand, int32(c.onHand)), append(reserved, int32(c.reserved))
 	}
-	if len(variants) == 0 {
-		return []Movement{}, nil
+	w := levelWrite{levels: len(variants)}
+	if w.levels == 0 {
+		return w
 	}
 	// Only added stock can open a level; reservations, shipments and
 	// removals need one that exists. (An upsert cannot do this: the row it
 	// proposes would break the table's checks before the conflict is seen.)
-	var newVariants, newLocations []uuid.UUID
 	for i := range variants {
 		if onHand[i] > 0 {
-			newVariants, newLocations = append(newVariants, variants[i]), append(newLocations, locations[i])
+			w.newVariants, w.newLocations = append(w.newVariants, variants[i]), append(w.newLocations, locations[i])
 		}
 	}
-	if err := tx.openLevels(ctx, storeID, newVariants, newLocations); err != nil {
-		return nil, err
-	}
-	rows, err := tx.tx.Query(ctx, `WITH ch AS (
+	w.sql = `WITH ch AS (
 			SELECT * FROM unnest($2::uuid[], $3::uuid[], $4::int[], $5::int[]) WITH ORDINALITY AS c(variant_id, location_id, d_on_hand, d_reserved, n)
 		), lvl AS (
 			UPDATE inventory_levels l SET on_hand = l.on_hand + ch.d_on_hand, reserved = l.reserved + ch.d_reserved, updated_at = $6
@@ -234,7 +292,7 @@ func (tx *Tx) writeLevelChanges(ctx context.Context, storeID uuid.UUID, changes 
 			SELECT $1, lvl.variant_id, lvl.location_id, $7, ch.d_on_hand, ch.d_reserved, lvl.on_hand, lvl.reserved, $8, $9, $10, $11, $12, $6
 			FROM lvl JOIN ch USING (variant_id, location_id)
 			ORDER BY ch.n
-			RETURNING `+movementColumns+`
+			RETURNING ` + movementColumns + `
 		), sums AS (
 			UPDATE variants v SET quantity = v.quantity + d.n, updated_at = $6
 			FROM (SELECT ch.variant_id, sum(ch.d_on_hand - ch.d_reserved) AS n
@@ -243,20 +301,10 @@ func (tx *Tx) writeLevelChanges(ctx context.Context, storeID uuid.UUID, changes 
 			      GROUP BY ch.variant_id) d
 			WHERE v.store_id = $1 AND v.id = d.variant_id
 		)
-		SELECT `+movementColumns+` FROM mov ORDER BY variant_id, location_id`,
-		storeID, variants, locations, onHand, reserved, tx.now(), src.reason, src.orderID, src.adjustmentID, src.note,
-		src.actor.Type, src.actor.ID)
-	if err != nil {
-		return nil, fmt.Errorf("write stock: %w", err)
-	}
-	movements, err := pgx.CollectRows(rows, scanMovement)
-	if err != nil {
-		return nil, fmt.Errorf("write stock: %w", err)
-	}
-	if len(movements) != len(variants) {
-		return nil, errLevelMoved
-	}
-	return movements, nil
+		SELECT ` + movementColumns + ` FROM mov ORDER BY variant_id, location_id`
+	w.args = []any{storeID, variants, locations, onHand, reserved, tx.now(), src.reason, src.orderID, src.adjustmentID, src.note,
+		src.actor.Type, src.actor.ID}
+	return w
 }
 
 // openLevels creates the missing (variant, location) levels at zero, in
@@ -288,6 +336,18 @@ func (tx *Tx) reserveOrder(ctx context.Context, o Order, actor Actor) error {
 	if err != nil {
 		return err
 	}
+	batch := &pgx.Batch{}
+	if err := tx.queueReservation(batch, o, levels, actor); err != nil {
+		return err
+	}
+	return tx.tx.SendBatch(ctx, batch).Close()
+}
+
+// queueReservation adds to batch the writes that reserve stock for every
+// line of a placed order from its variants' locked levels: by location
+// priority, lowest first, splitting a line only when no one location can
+// hold it whole. Short stock is a StockError, before anything is queued.
+func (tx *Tx) queueReservation(batch *pgx.Batch, o Order, levels []lockedLevel, actor Actor) error {
 	byVariant := map[uuid.UUID][]*lockedLevel{}
 	for i := range levels {
 		l := &levels[i]
@@ -336,15 +396,14 @@ func (tx *Tx) reserveOrder(ctx context.Context, o Order, actor Actor) error {
 			}
 		}
 	}
-	if _, err := tx.writeLevelChanges(ctx, o.StoreID, changes, movementSource{reason: ReasonOrderReserve, orderID: &o.ID, actor: actor}); err != nil {
+	w := tx.levelWriteOf(o.StoreID, changes, movementSource{reason: ReasonOrderReserve, orderID: &o.ID, actor: actor})
+	if err := w.queue(batch); err != nil {
 		return err
 	}
-	if _, err := tx.tx.Exec(ctx, `INSERT INTO order_allocations AS a (store_id, order_id, line_id, variant_id, location_id, reserved)
+	batch.Queue(`INSERT INTO order_allocations AS a (store_id, order_id, line_id, variant_id, location_id, reserved)
 		SELECT $1, $2, u.line_id, u.variant_id, u.location_id, u.n FROM unnest($3::uuid[], $4::uuid[], $5::uuid[], $6::int[]) AS u(line_id, variant_id, location_id, n)
 		ON CONFLICT (store_id, order_id, line_id, location_id) DO UPDATE SET reserved = a.reserved + EXCLUDED.reserved`,
-		o.StoreID, o.ID, allocLines, allocVariants, locs, allocQty); err != nil {
-		return fmt.Errorf("record allocations: %w", err)
-	}
+		o.StoreID, o.ID, allocLines, allocVariants, locs, allocQty)
 	return nil
 }
 

@@ -206,10 +206,11 @@ func (tx *Tx) CreateOrder(ctx context.Context, in NewOrder) (Order, error) {
 	if in.Draft {
 		o.Status = OrderDraft
 	}
-	o.Lines, err = tx.orderLines(ctx, in.StoreID, in.Lines, !in.Draft)
+	rows, err := tx.readOrderRows(ctx, in.StoreID, in.Lines, !in.Draft)
 	if err != nil {
 		return Order{}, err
 	}
+	o.Lines = rows.lines
 	limits, err := tx.priceOrder(ctx, &o, in)
 	if err != nil {
 		return Order{}, err
@@ -218,14 +219,7 @@ func (tx *Tx) CreateOrder(ctx context.Context, in NewOrder) (Order, error) {
 		return Order{}, ErrCartTotalChanged
 	}
 	o.CollectibleTotal = o.Total
-	var number int64
-	err = tx.tx.QueryRow(ctx, `INSERT INTO order_counters (store_id, last_number) VALUES ($1, $2)
-		ON CONFLICT (store_id) DO UPDATE SET last_number = order_counters.last_number + 1 RETURNING last_number`,
-		in.StoreID, firstOrderNumber).Scan(&number)
-	if err != nil {
-		return Order{}, fmt.Errorf("take order number: %w", err)
-	}
-	o.OrderNumber = fmt.Sprintf("ORD-%d", number)
+	o.OrderNumber = fmt.Sprintf("ORD-%d", rows.number)
 	now := tx.now()
 	o.CreatedAt, o.UpdatedAt = now, now
 	search := strings.ToLower(strings.Join([]string{o.OrderNumber, customer.Name, deref(customer.Email), deref(customer.Phone)}, " "))
@@ -259,15 +253,28 @@ func (tx *Tx) CreateOrder(ctx context.Context, in NewOrder) (Order, error) {
 				unit_price, total, position, discount, sold_at, first_of_product) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
 			l.ID, o.StoreID, o.ID, l.VariantID, l.ProductID, l.Name, l.SKU, l.Quantity, l.UnitPrice, l.Total, i+1, l.Discount, placedAt, firstOfProduct)
 	}
-	if err := tx.tx.SendBatch(ctx, writes).Close(); err != nil {
-		return Order{}, fmt.Errorf("create order: %w", err)
-	}
 	kind := ActivityOrderCreated
 	if in.Draft {
 		kind = ActivityDraftCreated
 	}
-	if err := tx.addActivity(ctx, o, kind, "", map[string]any{"status": o.Status}, in.ActorUserID); err != nil {
+	if err := tx.queueActivity(writes, o, kind, "", map[string]any{"status": o.Status}, in.ActorUserID); err != nil {
 		return Order{}, err
+	}
+	// A placed order's stock, status count, COD risk and event go in the
+	// same round trip: what it reserves was read from the locked levels.
+	var risk *CODRisk
+	if !in.Draft {
+		if err := tx.queueReservation(writes, o, rows.levels, UserActor(in.ActorUserID)); err != nil {
+			return Order{}, err
+		}
+		queueCountStatus(writes, o.StoreID, "", o.Status)
+		risk = queueCODRisk(writes, o, customer.Phone)
+		if err := tx.queueEmit(ctx, writes, o.StoreID, EventOrderCreated, orderCreatedEventOf(o)); err != nil {
+			return Order{}, err
+		}
+	}
+	if err := tx.tx.SendBatch(ctx, writes).Close(); err != nil {
+		return Order{}, fmt.Errorf("create order: %w", err)
 	}
 	if in.Draft {
 		return o, nil
@@ -275,16 +282,50 @@ func (tx *Tx) CreateOrder(ctx context.Context, in NewOrder) (Order, error) {
 	if err := tx.countDiscounts(ctx, o, limits); err != nil {
 		return Order{}, err
 	}
-	if err := tx.reserveOrder(ctx, o, UserActor(in.ActorUserID)); err != nil {
-		return Order{}, err
+	return o, tx.flagCODRisk(ctx, o, risk)
+}
+
+// orderRows is what placing an order reads under its locks: its lines,
+// its variants' levels (when it reserves) and its number.
+type orderRows struct {
+	lines  []OrderLine
+	levels []lockedLevel
+	number int64
+}
+
+// readOrderRows reads an order's variants and takes the store's next
+// order number in one round trip; with place set it locks the variants and
+// then their levels, in the order every stock write locks them. The
+// number is taken last: every order of a store waits for it until the
+// commit before, so it is held for as few round trips as may be.
+func (tx *Tx) readOrderRows(ctx context.Context, storeID uuid.UUID, requested []NewOrderLine, place bool) (orderRows, error) {
+	ids := variantIDsOf(requested)
+	var (
+		out   orderRows
+		found map[uuid.UUID]OrderLine
+	)
+	batch := &pgx.Batch{}
+	batch.Queue(variantsForOrderQuery(place), storeID, ids).Query(func(rows pgx.Rows) error {
+		var err error
+		found, err = scanVariantsForOrder(rows)
+		return err
+	})
+	if place {
+		batch.Queue(lockLevelsQuery, storeID, ids).Query(func(rows pgx.Rows) error {
+			var err error
+			out.levels, err = collectLockedLevels(rows)
+			return err
+		})
 	}
-	if err := tx.countStatus(ctx, o.StoreID, "", o.Status); err != nil {
-		return Order{}, err
+	batch.Queue(`INSERT INTO order_counters (store_id, last_number) VALUES ($1, $2)
+		ON CONFLICT (store_id) DO UPDATE SET last_number = order_counters.last_number + 1 RETURNING last_number`,
+		storeID, firstOrderNumber).QueryRow(func(row pgx.Row) error { return row.Scan(&out.number) })
+	if err := tx.tx.SendBatch(ctx, batch).Close(); err != nil {
+		return orderRows{}, fmt.Errorf("read the order's variants: %w", err)
 	}
-	if err := tx.trustCheck(ctx, o, customer.Phone); err != nil {
-		return Order{}, err
-	}
-	return o, tx.emitOrderCreated(ctx, o)
+	var err error
+	out.lines, err = linesOf(found, requested)
+	return out, err
 }
 
 func deref(s *string) string {
@@ -316,20 +357,39 @@ func (tx *Tx) orderCustomer(ctx context.Context, in NewOrder) (OrderCustomer, er
 // product's — and price). With lock set it locks them in id order, as every
 // stock write does, so the reservation that follows reads settled stock.
 func (tx *Tx) orderLines(ctx context.Context, storeID uuid.UUID, requested []NewOrderLine, lock bool) ([]OrderLine, error) {
+	rows, err := tx.tx.Query(ctx, variantsForOrderQuery(lock), storeID, variantIDsOf(requested))
+	if err != nil {
+		return nil, fmt.Errorf("read variants: %w", err)
+	}
+	found, err := scanVariantsForOrder(rows)
+	if err != nil {
+		return nil, err
+	}
+	return linesOf(found, requested)
+}
+
+func variantIDsOf(requested []NewOrderLine) []uuid.UUID {
 	ids := make([]uuid.UUID, 0, len(requested))
 	for _, r := range requested {
 		ids = append(ids, r.VariantID)
 	}
+	return ids
+}
+
+// variantsForOrderQuery reads a store's variants ($2) with what an order
+// line snapshots, locking them in id order when lock is set.
+func variantsForOrderQuery(lock bool) string {
 	query := `SELECT v.id, v.product_id, p.name, COALESCE(v.sku, p.sku), v.price, COALESCE(v.weight_grams, p.weight_grams, 0)
 		FROM variants v JOIN products p ON p.store_id = v.store_id AND p.id = v.product_id
 		WHERE v.store_id = $1 AND v.id = ANY ($2) ORDER BY v.id`
 	if lock {
 		query += ` FOR UPDATE OF v`
 	}
-	rows, err := tx.tx.Query(ctx, query, storeID, ids)
-	if err != nil {
-		return nil, fmt.Errorf("read variants: %w", err)
-	}
+	return query
+}
+
+func scanVariantsForOrder(rows pgx.Rows) (map[uuid.UUID]OrderLine, error) {
+	defer rows.Close()
 	found := map[uuid.UUID]OrderLine{}
 	for rows.Next() {
 		var (
@@ -337,16 +397,19 @@ func (tx *Tx) orderLines(ctx context.Context, storeID uuid.UUID, requested []New
 			variantID, productID uuid.UUID
 		)
 		if err := rows.Scan(&variantID, &productID, &l.Name, &l.SKU, &l.UnitPrice, &l.grams); err != nil {
-			rows.Close()
 			return nil, fmt.Errorf("read variants: %w", err)
 		}
 		l.VariantID, l.ProductID = &variantID, &productID
 		found[variantID] = l
 	}
-	rows.Close()
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read variants: %w", err)
 	}
+	return found, nil
+}
+
+// linesOf makes the requested lines from the variants found.
+func linesOf(found map[uuid.UUID]OrderLine, requested []NewOrderLine) ([]OrderLine, error) {
 	lines := make([]OrderLine, len(requested))
 	for i, req := range requested {
 		l, ok := found[req.VariantID]
@@ -388,8 +451,12 @@ type orderStatusChangedEvent struct {
 
 // emitOrderCreated writes order.created for a placed order.
 func (tx *Tx) emitOrderCreated(ctx context.Context, o Order) error {
-	return tx.emit(ctx, o.StoreID, EventOrderCreated, orderCreatedEvent{StoreID: o.StoreID, OrderID: o.ID,
-		OrderNumber: o.OrderNumber, Status: o.Status, PaymentMethod: o.PaymentMethod, Total: FormatPrice(o.Total, CurrencyExponent(o.Currency))})
+	return tx.emit(ctx, o.StoreID, EventOrderCreated, orderCreatedEventOf(o))
+}
+
+func orderCreatedEventOf(o Order) orderCreatedEvent {
+	return orderCreatedEvent{StoreID: o.StoreID, OrderID: o.ID, OrderNumber: o.OrderNumber, Status: o.Status,
+		PaymentMethod: o.PaymentMethod, Total: FormatPrice(o.Total, CurrencyExponent(o.Currency))}
 }
 
 // emitStatusChanged writes order.status_changed for an order that moved from from.

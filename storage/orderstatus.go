@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 )
 
 // OrderStatus is where an order is in its life (decisions §4).
@@ -90,22 +91,34 @@ type TransitionError struct {
 // countStatus moves one order between status counters (from "" when new,
 // to "" when leaving the counts). Drafts are never counted.
 func (tx *Tx) countStatus(ctx context.Context, storeID uuid.UUID, from, to OrderStatus) error {
-	if from == to {
+	if countedStatus(from) == countedStatus(to) {
 		return nil
 	}
-	if from == OrderDraft {
-		from = ""
-	}
-	if to == OrderDraft {
-		to = ""
-	}
 	// One statement for both counters: a status change is one round trip.
-	if _, err := tx.tx.Exec(ctx, `WITH leaving AS (UPDATE order_status_counts SET n = n - 1 WHERE store_id = $1 AND status = $2 AND $2 <> '')
-		INSERT INTO order_status_counts (store_id, status, n) SELECT $1, $3, 1 WHERE $3 <> ''
-		ON CONFLICT (store_id, status) DO UPDATE SET n = order_status_counts.n + 1`, storeID, string(from), string(to)); err != nil {
+	if _, err := tx.tx.Exec(ctx, moveStatusCount, storeID, string(countedStatus(from)), string(countedStatus(to))); err != nil {
 		return fmt.Errorf("count order status: %w", err)
 	}
 	return nil
+}
+
+const moveStatusCount = `WITH leaving AS (UPDATE order_status_counts SET n = n - 1 WHERE store_id = $1 AND status = $2 AND $2 <> '')
+	INSERT INTO order_status_counts (store_id, status, n) SELECT $1, $3, 1 WHERE $3 <> ''
+	ON CONFLICT (store_id, status) DO UPDATE SET n = order_status_counts.n + 1`
+
+// countedStatus is the counter a status counts in: none ("") for a draft.
+func countedStatus(s OrderStatus) OrderStatus {
+	if s == OrderDraft {
+		return ""
+	}
+	return s
+}
+
+// queueCountStatus is countStatus as one statement of a batch.
+func queueCountStatus(batch *pgx.Batch, storeID uuid.UUID, from, to OrderStatus) {
+	if countedStatus(from) == countedStatus(to) {
+		return
+	}
+	batch.Queue(moveStatusCount, storeID, string(countedStatus(from)), string(countedStatus(to)))
 }
 
 func (tx *Tx) lockOrder(ctx context.Context, storeID, id uuid.UUID) (Order, error) {

@@ -56,3 +56,72 @@ func TestFindSideEffectStart(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// The side effects' shared start reads, in one round trip, the outcomes
+// recorded so far by kind, the order with its lines, the settings and the
+// customer's chat opt-out; an order of another store is not found.
+func TestFindOrderSideEffectsStart(t *testing.T) {
+	cs := newCartStore(t, 60)
+	ctx := context.Background()
+	address := []byte(`{"name":"Mona","phone":"+201001234567","line1":"12 Tahrir St","city":"Cairo","country":"EG"}`)
+	var order storage.Order
+	require.NoError(t, cs.db.InTx(ctx, func(tx *storage.Tx) error {
+		var err error
+		order, err = tx.CreateOrder(ctx, storage.NewOrder{StoreID: cs.storeID, PaymentMethod: "cod", ShippingAddress: address,
+			Customer: &storage.OrderCustomer{Name: "Mona", Phone: ptr("+201001234567")},
+			Lines:    []storage.NewOrderLine{{VariantID: cs.variant, Quantity: 2}}})
+		return err
+	}))
+
+	start, err := cs.db.FindOrderSideEffectsStart(ctx, cs.storeID, order.ID)
+	require.NoError(t, err)
+	require.Empty(t, start.Recorded)
+	require.Equal(t, order.OrderNumber, start.Order.OrderNumber)
+	require.Len(t, start.Order.Lines, 1)
+	require.Equal(t, "Carts", start.Settings.Name)
+	require.False(t, start.ChatOptOut)
+
+	require.NoError(t, cs.db.RecordSideEffect(ctx, cs.storeID, order.ID, "email", "succeeded", map[string]string{"to": "x"}))
+	require.NoError(t, cs.db.RecordSideEffect(ctx, cs.storeID, order.ID, "shipment", "skipped", map[string]string{}))
+	require.NoError(t, cs.db.InTx(ctx, func(tx *storage.Tx) error {
+		_, err := tx.UpdateCustomer(ctx, cs.storeID, *order.CustomerID, storage.CustomerUpdate{ChatOptOut: ptr(true)})
+		return err
+	}))
+	start, err = cs.db.FindOrderSideEffectsStart(ctx, cs.storeID, order.ID)
+	require.NoError(t, err)
+	require.Equal(t, map[string]string{"email": "succeeded", "shipment": "skipped"}, start.Recorded)
+	require.True(t, start.ChatOptOut)
+
+	_, err = cs.db.FindOrderSideEffectsStart(ctx, uuid.New(), order.ID)
+	require.ErrorIs(t, err, storage.ErrNotFound)
+}
+
+// A side effect that kept failing stands as failed, once; one whose
+// success was recorded first (by an attempt that then timed out) does not.
+func TestRecordSideEffectFailure(t *testing.T) {
+	cs := newCartStore(t, 60)
+	ctx := context.Background()
+	address := []byte(`{"name":"Mona","phone":"+201001234567","line1":"12 Tahrir St","city":"Cairo","country":"EG"}`)
+	var order storage.Order
+	require.NoError(t, cs.db.InTx(ctx, func(tx *storage.Tx) error {
+		var err error
+		order, err = tx.CreateOrder(ctx, storage.NewOrder{StoreID: cs.storeID, PaymentMethod: "cod", ShippingAddress: address,
+			Customer: &storage.OrderCustomer{Name: "Mona", Phone: ptr("+201001234567")},
+			Lines:    []storage.NewOrderLine{{VariantID: cs.variant, Quantity: 1}}})
+		return err
+	}))
+	failed, err := cs.db.RecordSideEffectFailure(ctx, cs.storeID, order.ID, "chat", "provider down")
+	require.NoError(t, err)
+	require.True(t, failed)
+	failed, err = cs.db.RecordSideEffectFailure(ctx, cs.storeID, order.ID, "chat", "provider down")
+	require.NoError(t, err)
+	require.True(t, failed, "a retried flag still stands as failed")
+
+	require.NoError(t, cs.db.RecordSideEffect(ctx, cs.storeID, order.ID, "email", "succeeded", map[string]string{"to": "x"}))
+	failed, err = cs.db.RecordSideEffectFailure(ctx, cs.storeID, order.ID, "email", "timed out")
+	require.NoError(t, err)
+	require.False(t, failed, "the recorded success stands")
+	start, err := cs.db.FindOrderSideEffectsStart(ctx, cs.storeID, order.ID)
+	require.NoError(t, err)
+	require.Equal(t, map[string]string{"email": "succeeded", "chat": "failed"}, start.Recorded)
+}

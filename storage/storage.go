@@ -12,7 +12,7 @@
 //   - the worker's steps: an activity's change (AttachProductImage,
 //     ApplyImportBatch, RecordProofHash, RecordAttempts, the e-invoice and
 //     chat records, FlagOrder), the dispatcher's marks (MarkBatchStarted,
-//     MarkPlacementStarted, …) and the abandonment sweep;
+//     MarkPlacementsStarted, …) and the abandonment sweep;
 //   - bookkeeping the middleware does around a request (sessions, a token's
 //     last use, claiming and releasing an idempotency key, rate-limit counts);
 //   - the theme editor's compare-and-swap saves (SaveDraft, PublishDraft,

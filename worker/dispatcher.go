@@ -358,8 +358,12 @@ func (d *Dispatcher) startPlacements(ctx context.Context) {
 			}
 			return
 		}
-		var failed atomic.Bool
-		var g errgroup.Group
+		var (
+			failed  atomic.Bool
+			g       errgroup.Group
+			mu      sync.Mutex
+			started []storage.OrderRef
+		)
 		g.SetLimit(d.StartConcurrency)
 		for _, ref := range refs {
 			g.Go(func() error {
@@ -378,14 +382,20 @@ func (d *Dispatcher) startPlacements(ctx context.Context) {
 					d.Log.Warn("start order-placed workflow", slog.String("order_id", ref.OrderID.String()), slog.Any("error", err))
 					return nil
 				}
-				if err := d.DB.MarkPlacementStarted(ctx, ref.StoreID, ref.OrderID); err != nil {
-					failed.Store(true)
-					d.Log.Error("mark placement started", slog.Any("error", err))
-				}
+				mu.Lock()
+				started = append(started, storage.OrderRef{StoreID: ref.StoreID, OrderID: ref.OrderID})
+				mu.Unlock()
 				return nil
 			})
 		}
 		_ = g.Wait()
+		// The round's starts are marked together: an order whose start is
+		// not marked yet is started again by the next round, which finds
+		// its workflow and marks it.
+		if err := d.DB.MarkPlacementsStarted(ctx, started); err != nil {
+			failed.Store(true)
+			d.Log.Error("mark placements started", slog.Any("error", err))
+		}
 		if failed.Load() || len(refs) < page {
 			return
 		}

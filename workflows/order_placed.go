@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"errors"
 	"time"
 
 	"github.com/google/uuid"
@@ -20,13 +21,19 @@ type OrderPlacedInput struct {
 	Shape int
 }
 
-// OrderPlacedShape is today's shape: the side effects side by side as
-// local activities, no rollup step. Carried in the input, the shape costs
+// OrderPlacedShape is today's shape: one local activity runs the side
+// effects side by side after one read for all of them
+// (activities.RunOrderSideEffects). Carried in the input, the shape costs
 // the history nothing, where the GetVersion calls it replaces cost every
 // order three markers and three search-attribute upserts, each a
 // visibility write on the server (docs/decisions.md, "The order-placed
 // workflow's shape in its input").
-const OrderPlacedShape = 1
+const OrderPlacedShape = 2
+
+// orderPlacedShapeThreeLocal is the shape before: the side effects side
+// by side as three local activities, each reading the order and the
+// settings for itself. Workflows begun in it replay in it.
+const orderPlacedShapeThreeLocal = 1
 
 // OrderPlacedResult is what each side effect did, by kind (email, chat,
 // shipment; rollup in histories from before analytics, §17): succeeded,
@@ -89,6 +96,9 @@ type sideEffectStep struct {
 // an activity, retried and recorded once; one that keeps failing flags an
 // autopilot exception and never fails the order.
 func OrderPlaced(ctx workflow.Context, in OrderPlacedInput) (OrderPlacedResult, error) {
+	if in.Shape == OrderPlacedShape {
+		return orderPlacedInOneActivity(ctx, in)
+	}
 	actx := workflow.WithActivityOptions(ctx, sideEffectOptions)
 	order := activities.OrderInput{StoreID: in.StoreID, OrderID: in.OrderID}
 	steps := []sideEffectStep{
@@ -105,7 +115,7 @@ func OrderPlaced(ctx workflow.Context, in OrderPlacedInput) (OrderPlacedResult, 
 	lctx := workflow.WithLocalActivityOptions(ctx, localSideEffectOptions)
 	local := func(i int) workflow.Future { return workflow.ExecuteLocalActivity(lctx, steps[i].fn, order) }
 	start, parallel := local, true
-	if in.Shape != OrderPlacedShape {
+	if in.Shape != orderPlacedShapeThreeLocal {
 		if workflow.GetVersion(ctx, rollupInTransaction, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 			steps = append(steps, sideEffectStep{"rollup", a.RecordOrderRollup})
 		}
@@ -134,6 +144,43 @@ func OrderPlaced(ctx workflow.Context, in OrderPlacedInput) (OrderPlacedResult, 
 		}
 		result.Steps[step.kind] = "failed"
 		flag := activities.FlagSideEffectInput{StoreID: in.StoreID, OrderID: in.OrderID, Kind: step.kind, Reason: err.Error()}
+		if err := workflow.ExecuteActivity(actx, a.FlagSideEffectFailure, flag).Get(ctx, nil); err != nil {
+			return result, err
+		}
+	}
+	return result, nil
+}
+
+// orderPlacedInOneActivity is OrderPlaced in today's shape: one local
+// activity for the three side effects, so an order's workflow task records
+// one marker, and its worker reads the order, its lines and the settings
+// once instead of once per side effect. A side effect that still fails
+// after the retries is flagged on its own, as in the shapes before.
+func orderPlacedInOneActivity(ctx workflow.Context, in OrderPlacedInput) (OrderPlacedResult, error) {
+	lctx := workflow.WithLocalActivityOptions(ctx, localSideEffectOptions)
+	order := activities.OrderInput{StoreID: in.StoreID, OrderID: in.OrderID}
+	var out activities.OrderSideEffectsResult
+	err := workflow.ExecuteLocalActivity(lctx, a.RunOrderSideEffects, order).Get(ctx, &out)
+	if err != nil {
+		// A failed side effect names itself in the error's details; an
+		// error without them (the read before any ran) fails all three.
+		var appErr *temporal.ApplicationError
+		if !errors.As(err, &appErr) || appErr.Type() != activities.ErrSideEffectsFailed || appErr.Details(&out) != nil {
+			out = activities.OrderSideEffectsResult{Steps: map[string]activities.SideEffectResult{}}
+			for _, kind := range activities.OrderSideEffectKinds {
+				out.Steps[kind] = activities.SideEffectResult{Status: "failed", Detail: err.Error()}
+			}
+		}
+	}
+	actx := workflow.WithActivityOptions(ctx, sideEffectOptions)
+	result := OrderPlacedResult{Steps: map[string]string{}}
+	for _, kind := range activities.OrderSideEffectKinds {
+		step := out.Steps[kind]
+		result.Steps[kind] = step.Status
+		if step.Status != "failed" {
+			continue
+		}
+		flag := activities.FlagSideEffectInput{StoreID: in.StoreID, OrderID: in.OrderID, Kind: kind, Reason: step.Detail}
 		if err := workflow.ExecuteActivity(actx, a.FlagSideEffectFailure, flag).Get(ctx, nil); err != nil {
 			return result, err
 		}

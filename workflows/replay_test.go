@@ -75,10 +75,12 @@ func TestReplayRefusesNonDeterministicChanges(t *testing.T) {
 		workflow any
 		history  string
 	}{
-		"side effects reordered":            {reorderedOrderPlaced, "testdata/histories/5b16dac/OrderPlaced.json"},
-		"parallel steps without GetVersion": {unguardedOrderPlaced, "testdata/histories/46dc7df/OrderPlaced.json"},
-		"rollup dropped without GetVersion": {rolluplessOrderPlaced, "testdata/histories/5b16dac/OrderPlaced.json"},
-		"local without GetVersion":          {unguardedLocalOrderPlaced, "testdata/histories/41a9d6d/OrderPlaced.json"},
+		"side effects reordered":              {reorderedOrderPlaced, "testdata/histories/5b16dac/OrderPlaced.json"},
+		"parallel steps without GetVersion":   {unguardedOrderPlaced, "testdata/histories/46dc7df/OrderPlaced.json"},
+		"rollup dropped without GetVersion":   {rolluplessOrderPlaced, "testdata/histories/5b16dac/OrderPlaced.json"},
+		"local without GetVersion":            {unguardedLocalOrderPlaced, "testdata/histories/41a9d6d/OrderPlaced.json"},
+		"one activity whatever the shape":     {oneActivityOrderPlaced, "testdata/histories/df20ba2/OrderPlaced.json"},
+		"three activities whatever the shape": {threeLocalOrderPlaced, "testdata/histories/current/OrderPlaced.json"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			broken := sdkworker.NewWorkflowReplayer()
@@ -191,5 +193,32 @@ func TestOrderPlacedTodayRecordsNoVersionMarkers(t *testing.T) {
 		}
 	}
 	require.NotContains(t, types, "EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES")
-	require.Equal(t, []string{"LocalActivity", "LocalActivity", "LocalActivity"}, markers)
+	require.Equal(t, []string{"LocalActivity"}, markers, "one local activity runs the three side effects")
+}
+
+// oneActivityOrderPlaced runs the side effects in one local activity
+// whatever the input's shape: a workflow begun with three would find one.
+func oneActivityOrderPlaced(ctx workflow.Context, in workflows.OrderPlacedInput) (workflows.OrderPlacedResult, error) {
+	ctx = workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{StartToCloseTimeout: time.Minute})
+	var acts *activities.Activities
+	order := activities.OrderInput{StoreID: in.StoreID, OrderID: in.OrderID}
+	return workflows.OrderPlacedResult{}, workflow.ExecuteLocalActivity(ctx, acts.RunOrderSideEffects, order).Get(ctx, nil)
+}
+
+// threeLocalOrderPlaced runs three local activities whatever the input's
+// shape: a workflow begun with one would find three.
+func threeLocalOrderPlaced(ctx workflow.Context, in workflows.OrderPlacedInput) (workflows.OrderPlacedResult, error) {
+	ctx = workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{StartToCloseTimeout: time.Minute})
+	var acts *activities.Activities
+	order := activities.OrderInput{StoreID: in.StoreID, OrderID: in.OrderID}
+	var futures []workflow.Future
+	for _, fn := range []any{acts.SendOrderEmail, acts.SendChatConfirmation, acts.CreateOrderShipment} {
+		futures = append(futures, workflow.ExecuteLocalActivity(ctx, fn, order))
+	}
+	for _, f := range futures {
+		if err := f.Get(ctx, nil); err != nil {
+			return workflows.OrderPlacedResult{}, err
+		}
+	}
+	return workflows.OrderPlacedResult{}, nil
 }
