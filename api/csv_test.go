@@ -389,7 +389,11 @@ func TestCSVExportStreamsInFlatMemory(t *testing.T) {
 	t.Logf("exported %d MB; heap grew at most %d KB", size>>20, growth>>10)
 	require.Greater(t, size, 10<<20)
 	// Holding the catalog would take more than the export's own size (each
-	// product record carries more than its CSV line); streaming stays far
-	// below it, even under the race detector's allocation overhead.
-	require.Less(t, growth, int64(size), "the export must not hold the catalog in memory")
+	// product record carries more than its CSV line, about twice); streaming
+	// stays far below it, even under the race detector's allocation
+	// overhead. The collector lets the heap pass what is live by its
+	// percentage (10) before it collects, which in a process that earlier
+	// tests left with a large live heap is megabytes that nothing holds.
+	pacing := int64(before.HeapAlloc) / 10
+	require.Less(t, growth, int64(size)+pacing, "the export must not hold the catalog in memory")
 }
