@@ -578,7 +578,11 @@ func (db *DB) FindOrdersAwaitingPlacement(ctx context.Context, limit int) ([]Pla
 }
 
 // MarkPlacementsStarted records that the orders' order-placed workflows
-// exist, in one statement for a dispatcher round's orders.
+// exist, in one statement for a dispatcher round's orders. It waits for no
+// row: an order another transaction holds (another dispatcher marking it,
+// a merchant's change) is left unmarked, and the next round finds its
+// workflow started and marks it. Waiting would let two dispatchers that
+// mark overlapping rounds in different orders deadlock.
 func (db *DB) MarkPlacementsStarted(ctx context.Context, refs []OrderRef) error {
 	if len(refs) == 0 {
 		return nil
@@ -587,9 +591,11 @@ func (db *DB) MarkPlacementsStarted(ctx context.Context, refs []OrderRef) error 
 	for i, r := range refs {
 		storeIDs[i], orderIDs[i] = r.StoreID, r.OrderID
 	}
-	_, err := db.pool.Exec(ctx, `UPDATE orders o SET placed_started_at = $3
-		FROM unnest($1::uuid[], $2::uuid[]) AS u(store_id, id)
-		WHERE o.store_id = u.store_id AND o.id = u.id AND o.placed_started_at IS NULL`, storeIDs, orderIDs, db.now())
+	_, err := db.pool.Exec(ctx, `WITH free AS (
+			SELECT o.store_id, o.id FROM orders o JOIN unnest($1::uuid[], $2::uuid[]) AS u(store_id, id) ON o.store_id = u.store_id AND o.id = u.id
+			WHERE o.placed_started_at IS NULL
+			FOR NO KEY UPDATE OF o SKIP LOCKED)
+		UPDATE orders o SET placed_started_at = $3 FROM free WHERE o.store_id = free.store_id AND o.id = free.id`, storeIDs, orderIDs, db.now())
 	if err != nil {
 		return fmt.Errorf("mark placements started: %w", err)
 	}

@@ -3,10 +3,12 @@ package storage_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/merchantsvc/svc/internal/testenv"
 	"github.com/merchantsvc/svc/storage"
 )
 
@@ -124,4 +126,44 @@ func TestRecordSideEffectFailure(t *testing.T) {
 	start, err := cs.db.FindOrderSideEffectsStart(ctx, cs.storeID, order.ID)
 	require.NoError(t, err)
 	require.Equal(t, map[string]string{"email": "succeeded", "chat": "failed"}, start.Recorded)
+}
+
+// A dispatcher round marks its started placements in one statement, and
+// waits for no row: an order another transaction holds is left for the
+// next round, so two dispatchers marking overlapping rounds in different
+// orders cannot deadlock.
+func TestMarkPlacementsStartedSkipsHeldOrders(t *testing.T) {
+	cs := newCartStore(t, 60)
+	ctx := context.Background()
+	address := []byte(`{"name":"Mona","phone":"+201001234567","line1":"12 Tahrir St","city":"Cairo","country":"EG"}`)
+	var refs []storage.OrderRef
+	for range 3 {
+		require.NoError(t, cs.db.InTx(ctx, func(tx *storage.Tx) error {
+			o, err := tx.CreateOrder(ctx, storage.NewOrder{StoreID: cs.storeID, PaymentMethod: "cod", ShippingAddress: address,
+				Customer: &storage.OrderCustomer{Name: "Mona", Phone: ptr("+201001234567")},
+				Lines:    []storage.NewOrderLine{{VariantID: cs.variant, Quantity: 1}}})
+			refs = append(refs, storage.OrderRef{StoreID: cs.storeID, OrderID: o.ID})
+			return err
+		}))
+	}
+	pool := testenv.SQL(t, cs.db)
+	holder, err := pool.Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = holder.Rollback(ctx) }()
+	_, err = holder.Exec(ctx, `SELECT 1 FROM orders WHERE id = $1 FOR UPDATE`, refs[1].OrderID)
+	require.NoError(t, err)
+
+	quick, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	require.NoError(t, cs.db.MarkPlacementsStarted(quick, []storage.OrderRef{refs[2], refs[1], refs[0]}), "no wait for the held order")
+	require.NoError(t, holder.Rollback(ctx))
+	waiting, err := cs.db.FindOrdersAwaitingPlacement(ctx, 10)
+	require.NoError(t, err)
+	require.Len(t, waiting, 1)
+	require.Equal(t, refs[1].OrderID, waiting[0].OrderID, "the held order waits for the next round")
+
+	require.NoError(t, cs.db.MarkPlacementsStarted(ctx, refs))
+	waiting, err = cs.db.FindOrdersAwaitingPlacement(ctx, 10)
+	require.NoError(t, err)
+	require.Empty(t, waiting)
 }
