@@ -54,11 +54,15 @@ func (a *Activities) skip(ctx context.Context, in OrderInput, kind, why string) 
 // claimContact reports whether an automatic confirmation may go to contact
 // now: the store sent none to it on channel within ContactInterval.
 func (a *Activities) claimContact(ctx context.Context, o storage.Order, channel, contact string) (bool, error) {
-	interval := a.ContactInterval
-	if interval <= 0 {
-		interval = 10 * time.Minute
+	return a.DB.ClaimContactSend(ctx, o.StoreID, o.ID, channel, contact, a.contactInterval())
+}
+
+// contactInterval is ContactInterval, 10 minutes when unset.
+func (a *Activities) contactInterval() time.Duration {
+	if a.ContactInterval <= 0 {
+		return 10 * time.Minute
 	}
-	return a.DB.ClaimContactSend(ctx, o.StoreID, o.ID, channel, contact, interval)
+	return a.ContactInterval
 }
 
 // skipRepeat records a confirmation skipped because its contact had one
@@ -77,28 +81,61 @@ func (a *Activities) SendOrderEmail(ctx context.Context, in OrderInput) (SideEff
 	if err != nil || start.Done {
 		return SideEffectResult{Status: "skipped", Detail: "already sent"}, err
 	}
-	return a.sendOrderEmail(ctx, in, start.Order, start.Settings)
+	return a.runAlone(ctx, in, start.Order, a.planEmail(in, start.Order, start.Settings))
 }
 
-// sendOrderEmail sends the placed order's status email and records it.
-func (a *Activities) sendOrderEmail(ctx context.Context, in OrderInput, o storage.Order, settings storage.StoreSettings) (SideEffectResult, error) {
+// sideEffect is one side effect of a placed order once the order is read:
+// failed before it ran (err), skipped (skip, the reason), or to send, after
+// claiming claim when it is set. send sends and records the outcome.
+type sideEffect struct {
+	kind  string
+	err   error
+	skip  string
+	claim *storage.ContactClaim
+	send  func(context.Context) (SideEffectResult, error)
+}
+
+// planEmail is the status email for the order's current status; a
+// placed order's claims its address (one confirmation per contact within
+// ContactInterval).
+func (a *Activities) planEmail(in OrderInput, o storage.Order, settings storage.StoreSettings) sideEffect {
+	e := sideEffect{kind: "email"}
 	email, err := orderemail.Render(settings.Name, settings.DefaultLanguage, o, o.Status)
-	if err != nil {
-		return SideEffectResult{}, err
+	switch {
+	case err != nil:
+		e.err = err
+		return e
+	case email.To == "":
+		e.skip = "the customer has no email address"
+		return e
+	case o.Status == storage.OrderPending:
+		e.claim = &storage.ContactClaim{Channel: "email", Contact: email.To}
 	}
-	if email.To == "" {
-		return a.skip(ctx, in, "email", "the customer has no email address")
+	e.send = func(ctx context.Context) (SideEffectResult, error) {
+		if err := a.Mailer.Send(ctx, email.To, email.Subject, email.HTML); err != nil {
+			return SideEffectResult{}, err
+		}
+		err := a.DB.RecordSideEffect(ctx, in.StoreID, in.OrderID, "email", "succeeded", map[string]string{"to": email.To, "subject": email.Subject})
+		return SideEffectResult{Status: "succeeded", Detail: email.To}, err
 	}
-	if o.Status == storage.OrderPending {
-		if fresh, err := a.claimContact(ctx, o, "email", email.To); err != nil || !fresh {
-			return a.skipRepeat(ctx, in, "email", err)
+	return e
+}
+
+// runAlone runs one side effect with round trips of its own: a skip is
+// recorded, a claim taken (a contact that had a confirmation lately is a
+// skip), then the send.
+func (a *Activities) runAlone(ctx context.Context, in OrderInput, o storage.Order, e sideEffect) (SideEffectResult, error) {
+	switch {
+	case e.err != nil:
+		return SideEffectResult{}, e.err
+	case e.skip != "":
+		return a.skip(ctx, in, e.kind, e.skip)
+	case e.claim != nil:
+		if fresh, err := a.claimContact(ctx, o, e.claim.Channel, e.claim.Contact); err != nil || !fresh {
+			return a.skipRepeat(ctx, in, e.kind, err)
 		}
 	}
-	if err := a.Mailer.Send(ctx, email.To, email.Subject, email.HTML); err != nil {
-		return SideEffectResult{}, err
-	}
-	err = a.DB.RecordSideEffect(ctx, in.StoreID, in.OrderID, "email", "succeeded", map[string]string{"to": email.To, "subject": email.Subject})
-	return SideEffectResult{Status: "succeeded", Detail: email.To}, err
+	return e.send(ctx)
 }
 
 // ResendOrderEmail sends the current status email again, whatever was sent before.
@@ -170,25 +207,28 @@ func (a *Activities) SendChatConfirmation(ctx context.Context, in OrderInput) (S
 	if err != nil || start.Done {
 		return SideEffectResult{Status: "skipped", Detail: "already sent"}, err
 	}
-	return a.sendChatConfirmation(ctx, in, start.Order, start.Settings, a.chatOptedOut(ctx, start.Order))
+	return a.runAlone(ctx, in, start.Order, a.planChat(in, start.Order, start.Settings, a.chatOptedOut(ctx, start.Order)))
 }
 
-// sendChatConfirmation sends the placed order's chat confirmation and
-// records it; a guard that holds is recorded as skipped, not as a failure.
-func (a *Activities) sendChatConfirmation(ctx context.Context, in OrderInput, o storage.Order, settings storage.StoreSettings, optedOut bool) (SideEffectResult, error) {
+// planChat is the order's chat confirmation: a guard that holds makes it a
+// skip, not a failure; otherwise it claims the phone.
+func (a *Activities) planChat(in OrderInput, o storage.Order, settings storage.StoreSettings, optedOut bool) sideEffect {
+	e := sideEffect{kind: "chat"}
 	template, phone, err := chatGuards(o, settings, optedOut)
 	if err != nil {
-		return a.skip(ctx, in, "chat", err.Error())
+		e.skip = err.Error()
+		return e
 	}
-	if fresh, err := a.claimContact(ctx, o, "chat", phone); err != nil || !fresh {
-		return a.skipRepeat(ctx, in, "chat", err)
+	e.claim = &storage.ContactClaim{Channel: "chat", Contact: phone}
+	e.send = func(ctx context.Context) (SideEffectResult, error) {
+		status, err := a.sendChat(ctx, o, settings, template, phone)
+		if err != nil {
+			return SideEffectResult{}, err
+		}
+		err = a.DB.RecordSideEffect(ctx, in.StoreID, in.OrderID, "chat", "succeeded", map[string]string{"template": template, "status": status})
+		return SideEffectResult{Status: "succeeded", Detail: template}, err
 	}
-	status, err := a.sendChat(ctx, o, settings, template, phone)
-	if err != nil {
-		return SideEffectResult{}, err
-	}
-	err = a.DB.RecordSideEffect(ctx, in.StoreID, in.OrderID, "chat", "succeeded", map[string]string{"template": template, "status": status})
-	return SideEffectResult{Status: "succeeded", Detail: template}, err
+	return e
 }
 
 // ResendChatConfirmation routes like the original send and keeps every
@@ -240,14 +280,20 @@ func (a *Activities) CreateOrderShipment(ctx context.Context, in OrderInput) (Si
 	if err != nil || start.Done {
 		return SideEffectResult{Status: "skipped", Detail: "already created"}, err
 	}
-	return a.createOrderShipment(ctx, in, start.Settings)
+	return a.runAlone(ctx, in, start.Order, a.planShipment(in, start.Settings))
 }
 
-func (a *Activities) createOrderShipment(ctx context.Context, in OrderInput, settings storage.StoreSettings) (SideEffectResult, error) {
+// planShipment is the automatic shipment, when the store asks for them.
+func (a *Activities) planShipment(in OrderInput, settings storage.StoreSettings) sideEffect {
+	e := sideEffect{kind: "shipment"}
 	if !settings.AutoCreateShipment {
-		return a.skip(ctx, in, "shipment", "automatic shipments are off")
+		e.skip = "automatic shipments are off"
+		return e
 	}
-	return SideEffectResult{Status: "succeeded"}, a.DB.CreateShipmentForOrder(ctx, in.StoreID, in.OrderID)
+	e.send = func(ctx context.Context) (SideEffectResult, error) {
+		return SideEffectResult{Status: "succeeded"}, a.DB.CreateShipmentForOrder(ctx, in.StoreID, in.OrderID)
+	}
+	return e
 }
 
 // OrderSideEffectKinds are a placed order's side effects, in the order
@@ -266,31 +312,65 @@ type OrderSideEffectsResult struct {
 const ErrSideEffectsFailed = "SideEffectsFailed"
 
 // RunOrderSideEffects runs a placed order's side effects (the status
-// email, the chat confirmation, an automatic shipment) side by side, after
-// one read for all of them. Each records its outcome as it ends, so a
-// retry runs only those that failed; one recorded before is reported as
+// email, the chat confirmation, an automatic shipment): one read for all
+// of them; one round trip for their contact claims and their skips; then
+// the sends side by side. Each records its outcome as it ends, so a retry
+// runs only those not recorded; one recorded before is reported as
 // recorded.
 func (a *Activities) RunOrderSideEffects(ctx context.Context, in OrderInput) (OrderSideEffectsResult, error) {
 	start, err := a.DB.FindOrderSideEffectsStart(ctx, in.StoreID, in.OrderID)
 	if err != nil {
 		return OrderSideEffectsResult{}, err
 	}
-	run := map[string]func() (SideEffectResult, error){
-		"email": func() (SideEffectResult, error) { return a.sendOrderEmail(ctx, in, start.Order, start.Settings) },
-		"chat": func() (SideEffectResult, error) {
-			return a.sendChatConfirmation(ctx, in, start.Order, start.Settings, start.ChatOptOut)
-		},
-		"shipment": func() (SideEffectResult, error) { return a.createOrderShipment(ctx, in, start.Settings) },
-	}
+	o, settings := start.Order, start.Settings
 	results := make([]SideEffectResult, len(OrderSideEffectKinds))
 	errs := make([]error, len(OrderSideEffectKinds))
-	var wg sync.WaitGroup
+	var (
+		pending []int // indexes of the side effects to run
+		plans   = make([]sideEffect, len(OrderSideEffectKinds))
+		claims  []storage.ContactClaim
+		claimOf = map[int]int{} // side effect → its claim
+		skips   []storage.SideEffectSkip
+	)
 	for i, kind := range OrderSideEffectKinds {
 		if status, ok := start.Recorded[kind]; ok {
 			results[i] = SideEffectResult{Status: status, Detail: "recorded before"}
 			continue
 		}
-		wg.Go(func() { results[i], errs[i] = run[kind]() })
+		switch kind {
+		case "email":
+			plans[i] = a.planEmail(in, o, settings)
+		case "chat":
+			plans[i] = a.planChat(in, o, settings, start.ChatOptOut)
+		case "shipment":
+			plans[i] = a.planShipment(in, settings)
+		}
+		e := plans[i]
+		switch {
+		case e.err != nil:
+			errs[i] = e.err
+		case e.skip != "":
+			skips = append(skips, storage.SideEffectSkip{Kind: kind, Reason: e.skip})
+			results[i] = SideEffectResult{Status: "skipped", Detail: e.skip}
+		default:
+			if e.claim != nil {
+				claimOf[i] = len(claims)
+				claims = append(claims, *e.claim)
+			}
+			pending = append(pending, i)
+		}
+	}
+	fresh, err := a.DB.BeginSideEffects(ctx, in.StoreID, in.OrderID, claims, a.contactInterval(), skips)
+	if err != nil {
+		return OrderSideEffectsResult{}, err
+	}
+	var wg sync.WaitGroup
+	for _, i := range pending {
+		if c, ok := claimOf[i]; ok && !fresh[c] {
+			results[i], errs[i] = a.skipRepeat(ctx, in, OrderSideEffectKinds[i], nil)
+			continue
+		}
+		wg.Go(func() { results[i], errs[i] = plans[i].send(ctx) })
 	}
 	wg.Wait()
 	out := OrderSideEffectsResult{Steps: map[string]SideEffectResult{}}

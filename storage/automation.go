@@ -374,13 +374,16 @@ func recordSideEffect(ctx context.Context, q querier, now time.Time, storeID, or
 	if err != nil {
 		return err
 	}
-	_, err = q.Exec(ctx, `INSERT INTO order_side_effects (store_id, order_id, kind, status, detail, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (order_id, kind) DO NOTHING`, storeID, orderID, kind, status, raw, now)
+	_, err = q.Exec(ctx, insertSideEffect, storeID, orderID, kind, status, raw, now)
 	if err != nil {
 		return fmt.Errorf("record side effect: %w", err)
 	}
 	return nil
 }
+
+// insertSideEffect records one side effect's outcome, once.
+const insertSideEffect = `INSERT INTO order_side_effects (store_id, order_id, kind, status, detail, created_at)
+	VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (order_id, kind) DO NOTHING`
 
 // CreateShipmentForOrder opens a shipment for all of a placed order's
 // lines (auto_create_shipment, decisions §12), once: at the location

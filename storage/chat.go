@@ -3,12 +3,14 @@ package storage
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // ChatMessage is one chat-app message sent for an order.
@@ -134,13 +136,55 @@ func (db *DB) ConfirmByChat(ctx context.Context, providerID string) (bool, error
 // (the same order's retries may). The contact is kept only as a hash.
 func (db *DB) ClaimContactSend(ctx context.Context, storeID, orderID uuid.UUID, channel, contact string, interval time.Duration) (bool, error) {
 	now := db.now()
-	sum := sha256.Sum256([]byte(strings.ToLower(strings.TrimSpace(contact))))
-	tag, err := db.pool.Exec(ctx, `INSERT INTO contact_sends (store_id, channel, contact_hash, last_sent_at, order_id) VALUES ($1, $2, $3, $4, $6)
-		ON CONFLICT (store_id, channel, contact_hash) DO UPDATE SET last_sent_at = EXCLUDED.last_sent_at, order_id = EXCLUDED.order_id
-		WHERE contact_sends.last_sent_at <= $5 OR contact_sends.order_id = EXCLUDED.order_id`,
-		storeID, channel, sum[:], now, now.Add(-interval), orderID)
+	tag, err := db.pool.Exec(ctx, claimContactSend, contactClaimArgs(storeID, orderID, ContactClaim{channel, contact}, now, interval)...)
 	if err != nil {
 		return false, fmt.Errorf("claim contact send: %w", err)
 	}
 	return tag.RowsAffected() == 1, nil
+}
+
+const claimContactSend = `INSERT INTO contact_sends (store_id, channel, contact_hash, last_sent_at, order_id) VALUES ($1, $2, $3, $4, $6)
+	ON CONFLICT (store_id, channel, contact_hash) DO UPDATE SET last_sent_at = EXCLUDED.last_sent_at, order_id = EXCLUDED.order_id
+	WHERE contact_sends.last_sent_at <= $5 OR contact_sends.order_id = EXCLUDED.order_id`
+
+func contactClaimArgs(storeID, orderID uuid.UUID, c ContactClaim, now time.Time, interval time.Duration) []any {
+	sum := sha256.Sum256([]byte(strings.ToLower(strings.TrimSpace(c.Contact))))
+	return []any{storeID, c.Channel, sum[:], now, now.Add(-interval), orderID}
+}
+
+// ContactClaim is an order's automatic confirmation about to go to a
+// contact on a channel (ClaimContactSend).
+type ContactClaim struct{ Channel, Contact string }
+
+// SideEffectSkip is a placed order's side effect that will not run, and why.
+type SideEffectSkip struct{ Kind, Reason string }
+
+// BeginSideEffects claims the contacts the side effects of a placed order
+// are about to send to (as ClaimContactSend does, each) and records the
+// side effects that will not run as skipped, all in one round trip. It
+// reports, claim by claim, whether the send may go.
+func (db *DB) BeginSideEffects(ctx context.Context, storeID, orderID uuid.UUID, claims []ContactClaim, interval time.Duration, skips []SideEffectSkip) ([]bool, error) {
+	if len(claims) == 0 && len(skips) == 0 {
+		return nil, nil
+	}
+	now := db.now()
+	fresh := make([]bool, len(claims))
+	batch := &pgx.Batch{}
+	for i, c := range claims {
+		batch.Queue(claimContactSend, contactClaimArgs(storeID, orderID, c, now, interval)...).Exec(func(tag pgconn.CommandTag) error {
+			fresh[i] = tag.RowsAffected() == 1
+			return nil
+		})
+	}
+	for _, s := range skips {
+		raw, err := json.Marshal(map[string]string{"reason": s.Reason})
+		if err != nil {
+			return nil, err
+		}
+		batch.Queue(insertSideEffect, storeID, orderID, s.Kind, "skipped", raw, now)
+	}
+	if err := db.pool.SendBatch(ctx, batch).Close(); err != nil {
+		return nil, fmt.Errorf("begin side effects: %w", err)
+	}
+	return fresh, nil
 }

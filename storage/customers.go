@@ -145,6 +145,12 @@ func (tx *Tx) DeleteCustomer(ctx context.Context, storeID, id uuid.UUID) error {
 // FindOrCreateCustomer returns the store's customer with this phone, else
 // this email, else a new one (an order's inline customer).
 func (tx *Tx) FindOrCreateCustomer(ctx context.Context, storeID uuid.UUID, name string, email, phone *string) (Customer, error) {
+	return tx.findOrCreateCustomer(ctx, storeID, name, email, phone, nil)
+}
+
+// findOrCreateCustomer is FindOrCreateCustomer reading the store into
+// store, when it is given, in the same round trip as the contacts' locks.
+func (tx *Tx) findOrCreateCustomer(ctx context.Context, storeID uuid.UUID, name string, email, phone *string, store *Store) (Customer, error) {
 	var contacts []customerContact
 	if phone != nil {
 		contacts = append(contacts, customerContact{"phone", *phone})
@@ -152,7 +158,7 @@ func (tx *Tx) FindOrCreateCustomer(ctx context.Context, storeID uuid.UUID, name 
 	if email != nil {
 		contacts = append(contacts, customerContact{"email", *email})
 	}
-	found, ok, err := tx.lockAndFindCustomer(ctx, storeID, contacts)
+	found, ok, err := tx.lockAndFindCustomer(ctx, storeID, contacts, store)
 	if err != nil || ok {
 		return found, err
 	}
@@ -170,9 +176,13 @@ type customerContact struct{ column, value string }
 // (the loser would hit the unique index), so the locks are held until the
 // transaction ends, always phone before email. The locks and the lookups
 // go in one round trip; each lookup is a statement of its own, so it sees
-// a customer that a transaction holding a lock before it committed.
-func (tx *Tx) lockAndFindCustomer(ctx context.Context, storeID uuid.UUID, contacts []customerContact) (Customer, bool, error) {
+// a customer that a transaction holding a lock before it committed. With
+// store given, the store is read into it first, in the same round trip.
+func (tx *Tx) lockAndFindCustomer(ctx context.Context, storeID uuid.UUID, contacts []customerContact, store *Store) (Customer, bool, error) {
 	batch := &pgx.Batch{}
+	if store != nil {
+		batch.Queue(`SELECT `+storeColumns+` FROM stores WHERE id = $1`, storeID)
+	}
 	for _, c := range contacts {
 		batch.Queue(`SELECT pg_advisory_xact_lock(hashtextextended($1 || ':' || $2, 0))`, storeID.String(), c.value)
 	}
@@ -181,6 +191,13 @@ func (tx *Tx) lockAndFindCustomer(ctx context.Context, storeID uuid.UUID, contac
 	}
 	results := tx.tx.SendBatch(ctx, batch)
 	defer results.Close()
+	if store != nil {
+		s, err := scanStore(results.QueryRow())
+		if err != nil {
+			return Customer{}, false, notFoundIfNoRows(err, "find store")
+		}
+		*store = s
+	}
 	for range contacts {
 		if _, err := results.Exec(); err != nil {
 			return Customer{}, false, fmt.Errorf("lock customer contact: %w", err)

@@ -192,11 +192,8 @@ func scanOrder(row pgx.Row) (Order, error) {
 // number, and writes order.created. A draft reserves nothing, writes no
 // event, and is not counted until it is converted.
 func (tx *Tx) CreateOrder(ctx context.Context, in NewOrder) (Order, error) {
-	store, err := tx.FindStoreByID(ctx, in.StoreID)
-	if err != nil {
-		return Order{}, err
-	}
-	customer, err := tx.orderCustomer(ctx, in)
+	var store Store
+	customer, err := tx.orderCustomer(ctx, in, &store)
 	if err != nil {
 		return Order{}, err
 	}
@@ -335,8 +332,15 @@ func deref(s *string) string {
 	return *s
 }
 
-func (tx *Tx) orderCustomer(ctx context.Context, in NewOrder) (OrderCustomer, error) {
+// orderCustomer finds (or, inline, creates) the order's customer and reads
+// its store into store: an inline customer's lookups and the store go in
+// one round trip.
+func (tx *Tx) orderCustomer(ctx context.Context, in NewOrder, store *Store) (OrderCustomer, error) {
 	if in.CustomerID != nil {
+		var err error
+		if *store, err = tx.FindStoreByID(ctx, in.StoreID); err != nil {
+			return OrderCustomer{}, err
+		}
 		c, err := tx.FindCustomerByID(ctx, in.StoreID, *in.CustomerID)
 		if errors.Is(err, ErrNotFound) {
 			return OrderCustomer{}, &InvalidError{Field: "customer_id", Code: "not_found", Message: "no such customer in this store"}
@@ -346,7 +350,7 @@ func (tx *Tx) orderCustomer(ctx context.Context, in NewOrder) (OrderCustomer, er
 		}
 		return OrderCustomer{ID: c.ID, Name: c.Name, Email: c.Email, Phone: c.Phone}, nil
 	}
-	c, err := tx.FindOrCreateCustomer(ctx, in.StoreID, in.Customer.Name, in.Customer.Email, in.Customer.Phone)
+	c, err := tx.findOrCreateCustomer(ctx, in.StoreID, in.Customer.Name, in.Customer.Email, in.Customer.Phone, store)
 	if err != nil {
 		return OrderCustomer{}, err
 	}
