@@ -19,15 +19,7 @@ import (
 func TestFindSideEffectStart(t *testing.T) {
 	cs := newCartStore(t, 60)
 	ctx := context.Background()
-	address := []byte(`{"name":"Mona","phone":"+201001234567","line1":"12 Tahrir St","city":"Cairo","country":"EG"}`)
-	var order storage.Order
-	require.NoError(t, cs.db.InTx(ctx, func(tx *storage.Tx) error {
-		var err error
-		order, err = tx.CreateOrder(ctx, storage.NewOrder{StoreID: cs.storeID, PaymentMethod: "cod", ShippingAddress: address,
-			Customer: &storage.OrderCustomer{Name: "Mona", Phone: ptr("+201001234567")},
-			Lines:    []storage.NewOrderLine{{VariantID: cs.variant, Quantity: 2}}})
-		return err
-	}))
+	order := cs.placeOrder(t, 2)
 
 	start, err := cs.db.FindSideEffectStart(ctx, cs.storeID, order.ID, "email")
 	require.NoError(t, err)
@@ -65,15 +57,7 @@ func ptr[T any](v T) *T { return &v }
 func TestFindOrderSideEffectsStart(t *testing.T) {
 	cs := newCartStore(t, 60)
 	ctx := context.Background()
-	address := []byte(`{"name":"Mona","phone":"+201001234567","line1":"12 Tahrir St","city":"Cairo","country":"EG"}`)
-	var order storage.Order
-	require.NoError(t, cs.db.InTx(ctx, func(tx *storage.Tx) error {
-		var err error
-		order, err = tx.CreateOrder(ctx, storage.NewOrder{StoreID: cs.storeID, PaymentMethod: "cod", ShippingAddress: address,
-			Customer: &storage.OrderCustomer{Name: "Mona", Phone: ptr("+201001234567")},
-			Lines:    []storage.NewOrderLine{{VariantID: cs.variant, Quantity: 2}}})
-		return err
-	}))
+	order := cs.placeOrder(t, 2)
 
 	start, err := cs.db.FindOrderSideEffectsStart(ctx, cs.storeID, order.ID)
 	require.NoError(t, err)
@@ -103,15 +87,7 @@ func TestFindOrderSideEffectsStart(t *testing.T) {
 func TestRecordSideEffectFailure(t *testing.T) {
 	cs := newCartStore(t, 60)
 	ctx := context.Background()
-	address := []byte(`{"name":"Mona","phone":"+201001234567","line1":"12 Tahrir St","city":"Cairo","country":"EG"}`)
-	var order storage.Order
-	require.NoError(t, cs.db.InTx(ctx, func(tx *storage.Tx) error {
-		var err error
-		order, err = tx.CreateOrder(ctx, storage.NewOrder{StoreID: cs.storeID, PaymentMethod: "cod", ShippingAddress: address,
-			Customer: &storage.OrderCustomer{Name: "Mona", Phone: ptr("+201001234567")},
-			Lines:    []storage.NewOrderLine{{VariantID: cs.variant, Quantity: 1}}})
-		return err
-	}))
+	order := cs.placeOrder(t, 1)
 	failed, err := cs.db.RecordSideEffectFailure(ctx, cs.storeID, order.ID, "chat", "provider down")
 	require.NoError(t, err)
 	require.True(t, failed)
@@ -135,16 +111,9 @@ func TestRecordSideEffectFailure(t *testing.T) {
 func TestMarkPlacementsStartedSkipsHeldOrders(t *testing.T) {
 	cs := newCartStore(t, 60)
 	ctx := context.Background()
-	address := []byte(`{"name":"Mona","phone":"+201001234567","line1":"12 Tahrir St","city":"Cairo","country":"EG"}`)
 	var refs []storage.OrderRef
 	for range 3 {
-		require.NoError(t, cs.db.InTx(ctx, func(tx *storage.Tx) error {
-			o, err := tx.CreateOrder(ctx, storage.NewOrder{StoreID: cs.storeID, PaymentMethod: "cod", ShippingAddress: address,
-				Customer: &storage.OrderCustomer{Name: "Mona", Phone: ptr("+201001234567")},
-				Lines:    []storage.NewOrderLine{{VariantID: cs.variant, Quantity: 1}}})
-			refs = append(refs, storage.OrderRef{StoreID: cs.storeID, OrderID: o.ID})
-			return err
-		}))
+		refs = append(refs, storage.OrderRef{StoreID: cs.storeID, OrderID: cs.placeOrder(t, 1).ID})
 	}
 	pool := testenv.SQL(t, cs.db)
 	holder, err := pool.Begin(ctx)
@@ -166,4 +135,20 @@ func TestMarkPlacementsStartedSkipsHeldOrders(t *testing.T) {
 	waiting, err = cs.db.FindOrdersAwaitingPlacement(ctx, 10)
 	require.NoError(t, err)
 	require.Empty(t, waiting)
+}
+
+// placeOrder places a cash-on-delivery order of quantity units for Mona.
+func (cs cartStore) placeOrder(t *testing.T, quantity int) storage.Order {
+	t.Helper()
+	ctx := context.Background()
+	address := []byte(`{"name":"Mona","phone":"+201001234567","line1":"12 Tahrir St","city":"Cairo","country":"EG"}`)
+	var order storage.Order
+	require.NoError(t, cs.db.InTx(ctx, func(tx *storage.Tx) error {
+		var err error
+		order, err = tx.CreateOrder(ctx, storage.NewOrder{StoreID: cs.storeID, PaymentMethod: "cod", ShippingAddress: address,
+			Customer: &storage.OrderCustomer{Name: "Mona", Phone: ptr("+201001234567")},
+			Lines:    []storage.NewOrderLine{{VariantID: cs.variant, Quantity: quantity}}})
+		return err
+	}))
+	return order
 }
