@@ -121,6 +121,10 @@ func OpenTraced(ctx context.Context, url string, tracer pgx.QueryTracer) (*DB, e
 		return nil, fmt.Errorf("parse database url: %w", err)
 	}
 	cfg.ConnConfig.Tracer = tracer
+	cfg.AfterConnect = func(_ context.Context, conn *pgx.Conn) error {
+		encodeUUIDs(conn.TypeMap())
+		return nil
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("connect database: %w", err)
