@@ -328,8 +328,7 @@ func (a *Activities) RunOrderSideEffects(ctx context.Context, in OrderInput) (Or
 	var (
 		pending []int // indexes of the side effects to run
 		plans   = make([]sideEffect, len(OrderSideEffectKinds))
-		claims  []storage.ContactClaim
-		claimOf = map[int]int{} // side effect → its claim
+		claims  []storage.ContactClaim // of the pending ones that claim, in their order
 		skips   []storage.SideEffectSkip
 	)
 	for i, kind := range OrderSideEffectKinds {
@@ -354,7 +353,6 @@ func (a *Activities) RunOrderSideEffects(ctx context.Context, in OrderInput) (Or
 			results[i] = SideEffectResult{Status: "skipped", Detail: e.skip}
 		default:
 			if e.claim != nil {
-				claimOf[i] = len(claims)
 				claims = append(claims, *e.claim)
 			}
 			pending = append(pending, i)
@@ -366,9 +364,13 @@ func (a *Activities) RunOrderSideEffects(ctx context.Context, in OrderInput) (Or
 	}
 	var wg sync.WaitGroup
 	for _, i := range pending {
-		if c, ok := claimOf[i]; ok && !fresh[c] {
-			results[i], errs[i] = a.skipRepeat(ctx, in, OrderSideEffectKinds[i], nil)
-			continue
+		if plans[i].claim != nil {
+			claimed := fresh[0]
+			fresh = fresh[1:]
+			if !claimed {
+				results[i], errs[i] = a.skipRepeat(ctx, in, OrderSideEffectKinds[i], nil)
+				continue
+			}
 		}
 		wg.Go(func() { results[i], errs[i] = plans[i].send(ctx) })
 	}

@@ -259,14 +259,7 @@ func (db *DB) findSideEffectStart(ctx context.Context, storeID, orderID uuid.UUI
 		return SideEffectStart{}, err
 	}
 	if withOrder {
-		if start.Order, err = scanOrder(results.QueryRow()); err != nil {
-			return SideEffectStart{}, notFoundIfNoRows(err, "find order "+orderID.String())
-		}
-		rows, err := results.Query()
-		if err != nil {
-			return SideEffectStart{}, fmt.Errorf("find order lines: %w", err)
-		}
-		if start.Order.Lines, err = collectOrderLines(rows); err != nil {
+		if start.Order, err = orderWithLinesFrom(results, orderID); err != nil {
 			return SideEffectStart{}, err
 		}
 	}
@@ -274,6 +267,21 @@ func (db *DB) findSideEffectStart(ctx context.Context, storeID, orderID uuid.UUI
 		return SideEffectStart{}, err
 	}
 	return start, results.Close()
+}
+
+// orderWithLinesFrom reads the results of orderByIDQuery and then
+// orderLinesQuery from a batch.
+func orderWithLinesFrom(results pgx.BatchResults, orderID uuid.UUID) (Order, error) {
+	o, err := scanOrder(results.QueryRow())
+	if err != nil {
+		return Order{}, notFoundIfNoRows(err, "find order "+orderID.String())
+	}
+	rows, err := results.Query()
+	if err != nil {
+		return Order{}, fmt.Errorf("find order lines: %w", err)
+	}
+	o.Lines, err = collectOrderLines(rows)
+	return o, err
 }
 
 // OrderSideEffectsStart is what a placed order's side effects read before
@@ -317,13 +325,7 @@ func (db *DB) FindOrderSideEffectsStart(ctx context.Context, storeID, orderID uu
 	if err := rows.Err(); err != nil {
 		return OrderSideEffectsStart{}, fmt.Errorf("read side effects: %w", err)
 	}
-	if start.Order, err = scanOrder(results.QueryRow()); err != nil {
-		return OrderSideEffectsStart{}, notFoundIfNoRows(err, "find order "+orderID.String())
-	}
-	if rows, err = results.Query(); err != nil {
-		return OrderSideEffectsStart{}, fmt.Errorf("find order lines: %w", err)
-	}
-	if start.Order.Lines, err = collectOrderLines(rows); err != nil {
+	if start.Order, err = orderWithLinesFrom(results, orderID); err != nil {
 		return OrderSideEffectsStart{}, err
 	}
 	if start.Settings, err = scanStoreSettings(results.QueryRow()); err != nil {
@@ -358,11 +360,10 @@ func (db *DB) RecordSideEffectFailure(ctx context.Context, storeID, orderID uuid
 	}
 	// The second SELECT sees the row from before the statement, if any.
 	var status string
-	err = db.pool.QueryRow(ctx, `WITH inserted AS (INSERT INTO order_side_effects (store_id, order_id, kind, status, detail, created_at)
-			VALUES ($1, $2, $3, 'failed', $4, $5) ON CONFLICT (order_id, kind) DO NOTHING RETURNING status)
+	err = db.pool.QueryRow(ctx, `WITH inserted AS (`+insertSideEffect+` RETURNING status)
 		SELECT status FROM inserted
 		UNION ALL SELECT status FROM order_side_effects WHERE store_id = $1 AND order_id = $2 AND kind = $3
-		LIMIT 1`, storeID, orderID, kind, raw, db.now()).Scan(&status)
+		LIMIT 1`, storeID, orderID, kind, "failed", raw, db.now()).Scan(&status)
 	if err != nil {
 		return false, fmt.Errorf("record side effect: %w", err)
 	}

@@ -30,24 +30,18 @@ const (
 
 // addActivity appends an entry to an order's activity log.
 func (tx *Tx) addActivity(ctx context.Context, o Order, kind ActivityKind, body string, data any, actor *uuid.UUID) error {
-	if held, err := tx.deferActivity(o, kind, body, data, actor); held {
+	batch := &pgx.Batch{}
+	if err := tx.queueActivity(batch, o, kind, body, data, actor); err != nil || batch.Len() == 0 {
 		return err
 	}
-	raw, err := json.Marshal(data)
-	if err != nil {
-		return err
-	}
-	_, err = tx.tx.Exec(ctx, insertActivity, NewID(), o.StoreID, o.ID, kind, body, raw, actor, tx.now())
-	if err != nil {
+	if err := tx.tx.SendBatch(ctx, batch).Close(); err != nil {
 		return fmt.Errorf("record order activity: %w", err)
 	}
 	return nil
 }
 
-const insertActivity = `INSERT INTO order_activities (id, store_id, order_id, kind, body, data, author_user_id, created_at)
-	VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`
-
-// queueActivity is addActivity as one statement of a batch.
+// queueActivity is addActivity as one statement of a batch (none while
+// the transaction holds its writes back).
 func (tx *Tx) queueActivity(batch *pgx.Batch, o Order, kind ActivityKind, body string, data any, actor *uuid.UUID) error {
 	if held, err := tx.deferActivity(o, kind, body, data, actor); held {
 		return err
@@ -56,7 +50,8 @@ func (tx *Tx) queueActivity(batch *pgx.Batch, o Order, kind ActivityKind, body s
 	if err != nil {
 		return err
 	}
-	batch.Queue(insertActivity, NewID(), o.StoreID, o.ID, kind, body, raw, actor, tx.now())
+	batch.Queue(`INSERT INTO order_activities (id, store_id, order_id, kind, body, data, author_user_id, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, NewID(), o.StoreID, o.ID, kind, body, raw, actor, tx.now())
 	return nil
 }
 

@@ -91,19 +91,15 @@ type TransitionError struct {
 // countStatus moves one order between status counters (from "" when new,
 // to "" when leaving the counts). Drafts are never counted.
 func (tx *Tx) countStatus(ctx context.Context, storeID uuid.UUID, from, to OrderStatus) error {
-	if countedStatus(from) == countedStatus(to) {
+	batch := &pgx.Batch{}
+	if queueCountStatus(batch, storeID, from, to); batch.Len() == 0 {
 		return nil
 	}
-	// One statement for both counters: a status change is one round trip.
-	if _, err := tx.tx.Exec(ctx, moveStatusCount, storeID, string(countedStatus(from)), string(countedStatus(to))); err != nil {
+	if err := tx.tx.SendBatch(ctx, batch).Close(); err != nil {
 		return fmt.Errorf("count order status: %w", err)
 	}
 	return nil
 }
-
-const moveStatusCount = `WITH leaving AS (UPDATE order_status_counts SET n = n - 1 WHERE store_id = $1 AND status = $2 AND $2 <> '')
-	INSERT INTO order_status_counts (store_id, status, n) SELECT $1, $3, 1 WHERE $3 <> ''
-	ON CONFLICT (store_id, status) DO UPDATE SET n = order_status_counts.n + 1`
 
 // countedStatus is the counter a status counts in: none ("") for a draft.
 func countedStatus(s OrderStatus) OrderStatus {
@@ -113,12 +109,16 @@ func countedStatus(s OrderStatus) OrderStatus {
 	return s
 }
 
-// queueCountStatus is countStatus as one statement of a batch.
+// queueCountStatus is countStatus as one statement of a batch, for both
+// counters (none when the counts do not change).
 func queueCountStatus(batch *pgx.Batch, storeID uuid.UUID, from, to OrderStatus) {
 	if countedStatus(from) == countedStatus(to) {
 		return
 	}
-	batch.Queue(moveStatusCount, storeID, string(countedStatus(from)), string(countedStatus(to)))
+	batch.Queue(`WITH leaving AS (UPDATE order_status_counts SET n = n - 1 WHERE store_id = $1 AND status = $2 AND $2 <> '')
+		INSERT INTO order_status_counts (store_id, status, n) SELECT $1, $3, 1 WHERE $3 <> ''
+		ON CONFLICT (store_id, status) DO UPDATE SET n = order_status_counts.n + 1`,
+		storeID, string(countedStatus(from)), string(countedStatus(to)))
 }
 
 func (tx *Tx) lockOrder(ctx context.Context, storeID, id uuid.UUID) (Order, error) {

@@ -42,6 +42,21 @@ type eventBody struct {
 
 // emit writes one outbox row in the caller's transaction.
 func (tx *Tx) emit(ctx context.Context, storeID uuid.UUID, event string, data any) error {
+	batch := &pgx.Batch{}
+	if err := tx.queueEmit(ctx, batch, storeID, event, data); err != nil || batch.Len() == 0 {
+		return err
+	}
+	if err := tx.tx.SendBatch(ctx, batch).Close(); err != nil {
+		return fmt.Errorf("write %s event: %w", event, err)
+	}
+	return nil
+}
+
+// queueEmit is emit as one statement of a batch (none while the
+// transaction holds its writes back). pg_notify is delivered at commit and
+// wakes the dispatcher at once; the dispatcher also polls, so a lost
+// notification only delays delivery.
+func (tx *Tx) queueEmit(ctx context.Context, batch *pgx.Batch, storeID uuid.UUID, event string, data any) error {
 	now := tx.now()
 	body, err := json.Marshal(eventBody{Event: event, Timestamp: now.Format(time.RFC3339), Data: data})
 	if err != nil {
@@ -52,30 +67,9 @@ func (tx *Tx) emit(ctx context.Context, storeID uuid.UUID, event string, data an
 			createdAt: now, traceParent: traceParent(ctx)})
 		return nil
 	}
-	if _, err := tx.tx.Exec(ctx, insertOutbox, NewID(), storeID, event, body, now, traceParent(ctx)); err != nil {
-		return fmt.Errorf("write %s event: %w", event, err)
-	}
-	return nil
-}
-
-// insertOutbox writes one event. pg_notify is delivered at commit and
-// wakes the dispatcher at once; the dispatcher also polls, so a lost
-// notification only delays delivery.
-const insertOutbox = `WITH row AS (INSERT INTO outbox (id, store_id, event, body, created_at, trace_parent)
-		VALUES ($1, $2, $3, $4, $5, NULLIF($6, '')))
-	SELECT pg_notify('` + OutboxChannel + `', '')`
-
-// queueEmit is emit as one statement of a batch.
-func (tx *Tx) queueEmit(ctx context.Context, batch *pgx.Batch, storeID uuid.UUID, event string, data any) error {
-	if tx.deferred != nil {
-		return tx.emit(ctx, storeID, event, data)
-	}
-	now := tx.now()
-	body, err := json.Marshal(eventBody{Event: event, Timestamp: now.Format(time.RFC3339), Data: data})
-	if err != nil {
-		return fmt.Errorf("encode %s event: %w", event, err)
-	}
-	batch.Queue(insertOutbox, NewID(), storeID, event, body, now, traceParent(ctx))
+	batch.Queue(`WITH row AS (INSERT INTO outbox (id, store_id, event, body, created_at, trace_parent)
+			VALUES ($1, $2, $3, $4, $5, NULLIF($6, '')))
+		SELECT pg_notify('`+OutboxChannel+`', '')`, NewID(), storeID, event, body, now, traceParent(ctx))
 	return nil
 }
 

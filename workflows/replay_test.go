@@ -117,16 +117,7 @@ func unguardedOrderPlaced(ctx workflow.Context, in workflows.OrderPlacedInput) (
 	ctx = workflow.WithActivityOptions(ctx, sideEffects)
 	var acts *activities.Activities
 	order := activities.OrderInput{StoreID: in.StoreID, OrderID: in.OrderID}
-	var futures []workflow.Future
-	for _, fn := range []any{acts.SendOrderEmail, acts.SendChatConfirmation, acts.CreateOrderShipment, acts.RecordOrderRollup} {
-		futures = append(futures, workflow.ExecuteActivity(ctx, fn, order))
-	}
-	for _, f := range futures {
-		if err := f.Get(ctx, nil); err != nil {
-			return workflows.OrderPlacedResult{}, err
-		}
-	}
-	return workflows.OrderPlacedResult{}, nil
+	return sideBySide(ctx, workflow.ExecuteActivity, order, acts.SendOrderEmail, acts.SendChatConfirmation, acts.CreateOrderShipment, acts.RecordOrderRollup)
 }
 
 // rolluplessOrderPlaced drops the rollup step (analytics moved into the
@@ -137,16 +128,7 @@ func rolluplessOrderPlaced(ctx workflow.Context, in workflows.OrderPlacedInput) 
 	var acts *activities.Activities
 	order := activities.OrderInput{StoreID: in.StoreID, OrderID: in.OrderID}
 	workflow.GetVersion(ctx, "side-effects-in-parallel", workflow.DefaultVersion, 1)
-	var futures []workflow.Future
-	for _, fn := range []any{acts.SendOrderEmail, acts.SendChatConfirmation, acts.CreateOrderShipment} {
-		futures = append(futures, workflow.ExecuteActivity(ctx, fn, order))
-	}
-	for _, f := range futures {
-		if err := f.Get(ctx, nil); err != nil {
-			return workflows.OrderPlacedResult{}, err
-		}
-	}
-	return workflows.OrderPlacedResult{}, nil
+	return sideBySide(ctx, workflow.ExecuteActivity, order, acts.SendOrderEmail, acts.SendChatConfirmation, acts.CreateOrderShipment)
 }
 
 // unguardedLocalOrderPlaced runs the three side effects as local
@@ -158,16 +140,7 @@ func unguardedLocalOrderPlaced(ctx workflow.Context, in workflows.OrderPlacedInp
 	order := activities.OrderInput{StoreID: in.StoreID, OrderID: in.OrderID}
 	workflow.GetVersion(ctx, "rollup-in-order-transaction", workflow.DefaultVersion, 1)
 	workflow.GetVersion(ctx, "side-effects-in-parallel", workflow.DefaultVersion, 1)
-	var futures []workflow.Future
-	for _, fn := range []any{acts.SendOrderEmail, acts.SendChatConfirmation, acts.CreateOrderShipment} {
-		futures = append(futures, workflow.ExecuteLocalActivity(ctx, fn, order))
-	}
-	for _, f := range futures {
-		if err := f.Get(ctx, nil); err != nil {
-			return workflows.OrderPlacedResult{}, err
-		}
-	}
-	return workflows.OrderPlacedResult{}, nil
+	return sideBySide(ctx, workflow.ExecuteLocalActivity, order, acts.SendOrderEmail, acts.SendChatConfirmation, acts.CreateOrderShipment)
 }
 
 // An order-placed workflow started in today's shape records no version
@@ -211,9 +184,15 @@ func threeLocalOrderPlaced(ctx workflow.Context, in workflows.OrderPlacedInput) 
 	ctx = workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{StartToCloseTimeout: time.Minute})
 	var acts *activities.Activities
 	order := activities.OrderInput{StoreID: in.StoreID, OrderID: in.OrderID}
+	return sideBySide(ctx, workflow.ExecuteLocalActivity, order, acts.SendOrderEmail, acts.SendChatConfirmation, acts.CreateOrderShipment)
+}
+
+// sideBySide starts every activity with start, then waits for them all.
+func sideBySide(ctx workflow.Context, start func(workflow.Context, any, ...any) workflow.Future, order activities.OrderInput,
+	fns ...any) (workflows.OrderPlacedResult, error) {
 	var futures []workflow.Future
-	for _, fn := range []any{acts.SendOrderEmail, acts.SendChatConfirmation, acts.CreateOrderShipment} {
-		futures = append(futures, workflow.ExecuteLocalActivity(ctx, fn, order))
+	for _, fn := range fns {
+		futures = append(futures, start(ctx, fn, order))
 	}
 	for _, f := range futures {
 		if err := f.Get(ctx, nil); err != nil {
