@@ -235,21 +235,8 @@ func (tx *Tx) CreateOrder(ctx context.Context, in NewOrder) (Order, error) {
 		placedAt)
 	// The order and its lines go in one round trip: the variants' stock
 	// rows are locked from orderLines to the commit, so every round trip
-	// here holds back the next order for the same variants. The first line
-	// of each product counts the order once for it in top products,
-	// however many variants of it the order holds.
-	productsSeen := map[uuid.UUID]bool{}
-	for i := range o.Lines {
-		l := &o.Lines[i]
-		l.ID = NewID()
-		firstOfProduct := l.ProductID != nil && !productsSeen[*l.ProductID]
-		if l.ProductID != nil {
-			productsSeen[*l.ProductID] = true
-		}
-		writes.Queue(`INSERT INTO order_lines (id, store_id, order_id, variant_id, product_id, name, sku, quantity,
-				unit_price, total, position, discount, sold_at, first_of_product) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
-			l.ID, o.StoreID, o.ID, l.VariantID, l.ProductID, l.Name, l.SKU, l.Quantity, l.UnitPrice, l.Total, i+1, l.Discount, placedAt, firstOfProduct)
-	}
+	// here holds back the next order for the same variants.
+	queueOrderLines(writes, o.StoreID, o.ID, o.Lines, placedAt)
 	kind := ActivityOrderCreated
 	if in.Draft {
 		kind = ActivityDraftCreated
@@ -280,6 +267,42 @@ func (tx *Tx) CreateOrder(ctx context.Context, in NewOrder) (Order, error) {
 		return Order{}, err
 	}
 	return o, tx.flagCODRisk(ctx, o, risk)
+}
+
+// queueOrderLines gives each line an id and queues their insert, all lines
+// in one statement. The first line of each product counts the order once
+// for it in top products, however many variants of it the order holds.
+func queueOrderLines(batch *pgx.Batch, storeID, orderID uuid.UUID, lines []OrderLine, soldAt *time.Time) {
+	n := len(lines)
+	var (
+		ids                = make([]uuid.UUID, n)
+		variants, products = make([]*uuid.UUID, n), make([]*uuid.UUID, n)
+		names              = make([]string, n)
+		skus               = make([]*string, n)
+		quantities         = make([]int32, n)
+		unitPrices, totals = make([]int64, n), make([]int64, n)
+		discounts          = make([]int64, n)
+		firstOfProduct     = make([]bool, n)
+		productsSeen       = map[uuid.UUID]bool{}
+	)
+	for i := range lines {
+		l := &lines[i]
+		l.ID = NewID()
+		ids[i], variants[i], products[i], names[i], skus[i] = l.ID, l.VariantID, l.ProductID, l.Name, l.SKU
+		quantities[i], unitPrices[i], totals[i], discounts[i] = int32(l.Quantity), l.UnitPrice, l.Total, l.Discount
+		firstOfProduct[i] = l.ProductID != nil && !productsSeen[*l.ProductID]
+		if l.ProductID != nil {
+			productsSeen[*l.ProductID] = true
+		}
+	}
+	batch.Queue(`INSERT INTO order_lines (id, store_id, order_id, variant_id, product_id, name, sku, quantity,
+			unit_price, total, position, discount, sold_at, first_of_product)
+		SELECT l.id, $1, $2, l.variant_id, l.product_id, l.name, l.sku, l.quantity, l.unit_price, l.total, l.position,
+			l.discount, $3, l.first_of_product
+		FROM unnest($4::uuid[], $5::uuid[], $6::uuid[], $7::text[], $8::text[], $9::int[], $10::bigint[], $11::bigint[],
+			$12::bigint[], $13::boolean[])
+			WITH ORDINALITY AS l (id, variant_id, product_id, name, sku, quantity, unit_price, total, discount, first_of_product, position)`,
+		storeID, orderID, soldAt, ids, variants, products, names, skus, quantities, unitPrices, totals, discounts, firstOfProduct)
 }
 
 // orderRows is what placing an order reads under its locks: its lines,
