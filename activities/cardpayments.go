@@ -102,13 +102,14 @@ type SettleCardPaymentResult struct {
 	Outcome string
 }
 
-// Outcome of a success that came after its order expired.
+// Outcome of a success that came after its order expired, or after it was
+// paid some other way.
 const outcomeRefundedLate = "refunded_late"
 
 // SettleCardPayment pays the order through the mark-paid routine; a
-// success that came after the order expired is paid back at the gateway
-// (under a key derived from the order, so a retry is the same refund) and
-// recorded.
+// success that came after the order expired, or after the merchant marked
+// it paid by hand, is paid back at the gateway (under a key derived from
+// the order, so a retry is the same refund) and recorded.
 func (a *Activities) SettleCardPayment(ctx context.Context, in SettleCardPaymentInput) (SettleCardPaymentResult, error) {
 	var outcome storage.CardOutcome
 	err := a.DB.InTx(ctx, func(tx *storage.Tx) error {
@@ -116,7 +117,7 @@ func (a *Activities) SettleCardPayment(ctx context.Context, in SettleCardPayment
 		outcome, err = tx.SettleCardPayment(ctx, in.StoreID, in.OrderID, in.IntentID, in.Amount, in.Currency)
 		return err
 	})
-	if err != nil || outcome != storage.CardLate {
+	if err != nil || (outcome != storage.CardLate && outcome != storage.CardPaidBefore) {
 		return SettleCardPaymentResult{Outcome: string(outcome)}, err
 	}
 	p, err := a.DB.FindCardPayment(ctx, nil, in.StoreID, in.OrderID)
@@ -136,12 +137,12 @@ func (a *Activities) SettleCardPayment(ctx context.Context, in SettleCardPayment
 	}
 	refund, err := g.Refund(ctx, gateway.Refund{IdempotencyKey: "late-payment:" + in.OrderID.String(), Payment: in.IntentID,
 		Amount: in.Amount, Currency: in.Currency, Metadata: map[string]string{"store_id": in.StoreID.String(), "order_id": in.OrderID.String(),
-			"reason": "paid_after_expiry"}})
+			"reason": storage.LateRefundReason(outcome)}})
 	if err != nil {
 		return SettleCardPaymentResult{}, err
 	}
 	err = a.DB.InTx(ctx, func(tx *storage.Tx) error {
-		return tx.RecordLateCardPayment(ctx, in.StoreID, in.OrderID, in.IntentID, in.Amount, refund.Reference)
+		return tx.RecordLateCardPayment(ctx, in.StoreID, in.OrderID, in.IntentID, in.Amount, refund.Reference, outcome)
 	})
 	return SettleCardPaymentResult{Outcome: outcomeRefundedLate}, err
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -347,6 +348,50 @@ func TestExpiredCardOrderPaysBackALateSuccess(t *testing.T) {
 	require.Len(t, payments, 1)
 	require.Equal(t, "refunded", payments[0].(map[string]any)["status"])
 	require.Equal(t, intent, payments[0].(map[string]any)["reference"])
+}
+
+// A card order the merchant marks paid by hand while its card payment is
+// still open (the buyer paid another way) is not paid twice: a success
+// that arrives afterwards is paid back through the gateway and recorded
+// with the reason order_already_paid; the order keeps the one payment.
+func TestCardSuccessAfterMarkPaidIsPaidBack(t *testing.T) {
+	h := newHarness(t, api.Config{})
+	h.startWorker(nil)
+	s := newShop(t, h, "cardtwice", 10)
+	h.connectStripe(s)
+	checkout, _ := h.cardCheckout(s, 1)
+	orderID := checkout["order"].(map[string]any)["id"].(string)
+	total := int64(checkout["order"].(map[string]any)["total"].(float64))
+	intent := h.intentOf(s, orderID)
+
+	marked := h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders/"+orderID+"/mark-paid"), auth: bearer(s.token)})
+	require.Equal(t, http.StatusOK, marked.Status, string(marked.Raw))
+	require.EqualValues(t, total, marked.data()["paid_total"])
+
+	paid := h.sendStripe(s.m.storeID, stripeEvent("evt_twice", "payment_intent.succeeded", s.m.storeID, orderID, intent, total), testStripeHook)
+	require.Equal(t, http.StatusOK, paid.Status, string(paid.Raw))
+	waitFor(t, "the second payment paid back", func() bool {
+		return slices.Contains(h.timeline(s, orderID), "card_payment_refunded_late")
+	})
+	order := h.getOrder(s, orderID)
+	require.Equal(t, "paid", order["payment_status"])
+	require.EqualValues(t, total, order["paid_total"], "paid once")
+	require.NotContains(t, h.timeline(s, orderID), "card_payment_succeeded")
+	var gatewayPayments []map[string]any
+	for _, p := range order["payments"].([]any) {
+		if p := p.(map[string]any); p["source"] == "gateway" {
+			gatewayPayments = append(gatewayPayments, p)
+		}
+	}
+	require.Len(t, gatewayPayments, 1)
+	require.Equal(t, "refunded", gatewayPayments[0]["status"])
+	require.Equal(t, intent, gatewayPayments[0]["reference"])
+	acts := h.do(request{method: "GET", path: storePath(s.m.storeID, "/orders/"+orderID+"/activities?limit=100"), auth: bearer(s.token)})
+	for _, a := range acts.data()["items"].([]any) {
+		if a := a.(map[string]any); a["kind"] == "card_payment_refunded_late" {
+			require.Equal(t, "order_already_paid", a["data"].(map[string]any)["reason"])
+		}
+	}
 }
 
 // A success for another amount pays nothing and opens the exception

@@ -165,10 +165,11 @@ type CardOutcome string
 
 // Card outcomes.
 const (
-	CardPaid       CardOutcome = "paid"       // the order is paid (now or before)
-	CardMismatched CardOutcome = "mismatched" // the amount differs: an exception is open, nothing paid
-	CardLate       CardOutcome = "late"       // the order expired first: the payment must go back
-	CardIgnored    CardOutcome = "ignored"    // not this order's payment
+	CardPaid       CardOutcome = "paid"        // the order is paid (now or before)
+	CardMismatched CardOutcome = "mismatched"  // the amount differs: an exception is open, nothing paid
+	CardLate       CardOutcome = "late"        // the order expired first: the payment must go back
+	CardPaidBefore CardOutcome = "paid_before" // the order was paid some other way first: the payment must go back
+	CardIgnored    CardOutcome = "ignored"     // not this order's payment
 )
 
 // SettleCardPayment takes the gateway's word that the order's payment
@@ -176,7 +177,9 @@ const (
 // (source gateway, the payment's id as reference), once. An amount or
 // currency other than the order's opens the exception
 // gateway_amount_mismatch and pays nothing; an order that expired first
-// answers CardLate (the caller pays the money back).
+// answers CardLate, and one already paid some other way (marked paid by
+// hand while its card payment was open) CardPaidBefore: the caller pays the
+// money back, so the buyer is not charged twice.
 func (tx *Tx) SettleCardPayment(ctx context.Context, storeID, orderID uuid.UUID, intentID string, amount int64, currency string) (CardOutcome, error) {
 	o, p, err := tx.lockCardPayment(ctx, storeID, orderID)
 	if err != nil {
@@ -191,6 +194,8 @@ func (tx *Tx) SettleCardPayment(ctx context.Context, storeID, orderID uuid.UUID,
 		return CardMismatched, nil
 	case p.Status == CardPaymentExpired || p.Status == CardPaymentRefundedLate || o.Status == OrderCancelled:
 		return CardLate, nil
+	case o.PaidTotal > 0:
+		return CardPaidBefore, nil
 	}
 	data := map[string]any{"provider": p.Provider, "reference": intentID, "amount": amount, "currency": currency}
 	if amount != p.Amount || !strings.EqualFold(currency, p.Currency) {
@@ -250,9 +255,10 @@ func (tx *Tx) ExpireCardPayment(ctx context.Context, storeID, orderID uuid.UUID)
 }
 
 // RecordLateCardPayment records a payment that succeeded after its order
-// expired and was paid back at the gateway (refund): the ledger keeps it
-// as refunded, and the timeline says so.
-func (tx *Tx) RecordLateCardPayment(ctx context.Context, storeID, orderID uuid.UUID, intentID string, amount int64, refund string) error {
+// expired, or after it was paid some other way (why says which), and was
+// paid back at the gateway (refund): the ledger keeps it as refunded, and
+// the timeline says so.
+func (tx *Tx) RecordLateCardPayment(ctx context.Context, storeID, orderID uuid.UUID, intentID string, amount int64, refund string, why CardOutcome) error {
 	o, p, err := tx.lockCardPayment(ctx, storeID, orderID)
 	if err != nil || p.Status == CardPaymentRefundedLate {
 		return err
@@ -260,14 +266,14 @@ func (tx *Tx) RecordLateCardPayment(ctx context.Context, storeID, orderID uuid.U
 	now := tx.now()
 	if _, err := tx.tx.Exec(ctx, `INSERT INTO order_payments (id, store_id, order_id, source, provider, reference, amount, status, reason, created_at, ended_at)
 		VALUES ($1, $2, $3, 'gateway', $4, $5, $6, 'refunded', $7, $8, $8)`, NewID(), storeID, orderID, p.Provider, intentID, amount,
-		"paid after the order expired; refunded "+refund, now); err != nil {
+		lateReason(why)+"; refunded "+refund, now); err != nil {
 		return fmt.Errorf("record late card payment: %w", err)
 	}
 	if err := tx.setCardStatus(ctx, storeID, orderID, CardPaymentRefundedLate); err != nil {
 		return err
 	}
 	return tx.addActivity(ctx, o, ActivityCardPaymentRefundedLate, "", map[string]any{"provider": p.Provider, "reference": intentID,
-		"amount": amount, "refund_reference": refund}, nil)
+		"amount": amount, "refund_reference": refund, "reason": LateRefundReason(why)}, nil)
 }
 
 // RecordCardPaymentFailed notes a failed attempt on the timeline; the
@@ -325,4 +331,22 @@ func (r reader) FindOrderPayments(ctx context.Context, storeID, orderID uuid.UUI
 		var p OrderPayment
 		return p, row.Scan(&p.ID, &p.Source, &p.Provider, &p.Reference, &p.Amount, &p.Status, &p.CreatedAt)
 	})
+}
+
+// LateRefundReason is the code a late payment's refund carries, at the
+// gateway (metadata) and on the timeline: paid_after_expiry, or
+// order_already_paid when the order had been paid some other way.
+func LateRefundReason(why CardOutcome) string {
+	if why == CardPaidBefore {
+		return "order_already_paid"
+	}
+	return "paid_after_expiry"
+}
+
+// lateReason is the ledger's words for why a late payment went back.
+func lateReason(why CardOutcome) string {
+	if why == CardPaidBefore {
+		return "paid after the order was paid some other way"
+	}
+	return "paid after the order expired"
 }
