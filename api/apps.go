@@ -278,7 +278,7 @@ func (s *Server) handleTokenExchange() handlerFunc {
 		secret := storage.NewSecret(appPrefix)
 		var token storage.Token
 		err = s.db.InTx(r.Context(), func(tx *storage.Tx) error {
-			token, err = tx.InstallApp(r.Context(), a, grant, secret)
+			token, err = tx.InstallApp(r.Context(), a, grant, secret, s.requestSource(r))
 			return err
 		})
 		if err != nil {

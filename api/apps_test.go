@@ -327,6 +327,25 @@ func TestCodeExchangeTokensAndRevoke(t *testing.T) {
 	require.Equal(t, http.StatusOK, h.do(request{method: "GET", path: storePath(owner.storeID, "/orders"), auth: bearer(token5)}).Status)
 	require.Equal(t, http.StatusNoContent, h.do(request{method: "DELETE", path: storePath(owner.storeID, "/apps/"+app.id), auth: owner.auth()}).Status)
 	require.Equal(t, "INVALID_TOKEN", h.do(request{method: "GET", path: storePath(owner.storeID, "/orders"), auth: bearer(token5)}).errorCode())
+
+	// The store's audit log keeps each installation (not under /stores/{id}:
+	// the app exchanges the owner's consent), newest first, with the scopes
+	// held before; the refused exchanges wrote none.
+	installs := auditEntries(t, h, owner, "?action=app.installed")
+	require.Len(t, installs, 2)
+	ownerID := h.do(request{method: "GET", path: "/api/v1/auth/me", auth: owner.auth()}).data()["user"].(map[string]any)["id"]
+	for _, e := range installs {
+		actor := e["actor"].(map[string]any)
+		require.Equal(t, "app", actor["type"])
+		require.Equal(t, app.id, actor["id"])
+		require.Equal(t, ownerID, actor["user_id"], "on the owner's consent")
+		require.Equal(t, map[string]any{"type": "app", "id": app.id, "label": "Bosta Shipping"}, e["resource"])
+	}
+	require.Equal(t, map[string]any{"from": []any{"orders:read", "orders:write", "catalog:read"}, "to": []any{"orders:read", "orders:write"}},
+		installs[0]["changes"].(map[string]any)["scopes"])
+	require.Equal(t, map[string]any{"from": nil, "to": []any{"orders:read", "orders:write", "catalog:read"}},
+		installs[1]["changes"].(map[string]any)["scopes"])
+	require.Empty(t, auditEntries(t, h, dev, "?action=app.installed"), "the developer's own store saw nothing")
 }
 
 func TestAppLaunchIsSignedWithTheMerchantsLocale(t *testing.T) {

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -166,9 +167,15 @@ func (db *DB) BurnAuthCode(ctx context.Context, code string) (AuthCode, error) {
 }
 
 // InstallApp records the installation and the store's subscription to the
-// app's manifest webhooks, and mints the app token.
-func (tx *Tx) InstallApp(ctx context.Context, a App, grant AuthCode, secret string) (Token, error) {
+// app's manifest webhooks, mints the app token, and writes the store's
+// app.installed audit entry with source, the exchange's request.
+func (tx *Tx) InstallApp(ctx context.Context, a App, grant AuthCode, secret string, source RequestSource) (Token, error) {
 	now := tx.now()
+	var held []string
+	if err := tx.tx.QueryRow(ctx, `SELECT scopes FROM app_installations WHERE app_id = $1 AND store_id = $2 AND uninstalled_at IS NULL`,
+		a.ID, grant.StoreID).Scan(&held); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return Token{}, fmt.Errorf("find installation: %w", err)
+	}
 	if _, err := tx.tx.Exec(ctx, `INSERT INTO app_installations (app_id, store_id, scopes, installed_at) VALUES ($1, $2, $3, $4)
 		ON CONFLICT (app_id, store_id) DO UPDATE SET scopes = excluded.scopes, installed_at = excluded.installed_at, uninstalled_at = NULL`,
 		a.ID, grant.StoreID, grant.Scopes, now); err != nil {
@@ -199,7 +206,24 @@ func (tx *Tx) InstallApp(ctx context.Context, a App, grant AuthCode, secret stri
 	if _, err := tx.tx.Exec(ctx, `UPDATE api_tokens SET app_id = $2 WHERE id = $1`, t.ID, a.ID); err != nil {
 		return Token{}, fmt.Errorf("bind app token: %w", err)
 	}
-	return t, nil
+	// The store's audit log keeps the installation: the app, on the consent
+	// of the member who approved it, and the scopes it held before.
+	var from json.RawMessage = []byte("null")
+	if held != nil {
+		var err error
+		if from, err = json.Marshal(held); err != nil {
+			return Token{}, err
+		}
+	}
+	to, err := json.Marshal(grant.Scopes)
+	if err != nil {
+		return Token{}, err
+	}
+	appID, approver := a.ID, grant.UserID
+	entry := AuditEntry{StoreID: grant.StoreID, Actor: AuditActor{Type: "app", ID: &appID, UserID: &approver}, Action: "app.installed",
+		ResourceType: "app", ResourceID: a.ID.String(), ResourceLabel: a.Name, Changes: map[string]AuditChange{"scopes": {From: from, To: to}},
+		RequestID: source.RequestID, IP: source.IP, UserAgent: source.UserAgent}
+	return t, tx.RecordAudit(ctx, entry)
 }
 
 // UninstallApp revokes every token of the app on the store and switches its
