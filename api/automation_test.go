@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
@@ -157,6 +158,16 @@ func TestDraftConversionFiresSideEffectsExactlyOnce(t *testing.T) {
 	conv := h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders/"+id+"/convert"), auth: bearer(s.token)})
 	require.Equal(t, http.StatusOK, conv.Status, string(conv.Raw))
 	require.Equal(t, "PENDING", conv.data()["status"])
+	require.Nil(t, draft["placed_at"], "a draft is not placed")
+	require.NotNil(t, conv.data()["placed_at"])
+	require.Equal(t, conv.data()["updated_at"], conv.data()["placed_at"], "placed at its conversion")
+	read := h.do(request{method: "GET", path: storePath(s.m.storeID, "/orders/"+id), auth: bearer(s.token)}).data()
+	placedAt, err := time.Parse(time.RFC3339Nano, conv.data()["placed_at"].(string))
+	require.NoError(t, err)
+	readPlacedAt, err := time.Parse(time.RFC3339Nano, read["placed_at"].(string))
+	require.NoError(t, err)
+	require.WithinDuration(t, placedAt, readPlacedAt, time.Microsecond, "as stored")
+	require.NotEqual(t, read["created_at"], read["placed_at"])
 	require.Equal(t, 3, h.variantQuantity(s), "conversion reserves the stock")
 	require.Len(t, h.events(s.m.storeID, "order.created"), 1)
 	waitFor(t, "the side effects", func() bool { return len(h.sideEffects(id)) == 3 })

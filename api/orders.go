@@ -60,6 +60,9 @@ type orderResponse struct {
 	ShippingLines *[]storage.ShippingLine    `json:"shipping_lines,omitempty"`
 	CreatedAt     time.Time                  `json:"created_at"`
 	UpdatedAt     time.Time                  `json:"updated_at"`
+	// PlacedAt is when the order counts in analytics: its creation, or a
+	// draft's conversion; null for a draft.
+	PlacedAt *time.Time `json:"placed_at"`
 }
 
 func newOrderResponse(o storage.Order) orderResponse {
@@ -68,7 +71,7 @@ func newOrderResponse(o storage.Order) orderResponse {
 		ShippingFee: o.ShippingFee, Discount: o.Discount, Total: o.Total, PaidTotal: o.PaidTotal, BalanceDue: o.BalanceDue(),
 		CollectibleTotal: o.CollectibleTotal, CollectedTotal: o.CollectedTotal, RefundDue: o.RefundDue, CustomerID: o.CustomerID,
 		Customer: orderCustomer{ID: o.Customer.ID, Name: o.Customer.Name, Email: o.Customer.Email, Phone: o.Customer.Phone}, ShippingAddress: o.ShippingAddress, TrackingNumber: o.TrackingNumber, Notes: o.Notes,
-		CancelReason: o.CancelReason, CreatedAt: o.CreatedAt.UTC(), UpdatedAt: o.UpdatedAt.UTC()}
+		CancelReason: o.CancelReason, CreatedAt: o.CreatedAt.UTC(), UpdatedAt: o.UpdatedAt.UTC(), PlacedAt: utcPtr(o.PlacedAt)}
 	resp.Lines = newOrderLineResponses(o.Lines)
 	if o.Lines != nil {
 		discounts := o.Discounts

@@ -76,6 +76,7 @@ func TestCreateOrderSnapshotsReservesAndNumbers(t *testing.T) {
 	require.Equal(t, "pending", o["payment_status"])
 	require.Equal(t, "unfulfilled", o["fulfillment_status"])
 	require.Equal(t, "EGP", o["currency"])
+	require.Equal(t, o["created_at"], o["placed_at"], "placed when created")
 	require.EqualValues(t, 90000, o["subtotal"])
 	require.EqualValues(t, 90000+5000-1000, o["total"])
 	require.EqualValues(t, 94000, o["balance_due"])

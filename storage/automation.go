@@ -530,6 +530,7 @@ func (tx *Tx) ConvertDraft(ctx context.Context, storeID, orderID uuid.UUID, acto
 		return Order{}, err
 	}
 	o.Status, o.UpdatedAt = OrderPending, tx.now()
+	o.PlacedAt = &o.UpdatedAt
 	// placed_started_at stays NULL: the dispatcher starts the order-placed
 	// workflow after commit, as for any new order.
 	// It counts in analytics from now (§17: a converted draft is placed at

@@ -76,7 +76,10 @@ type Order struct {
 	CancelReason      *string
 	CreatedAt         time.Time
 	UpdatedAt         time.Time
-	Lines             []OrderLine
+	// PlacedAt is when the order counts in analytics (§17): its creation,
+	// or a draft's conversion; nil for a draft.
+	PlacedAt *time.Time
+	Lines    []OrderLine
 	// Discounts are the discounts applied (§14); Discount is their sum.
 	Discounts []AppliedDiscount
 	// ShippingLines snapshot the rate the order ships with (§15).
@@ -176,14 +179,14 @@ func (e *TransitionError) Error() string {
 
 const orderColumns = `id, store_id, order_number, status, payment_status, fulfillment_status, payment_method, currency,
 	customer_id, customer, shipping_address, subtotal, shipping_fee, discount, total, paid_total, collectible_total,
-	collected_total, refund_due, tracking_number, notes, cancel_reason, created_at, updated_at, discounts, shipping_lines`
+	collected_total, refund_due, tracking_number, notes, cancel_reason, created_at, updated_at, discounts, shipping_lines, placed_at`
 
 func scanOrder(row pgx.Row) (Order, error) {
 	var o Order
 	err := row.Scan(&o.ID, &o.StoreID, &o.OrderNumber, &o.Status, &o.PaymentStatus, &o.FulfillmentStatus, &o.PaymentMethod,
 		&o.Currency, &o.CustomerID, &o.Customer, &o.ShippingAddress, &o.Subtotal, &o.ShippingFee, &o.Discount, &o.Total,
 		&o.PaidTotal, &o.CollectibleTotal, &o.CollectedTotal, &o.RefundDue, &o.TrackingNumber, &o.Notes, &o.CancelReason,
-		&o.CreatedAt, &o.UpdatedAt, &o.Discounts, &o.ShippingLines)
+		&o.CreatedAt, &o.UpdatedAt, &o.Discounts, &o.ShippingLines, &o.PlacedAt)
 	return o, err
 }
 
@@ -227,8 +230,9 @@ func (tx *Tx) CreateOrder(ctx context.Context, in NewOrder) (Order, error) {
 		placedAt = &now
 	}
 	writes := &pgx.Batch{}
-	writes.Queue(`INSERT INTO orders (`+orderColumns+`, search_text, customer_phone, trace_parent, placed_at) VALUES ($1, $2, $3, $4, $5, $6, $7,
-		$8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $23, $27, $28, $24, $25, NULLIF($26, ''), $29)`,
+	o.PlacedAt = placedAt
+	writes.Queue(`INSERT INTO orders (`+orderColumns+`, search_text, customer_phone, trace_parent) VALUES ($1, $2, $3, $4, $5, $6, $7,
+		$8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $23, $27, $28, $29, $24, $25, NULLIF($26, ''))`,
 		o.ID, o.StoreID, o.OrderNumber, o.Status, o.PaymentStatus, o.FulfillmentStatus, o.PaymentMethod, o.Currency, o.CustomerID,
 		o.Customer, o.ShippingAddress, o.Subtotal, o.ShippingFee, o.Discount, o.Total, o.PaidTotal, o.CollectibleTotal,
 		o.CollectedTotal, o.RefundDue, o.TrackingNumber, o.Notes, o.CancelReason, now, search, customer.Phone, traceParent(ctx), o.Discounts, nonNilShippingLines(o.ShippingLines),
