@@ -208,12 +208,9 @@ func (tx *Tx) InstallApp(ctx context.Context, a App, grant AuthCode, secret stri
 	}
 	// The store's audit log keeps the installation: the app, on the consent
 	// of the member who approved it, and the scopes it held before.
-	var from json.RawMessage = []byte("null")
-	if held != nil {
-		var err error
-		if from, err = json.Marshal(held); err != nil {
-			return Token{}, err
-		}
+	from, err := json.Marshal(held) // null when it held none
+	if err != nil {
+		return Token{}, err
 	}
 	to, err := json.Marshal(grant.Scopes)
 	if err != nil {

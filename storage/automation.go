@@ -310,19 +310,14 @@ func (db *DB) FindOrderSideEffectsStart(ctx context.Context, storeID, orderID uu
 	defer results.Close()
 	start := OrderSideEffectsStart{Recorded: map[string]string{}}
 	rows, err := results.Query()
+	var kind, status string
+	if err == nil {
+		_, err = pgx.ForEachRow(rows, []any{&kind, &status}, func() error {
+			start.Recorded[kind] = status
+			return nil
+		})
+	}
 	if err != nil {
-		return OrderSideEffectsStart{}, fmt.Errorf("read side effects: %w", err)
-	}
-	for rows.Next() {
-		var kind, status string
-		if err := rows.Scan(&kind, &status); err != nil {
-			rows.Close()
-			return OrderSideEffectsStart{}, fmt.Errorf("read side effects: %w", err)
-		}
-		start.Recorded[kind] = status
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return OrderSideEffectsStart{}, fmt.Errorf("read side effects: %w", err)
 	}
 	if start.Order, err = orderWithLinesFrom(results, orderID); err != nil {

@@ -266,7 +266,7 @@ func (tx *Tx) RecordLateCardPayment(ctx context.Context, storeID, orderID uuid.U
 	now := tx.now()
 	if _, err := tx.tx.Exec(ctx, `INSERT INTO order_payments (id, store_id, order_id, source, provider, reference, amount, status, reason, created_at, ended_at)
 		VALUES ($1, $2, $3, 'gateway', $4, $5, $6, 'refunded', $7, $8, $8)`, NewID(), storeID, orderID, p.Provider, intentID, amount,
-		lateReason(why)+"; refunded "+refund, now); err != nil {
+		lateRefundWords[LateRefundReason(why)]+"; refunded "+refund, now); err != nil {
 		return fmt.Errorf("record late card payment: %w", err)
 	}
 	if err := tx.setCardStatus(ctx, storeID, orderID, CardPaymentRefundedLate); err != nil {
@@ -343,10 +343,8 @@ func LateRefundReason(why CardOutcome) string {
 	return "paid_after_expiry"
 }
 
-// lateReason is the ledger's words for why a late payment went back.
-func lateReason(why CardOutcome) string {
-	if why == CardPaidBefore {
-		return "paid after the order was paid some other way"
-	}
-	return "paid after the order expired"
+// lateRefundWords are the ledger's words for each LateRefundReason.
+var lateRefundWords = map[string]string{
+	"paid_after_expiry":  "paid after the order expired",
+	"order_already_paid": "paid after the order was paid some other way",
 }

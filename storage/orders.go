@@ -225,22 +225,20 @@ func (tx *Tx) CreateOrder(ctx context.Context, in NewOrder) (Order, error) {
 	search := strings.ToLower(strings.Join([]string{o.OrderNumber, customer.Name, deref(customer.Email), deref(customer.Phone)}, " "))
 	// placed_at is when the order counts in analytics (§17): now, or a
 	// draft's conversion.
-	var placedAt *time.Time
 	if !in.Draft {
-		placedAt = &now
+		o.PlacedAt = &now
 	}
 	writes := &pgx.Batch{}
-	o.PlacedAt = placedAt
 	writes.Queue(`INSERT INTO orders (`+orderColumns+`, search_text, customer_phone, trace_parent) VALUES ($1, $2, $3, $4, $5, $6, $7,
 		$8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $23, $27, $28, $29, $24, $25, NULLIF($26, ''))`,
 		o.ID, o.StoreID, o.OrderNumber, o.Status, o.PaymentStatus, o.FulfillmentStatus, o.PaymentMethod, o.Currency, o.CustomerID,
 		o.Customer, o.ShippingAddress, o.Subtotal, o.ShippingFee, o.Discount, o.Total, o.PaidTotal, o.CollectibleTotal,
 		o.CollectedTotal, o.RefundDue, o.TrackingNumber, o.Notes, o.CancelReason, now, search, customer.Phone, traceParent(ctx), o.Discounts, nonNilShippingLines(o.ShippingLines),
-		placedAt)
+		o.PlacedAt)
 	// The order and its lines go in one round trip: the variants' stock
-	// rows are locked from orderLines to the commit, so every round trip
+	// rows are locked from readOrderRows to the commit, so every round trip
 	// here holds back the next order for the same variants.
-	queueOrderLines(writes, o.StoreID, o.ID, o.Lines, placedAt)
+	queueOrderLines(writes, o.StoreID, o.ID, o.Lines, o.PlacedAt)
 	kind := ActivityOrderCreated
 	if in.Draft {
 		kind = ActivityDraftCreated

@@ -383,7 +383,7 @@ func (d *Dispatcher) startPlacements(ctx context.Context) {
 					return nil
 				}
 				mu.Lock()
-				started = append(started, storage.OrderRef{StoreID: ref.StoreID, OrderID: ref.OrderID})
+				started = append(started, ref.OrderRef)
 				mu.Unlock()
 				return nil
 			})
