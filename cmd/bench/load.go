@@ -303,7 +303,7 @@ func runLoadBench(ctx context.Context, dbURL string, temporal temporalSetup, dur
 	fmt.Fprintf(&b, "Webhooks: %d orders × %d subscriptions = %d deliveries; %d arrived, the last %s after the load stopped\n",
 		orders, subscriptions, orders*subscriptions, run.delivered, run.drain.Round(time.Millisecond))
 	fmt.Fprintf(&b, "(%.0f deliveries/s over the run and its drain).\n\n", float64(run.delivered)/(wall+run.drain).Seconds())
-	fmt.Fprintf(&b, "Order-placed workflows (email over SMTP, chat, shipment: three local activities each): %d of %d finished,\n",
+	fmt.Fprintf(&b, "Order-placed workflows (email over SMTP, chat, shipment: one local activity each runs the three): %d of %d finished,\n",
 		run.placedCount, orders)
 	fmt.Fprintf(&b, "the last %s after the load stopped (%.0f orders/s over the run and its drain; goal within 5 s: %s).\n",
 		run.placedDrain.Round(time.Millisecond), float64(run.placedCount)/(wall+run.placedDrain).Seconds(), verdict(run.placedCount == orders && run.placedDrain <= 5*time.Second))
