@@ -628,29 +628,47 @@ func (l *loadRig) runMix(ctx context.Context, subscriptions int, profile bool) (
 	return run, err
 }
 
-// mixWarmUp is how long the mix runs unmeasured before the first measured
-// run on a rig.
-const mixWarmUp = 3 * time.Second
+// warmUpOrders is how many orders the mix places, unmeasured, before the
+// first measured run on a rig, in rounds of warmUpRound (for at most
+// warmUpLimit).
+const (
+	warmUpOrders = 1000
+	warmUpRound  = 3 * time.Second
+	warmUpLimit  = time.Minute
+)
 
-// warmUp runs the mix for mixWarmUp, unmeasured, once per rig, waits for
-// its side effects, and has Postgres analyze every table. A freshly cloned
-// database has no statistics for the tables the mix fills, and Postgres
-// keeps the plans it made for the service's prepared statements while a
-// table was nearly empty (sequential scans) until the table is analyzed;
-// autovacuum visits a new database within a minute, so without this a run
-// measured those plans or not by chance (runs here swung between about 270
-// and 380 requests/s on that alone). A running store's tables have
-// statistics.
+// warmUp runs the mix, unmeasured, once per rig until it has placed
+// warmUpOrders orders, waits for their side effects, and has Postgres
+// analyze every table. A freshly cloned database has no statistics for the
+// tables the mix fills, and Postgres keeps the plans it made for the
+// service's prepared statements while a table was nearly empty (sequential
+// scans) until the table is analyzed; autovacuum visits a new database
+// within a minute, so without the analyze a run measured those plans or not
+// by chance (runs here swung between about 270 and 380 requests/s on that
+// alone). A running store's tables have statistics, and rows.
+//
+// The warm-up counts orders, not seconds: a fixed 3 s placed about 200
+// orders on a slow day, and with about 200 customers analyzed the lookup of
+// a buyer by email (a citext column under a unique partial index) is
+// planned as a sequential scan, which some runs' connections kept for the
+// whole run as the table grew tenfold (3,800 scans reading 2.7 million
+// rows, 1.0 s of Postgres time in a 30 s run, where the index takes
+// 0.06 s); other runs' plans came out the other way.
 func (l *loadRig) warmUp(ctx context.Context, subscriptions int) error {
 	if l.warmed {
 		return nil
 	}
 	l.warmed = true
 	measured := l.spec.Duration
-	l.spec.Duration = mixWarmUp
+	l.spec.Duration = warmUpRound
 	defer func() { l.spec.Duration = measured }()
-	if _, err := l.runMix(ctx, subscriptions, false); err != nil {
-		return fmt.Errorf("warm-up: %w", err)
+	deadline := time.Now().Add(warmUpLimit)
+	for placed := 0; placed < warmUpOrders && time.Now().Before(deadline); {
+		run, err := l.runMix(ctx, subscriptions, false)
+		if err != nil {
+			return fmt.Errorf("warm-up: %w", err)
+		}
+		placed += run.orders
 	}
 	if _, err := l.db.Pool.Exec(ctx, "ANALYZE"); err != nil {
 		return fmt.Errorf("warm-up: analyze: %w", err)
