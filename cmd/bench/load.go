@@ -294,8 +294,8 @@ func runLoadBench(ctx context.Context, dbURL string, temporal temporalSetup, dur
 		worstP99 = max(worstP99, r.percentile(0.99))
 		fmt.Fprintf(&b, "| %s | %d | %.0f | %s | %s | %d |\n", n, r.requests, r.rps(), ms(r.percentile(0.5)), ms(r.percentile(0.99)), r.errors)
 	}
-	cpu := (run.usageAfter.cpu - run.usageBefore.cpu).Seconds() / wall.Seconds()
-	toolCPU := (run.usageAfter.childrenCPU - run.usageBefore.childrenCPU).Seconds() / wall.Seconds()
+	cpu := (run.usageAfter.cpu - run.usageBefore.cpu).Seconds() / run.window.Seconds()
+	toolCPU := (run.usageAfter.childrenCPU - run.usageBefore.childrenCPU).Seconds() / run.window.Seconds()
 	fmt.Fprintf(&b, "\n**%d requests in %s: %.0f requests/s, %d errors.** Server CPU %.2f cores of %d (the load tool used %.2f more);\n",
 		total, wall.Round(time.Millisecond), float64(total)/wall.Seconds(), totalErrors, cpu, runtime.NumCPU(), toolCPU)
 	fmt.Fprintf(&b, "server peak RSS %d MB. Goal ≥ 500 requests/s with every route's p99 < 100 ms: %s (worst p99 %s).\n\n",
@@ -568,8 +568,13 @@ func writeRowsPerOrder(b *strings.Builder, before, after map[string][3]int64, or
 
 // mixRun is what one run of the mixed workload measured.
 type mixRun struct {
-	perRoute                map[string]loadRouteResult
-	wall                    time.Duration
+	perRoute map[string]loadRouteResult
+	// wall is how long the load tool's clients were sending: from their
+	// first request to the last answer, the span every rate is over.
+	wall time.Duration
+	// window is the span the CPU figures cover: the load tool's process
+	// from its start to its exit (a little longer than wall).
+	window                  time.Duration
 	usageBefore, usageAfter usage
 	profileTop              string
 	profileParts            []cpuPart
@@ -602,15 +607,19 @@ func (l *loadRig) runMix(ctx context.Context, subscriptions int, profile bool) (
 			return run, err
 		}
 	}
-	perRoute, err := runLoadClient(l.spec)
+	out, err := runLoadClient(l.spec)
+	// The CPU figures end with the load tool, before the profile is
+	// read (go tool pprof is a child process too).
 	busyAfter, totalAfter := machineBusy()
+	run.window, run.usageAfter = time.Since(wallStart), rusage()
 	run.machineCores = float64(busyAfter-busyBefore) / float64(totalAfter-totalBefore) * float64(runtime.NumCPU())
 	l.spec.SeqStart += 10_000_000
 	run.profileTop, run.profileParts = stopProfile()
 	if err != nil {
 		return run, err
 	}
-	run.perRoute, run.wall, run.usageAfter = perRoute, time.Since(wallStart), rusage()
+	perRoute := out.Routes
+	run.perRoute, run.wall = perRoute, out.Span
 	run.orders = perRoute["POST /orders (5 lines)"].Statuses[http.StatusCreated]
 	want := deliveredBefore + run.orders*subscriptions
 	drainStart := time.Now()
@@ -917,23 +926,31 @@ func (rec *deliveryReceiver) totalCount() int {
 
 // runLoadClient runs the load tool as a child process (this binary with
 // -load-client), so the server's CPU and memory are measured without it.
-func runLoadClient(spec loadClientSpec) (map[string]loadRouteResult, error) {
+func runLoadClient(spec loadClientSpec) (loadClientResult, error) {
 	raw, err := json.Marshal(spec)
 	if err != nil {
-		return nil, err
+		return loadClientResult{}, err
 	}
 	self, err := os.Executable()
 	if err != nil {
-		return nil, err
+		return loadClientResult{}, err
 	}
 	cmd := exec.Command(self, "-load-client", "-")
 	cmd.Stdin, cmd.Stderr = bytes.NewReader(raw), os.Stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return nil, fmt.Errorf("load tool: %w", err)
+		return loadClientResult{}, fmt.Errorf("load tool: %w", err)
 	}
-	var results map[string]loadRouteResult
+	var results loadClientResult
 	return results, json.Unmarshal(out, &results)
+}
+
+// loadClientResult is what the load tool saw: each route's requests, and
+// how long its clients were sending (the process's start and its report
+// are outside it).
+type loadClientResult struct {
+	Routes map[string]loadRouteResult `json:"routes"`
+	Span   time.Duration              `json:"span"`
 }
 
 // seqMark in a route's body is replaced with a number unique to the request.
@@ -966,7 +983,8 @@ func loadClient(in io.Reader, out io.Writer) error {
 		wg        sync.WaitGroup
 	)
 	seq.Store(spec.SeqStart)
-	deadline := time.Now().Add(spec.Duration)
+	started := time.Now()
+	deadline := started.Add(spec.Duration)
 	for g := range spec.Concurrency {
 		wg.Add(1)
 		go func() {
@@ -994,6 +1012,7 @@ func loadClient(in io.Reader, out io.Writer) error {
 		}()
 	}
 	wg.Wait()
+	span := time.Since(started)
 	results := map[string]loadRouteResult{}
 	for name, rec := range recorders {
 		// A route's errors are refused connections and 4xx/5xx answers (201 is a created order).
@@ -1005,7 +1024,7 @@ func loadClient(in io.Reader, out io.Writer) error {
 		}
 		results[name] = loadRouteResult{Requests: rec.requests, Errors: errors, Statuses: rec.statuses, Latencies: rec.latencies}
 	}
-	return json.NewEncoder(out).Encode(results)
+	return json.NewEncoder(out).Encode(loadClientResult{Routes: results, Span: span})
 }
 
 // writeCPUBudget shares the mix's CPU out per request: the machine's (every
@@ -1014,13 +1033,13 @@ func loadClient(in io.Reader, out io.Writer) error {
 func writeCPUBudget(b *strings.Builder, run mixRun) {
 	requests := float64(run.requests())
 	perRequest := func(cores float64) time.Duration {
-		return time.Duration(cores * run.wall.Seconds() / requests * float64(time.Second))
+		return time.Duration(cores * run.window.Seconds() / requests * float64(time.Second))
 	}
 	var profiled time.Duration
 	for _, p := range run.profileParts {
 		profiled += p.cpu
 	}
-	server := (run.usageAfter.cpu - run.usageBefore.cpu).Seconds() / run.wall.Seconds()
+	server := (run.usageAfter.cpu - run.usageBefore.cpu).Seconds() / run.window.Seconds()
 	budget := time.Duration(float64(runtime.NumCPU()) / 500 * float64(time.Second))
 	fmt.Fprintf(b, "CPU per request of the mix: the machine was %.2f cores busy over the run (every process: the server, Postgres, the load\n", run.machineCores)
 	fmt.Fprintf(b, "tool), **%s of CPU per request**; 500 requests/s on %d cores allow %s. The server's share, %s per request, by part\n",

@@ -84,7 +84,7 @@ func runSoak(ctx context.Context, dbURL string, temporal temporalSetup, duration
 			return "", err
 		}
 		rounds++
-		for _, r := range got {
+		for _, r := range got.Routes {
 			requests += r.Requests
 			transport += r.Errors
 			for status, n := range r.Statuses {

@@ -192,7 +192,7 @@ func writeTemporalStores(b *strings.Builder, runs map[string]mixRun) {
 		for _, got := range m.perRoute {
 			worst = max(worst, result{latencies: got.Latencies}.percentile(0.99))
 		}
-		cpu := (m.usageAfter.cpu - m.usageBefore.cpu).Seconds() / m.wall.Seconds()
+		cpu := (m.usageAfter.cpu - m.usageBefore.cpu).Seconds() / m.window.Seconds()
 		fmt.Fprintf(b, "| %s | %.0f | %.0f | %s | %.2f | %s | %s |\n", name, float64(m.requests())/m.wall.Seconds(), float64(m.orders)/m.wall.Seconds(),
 			ms(worst), cpu, m.placedDrain.Round(time.Millisecond), ms(m.mailed.percentile(0.99)))
 	}
