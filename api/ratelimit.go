@@ -28,6 +28,9 @@ type slidingLimiter struct {
 	now    func() time.Time
 	mu     sync.Mutex
 	keys   map[string]*keyLog
+	// snapshot is what the last sync's reads saw: the next reads, for the
+	// keys read whole before, only the totals written since.
+	snapshot *string
 }
 
 // keyLog is one key's requests: this replica's, exactly, and every
@@ -39,6 +42,9 @@ type keyLog struct {
 	shared   map[int64]int // every replica's total per second, as of the last sync
 	mine     map[int64]int // what this replica added to shared
 	fresh    bool          // asked about since the last sync
+	// known is set once a sync has read the key's totals whole; from then
+	// on each sync reads only those written since the sync before.
+	known bool
 }
 
 func newSlidingLimiter(name string, limit int, window time.Duration) *slidingLimiter {
@@ -123,14 +129,17 @@ func (l *slidingLimiter) look(key string, count bool) verdict {
 }
 
 // sync adds the counts made here since the last sync to the shared totals
-// and reads back every replica's totals of the window for the keys in use.
-// On failure the counts stay here for the next sync.
+// and reads back every replica's totals of the window for the keys in use:
+// whole for a key new here, and for the others the totals written since the
+// last sync read (a key in use for a whole window was read 60 times over
+// before). On failure the counts stay here for the next sync.
 func (l *slidingLimiter) sync(ctx context.Context, db *storage.DB, now time.Time) error {
 	l.mu.Lock()
 	since := now.Add(-l.window - time.Second).Truncate(time.Second)
 	var (
-		counts []storage.RateCount
-		keys   []string
+		counts         []storage.RateCount
+		keys           []string
+		whole, changed []string
 	)
 	for name, k := range l.keys {
 		for _, m := range []map[int64]int{k.shared, k.mine, k.pending} {
@@ -148,6 +157,11 @@ func (l *slidingLimiter) sync(ctx context.Context, db *storage.DB, now time.Time
 			continue
 		}
 		keys = append(keys, name)
+		if k.known && l.snapshot != nil {
+			changed = append(changed, name)
+		} else {
+			whole = append(whole, name)
+		}
 		for second, n := range k.pending {
 			counts = append(counts, storage.RateCount{Key: name, WindowStart: time.Unix(second, 0).UTC(), Count: n})
 		}
@@ -160,7 +174,7 @@ func (l *slidingLimiter) sync(ctx context.Context, db *storage.DB, now time.Time
 		return nil
 	}
 
-	totals, err := db.SyncRateCounts(ctx, l.name, counts, keys, since)
+	totals, snapshot, err := db.SyncRateCounts(ctx, l.name, counts, whole, changed, since, l.snapshot)
 
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -173,12 +187,16 @@ func (l *slidingLimiter) sync(ctx context.Context, db *storage.DB, now time.Time
 		}
 		return err
 	}
-	byKey := map[string]map[int64]int{}
-	for _, t := range totals {
-		if byKey[t.Key] == nil {
-			byKey[t.Key] = map[int64]int{}
+	l.snapshot = &snapshot
+	for _, name := range whole {
+		if k, ok := l.keys[name]; ok {
+			k.shared, k.known = map[int64]int{}, true
 		}
-		byKey[t.Key][t.WindowStart.Unix()] = t.Count
+	}
+	for _, t := range totals {
+		if k, ok := l.keys[t.Key]; ok {
+			k.shared[t.WindowStart.Unix()] = t.Count
+		}
 	}
 	for _, name := range keys {
 		k, ok := l.keys[name]
@@ -189,10 +207,6 @@ func (l *slidingLimiter) sync(ctx context.Context, db *storage.DB, now time.Time
 			k.mine[second] += n
 		}
 		k.syncing = map[int64]int{}
-		k.shared = byKey[name]
-		if k.shared == nil {
-			k.shared = map[int64]int{}
-		}
 	}
 	return nil
 }

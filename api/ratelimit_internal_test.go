@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/merchantsvc/svc/internal/testenv"
+	"github.com/merchantsvc/svc/storage"
 )
 
 // fakeClock is a limiter's clock a test moves by hand.
@@ -82,4 +83,50 @@ func TestSlidingLimiterShares(t *testing.T) {
 	}
 	require.NoError(t, testenv.SQL(t, db).QueryRow(context.Background(), `SELECT count(*) FROM rate_limit_counts`).Scan(&stored))
 	require.Zero(t, stored)
+}
+
+// After a key's first sync reads its totals whole, each sync reads only the
+// totals written since the sync before, and still misses none: another
+// replica's counts for a second already read, and counts a sync still
+// committing while this one read (its transaction unseen by this read's
+// snapshot), arrive with the next sync.
+func TestSlidingLimiterReadsWhatChanged(t *testing.T) {
+	ctx := context.Background()
+	db := testenv.DB(t)
+	a, clock := newClockedLimiter(10)
+	b, _ := newClockedLimiter(10)
+	b.now = clock.now
+	since := clock.t.Add(-2 * time.Minute)
+
+	require.True(t, a.allow("k").allowed)
+	require.NoError(t, a.sync(ctx, db, clock.t))
+	require.True(t, a.keys["k"].known, "read whole once")
+	require.NoError(t, a.sync(ctx, db, clock.t)) // may read its own count once more
+	totals, snapshot, err := db.SyncRateCounts(ctx, "token", nil, nil, []string{"k"}, since, a.snapshot)
+	require.NoError(t, err)
+	require.Empty(t, totals, "nothing written since a's sync")
+
+	for range 2 {
+		require.True(t, b.allow("k").allowed) // the second a counted in
+	}
+	require.NoError(t, b.sync(ctx, db, clock.t))
+	totals, _, err = db.SyncRateCounts(ctx, "token", nil, nil, []string{"k"}, since, &snapshot)
+	require.NoError(t, err)
+	require.Equal(t, []storage.RateCount{{Key: "k", WindowStart: clock.t.Truncate(time.Second), Count: 3}}, totals, "b's two in a's second")
+	require.NoError(t, a.sync(ctx, db, clock.t))
+	require.Equal(t, 7, a.room("k").remaining, "b's two count at a")
+
+	// A replica's sync still committing when a reads: a sees it next time.
+	pool := testenv.SQL(t, db)
+	late, err := pool.Begin(ctx)
+	require.NoError(t, err)
+	defer late.Rollback(ctx)
+	_, err = late.Exec(ctx, `INSERT INTO rate_limit_counts (limiter, key, window_start, count, writer)
+		VALUES ('token', 'k', $1, 4, pg_current_xact_id())`, clock.t.Add(-10*time.Second).Truncate(time.Second))
+	require.NoError(t, err)
+	require.NoError(t, a.sync(ctx, db, clock.t))
+	require.Equal(t, 7, a.room("k").remaining, "the uncommitted four are not seen")
+	require.NoError(t, late.Commit(ctx))
+	require.NoError(t, a.sync(ctx, db, clock.t))
+	require.Equal(t, 3, a.room("k").remaining, "committed after a's read, read by a's next sync")
 }
