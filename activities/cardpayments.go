@@ -160,8 +160,39 @@ type ExpireCardPaymentResult struct {
 
 // ExpireCardPayment cancels the order's payment at the gateway, then the
 // order (reason payment_timeout, stock released). A payment the gateway
-// took meanwhile is answered as succeeded instead.
+// took meanwhile is answered as succeeded instead. An order that no longer
+// waited on its payment (cancelled by the merchant, or paid some other
+// way) keeps its state, and the payment is closed as cancelled.
 func (a *Activities) ExpireCardPayment(ctx context.Context, in CardPaymentInput) (ExpireCardPaymentResult, error) {
+	return a.closeCardPayment(ctx, in, func(tx *storage.Tx) (string, error) {
+		return tx.ExpireCardPayment(ctx, in.StoreID, in.OrderID)
+	})
+}
+
+// CloseCancelledCardPayment closes the payment of an order the merchant
+// cancelled while it was open (workflows.OrderCancelledSignal): the intent
+// is cancelled at the gateway now, not at the store's timeout, and the
+// payment marked cancelled. An order still waiting on its payment answers
+// open and nothing changes; a payment the gateway took meanwhile answers
+// succeeded, for the workflow to settle (an order cancelled first pays it
+// back).
+func (a *Activities) CloseCancelledCardPayment(ctx context.Context, in CardPaymentInput) (ExpireCardPaymentResult, error) {
+	o, err := a.DB.FindOrderByRef(ctx, in.StoreID, in.OrderID.String())
+	if err != nil {
+		return ExpireCardPaymentResult{}, err
+	}
+	if o.PaidTotal == 0 && storage.Cancellable(o.Status) {
+		return ExpireCardPaymentResult{Status: storage.CardPaymentOpen}, nil
+	}
+	return a.closeCardPayment(ctx, in, func(tx *storage.Tx) (string, error) {
+		return tx.CloseCancelledCardPayment(ctx, in.StoreID, in.OrderID)
+	})
+}
+
+// closeCardPayment cancels an open payment's intent at the gateway, then
+// records what close says in a transaction. A payment the gateway took
+// meanwhile answers succeeded and close is not run.
+func (a *Activities) closeCardPayment(ctx context.Context, in CardPaymentInput, close func(tx *storage.Tx) (string, error)) (ExpireCardPaymentResult, error) {
 	p, err := a.DB.FindCardPayment(ctx, nil, in.StoreID, in.OrderID)
 	if err != nil {
 		return ExpireCardPaymentResult{}, err
@@ -191,7 +222,7 @@ func (a *Activities) ExpireCardPayment(ctx context.Context, in CardPaymentInput)
 	}
 	var status string
 	err = a.DB.InTx(ctx, func(tx *storage.Tx) error {
-		status, err = tx.ExpireCardPayment(ctx, in.StoreID, in.OrderID)
+		status, err = close(tx)
 		return err
 	})
 	return ExpireCardPaymentResult{Status: status}, err

@@ -19,6 +19,7 @@ import (
 	"github.com/merchantsvc/svc/api"
 	"github.com/merchantsvc/svc/internal/testenv"
 	"github.com/merchantsvc/svc/internal/webhook"
+	"github.com/merchantsvc/svc/storage"
 )
 
 const (
@@ -348,6 +349,65 @@ func TestExpiredCardOrderPaysBackALateSuccess(t *testing.T) {
 	require.Len(t, payments, 1)
 	require.Equal(t, "refunded", payments[0].(map[string]any)["status"])
 	require.Equal(t, intent, payments[0].(map[string]any)["reference"])
+}
+
+// cardPaymentStatus is the status of the order's card payment.
+func (h *harness) cardPaymentStatus(s shop, orderID string) string {
+	h.t.Helper()
+	var status string
+	require.NoError(h.t, testenv.SQL(h.t, h.db).QueryRow(context.Background(), `SELECT status FROM card_payments WHERE store_id = $1 AND order_id = $2`,
+		s.m.storeID, orderID).Scan(&status))
+	return status
+}
+
+// The merchant cancels a card order whose payment is open: the payment is
+// closed at the gateway at once (the workflow's order-cancelled signal),
+// not at the store's timeout half an hour later, and the timeline says why;
+// the order keeps the merchant's cancel. Were the signal lost, the timeout
+// closes it the same way and leaves the order as the merchant left it.
+func TestMerchantCancelClosesTheCardPayment(t *testing.T) {
+	h := newHarness(t, api.Config{})
+	h.startWorker(nil)
+	s := newShop(t, h, "cardcancel", 10)
+	h.connectStripe(s)
+	checkout, orderToken := h.cardCheckout(s, 1)
+	orderID := checkout["order"].(map[string]any)["id"].(string)
+	require.Equal(t, "open", h.cardPaymentStatus(s, orderID))
+
+	cancelled := h.do(request{method: "DELETE", path: storePath(s.m.storeID, "/orders/"+orderID+"?reason=out+of+stock"), auth: bearer(s.token)})
+	require.Equal(t, http.StatusNoContent, cancelled.Status, string(cancelled.Raw))
+	waitFor(t, "the card payment closed", func() bool { return h.cardPaymentStatus(s, orderID) == "cancelled" })
+	require.Contains(t, h.timeline(s, orderID), "card_payment_cancelled")
+	require.NotContains(t, h.timeline(s, orderID), "card_payment_expired")
+	order := h.getOrder(s, orderID)
+	require.Equal(t, "CANCELLED", order["status"])
+	require.Equal(t, "out of stock", order["cancel_reason"], "the merchant's cancel stands")
+	closed := h.cardPayment(s, orderID, orderToken)
+	require.Equal(t, http.StatusConflict, closed.Status, string(closed.Raw))
+	require.Equal(t, "ORDER_CLOSED", closed.errorCode())
+
+	// A second order cancelled where no signal is sent: the timeout's
+	// expiry closes its payment as cancelled and cancels nothing again.
+	checkout, _ = h.cardCheckout(s, 1)
+	second := checkout["order"].(map[string]any)["id"].(string)
+	require.NoError(t, h.db.InTx(context.Background(), func(tx *storage.Tx) error {
+		_, err := tx.CancelOrder(context.Background(), uuid.MustParse(s.m.storeID), uuid.MustParse(second), "changed my mind", nil)
+		return err
+	}))
+	acts := &activities.Activities{DB: h.db, Secrets: h.secrets, StripeAPIBase: h.stripeBase}
+	expired, err := acts.ExpireCardPayment(context.Background(), activities.CardPaymentInput{StoreID: uuid.MustParse(s.m.storeID), OrderID: uuid.MustParse(second)})
+	require.NoError(t, err)
+	require.Equal(t, "cancelled", expired.Status)
+	require.Equal(t, "cancelled", h.cardPaymentStatus(s, second))
+	require.Equal(t, "changed my mind", h.getOrder(s, second)["cancel_reason"])
+	var reason string
+	acts2 := h.do(request{method: "GET", path: storePath(s.m.storeID, "/orders/"+second+"/activities?limit=100"), auth: bearer(s.token)})
+	for _, a := range acts2.data()["items"].([]any) {
+		if a := a.(map[string]any); a["kind"] == "card_payment_cancelled" {
+			reason = a["data"].(map[string]any)["reason"].(string)
+		}
+	}
+	require.Equal(t, "order_cancelled", reason)
 }
 
 // A card order the merchant marks paid by hand while its card payment is

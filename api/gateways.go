@@ -13,6 +13,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
 	"github.com/merchantsvc/svc/internal/gateway"
@@ -407,4 +408,24 @@ func (s *Server) takeGatewayEvent(ctx context.Context, tx *storage.Tx, storeID u
 		}
 	}
 	return nil
+}
+
+// closeCardPayment tells the card-payment workflow of an order the merchant
+// just cancelled, unpaid, that its payment is to close now: the gateway's
+// intent is cancelled at once rather than at the store's timeout, so a
+// buyer still on the payment page cannot pay a cancelled order. It runs
+// after the cancel commits and never fails the request: a signal that does
+// not arrive leaves the close to the timeout, and an order with no such
+// workflow (another method, or a card order the merchant created and is
+// paid by hand) has nothing to close.
+func (s *Server) closeCardPayment(ctx context.Context, o storage.Order) {
+	if o.Status != storage.OrderCancelled || o.PaymentMethod != "card" || o.PaidTotal > 0 || s.temporal == nil {
+		return
+	}
+	err := s.temporal.SignalWorkflow(ctx, workflows.CardPaymentWorkflowID(o.ID), "", workflows.OrderCancelledSignal, nil)
+	var notFound *serviceerror.NotFound
+	if err != nil && !errors.As(err, &notFound) {
+		loggerFrom(ctx).WarnContext(ctx, "signal the card payment of a cancelled order", slog.String("order_id", o.ID.String()),
+			slog.Any("error", err))
+	}
 }

@@ -442,10 +442,16 @@ func (s *Server) handleUpdateOrderStatus() handlerFunc {
 		if err != nil {
 			return err
 		}
-		return writeView(s, w, r, http.StatusOK, newOrderResponse, func(tx *storage.Tx) (storage.Order, error) {
-			return tx.TransitionOrder(r.Context(), storeIDFrom(r.Context()), id, storage.OrderStatus(req.Status), req.TrackingNumber, req.Note,
+		var moved storage.Order
+		err = writeView(s, w, r, http.StatusOK, newOrderResponse, func(tx *storage.Tx) (storage.Order, error) {
+			moved, err = tx.TransitionOrder(r.Context(), storeIDFrom(r.Context()), id, storage.OrderStatus(req.Status), req.TrackingNumber, req.Note,
 				actor(principalFrom(r.Context())))
+			return moved, err
 		})
+		if err == nil {
+			s.closeCardPayment(r.Context(), moved)
+		}
+		return err
 	}
 }
 
@@ -461,10 +467,15 @@ func (s *Server) handleCancelOrder() handlerFunc {
 			return validationError([]fieldError{{Field: "reason", Code: "too_long", Message: "must be at most 1000 characters",
 				MessageAr: arabicFieldMessage("too_long")}})
 		}
-		return s.writeTx(w, r, http.StatusNoContent, func(tx *storage.Tx) (any, error) {
-			_, err := tx.CancelOrder(r.Context(), storeIDFrom(r.Context()), id, reason, actor(principalFrom(r.Context())))
+		var cancelled storage.Order
+		err = s.writeTx(w, r, http.StatusNoContent, func(tx *storage.Tx) (any, error) {
+			cancelled, err = tx.CancelOrder(r.Context(), storeIDFrom(r.Context()), id, reason, actor(principalFrom(r.Context())))
 			return nil, err
 		})
+		if err == nil {
+			s.closeCardPayment(r.Context(), cancelled)
+		}
+		return err
 	}
 }
 
@@ -645,8 +656,9 @@ func (s *Server) handleBulkStatus() handlerFunc {
 		updated, failed := []string{}, []bulkFailure{}
 		for _, raw := range dedupe(req.OrderIDs) {
 			id, _ := parseUUID(raw)
-			err := s.db.InTx(r.Context(), func(tx *storage.Tx) error {
-				_, err := tx.TransitionOrder(r.Context(), storeID, id, storage.OrderStatus(req.Status), req.TrackingNumber, "", actor(principalFrom(r.Context())))
+			var moved storage.Order
+			err := s.db.InTx(r.Context(), func(tx *storage.Tx) (err error) {
+				moved, err = tx.TransitionOrder(r.Context(), storeID, id, storage.OrderStatus(req.Status), req.TrackingNumber, "", actor(principalFrom(r.Context())))
 				return err
 			})
 			if err != nil {
@@ -657,6 +669,7 @@ func (s *Server) handleBulkStatus() handlerFunc {
 				failed = append(failed, bulkFailure{OrderID: raw, Code: e.Code, Message: e.Message, MessageAr: e.MessageAr})
 				continue
 			}
+			s.closeCardPayment(r.Context(), moved)
 			updated = append(updated, raw)
 		}
 		respond(w, http.StatusOK, map[string]any{"updated": updated, "failed": failed})

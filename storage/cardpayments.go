@@ -23,6 +23,10 @@ const (
 	CardPaymentExpired      = "expired"
 	CardPaymentMismatched   = "mismatched"
 	CardPaymentRefundedLate = "refunded_late"
+	// CardPaymentCancelled is a payment closed unpaid because its order
+	// no longer waits on it: the merchant cancelled the order, or it was
+	// paid some other way.
+	CardPaymentCancelled = "cancelled"
 )
 
 // Card payment timeline entries.
@@ -32,6 +36,7 @@ const (
 	ActivityCardPaymentFailed       ActivityKind = "card_payment_failed"
 	ActivityCardPaymentExpired      ActivityKind = "card_payment_expired"
 	ActivityCardPaymentRefundedLate ActivityKind = "card_payment_refunded_late"
+	ActivityCardPaymentCancelled    ActivityKind = "card_payment_cancelled"
 )
 
 // ReasonPaymentTimeout is the cancel reason of a card order nobody paid.
@@ -235,8 +240,11 @@ func (tx *Tx) ExpireCardPayment(ctx context.Context, storeID, orderID uuid.UUID)
 	if err != nil {
 		return "", err
 	}
-	if p.Status != CardPaymentOpen || o.PaidTotal > 0 || !Cancellable(o.Status) {
+	if p.Status != CardPaymentOpen {
 		return p.Status, nil
+	}
+	if o.PaidTotal > 0 || !Cancellable(o.Status) {
+		return tx.closeCardPayment(ctx, o, p)
 	}
 	if err := tx.setCardStatus(ctx, storeID, orderID, CardPaymentExpired); err != nil {
 		return "", err
@@ -252,6 +260,39 @@ func (tx *Tx) ExpireCardPayment(ctx context.Context, storeID, orderID uuid.UUID)
 		return "", err
 	}
 	return CardPaymentExpired, nil
+}
+
+// CloseCancelledCardPayment closes the open payment of an order that no
+// longer waits on it (cancelled by the merchant, or paid some other way):
+// the payment becomes cancelled and the timeline says why. An order still
+// waiting on its payment answers open and nothing changes.
+func (tx *Tx) CloseCancelledCardPayment(ctx context.Context, storeID, orderID uuid.UUID) (string, error) {
+	o, p, err := tx.lockCardPayment(ctx, storeID, orderID)
+	if err != nil {
+		return "", err
+	}
+	if p.Status != CardPaymentOpen || (o.PaidTotal == 0 && Cancellable(o.Status)) {
+		return p.Status, nil
+	}
+	return tx.closeCardPayment(ctx, o, p)
+}
+
+// closeCardPayment marks an open payment cancelled, with the order's state
+// as the reason: order_cancelled, order_paid, or order_ and the status the
+// order moved on to unpaid.
+func (tx *Tx) closeCardPayment(ctx context.Context, o Order, p CardPayment) (string, error) {
+	reason := "order_" + strings.ToLower(string(o.Status))
+	if o.Status != OrderCancelled && o.PaidTotal > 0 {
+		reason = "order_paid"
+	}
+	if err := tx.setCardStatus(ctx, o.StoreID, o.ID, CardPaymentCancelled); err != nil {
+		return "", err
+	}
+	if err := tx.addActivity(ctx, o, ActivityCardPaymentCancelled, "", map[string]any{"provider": p.Provider, "reference": p.IntentID,
+		"reason": reason}, nil); err != nil {
+		return "", err
+	}
+	return CardPaymentCancelled, nil
 }
 
 // RecordLateCardPayment records a payment that succeeded after its order

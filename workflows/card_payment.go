@@ -45,6 +45,13 @@ type GatewayPayment struct {
 	Currency string
 }
 
+// OrderCancelledSignal says the merchant cancelled the order while its
+// payment was open: the workflow closes the payment at the gateway at once
+// rather than at the store's timeout. The API sends it after the cancel
+// commits; a signal that is lost leaves the close to the timeout, as
+// before it.
+const OrderCancelledSignal = "order-cancelled"
+
 // PaymentReadyUpdate returns once the order's payment is open at the
 // gateway (the client secret is then stored), or fails when it cannot be.
 const PaymentReadyUpdate = "payment-ready"
@@ -84,6 +91,7 @@ func CardPayment(ctx workflow.Context, in CardPaymentInput) (CardPaymentResult, 
 		return CardPaymentResult{}, err
 	}
 	payments := workflow.GetSignalChannel(ctx, GatewayPaymentSignal)
+	cancels := workflow.GetSignalChannel(ctx, OrderCancelledSignal)
 	gatewayOptions := workflow.ActivityOptions{
 		StartToCloseTimeout:    time.Minute,
 		ScheduleToCloseTimeout: intentWindow,
@@ -142,16 +150,27 @@ func CardPayment(ctx workflow.Context, in CardPaymentInput) (CardPaymentResult, 
 			outcome, err = settle(p)
 			done = err != nil || outcome != "ignored"
 		})
-		sel.AddFuture(timer, func(workflow.Future) {
-			done = true
+		// At the timeout the payment is closed at the gateway and the
+		// order expired; at the merchant's cancel the payment is closed
+		// at once (an order still waiting on it keeps it open).
+		closeWith := func(activity any) {
 			var exp activities.ExpireCardPaymentResult
-			if err = workflow.ExecuteActivity(actx, a.ExpireCardPayment, activities.CardPaymentInput(in)).Get(ctx, &exp); err != nil {
+			if err = workflow.ExecuteActivity(actx, activity, activities.CardPaymentInput(in)).Get(ctx, &exp); err != nil {
+				done = true
 				return
 			}
-			outcome = exp.Status
+			outcome, done = exp.Status, exp.Status != "open"
 			if exp.Status == "succeeded" { // the gateway took it after all
 				outcome, err = settle(GatewayPayment{IntentID: exp.IntentID, Amount: exp.Amount, Currency: exp.Currency})
 			}
+		}
+		sel.AddFuture(timer, func(workflow.Future) {
+			closeWith(a.ExpireCardPayment)
+			done = true
+		})
+		sel.AddReceive(cancels, func(c workflow.ReceiveChannel, _ bool) {
+			c.Receive(ctx, nil)
+			closeWith(a.CloseCancelledCardPayment)
 		})
 		sel.Select(ctx)
 		if done {

@@ -151,3 +151,34 @@ func TestCardPaymentOpensAfterTheGatewayComesBack(t *testing.T) {
 	require.NoError(t, readyErr, "the payment opened")
 	require.Equal(t, "paid", out.Outcome)
 }
+
+// The merchant cancels the order while its payment is open: the signal
+// closes the payment at once (CloseCancelledCardPayment), not at the
+// store's timeout, and the timer's expiry never runs. A signal for an
+// order still waiting on its payment changes nothing: the payment stays
+// open and expires at the timeout.
+func TestCardPaymentClosesAtTheMerchantsCancel(t *testing.T) {
+	in := workflows.CardPaymentInput{StoreID: uuid.New(), OrderID: uuid.New()}
+	env, acts := cardEnv(t, in, 30*time.Minute)
+	env.OnActivity(acts.CloseCancelledCardPayment, mock.Anything, activities.CardPaymentInput(in)).
+		Return(activities.ExpireCardPaymentResult{Status: "cancelled"}, nil).Once()
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.OrderCancelledSignal, nil) }, 5*time.Minute)
+	start := env.Now()
+	env.ExecuteWorkflow(workflows.CardPayment, in)
+	var out workflows.CardPaymentResult
+	require.NoError(t, env.GetWorkflowResult(&out))
+	require.Equal(t, "cancelled", out.Outcome)
+	require.Less(t, env.Now().Sub(start), 30*time.Minute, "closed at the cancel, not at the timeout")
+	env.AssertExpectations(t) // ExpireCardPayment was never called
+
+	env, acts = cardEnv(t, in, 30*time.Minute)
+	env.OnActivity(acts.CloseCancelledCardPayment, mock.Anything, activities.CardPaymentInput(in)).
+		Return(activities.ExpireCardPaymentResult{Status: "open"}, nil).Once()
+	env.OnActivity(acts.ExpireCardPayment, mock.Anything, activities.CardPaymentInput(in)).
+		Return(activities.ExpireCardPaymentResult{Status: "expired"}, nil).Once()
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.OrderCancelledSignal, nil) }, 5*time.Minute)
+	env.ExecuteWorkflow(workflows.CardPayment, in)
+	require.NoError(t, env.GetWorkflowResult(&out))
+	require.Equal(t, "expired", out.Outcome, "an order still waiting keeps its payment until the timeout")
+	env.AssertExpectations(t)
+}
