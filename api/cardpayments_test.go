@@ -400,14 +400,21 @@ func TestMerchantCancelClosesTheCardPayment(t *testing.T) {
 	require.Equal(t, "cancelled", expired.Status)
 	require.Equal(t, "cancelled", h.cardPaymentStatus(s, second))
 	require.Equal(t, "changed my mind", h.getOrder(s, second)["cancel_reason"])
-	var reason string
-	acts2 := h.do(request{method: "GET", path: storePath(s.m.storeID, "/orders/"+second+"/activities?limit=100"), auth: bearer(s.token)})
-	for _, a := range acts2.data()["items"].([]any) {
-		if a := a.(map[string]any); a["kind"] == "card_payment_cancelled" {
-			reason = a["data"].(map[string]any)["reason"].(string)
+	require.Equal(t, "order_cancelled", h.activityData(s, second, "card_payment_cancelled")["reason"])
+}
+
+// activityData is the data of the order's timeline entry of kind (nil when
+// it has none).
+func (h *harness) activityData(s shop, orderID, kind string) map[string]any {
+	h.t.Helper()
+	acts := h.do(request{method: "GET", path: storePath(s.m.storeID, "/orders/"+orderID+"/activities?limit=100"), auth: bearer(s.token)})
+	require.Equal(h.t, http.StatusOK, acts.Status, string(acts.Raw))
+	for _, a := range acts.data()["items"].([]any) {
+		if a := a.(map[string]any); a["kind"] == kind {
+			return a["data"].(map[string]any)
 		}
 	}
-	require.Equal(t, "order_cancelled", reason)
+	return nil
 }
 
 // A card order the merchant marks paid by hand while its card payment is
@@ -446,12 +453,7 @@ func TestCardSuccessAfterMarkPaidIsPaidBack(t *testing.T) {
 	require.Len(t, gatewayPayments, 1)
 	require.Equal(t, "refunded", gatewayPayments[0]["status"])
 	require.Equal(t, intent, gatewayPayments[0]["reference"])
-	acts := h.do(request{method: "GET", path: storePath(s.m.storeID, "/orders/"+orderID+"/activities?limit=100"), auth: bearer(s.token)})
-	for _, a := range acts.data()["items"].([]any) {
-		if a := a.(map[string]any); a["kind"] == "card_payment_refunded_late" {
-			require.Equal(t, "order_already_paid", a["data"].(map[string]any)["reason"])
-		}
-	}
+	require.Equal(t, "order_already_paid", h.activityData(s, orderID, "card_payment_refunded_late")["reason"])
 }
 
 // A success for another amount pays nothing and opens the exception
