@@ -147,10 +147,11 @@ func (a *Activities) SettleCardPayment(ctx context.Context, in SettleCardPayment
 	return SettleCardPaymentResult{Outcome: outcomeRefundedLate}, err
 }
 
-// ExpireCardPaymentResult is how an expiry ended: expired (the order is
-// cancelled), or succeeded when the gateway had taken the payment after
-// all (the workflow settles it), or the payment's status when it was no
-// longer open.
+// ExpireCardPaymentResult is how an expiry or a close ended: expired (the
+// order is cancelled), cancelled (the order no longer waited on its
+// payment), succeeded when the gateway had taken the payment after all (the
+// workflow settles it), open when a close found the order still waiting,
+// or the payment's status when it was no longer open.
 type ExpireCardPaymentResult struct {
 	Status   string
 	IntentID string
