@@ -182,7 +182,7 @@ func (a *Activities) CloseCancelledCardPayment(ctx context.Context, in CardPayme
 	if err != nil {
 		return ExpireCardPaymentResult{}, err
 	}
-	if o.PaidTotal == 0 && storage.Cancellable(o.Status) {
+	if o.AwaitsCardPayment() {
 		return ExpireCardPaymentResult{Status: storage.CardPaymentOpen}, nil
 	}
 	return a.closeCardPayment(ctx, in, func(tx *storage.Tx) (string, error) {

@@ -243,7 +243,7 @@ func (tx *Tx) ExpireCardPayment(ctx context.Context, storeID, orderID uuid.UUID)
 	if p.Status != CardPaymentOpen {
 		return p.Status, nil
 	}
-	if o.PaidTotal > 0 || !Cancellable(o.Status) {
+	if !o.AwaitsCardPayment() {
 		return tx.closeCardPayment(ctx, o, p)
 	}
 	if err := tx.setCardStatus(ctx, storeID, orderID, CardPaymentExpired); err != nil {
@@ -271,11 +271,15 @@ func (tx *Tx) CloseCancelledCardPayment(ctx context.Context, storeID, orderID uu
 	if err != nil {
 		return "", err
 	}
-	if p.Status != CardPaymentOpen || (o.PaidTotal == 0 && Cancellable(o.Status)) {
+	if p.Status != CardPaymentOpen || o.AwaitsCardPayment() {
 		return p.Status, nil
 	}
 	return tx.closeCardPayment(ctx, o, p)
 }
+
+// AwaitsCardPayment says whether the order still waits on its card
+// payment: nothing paid, and it can still be cancelled when nobody pays.
+func (o Order) AwaitsCardPayment() bool { return o.PaidTotal == 0 && Cancellable(o.Status) }
 
 // closeCardPayment marks an open payment cancelled, with the order's state
 // as the reason: order_cancelled, order_paid, or order_ and the status the

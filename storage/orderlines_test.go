@@ -18,16 +18,9 @@ import (
 // the first line of each product only; a placed order's lines carry its
 // time as sold_at, a draft's none.
 func TestOrderLinesKeepTheirPositionsAndFirstOfProduct(t *testing.T) {
-	url := testenv.DatabaseURL(t, true)
-	db, err := storage.Open(context.Background(), url)
-	require.NoError(t, err)
-	t.Cleanup(db.Close)
-	cs := newCartStoreOn(t, db, 60)
+	cs := newCartStore(t, 60)
+	db, conn := cs.db, testenv.SQL(t, cs.db)
 	ctx := context.Background()
-
-	conn, err := pgx.Connect(ctx, url)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = conn.Close(context.Background()) })
 	var abaya uuid.UUID
 	require.NoError(t, conn.QueryRow(ctx, `SELECT product_id FROM variants WHERE id = $1`, cs.variant).Scan(&abaya))
 
