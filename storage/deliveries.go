@@ -121,7 +121,8 @@ func (db *DB) DispatchOutbox(ctx context.Context, limit int) ([]Batch, int, erro
 					SELECT gen_random_uuid(), o.store_id, s.id, o.id,
 					       CASE WHEN s.is_active THEN $2::uuid END, o.event, o.body,
 					       CASE WHEN s.is_active THEN 'pending' ELSE 'skipped' END, o.created_at
-					FROM outbox o JOIN webhook_subscriptions s ON s.store_id = o.store_id AND o.event = ANY (s.events)
+					FROM outbox o JOIN (SELECT * FROM webhook_subscriptions WHERE store_id = $3 FOR KEY SHARE) s
+						ON s.store_id = o.store_id AND o.event = ANY (s.events)
 					WHERE o.store_id = $3 AND o.id = ANY ($1)
 					ON CONFLICT (outbox_id, subscription_id) DO NOTHING
 					RETURNING status)
@@ -298,10 +299,17 @@ func (tx *Tx) CreatePingDelivery(ctx context.Context, storeID, subscriptionID uu
 		return Delivery{}, err
 	}
 	d.Body = body
-	_, err = tx.tx.Exec(ctx, `INSERT INTO webhook_deliveries (id, store_id, subscription_id, event, body, status, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)`, d.ID, storeID, subscriptionID, d.Event, d.Body, d.Status, now)
+	// The subscription is locked as the deliveries' writers lock it
+	// (migration 0045): a delete of it waits, then takes this delivery.
+	tag, err := tx.tx.Exec(ctx, `INSERT INTO webhook_deliveries (id, store_id, subscription_id, event, body, status, created_at)
+		SELECT $1, s.store_id, s.id, $4, $5, $6, $7
+		FROM (SELECT store_id, id FROM webhook_subscriptions WHERE store_id = $2 AND id = $3 FOR KEY SHARE) s`,
+		d.ID, storeID, subscriptionID, d.Event, d.Body, d.Status, now)
 	if err != nil {
 		return Delivery{}, fmt.Errorf("create ping delivery: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return Delivery{}, fmt.Errorf("create ping delivery: subscription %s: %w", subscriptionID, ErrNotFound)
 	}
 	return d, nil
 }
@@ -376,17 +384,17 @@ func (db *DB) RecordAttempts(ctx context.Context, records []AttemptRecord) error
 	}
 	n := len(records)
 	var (
-		ids, stores, subs, attemptIDs = make([]uuid.UUID, n), make([]uuid.UUID, n), make([]uuid.UUID, n), make([]uuid.UUID, n)
-		statuses, logStatuses         = make([]string, n), make([]string, n)
-		attempts                      = make([]int32, n)
-		codes                         = make([]*int32, n)
-		bodies, errs                  = make([]string, n), make([]string, n)
-		durations                     = make([]int64, n)
-		times                         = make([]time.Time, n)
-		completed                     = make([]bool, n)
+		ids, stores, attemptIDs = make([]uuid.UUID, n), make([]uuid.UUID, n), make([]uuid.UUID, n)
+		statuses, logStatuses   = make([]string, n), make([]string, n)
+		attempts                = make([]int32, n)
+		codes                   = make([]*int32, n)
+		bodies, errs            = make([]string, n), make([]string, n)
+		durations               = make([]int64, n)
+		times                   = make([]time.Time, n)
+		completed               = make([]bool, n)
 	)
 	for i, r := range records {
-		ids[i], stores[i], subs[i], attemptIDs[i] = r.Attempt.DeliveryID, r.StoreID, r.SubscriptionID, NewID()
+		ids[i], stores[i], attemptIDs[i] = r.Attempt.DeliveryID, r.StoreID, NewID()
 		statuses[i], logStatuses[i] = string(r.Status), string(r.Attempt.Status)
 		attempts[i] = int32(r.Attempt.Attempt)
 		if r.Attempt.ResponseCode != nil {
@@ -398,25 +406,27 @@ func (db *DB) RecordAttempts(ctx context.Context, records []AttemptRecord) error
 		completed[i] = r.Status != DeliveryRetrying && r.Status != DeliveryPending
 	}
 	return db.InTx(ctx, func(tx *Tx) error {
-		// The ids go as [16]byte, which pgx sends in binary; uuid.UUID
-		// would go through its text form, element by element.
-		ids, stores := uuidBytes(ids), uuidBytes(stores)
-		_, err := tx.tx.Exec(ctx, `UPDATE webhook_deliveries d SET status = u.status, attempts = GREATEST(d.attempts, u.attempt),
-				last_response_code = COALESCE(u.code, d.last_response_code),
-				completed_at = CASE WHEN u.completed THEN u.at END
-			FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::int[], $5::int[], $6::bool[], $7::timestamptz[])
-				AS u(id, store_id, status, attempt, code, completed, at)
-			WHERE d.store_id = u.store_id AND d.id = u.id`, ids, stores, statuses, attempts, codes, completed, times)
+		// One statement: each attempt is logged from its delivery's updated
+		// row, so none is written for a delivery that is gone, and the
+		// update's row lock keeps the delivery until commit (migration
+		// 0044). The ids go as [16]byte, which pgx sends in binary;
+		// uuid.UUID would go through its text form, element by element.
+		_, err := tx.tx.Exec(ctx, `WITH updated AS (
+				UPDATE webhook_deliveries d SET status = u.status, attempts = GREATEST(d.attempts, u.attempt),
+					last_response_code = COALESCE(u.code, d.last_response_code),
+					completed_at = CASE WHEN u.completed THEN u.at END
+				FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::int[], $5::int[], $6::bool[], $7::timestamptz[],
+					$8::uuid[], $9::text[], $10::text[], $11::text[], $12::bigint[])
+					AS u(id, store_id, status, attempt, code, completed, at, attempt_id, log_status, body, error, duration_ms)
+				WHERE d.store_id = u.store_id AND d.id = u.id
+				RETURNING u.attempt_id, d.store_id, d.subscription_id, d.id, u.attempt, u.log_status, u.code, u.body, u.error, u.duration_ms, u.at)
+			INSERT INTO webhook_attempts (id, store_id, subscription_id, delivery_id, attempt, status,
+				response_code, response_body, error, duration_ms, attempted_at)
+			SELECT * FROM updated`,
+			uuidBytes(ids), uuidBytes(stores), statuses, attempts, codes, completed, times,
+			uuidBytes(attemptIDs), logStatuses, bodies, errs, durations)
 		if err != nil {
 			return fmt.Errorf("record attempts: %w", err)
-		}
-		_, err = tx.tx.Exec(ctx, `INSERT INTO webhook_attempts (id, store_id, subscription_id, delivery_id, attempt, status,
-				response_code, response_body, error, duration_ms, attempted_at)
-			SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::uuid[], $5::int[], $6::text[], $7::int[], $8::text[],
-				$9::text[], $10::bigint[], $11::timestamptz[])`,
-			uuidBytes(attemptIDs), stores, uuidBytes(subs), ids, attempts, logStatuses, codes, bodies, errs, durations, times)
-		if err != nil {
-			return fmt.Errorf("log attempts: %w", err)
 		}
 		for _, r := range records {
 			if r.Status == DeliveryExhausted {

@@ -1,0 +1,135 @@
+package storage_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/merchantsvc/svc/internal/testenv"
+	"github.com/merchantsvc/svc/storage"
+)
+
+// A batch's first attempts are logged from their deliveries' rows: an
+// attempt for a delivery that is gone is not written. Deleting a
+// subscription takes its deliveries, and they their attempts, through
+// statement triggers (migrations 0044 and 0045: neither table keeps a
+// foreign key), and no delivery is written for a subscription that is gone.
+func TestRecordAttemptsLogsOnlyWhatTheyUpdate(t *testing.T) {
+	cs := newCartStore(t, 60)
+	db, conn := cs.db, testenv.SQL(t, cs.db)
+	ctx := context.Background()
+	sub := storage.Subscription{StoreID: cs.storeID, URL: "https://hooks.example.com/in", Events: []string{"product.created"},
+		IsActive: true, Secret: "svc_whsec_test"}
+	require.NoError(t, db.InTx(ctx, func(tx *storage.Tx) error {
+		if err := tx.CreateSubscription(ctx, &sub); err != nil {
+			return err
+		}
+		for _, name := range []string{"Lamp", "Rug"} {
+			if err := tx.CreateProduct(ctx, &storage.Product{StoreID: cs.storeID, Name: name, Price: 1000, Status: "active"}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+	batches, _, err := db.DispatchOutbox(ctx, 100)
+	require.NoError(t, err)
+	require.Len(t, batches, 1)
+	targets, err := db.FindBatchTargets(ctx, batches[0].ID)
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(targets), 2, "one delivery per product created after the subscription, at least")
+
+	at := time.Date(2026, 11, 1, 12, 0, 1, 0, time.UTC)
+	code := 200
+	var records []storage.AttemptRecord
+	for _, target := range append(targets, storage.DeliveryTarget{Delivery: storage.Delivery{ID: uuid.New(), StoreID: cs.storeID, SubscriptionID: sub.ID}}) {
+		records = append(records, storage.AttemptRecord{StoreID: target.StoreID, SubscriptionID: target.SubscriptionID,
+			Status: storage.DeliverySucceeded, Attempt: storage.Attempt{DeliveryID: target.ID, Attempt: 1, Status: storage.DeliverySucceeded,
+				ResponseCode: &code, ResponseBody: "ok", Duration: 12 * time.Millisecond, AttemptedAt: at}})
+	}
+	require.NoError(t, db.RecordAttempts(ctx, records))
+
+	var attempts, succeeded int
+	require.NoError(t, conn.QueryRow(ctx, `SELECT
+			(SELECT count(*) FROM webhook_attempts WHERE store_id = $1),
+			(SELECT count(*) FROM webhook_deliveries WHERE store_id = $1 AND status = 'succeeded' AND attempts = 1
+				AND last_response_code = 200 AND completed_at = $2)`, cs.storeID, at).Scan(&attempts, &succeeded))
+	require.Equal(t, len(targets), attempts, "one attempt per delivery, none for the one that does not exist")
+	require.Equal(t, len(targets), succeeded)
+	var subscription uuid.UUID
+	var duration int
+	require.NoError(t, conn.QueryRow(ctx, `SELECT subscription_id, duration_ms FROM webhook_attempts WHERE delivery_id = $1`,
+		targets[0].ID).Scan(&subscription, &duration))
+	require.Equal(t, sub.ID, subscription, "the attempt names its delivery's subscription")
+	require.Equal(t, 12, duration)
+
+	var ping storage.Delivery
+	require.NoError(t, db.InTx(ctx, func(tx *storage.Tx) error {
+		ping, err = tx.CreatePingDelivery(ctx, cs.storeID, sub.ID)
+		return err
+	}))
+	require.Equal(t, sub.ID, ping.SubscriptionID)
+
+	require.NoError(t, db.InTx(ctx, func(tx *storage.Tx) error { return tx.DeleteSubscription(ctx, cs.storeID, sub.ID) }))
+	var deliveries int
+	require.NoError(t, conn.QueryRow(ctx, `SELECT (SELECT count(*) FROM webhook_deliveries WHERE store_id = $1),
+		(SELECT count(*) FROM webhook_attempts WHERE store_id = $1)`, cs.storeID).Scan(&deliveries, &attempts))
+	require.Zero(t, deliveries, "the deliveries, the ping's too, went with their subscription")
+	require.Zero(t, attempts, "the attempts went with their deliveries")
+
+	// A delivery for a subscription that is gone is not written.
+	err = db.InTx(ctx, func(tx *storage.Tx) error {
+		_, err := tx.CreatePingDelivery(ctx, cs.storeID, sub.ID)
+		return err
+	})
+	require.ErrorIs(t, err, storage.ErrNotFound)
+}
+
+// The outbox's claim locks the subscriptions it writes deliveries for: a
+// delete of one that is not committed yet holds the claim until it is, and
+// the claim then writes nothing for it, where reading the subscription
+// from its snapshot would have left deliveries no trigger takes
+// (migration 0045).
+func TestOutboxClaimWaitsOnASubscriptionBeingDeleted(t *testing.T) {
+	cs := newCartStore(t, 60)
+	db, conn := cs.db, testenv.SQL(t, cs.db)
+	ctx := context.Background()
+	sub := storage.Subscription{StoreID: cs.storeID, URL: "https://hooks.example.com/in", Events: []string{"product.created"},
+		IsActive: true, Secret: "svc_whsec_test"}
+	require.NoError(t, db.InTx(ctx, func(tx *storage.Tx) error {
+		if err := tx.CreateSubscription(ctx, &sub); err != nil {
+			return err
+		}
+		return tx.CreateProduct(ctx, &storage.Product{StoreID: cs.storeID, Name: "Lamp", Price: 1000, Status: "active"})
+	}))
+
+	deleting, err := conn.Begin(ctx)
+	require.NoError(t, err)
+	defer deleting.Rollback(ctx)
+	_, err = deleting.Exec(ctx, `DELETE FROM webhook_subscriptions WHERE store_id = $1 AND id = $2`, cs.storeID, sub.ID)
+	require.NoError(t, err)
+
+	type claim struct {
+		batches []storage.Batch
+		err     error
+	}
+	claimed := make(chan claim, 1)
+	go func() {
+		batches, _, err := db.DispatchOutbox(ctx, 100)
+		claimed <- claim{batches, err}
+	}()
+	select {
+	case c := <-claimed:
+		t.Fatalf("the claim did not wait on the delete: %d batches, %v", len(c.batches), c.err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	require.NoError(t, deleting.Commit(ctx))
+	c := <-claimed
+	require.NoError(t, c.err)
+	require.Empty(t, c.batches)
+	var deliveries int
+	require.NoError(t, conn.QueryRow(ctx, `SELECT count(*) FROM webhook_deliveries WHERE store_id = $1`, cs.storeID).Scan(&deliveries))
+	require.Zero(t, deliveries)
+}
