@@ -2,6 +2,7 @@ package storage_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -132,4 +133,68 @@ func TestOutboxClaimWaitsOnASubscriptionBeingDeleted(t *testing.T) {
 	var deliveries int
 	require.NoError(t, conn.QueryRow(ctx, `SELECT count(*) FROM webhook_deliveries WHERE store_id = $1`, cs.storeID).Scan(&deliveries))
 	require.Zero(t, deliveries)
+}
+
+// A chunk of first attempts updates every delivery of a page in one
+// statement, and each delivery stays on its page (a HOT update, which writes
+// no index again): the table keeps a bit more than half of each page free
+// (migration 0046).
+func TestFirstAttemptsUpdateDeliveriesInPlace(t *testing.T) {
+	cs := newCartStore(t, 60)
+	db, conn := cs.db, testenv.SQL(t, cs.db)
+	ctx := context.Background()
+	sub := storage.Subscription{StoreID: cs.storeID, URL: "https://hooks.example.com/in", Events: []string{"product.created"},
+		IsActive: true, Secret: "svc_whsec_test"}
+	require.NoError(t, db.InTx(ctx, func(tx *storage.Tx) error {
+		if err := tx.CreateSubscription(ctx, &sub); err != nil {
+			return err
+		}
+		for i := range 60 {
+			p := storage.Product{StoreID: cs.storeID, Name: fmt.Sprintf("Lamp %d", i), Description: "A brass lamp for the desk", Price: 1000, Status: "active"}
+			if err := tx.CreateProduct(ctx, &p); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+	batches, _, err := db.DispatchOutbox(ctx, 100)
+	require.NoError(t, err)
+	require.Len(t, batches, 1)
+	targets, err := db.FindBatchTargets(ctx, batches[0].ID)
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(targets), 60, "a delivery per product created after the subscription, at least")
+
+	pages := func() map[uuid.UUID]int {
+		rows, err := conn.Query(ctx, `SELECT id, (ctid::text::point)[0]::int FROM webhook_deliveries WHERE store_id = $1`, cs.storeID)
+		require.NoError(t, err)
+		defer rows.Close()
+		out := map[uuid.UUID]int{}
+		for rows.Next() {
+			var (
+				id   uuid.UUID
+				page int
+			)
+			require.NoError(t, rows.Scan(&id, &page))
+			out[id] = page
+		}
+		require.NoError(t, rows.Err())
+		return out
+	}
+	before := pages()
+	code := 200
+	records := make([]storage.AttemptRecord, 0, len(targets))
+	for _, target := range targets {
+		records = append(records, storage.AttemptRecord{StoreID: target.StoreID, SubscriptionID: target.SubscriptionID,
+			Status: storage.DeliverySucceeded, Attempt: storage.Attempt{DeliveryID: target.ID, Attempt: 1, Status: storage.DeliverySucceeded,
+				ResponseCode: &code, AttemptedAt: time.Date(2026, 11, 1, 12, 0, 1, 0, time.UTC)}})
+	}
+	require.NoError(t, db.RecordAttempts(ctx, records))
+	after := pages()
+	require.Equal(t, len(before), len(after))
+	firstPages := map[int]bool{}
+	for id, page := range before {
+		firstPages[page] = true
+		require.Equal(t, page, after[id], "delivery %s moved off its page", id)
+	}
+	require.Greater(t, len(before)/len(firstPages), 4, "several deliveries a page, updated in the same statement")
 }
