@@ -510,18 +510,18 @@ func writeTopStatements(b *strings.Builder, stats []statementStat, requests int,
 	fmt.Fprintf(b, "\n")
 }
 
-// rowWrites is every table's rows inserted, updated and deleted so far
-// (pg_stat_user_tables), by table.
-func rowWrites(ctx context.Context, db *database) (map[string][3]int64, error) {
-	rows, err := db.Pool.Query(ctx, `SELECT relname, n_tup_ins, n_tup_upd, n_tup_del FROM pg_stat_user_tables`)
+// rowWrites is every table's rows inserted, updated (and of those, updated
+// in place: HOT) and deleted so far (pg_stat_user_tables), by table.
+func rowWrites(ctx context.Context, db *database) (map[string]tableRowWrites, error) {
+	rows, err := db.Pool.Query(ctx, `SELECT relname, n_tup_ins, n_tup_upd, n_tup_hot_upd, n_tup_del FROM pg_stat_user_tables`)
 	if err != nil {
 		return nil, err
 	}
-	out := map[string][3]int64{}
+	out := map[string]tableRowWrites{}
 	for rows.Next() {
 		var name string
-		var w [3]int64
-		if err := rows.Scan(&name, &w[0], &w[1], &w[2]); err != nil {
+		var w tableRowWrites
+		if err := rows.Scan(&name, &w.inserted, &w.updated, &w.hot, &w.deleted); err != nil {
 			return nil, err
 		}
 		out[name] = w
@@ -529,41 +529,53 @@ func rowWrites(ctx context.Context, db *database) (map[string][3]int64, error) {
 	return out, rows.Err()
 }
 
+// tableRowWrites is one table's rows written; hot counts the updates that
+// stayed on their page and wrote no index entry.
+type tableRowWrites struct{ inserted, updated, hot, deleted int64 }
+
+func (w tableRowWrites) minus(o tableRowWrites) tableRowWrites {
+	return tableRowWrites{w.inserted - o.inserted, w.updated - o.updated, w.hot - o.hot, w.deleted - o.deleted}
+}
+
+func (w tableRowWrites) plus(o tableRowWrites) tableRowWrites {
+	return tableRowWrites{w.inserted + o.inserted, w.updated + o.updated, w.hot + o.hot, w.deleted + o.deleted}
+}
+
+func (w tableRowWrites) rows() int64 { return w.inserted + w.updated + w.deleted }
+
 // writeRowsPerOrder reports the rows the run wrote per order placed, by
 // table, for the capacity arithmetic of docs/operations.md. The mix's
 // reads write too (rate-limit counters, tokens' last use); the report names
 // how many reads ran beside the orders.
-func writeRowsPerOrder(b *strings.Builder, before, after map[string][3]int64, orders, reads int) {
+func writeRowsPerOrder(b *strings.Builder, before, after map[string]tableRowWrites, orders, reads int) {
 	type tableWrites struct {
 		name string
-		w    [3]int64
+		w    tableRowWrites
 	}
 	var tables []tableWrites
-	var total [3]int64
+	var total tableRowWrites
 	for name, a := range after {
-		bw := before[name]
-		d := [3]int64{a[0] - bw[0], a[1] - bw[1], a[2] - bw[2]}
-		for i := range d {
-			total[i] += d[i]
-		}
+		d := a.minus(before[name])
+		total = total.plus(d)
 		// Tables written less than once in 200 orders are left out of the
 		// rows (not of the total).
-		if 200*(d[0]+d[1]+d[2]) < int64(orders) {
+		if 200*d.rows() < int64(orders) {
 			continue
 		}
 		tables = append(tables, tableWrites{name, d})
 	}
 	sort.Slice(tables, func(i, j int) bool {
-		si, sj := tables[i].w[0]+tables[i].w[1]+tables[i].w[2], tables[j].w[0]+tables[j].w[1]+tables[j].w[2]
+		si, sj := tables[i].w.rows(), tables[j].w.rows()
 		return si > sj || si == sj && tables[i].name < tables[j].name
 	})
 	per := func(n int64) string { return fmt.Sprintf("%.2f", float64(n)/float64(orders)) }
 	fmt.Fprintf(b, "Postgres rows written during the run and its drain, per order placed (%d orders, %d reads beside them; `pg_stat_user_tables`),\n", orders, reads)
-	fmt.Fprintf(b, "for docs/operations.md:\n\n| table | inserted | updated | deleted |\n|---|---:|---:|---:|\n")
+	fmt.Fprintf(b, "for docs/operations.md; an update in place (HOT) stays on its page and writes no index entry:\n\n")
+	fmt.Fprintf(b, "| table | inserted | updated | of which in place | deleted |\n|---|---:|---:|---:|---:|\n")
 	for _, t := range tables {
-		fmt.Fprintf(b, "| %s | %s | %s | %s |\n", t.name, per(t.w[0]), per(t.w[1]), per(t.w[2]))
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", t.name, per(t.w.inserted), per(t.w.updated), per(t.w.hot), per(t.w.deleted))
 	}
-	fmt.Fprintf(b, "| **all tables** | **%s** | **%s** | **%s** |\n\n", per(total[0]), per(total[1]), per(total[2]))
+	fmt.Fprintf(b, "| **all tables** | **%s** | **%s** | **%s** | **%s** |\n\n", per(total.inserted), per(total.updated), per(total.hot), per(total.deleted))
 }
 
 // mixRun is what one run of the mixed workload measured.
