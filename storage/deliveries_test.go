@@ -13,6 +13,54 @@ import (
 	"github.com/merchantsvc/svc/storage"
 )
 
+// subscribe gives the store a product.created subscription, then creates
+// products in the same transaction (each writes its event to the outbox).
+func subscribe(t *testing.T, cs cartStore, products int) storage.Subscription {
+	t.Helper()
+	sub := storage.Subscription{StoreID: cs.storeID, URL: "https://hooks.example.com/in", Events: []string{"product.created"},
+		IsActive: true, Secret: "svc_whsec_test"}
+	require.NoError(t, cs.db.InTx(context.Background(), func(tx *storage.Tx) error {
+		if err := tx.CreateSubscription(context.Background(), &sub); err != nil {
+			return err
+		}
+		for i := range products {
+			p := storage.Product{StoreID: cs.storeID, Name: fmt.Sprintf("Lamp %d", i), Description: "A brass lamp for the desk",
+				Price: 1000, Status: "active"}
+			if err := tx.CreateProduct(context.Background(), &p); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+	return sub
+}
+
+// claimDeliveries claims the outbox as the dispatcher does and reads the
+// one batch's deliveries: one per product created after the subscription,
+// and the store's own first product's.
+func claimDeliveries(t *testing.T, db *storage.DB, atLeast int) []storage.DeliveryTarget {
+	t.Helper()
+	batches, _, err := db.DispatchOutbox(context.Background(), 100)
+	require.NoError(t, err)
+	require.Len(t, batches, 1)
+	targets, err := db.FindBatchTargets(context.Background(), batches[0].ID)
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(targets), atLeast)
+	return targets
+}
+
+// firstAttemptsSucceeded is a 200 answer to each target's first attempt.
+func firstAttemptsSucceeded(targets []storage.DeliveryTarget, at time.Time) []storage.AttemptRecord {
+	code := 200
+	records := make([]storage.AttemptRecord, 0, len(targets))
+	for _, target := range targets {
+		records = append(records, storage.AttemptRecord{StoreID: target.StoreID, SubscriptionID: target.SubscriptionID,
+			Status: storage.DeliverySucceeded, Attempt: storage.Attempt{DeliveryID: target.ID, Attempt: 1, Status: storage.DeliverySucceeded,
+				ResponseCode: &code, ResponseBody: "ok", Duration: 12 * time.Millisecond, AttemptedAt: at}})
+	}
+	return records
+}
+
 // A batch's first attempts are logged from their deliveries' rows: an
 // attempt for a delivery that is gone is not written. Deleting a
 // subscription takes its deliveries, and they their attempts, through
@@ -22,35 +70,12 @@ func TestRecordAttemptsLogsOnlyWhatTheyUpdate(t *testing.T) {
 	cs := newCartStore(t, 60)
 	db, conn := cs.db, testenv.SQL(t, cs.db)
 	ctx := context.Background()
-	sub := storage.Subscription{StoreID: cs.storeID, URL: "https://hooks.example.com/in", Events: []string{"product.created"},
-		IsActive: true, Secret: "svc_whsec_test"}
-	require.NoError(t, db.InTx(ctx, func(tx *storage.Tx) error {
-		if err := tx.CreateSubscription(ctx, &sub); err != nil {
-			return err
-		}
-		for _, name := range []string{"Lamp", "Rug"} {
-			if err := tx.CreateProduct(ctx, &storage.Product{StoreID: cs.storeID, Name: name, Price: 1000, Status: "active"}); err != nil {
-				return err
-			}
-		}
-		return nil
-	}))
-	batches, _, err := db.DispatchOutbox(ctx, 100)
-	require.NoError(t, err)
-	require.Len(t, batches, 1)
-	targets, err := db.FindBatchTargets(ctx, batches[0].ID)
-	require.NoError(t, err)
-	require.GreaterOrEqual(t, len(targets), 2, "one delivery per product created after the subscription, at least")
+	sub := subscribe(t, cs, 2)
+	targets := claimDeliveries(t, db, 2)
 
 	at := time.Date(2026, 11, 1, 12, 0, 1, 0, time.UTC)
-	code := 200
-	var records []storage.AttemptRecord
-	for _, target := range append(targets, storage.DeliveryTarget{Delivery: storage.Delivery{ID: uuid.New(), StoreID: cs.storeID, SubscriptionID: sub.ID}}) {
-		records = append(records, storage.AttemptRecord{StoreID: target.StoreID, SubscriptionID: target.SubscriptionID,
-			Status: storage.DeliverySucceeded, Attempt: storage.Attempt{DeliveryID: target.ID, Attempt: 1, Status: storage.DeliverySucceeded,
-				ResponseCode: &code, ResponseBody: "ok", Duration: 12 * time.Millisecond, AttemptedAt: at}})
-	}
-	require.NoError(t, db.RecordAttempts(ctx, records))
+	gone := storage.DeliveryTarget{Delivery: storage.Delivery{ID: uuid.New(), StoreID: cs.storeID, SubscriptionID: sub.ID}}
+	require.NoError(t, db.RecordAttempts(ctx, firstAttemptsSucceeded(append(targets, gone), at)))
 
 	var attempts, succeeded int
 	require.NoError(t, conn.QueryRow(ctx, `SELECT
@@ -68,6 +93,7 @@ func TestRecordAttemptsLogsOnlyWhatTheyUpdate(t *testing.T) {
 
 	var ping storage.Delivery
 	require.NoError(t, db.InTx(ctx, func(tx *storage.Tx) error {
+		var err error
 		ping, err = tx.CreatePingDelivery(ctx, cs.storeID, sub.ID)
 		return err
 	}))
@@ -81,7 +107,7 @@ func TestRecordAttemptsLogsOnlyWhatTheyUpdate(t *testing.T) {
 	require.Zero(t, attempts, "the attempts went with their deliveries")
 
 	// A delivery for a subscription that is gone is not written.
-	err = db.InTx(ctx, func(tx *storage.Tx) error {
+	err := db.InTx(ctx, func(tx *storage.Tx) error {
 		_, err := tx.CreatePingDelivery(ctx, cs.storeID, sub.ID)
 		return err
 	})
@@ -97,14 +123,7 @@ func TestOutboxClaimWaitsOnASubscriptionBeingDeleted(t *testing.T) {
 	cs := newCartStore(t, 60)
 	db, conn := cs.db, testenv.SQL(t, cs.db)
 	ctx := context.Background()
-	sub := storage.Subscription{StoreID: cs.storeID, URL: "https://hooks.example.com/in", Events: []string{"product.created"},
-		IsActive: true, Secret: "svc_whsec_test"}
-	require.NoError(t, db.InTx(ctx, func(tx *storage.Tx) error {
-		if err := tx.CreateSubscription(ctx, &sub); err != nil {
-			return err
-		}
-		return tx.CreateProduct(ctx, &storage.Product{StoreID: cs.storeID, Name: "Lamp", Price: 1000, Status: "active"})
-	}))
+	sub := subscribe(t, cs, 1)
 
 	deleting, err := conn.Begin(ctx)
 	require.NoError(t, err)
@@ -143,26 +162,8 @@ func TestFirstAttemptsUpdateDeliveriesInPlace(t *testing.T) {
 	cs := newCartStore(t, 60)
 	db, conn := cs.db, testenv.SQL(t, cs.db)
 	ctx := context.Background()
-	sub := storage.Subscription{StoreID: cs.storeID, URL: "https://hooks.example.com/in", Events: []string{"product.created"},
-		IsActive: true, Secret: "svc_whsec_test"}
-	require.NoError(t, db.InTx(ctx, func(tx *storage.Tx) error {
-		if err := tx.CreateSubscription(ctx, &sub); err != nil {
-			return err
-		}
-		for i := range 60 {
-			p := storage.Product{StoreID: cs.storeID, Name: fmt.Sprintf("Lamp %d", i), Description: "A brass lamp for the desk", Price: 1000, Status: "active"}
-			if err := tx.CreateProduct(ctx, &p); err != nil {
-				return err
-			}
-		}
-		return nil
-	}))
-	batches, _, err := db.DispatchOutbox(ctx, 100)
-	require.NoError(t, err)
-	require.Len(t, batches, 1)
-	targets, err := db.FindBatchTargets(ctx, batches[0].ID)
-	require.NoError(t, err)
-	require.GreaterOrEqual(t, len(targets), 60, "a delivery per product created after the subscription, at least")
+	subscribe(t, cs, 60)
+	targets := claimDeliveries(t, db, 60)
 
 	pages := func() map[uuid.UUID]int {
 		rows, err := conn.Query(ctx, `SELECT id, (ctid::text::point)[0]::int FROM webhook_deliveries WHERE store_id = $1`, cs.storeID)
@@ -181,14 +182,7 @@ func TestFirstAttemptsUpdateDeliveriesInPlace(t *testing.T) {
 		return out
 	}
 	before := pages()
-	code := 200
-	records := make([]storage.AttemptRecord, 0, len(targets))
-	for _, target := range targets {
-		records = append(records, storage.AttemptRecord{StoreID: target.StoreID, SubscriptionID: target.SubscriptionID,
-			Status: storage.DeliverySucceeded, Attempt: storage.Attempt{DeliveryID: target.ID, Attempt: 1, Status: storage.DeliverySucceeded,
-				ResponseCode: &code, AttemptedAt: time.Date(2026, 11, 1, 12, 0, 1, 0, time.UTC)}})
-	}
-	require.NoError(t, db.RecordAttempts(ctx, records))
+	require.NoError(t, db.RecordAttempts(ctx, firstAttemptsSucceeded(targets, time.Date(2026, 11, 1, 12, 0, 1, 0, time.UTC))))
 	after := pages()
 	require.Equal(t, len(before), len(after))
 	firstPages := map[int]bool{}
