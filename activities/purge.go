@@ -14,11 +14,16 @@ type PurgeExpiredResult struct {
 	AuthCodes       int
 	ContactSends    int
 	AuditEntries    int
+	// WebhookDeliveries counts deliveries past their 30 days (with their
+	// attempts).
+	WebhookDeliveries int
 }
 
 // PurgeExpired deletes expired idempotency records, sessions and
-// authorization codes.
+// authorization codes, old confirmation marks and audit entries, and
+// webhook deliveries past their retention.
 func (a *Activities) PurgeExpired(ctx context.Context, _ PurgeExpiredInput) (PurgeExpiredResult, error) {
 	p, err := a.DB.PurgeExpired(ctx)
-	return PurgeExpiredResult{IdempotencyKeys: p.IdempotencyKeys, Sessions: p.Sessions, AuthCodes: p.AuthCodes, ContactSends: p.ContactSends, AuditEntries: p.AuditEntries}, err
+	return PurgeExpiredResult{IdempotencyKeys: p.IdempotencyKeys, Sessions: p.Sessions, AuthCodes: p.AuthCodes, ContactSends: p.ContactSends, AuditEntries: p.AuditEntries,
+		WebhookDeliveries: p.WebhookDeliveries}, err
 }

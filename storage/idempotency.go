@@ -152,11 +152,19 @@ type Purged struct {
 	AuthCodes       int
 	ContactSends    int
 	AuditEntries    int
+	// WebhookDeliveries counts the deliveries past their retention; their
+	// attempts went with them.
+	WebhookDeliveries int
 }
 
+// WebhookDeliveryRetention is how long a webhook delivery and its attempts
+// are kept once they are over (not pending, not retrying).
+const WebhookDeliveryRetention = 30 * 24 * time.Hour
+
 // PurgeExpired deletes idempotency records, sessions and authorization codes
-// past their expiry, day-old confirmation marks and year-old audit entries,
-// in one round trip; the cleanup schedule runs it. Expired
+// past their expiry, day-old confirmation marks, year-old audit entries and
+// webhook deliveries past their retention, in one round trip; the cleanup
+// schedule runs it. Expired
 // rows answer nothing already, so this only keeps the tables (and what
 // they hold) small.
 func (db *DB) PurgeExpired(ctx context.Context) (Purged, error) {
@@ -183,6 +191,13 @@ func (db *DB) PurgeExpired(ctx context.Context) (Purged, error) {
 	// The audit log keeps a year (decisions §16).
 	batch.Queue(`DELETE FROM audit_entries WHERE occurred_at < $1`, now.Add(-365*24*time.Hour)).Exec(func(tag pgconn.CommandTag) error {
 		p.AuditEntries = int(tag.RowsAffected())
+		return nil
+	})
+	// A delivery still pending or retrying is kept until it is over; its
+	// attempts go with it (migration 0044's trigger).
+	batch.Queue(`DELETE FROM webhook_deliveries WHERE created_at < $1 AND status NOT IN ('pending', 'retrying')`,
+		now.Add(-WebhookDeliveryRetention)).Exec(func(tag pgconn.CommandTag) error {
+		p.WebhookDeliveries = int(tag.RowsAffected())
 		return nil
 	})
 	if err := db.pool.SendBatch(ctx, batch).Close(); err != nil {

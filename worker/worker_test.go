@@ -128,7 +128,8 @@ func TestAbandonmentSweepWorkflow(t *testing.T) {
 }
 
 // The purge workflow deletes expired idempotency records, sessions and
-// authorization codes, and nothing that is still live (issue 17, finding 5).
+// authorization codes, year-old audit entries and webhook deliveries past
+// their 30 days, and nothing that is still live (issue 17, finding 5).
 func TestPurgeExpiredWorkflow(t *testing.T) {
 	db, c, queue := startWorker(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -161,6 +162,20 @@ func TestPurgeExpiredWorkflow(t *testing.T) {
 	require.ErrorContains(t, err, "immutable", "a recent entry cannot be deleted")
 	_, err = sql.Exec(ctx, `UPDATE audit_entries SET action = 'x'`)
 	require.ErrorContains(t, err, "immutable")
+	// Webhook deliveries are kept 30 days once over: the old succeeded one
+	// goes with its attempt; a recent one and an old one still retrying stay.
+	for _, d := range []struct {
+		status string
+		age    string
+	}{{"succeeded", "31 days"}, {"succeeded", "29 days"}, {"retrying", "31 days"}} {
+		_, err := sql.Exec(ctx, `WITH d AS (
+				INSERT INTO webhook_deliveries (id, store_id, subscription_id, event, body, status, attempts, created_at)
+				SELECT gen_random_uuid(), id, gen_random_uuid(), 'order.created', '{}', $2, 1, now() - $3::interval
+				FROM stores WHERE owner_user_id = $1 RETURNING id, store_id, subscription_id, created_at)
+			INSERT INTO webhook_attempts (id, store_id, subscription_id, delivery_id, attempt, status, attempted_at)
+			SELECT gen_random_uuid(), store_id, subscription_id, id, 1, 'failed', created_at FROM d`, user.ID, d.status, d.age)
+		require.NoError(t, err)
+	}
 	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: workflows.PurgeScheduleID + "-" + queue, TaskQueue: queue}, workflows.PurgeExpired)
 	require.NoError(t, err)
 	var result workflows.PurgeExpiredResult
@@ -168,6 +183,11 @@ func TestPurgeExpiredWorkflow(t *testing.T) {
 	require.Equal(t, 1, result.IdempotencyKeys)
 	require.Equal(t, 1, result.Sessions)
 	require.Equal(t, 1, result.AuditEntries)
+	require.Equal(t, 1, result.WebhookDeliveries)
+	var deliveries, attempts int
+	require.NoError(t, sql.QueryRow(ctx, `SELECT (SELECT count(*) FROM webhook_deliveries), (SELECT count(*) FROM webhook_attempts)`).
+		Scan(&deliveries, &attempts))
+	require.Equal(t, [2]int{2, 2}, [2]int{deliveries, attempts}, "the recent and the unfinished deliveries stay, with their attempts")
 	var entries int
 	require.NoError(t, sql.QueryRow(ctx, `SELECT count(*) FROM audit_entries WHERE action = 'staff.signed_in'`).Scan(&entries))
 	require.Equal(t, 2, entries, "the sign-ins stay")

@@ -20,11 +20,14 @@ type PurgeExpiredResult struct {
 	AuthCodes       int
 	ContactSends    int
 	AuditEntries    int
+	// WebhookDeliveries counts deliveries past their retention.
+	WebhookDeliveries int
 }
 
 // PurgeExpired deletes expired idempotency records (with the answers they
-// stored), sessions and authorization codes. It takes no input: a schedule
-// starts it.
+// stored), sessions and authorization codes, old confirmation marks and
+// audit entries, and webhook deliveries past their 30 days. It takes no
+// input: a schedule starts it.
 func PurgeExpired(ctx workflow.Context) (PurgeExpiredResult, error) {
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 5 * time.Minute,
@@ -32,5 +35,6 @@ func PurgeExpired(ctx workflow.Context) (PurgeExpiredResult, error) {
 	})
 	var out activities.PurgeExpiredResult
 	err := workflow.ExecuteActivity(actx, a.PurgeExpired, activities.PurgeExpiredInput{}).Get(ctx, &out)
-	return PurgeExpiredResult{IdempotencyKeys: out.IdempotencyKeys, Sessions: out.Sessions, AuthCodes: out.AuthCodes, ContactSends: out.ContactSends, AuditEntries: out.AuditEntries}, err
+	return PurgeExpiredResult{IdempotencyKeys: out.IdempotencyKeys, Sessions: out.Sessions, AuthCodes: out.AuthCodes, ContactSends: out.ContactSends, AuditEntries: out.AuditEntries,
+		WebhookDeliveries: out.WebhookDeliveries}, err
 }
