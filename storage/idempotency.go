@@ -155,15 +155,19 @@ type Purged struct {
 	// WebhookDeliveries counts the deliveries past their retention; their
 	// attempts went with them.
 	WebhookDeliveries int
+	// OutboxEvents counts the dispatched events past the same retention.
+	OutboxEvents int
 }
 
 // WebhookDeliveryRetention is how long a webhook delivery and its attempts
-// are kept once they are over (not pending, not retrying).
+// are kept once they are over (not pending, not retrying), and a dispatched
+// outbox event.
 const WebhookDeliveryRetention = 30 * 24 * time.Hour
 
 // PurgeExpired deletes idempotency records, sessions and authorization codes
-// past their expiry, day-old confirmation marks, year-old audit entries and
-// webhook deliveries past their retention, in one round trip; the cleanup
+// past their expiry, day-old confirmation marks, year-old audit entries, and
+// webhook deliveries and dispatched outbox events past their retention, in
+// one round trip; the cleanup
 // schedule runs it. Expired
 // rows answer nothing already, so this only keeps the tables (and what
 // they hold) small.
@@ -198,6 +202,14 @@ func (db *DB) PurgeExpired(ctx context.Context) (Purged, error) {
 	batch.Queue(`DELETE FROM webhook_deliveries WHERE created_at < $1 AND status NOT IN ('pending', 'retrying')`,
 		now.Add(-WebhookDeliveryRetention)).Exec(func(tag pgconn.CommandTag) error {
 		p.WebhookDeliveries = int(tag.RowsAffected())
+		return nil
+	})
+	// An event not dispatched yet is never dropped. A delivery that
+	// outlives its event (retrying past the retention) keeps its own copy
+	// of the body; its outbox_id only kept its claim from being made twice.
+	batch.Queue(`DELETE FROM outbox WHERE created_at < $1 AND dispatched_at IS NOT NULL`,
+		now.Add(-WebhookDeliveryRetention)).Exec(func(tag pgconn.CommandTag) error {
+		p.OutboxEvents = int(tag.RowsAffected())
 		return nil
 	})
 	if err := db.pool.SendBatch(ctx, batch).Close(); err != nil {

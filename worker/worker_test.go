@@ -128,8 +128,9 @@ func TestAbandonmentSweepWorkflow(t *testing.T) {
 }
 
 // The purge workflow deletes expired idempotency records, sessions and
-// authorization codes, year-old audit entries and webhook deliveries past
-// their 30 days, and nothing that is still live (issue 17, finding 5).
+// authorization codes, year-old audit entries, and webhook deliveries and
+// dispatched outbox events past their 30 days, and nothing that is still
+// live (issue 17, finding 5).
 func TestPurgeExpiredWorkflow(t *testing.T) {
 	db, c, queue := startWorker(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -176,6 +177,16 @@ func TestPurgeExpiredWorkflow(t *testing.T) {
 			SELECT gen_random_uuid(), store_id, subscription_id, id, 1, 'failed', created_at FROM d`, user.ID, d.status, d.age)
 		require.NoError(t, err)
 	}
+	// Dispatched outbox events are kept as long; one not dispatched yet stays.
+	for _, e := range []struct {
+		age        string
+		dispatched bool
+	}{{"31 days", true}, {"29 days", true}, {"31 days", false}} {
+		_, err := sql.Exec(ctx, `INSERT INTO outbox (id, store_id, event, body, created_at, dispatched_at)
+			SELECT gen_random_uuid(), id, 'order.created', '{}', now() - $2::interval, CASE WHEN $3 THEN now() - $2::interval END
+			FROM stores WHERE owner_user_id = $1`, user.ID, e.age, e.dispatched)
+		require.NoError(t, err)
+	}
 	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: workflows.PurgeScheduleID + "-" + queue, TaskQueue: queue}, workflows.PurgeExpired)
 	require.NoError(t, err)
 	var result workflows.PurgeExpiredResult
@@ -188,6 +199,11 @@ func TestPurgeExpiredWorkflow(t *testing.T) {
 	require.NoError(t, sql.QueryRow(ctx, `SELECT (SELECT count(*) FROM webhook_deliveries), (SELECT count(*) FROM webhook_attempts)`).
 		Scan(&deliveries, &attempts))
 	require.Equal(t, [2]int{2, 2}, [2]int{deliveries, attempts}, "the recent and the unfinished deliveries stay, with their attempts")
+	require.Equal(t, 1, result.OutboxEvents)
+	var recent, undispatched int
+	require.NoError(t, sql.QueryRow(ctx, `SELECT count(*) FILTER (WHERE created_at > now() - interval '30 days'),
+		count(*) FILTER (WHERE dispatched_at IS NULL) FROM outbox`).Scan(&recent, &undispatched))
+	require.Equal(t, [2]int{1, 1}, [2]int{recent, undispatched}, "the recent event and the one not dispatched yet stay")
 	var entries int
 	require.NoError(t, sql.QueryRow(ctx, `SELECT count(*) FROM audit_entries WHERE action = 'staff.signed_in'`).Scan(&entries))
 	require.Equal(t, 2, entries, "the sign-ins stay")

@@ -22,11 +22,14 @@ type PurgeExpiredResult struct {
 	AuditEntries    int
 	// WebhookDeliveries counts deliveries past their retention.
 	WebhookDeliveries int
+	// OutboxEvents counts dispatched outbox events past the same retention.
+	OutboxEvents int
 }
 
 // PurgeExpired deletes expired idempotency records (with the answers they
 // stored), sessions and authorization codes, old confirmation marks and
-// audit entries, and webhook deliveries past their 30 days. It takes no
+// audit entries, and webhook deliveries and dispatched outbox events past
+// their 30 days. It takes no
 // input: a schedule starts it.
 func PurgeExpired(ctx workflow.Context) (PurgeExpiredResult, error) {
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
@@ -36,5 +39,5 @@ func PurgeExpired(ctx workflow.Context) (PurgeExpiredResult, error) {
 	var out activities.PurgeExpiredResult
 	err := workflow.ExecuteActivity(actx, a.PurgeExpired, activities.PurgeExpiredInput{}).Get(ctx, &out)
 	return PurgeExpiredResult{IdempotencyKeys: out.IdempotencyKeys, Sessions: out.Sessions, AuthCodes: out.AuthCodes, ContactSends: out.ContactSends, AuditEntries: out.AuditEntries,
-		WebhookDeliveries: out.WebhookDeliveries}, err
+		WebhookDeliveries: out.WebhookDeliveries, OutboxEvents: out.OutboxEvents}, err
 }
