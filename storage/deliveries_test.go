@@ -192,3 +192,32 @@ func TestFirstAttemptsUpdateDeliveriesInPlace(t *testing.T) {
 	}
 	require.Greater(t, len(before)/len(firstPages), 4, "several deliveries a page, updated in the same statement")
 }
+
+// A purge deletes at most PurgeBatch deliveries past their retention (and
+// as many outbox events), so months kept from before the retention are
+// worked down over runs; their attempts go with them.
+func TestPurgeWorksDownOldDeliveriesInBatches(t *testing.T) {
+	cs := newCartStore(t, 60)
+	db, conn := cs.db, testenv.SQL(t, cs.db)
+	ctx := context.Background()
+	subscribe(t, cs, 3)
+	targets := claimDeliveries(t, db, 3)
+	require.NoError(t, db.RecordAttempts(ctx, firstAttemptsSucceeded(targets, time.Date(2026, 11, 1, 12, 0, 1, 0, time.UTC))))
+	_, err := conn.Exec(ctx, `UPDATE webhook_deliveries SET created_at = created_at - interval '31 days' WHERE store_id = $1`, cs.storeID)
+	require.NoError(t, err)
+	_, err = conn.Exec(ctx, `UPDATE outbox SET created_at = created_at - interval '31 days' WHERE store_id = $1`, cs.storeID)
+	require.NoError(t, err)
+
+	defer func(batch int) { storage.PurgeBatch = batch }(storage.PurgeBatch)
+	storage.PurgeBatch = 2
+	for left := len(targets); left > 0; left -= 2 {
+		purged, err := db.PurgeExpired(ctx)
+		require.NoError(t, err)
+		require.Equal(t, min(2, left), purged.WebhookDeliveries)
+		require.Equal(t, min(2, left), purged.OutboxEvents, "one event a delivery: one subscription")
+		var deliveries, attempts int
+		require.NoError(t, conn.QueryRow(ctx, `SELECT (SELECT count(*) FROM webhook_deliveries WHERE store_id = $1),
+			(SELECT count(*) FROM webhook_attempts WHERE store_id = $1)`, cs.storeID).Scan(&deliveries, &attempts))
+		require.Equal(t, [2]int{left - min(2, left), left - min(2, left)}, [2]int{deliveries, attempts})
+	}
+}
