@@ -49,6 +49,16 @@ func claimDeliveries(t *testing.T, db *storage.DB, atLeast int) []storage.Delive
 	return targets
 }
 
+// deliveriesAndAttempts counts the store's webhook deliveries and attempts.
+func deliveriesAndAttempts(t *testing.T, cs cartStore) [2]int {
+	t.Helper()
+	var n [2]int
+	require.NoError(t, testenv.SQL(t, cs.db).QueryRow(context.Background(), `SELECT
+			(SELECT count(*) FROM webhook_deliveries WHERE store_id = $1),
+			(SELECT count(*) FROM webhook_attempts WHERE store_id = $1)`, cs.storeID).Scan(&n[0], &n[1]))
+	return n
+}
+
 // firstAttemptsSucceeded is a 200 answer to each target's first attempt.
 func firstAttemptsSucceeded(targets []storage.DeliveryTarget, at time.Time) []storage.AttemptRecord {
 	code := 200
@@ -100,11 +110,9 @@ func TestRecordAttemptsLogsOnlyWhatTheyUpdate(t *testing.T) {
 	require.Equal(t, sub.ID, ping.SubscriptionID)
 
 	require.NoError(t, db.InTx(ctx, func(tx *storage.Tx) error { return tx.DeleteSubscription(ctx, cs.storeID, sub.ID) }))
-	var deliveries int
-	require.NoError(t, conn.QueryRow(ctx, `SELECT (SELECT count(*) FROM webhook_deliveries WHERE store_id = $1),
-		(SELECT count(*) FROM webhook_attempts WHERE store_id = $1)`, cs.storeID).Scan(&deliveries, &attempts))
-	require.Zero(t, deliveries, "the deliveries, the ping's too, went with their subscription")
-	require.Zero(t, attempts, "the attempts went with their deliveries")
+	left := deliveriesAndAttempts(t, cs)
+	require.Zero(t, left[0], "the deliveries, the ping's too, went with their subscription")
+	require.Zero(t, left[1], "the attempts went with their deliveries")
 
 	// A delivery for a subscription that is gone is not written.
 	err := db.InTx(ctx, func(tx *storage.Tx) error {
@@ -149,9 +157,7 @@ func TestOutboxClaimWaitsOnASubscriptionBeingDeleted(t *testing.T) {
 	c := <-claimed
 	require.NoError(t, c.err)
 	require.Empty(t, c.batches)
-	var deliveries int
-	require.NoError(t, conn.QueryRow(ctx, `SELECT count(*) FROM webhook_deliveries WHERE store_id = $1`, cs.storeID).Scan(&deliveries))
-	require.Zero(t, deliveries)
+	require.Zero(t, deliveriesAndAttempts(t, cs)[0])
 }
 
 // A chunk of first attempts updates every delivery of a page in one
@@ -215,9 +221,6 @@ func TestPurgeWorksDownOldDeliveriesInBatches(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, min(2, left), purged.WebhookDeliveries)
 		require.Equal(t, min(2, left), purged.OutboxEvents, "one event a delivery: one subscription")
-		var deliveries, attempts int
-		require.NoError(t, conn.QueryRow(ctx, `SELECT (SELECT count(*) FROM webhook_deliveries WHERE store_id = $1),
-			(SELECT count(*) FROM webhook_attempts WHERE store_id = $1)`, cs.storeID).Scan(&deliveries, &attempts))
-		require.Equal(t, [2]int{left - min(2, left), left - min(2, left)}, [2]int{deliveries, attempts})
+		require.Equal(t, [2]int{left - min(2, left), left - min(2, left)}, deliveriesAndAttempts(t, cs))
 	}
 }

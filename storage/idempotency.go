@@ -175,10 +175,8 @@ const WebhookDeliveryRetention = 30 * 24 * time.Hour
 // PurgeExpired deletes idempotency records, sessions and authorization codes
 // past their expiry, day-old confirmation marks, year-old audit entries, and
 // webhook deliveries and dispatched outbox events past their retention, in
-// one round trip; the cleanup
-// schedule runs it. Expired
-// rows answer nothing already, so this only keeps the tables (and what
-// they hold) small.
+// one round trip; the cleanup schedule runs it. Expired rows answer nothing
+// already, so this only keeps the tables (and what they hold) small.
 func (db *DB) PurgeExpired(ctx context.Context) (Purged, error) {
 	var p Purged
 	now := db.now()

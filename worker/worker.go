@@ -119,7 +119,7 @@ func EnsureSchedules(ctx context.Context, c client.Client, taskQueue string) err
 		summary  string
 	}{
 		{workflows.AbandonmentScheduleID, time.Minute, workflows.AbandonmentSweep, workflows.KindAbandonment, "abandoned checkouts of every store, every minute"},
-		{workflows.PurgeScheduleID, time.Hour, workflows.PurgeExpired, workflows.KindPurge, "expired idempotency keys and sessions, every hour"},
+		{workflows.PurgeScheduleID, time.Hour, workflows.PurgeExpired, workflows.KindPurge, "expired idempotency keys and sessions, old audit entries and webhook rows, every hour"},
 	} {
 		_, err := c.ScheduleClient().Create(ctx, client.ScheduleOptions{
 			ID:      s.id,
