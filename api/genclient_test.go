@@ -18,7 +18,9 @@ import (
 // A Go client generated from the served document with oapi-codegen (pinned
 // as a tool dependency) compiles and drives a real flow against the API:
 // sign up, mint a token, create a product and a variant, place an order, list
-// orders by status, and read the order's webhook delivery from the log.
+// orders by status, and read the order's webhook delivery from the log. Its
+// methods are named after the operations' ids (SignUpWithResponse,
+// CreateOrderWithResponse, ListOrdersWithResponse).
 func TestGeneratedGoClientDrivesARealFlow(t *testing.T) {
 	if testing.Short() {
 		t.Skip("generates and builds a client")

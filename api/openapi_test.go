@@ -1,8 +1,12 @@
 package api_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"os"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -55,4 +59,71 @@ func TestOpenAPIDescriptionsKeepTheirCommas(t *testing.T) {
 		}
 	}
 	walk("#", generic)
+}
+
+// operationMethods are the keys of a path item that are operations.
+var operationMethods = []string{"get", "put", "post", "delete", "options", "head", "patch", "trace"}
+
+// Every operation and webhook has an operationId, camelCase and unique, and
+// the ids are v1's compatibility promise (the document's info.description):
+// generated clients name their methods after them, so none is renamed,
+// removed or reused within v1. testdata/openapi/operation-ids.txt lists
+// every id with its operation; a new operation adds its line there.
+func TestOpenAPIOperationIDsAreStable(t *testing.T) {
+	raw, err := api.OpenAPIDocument()
+	require.NoError(t, err)
+	var doc struct {
+		Paths    map[string]map[string]json.RawMessage `json:"paths"`
+		Webhooks map[string]map[string]json.RawMessage `json:"webhooks"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &doc))
+
+	camelCase := regexp.MustCompile(`^[a-z][a-zA-Z0-9]*$`)
+	owner := map[string]string{}
+	var served []string
+	collect := func(kind func(method string) string, items map[string]map[string]json.RawMessage) {
+		for key, item := range items {
+			for method, rawOp := range item {
+				if !slices.Contains(operationMethods, method) {
+					continue
+				}
+				var op struct {
+					OperationID string `json:"operationId"`
+				}
+				require.NoError(t, json.Unmarshal(rawOp, &op))
+				where := kind(method) + " " + key
+				require.NotEmpty(t, op.OperationID, "%s has no operationId", where)
+				require.Regexp(t, camelCase, op.OperationID, "%s: an operationId is camelCase", where)
+				require.NotContains(t, owner, op.OperationID, "%s and %s share an operationId", owner[op.OperationID], where)
+				owner[op.OperationID] = where
+				served = append(served, op.OperationID+" "+where)
+			}
+		}
+	}
+	collect(strings.ToUpper, doc.Paths)
+	collect(func(string) string { return "WEBHOOK" }, doc.Webhooks)
+
+	f, err := os.Open("testdata/openapi/operation-ids.txt")
+	require.NoError(t, err)
+	defer f.Close()
+	var promised []string
+	for lines := bufio.NewScanner(f); lines.Scan(); {
+		if line := strings.TrimSpace(lines.Text()); line != "" && !strings.HasPrefix(line, "#") {
+			promised = append(promised, line)
+		}
+	}
+	var gone, added []string
+	for _, line := range promised {
+		if !slices.Contains(served, line) {
+			gone = append(gone, line)
+		}
+	}
+	for _, line := range served {
+		if !slices.Contains(promised, line) {
+			added = append(added, line)
+		}
+	}
+	slices.Sort(added)
+	require.Empty(t, gone, "operationIds are never renamed or removed within v1, nor moved to another operation")
+	require.Empty(t, added, "a new operation: add its line to testdata/openapi/operation-ids.txt")
 }

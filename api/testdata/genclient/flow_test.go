@@ -50,7 +50,7 @@ func run(ctx context.Context, base, receiverURL string) error {
 	signup.Email = openapi_types.Email(sub + "@example.com")
 	signup.Name, signup.Password = "SDK user", "a long password"
 	signup.Store.Name, signup.Store.Subdomain, signup.Store.Currency, signup.Store.DefaultLanguage = "SDK store", sub, "EGP", "ar"
-	signed, err := session.PostApiV1AuthSignupWithResponse(ctx, signup)
+	signed, err := session.SignUpWithResponse(ctx, signup)
 	if err != nil {
 		return err
 	}
@@ -60,7 +60,7 @@ func run(ctx context.Context, base, receiverURL string) error {
 	storeID := signed.JSON201.Data.Store.Id
 
 	// Mint a personal access token with the session.
-	minted, err := session.PostApiV1StoresStoreIdAccessTokensWithResponse(ctx, storeID, nil, CreateTokenRequest{Name: "sdk",
+	minted, err := session.CreateAccessTokenWithResponse(ctx, storeID, nil, CreateTokenRequest{Name: "sdk",
 		Scopes: []Scope{"catalog:write", "orders:write", "settings:write"}})
 	if err != nil {
 		return err
@@ -78,7 +78,7 @@ func run(ctx context.Context, base, receiverURL string) error {
 	}
 
 	// Subscribe a webhook before anything happens, so the order reaches it.
-	hook, err := c.PostApiV1StoresStoreIdWebhooksWithResponse(ctx, storeID, nil, CreateWebhookRequest{Url: receiverURL,
+	hook, err := c.CreateWebhookWithResponse(ctx, storeID, nil, CreateWebhookRequest{Url: receiverURL,
 		Events: []WebhookEvent{"order.created"}})
 	if err != nil {
 		return err
@@ -89,7 +89,7 @@ func run(ctx context.Context, base, receiverURL string) error {
 	hookID := hook.JSON201.Data.Id
 
 	// A product and a variant with stock.
-	product, err := c.PostApiV1StoresStoreIdProductsWithResponse(ctx, storeID, nil, CreateProductRequest{Name: "Abaya", Price: 45000})
+	product, err := c.CreateProductWithResponse(ctx, storeID, nil, CreateProductRequest{Name: "Abaya", Price: 45000})
 	if err != nil {
 		return err
 	}
@@ -97,7 +97,7 @@ func run(ctx context.Context, base, receiverURL string) error {
 		return err
 	}
 	sku, quantity := sub+"-M", 5
-	variant, err := c.PostApiV1StoresStoreIdProductsProductIdVariantsWithResponse(ctx, storeID, product.JSON201.Data.Id, nil,
+	variant, err := c.CreateVariantWithResponse(ctx, storeID, product.JSON201.Data.Id, nil,
 		CreateVariantRequest{Sku: &sku, Quantity: &quantity, Options: &map[string]any{"size": "M"}})
 	if err != nil {
 		return err
@@ -119,15 +119,15 @@ func run(ctx context.Context, base, receiverURL string) error {
 	}{Quantity: 2, VariantId: variant.JSON201.Id})
 	order.PaymentMethod = "cod"
 	order.ShippingAddress = Address{Name: "Mona Adel", Phone: "+201001234567", Line1: "12 Tahrir St", City: "Cairo", Country: "EG"}
-	placed, err := c.PostApiV1StoresStoreIdOrdersWithResponse(ctx, storeID, nil, order)
+	placed, err := c.CreateOrderWithResponse(ctx, storeID, nil, order)
 	if err != nil {
 		return err
 	}
 	if err := expect("create an order", placed.StatusCode(), http.StatusCreated, placed.Body); err != nil {
 		return err
 	}
-	pending := GetApiV1StoresStoreIdOrdersParamsStatus("PENDING")
-	list, err := c.GetApiV1StoresStoreIdOrdersWithResponse(ctx, storeID, &GetApiV1StoresStoreIdOrdersParams{Status: &pending})
+	pending := ListOrdersParamsStatus("PENDING")
+	list, err := c.ListOrdersWithResponse(ctx, storeID, &ListOrdersParams{Status: &pending})
 	if err != nil {
 		return err
 	}
@@ -141,7 +141,7 @@ func run(ctx context.Context, base, receiverURL string) error {
 	// The order.created delivery, read back from the webhook's log.
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		logs, err := c.GetApiV1StoresStoreIdWebhooksWebhookIdLogsWithResponse(ctx, storeID, hookID, nil)
+		logs, err := c.ListWebhookLogsWithResponse(ctx, storeID, hookID, nil)
 		if err != nil {
 			return err
 		}
