@@ -38,6 +38,8 @@ dev: deps build
 	$(BIN_DIR)/svc dev
 
 ## test: the whole suite on throwaway Postgres, Temporal and MinIO.
+# deps installed the npm packages, so the node checks may not skip here.
+test: export SVC_REQUIRE_NODE := 1
 test: deps
 	go build ./...
 	go vet ./...
@@ -66,7 +68,22 @@ build: system-libs
 	go build -o $(BIN_DIR)/svc ./cmd/svc
 
 ## deps: everything the build and the tests need that Go modules do not bring.
-deps: minio stripe-mock postgres-check system-libs
+deps: minio stripe-mock postgres-check system-libs npm-packages
+
+## npm-packages: the npm packages the API's tests run with node, each
+## directory's pinned package-lock.json installed by `npm ci` into its
+## gitignored node_modules (again only when the lock file changes):
+## Redocly CLI, which lints the served OpenAPI document beside kin-openapi
+## (TestOpenAPIDocumentPassesRedocly). They live under
+## api/testdata, which the go command never walks into.
+NPM_PACKAGE_DIRS := api/testdata/openapi-lint
+.PHONY: npm-packages
+npm-packages: $(addsuffix /node_modules/.package-lock.json,$(NPM_PACKAGE_DIRS))
+
+%/node_modules/.package-lock.json: %/package-lock.json %/package.json
+	@command -v npm >/dev/null || { echo "npm not found: install Node.js 20.19 or later with npm"; exit 1; }
+	npm ci --prefix $* --no-audit --no-fund
+	@touch $@
 
 ## system-libs: libvips (the image pipeline, through cgo), cwebp (the image
 ## benchmark's baseline), chromium (the OAuth browser test, the merchant pages'

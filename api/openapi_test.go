@@ -2,9 +2,12 @@ package api_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -126,4 +129,86 @@ func TestOpenAPIOperationIDsAreStable(t *testing.T) {
 	slices.Sort(added)
 	require.Empty(t, gone, "operationIds are never renamed or removed within v1, nor moved to another operation")
 	require.Empty(t, added, "a new operation: add its line to testdata/openapi/operation-ids.txt")
+}
+
+// nodeTool is the node binary the npm-based checks run with (Redocly and the
+// TypeScript client). Without node on PATH they skip, unless SVC_REQUIRE_NODE
+// is set: `make test` sets it, since its deps step installed their packages.
+func nodeTool(t *testing.T) string {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		if os.Getenv("SVC_REQUIRE_NODE") != "" {
+			t.Fatal("node is not on PATH, and SVC_REQUIRE_NODE says this run needs it")
+		}
+		t.Skip("node is not on PATH: install Node.js 20 or later and run `make deps` for this check")
+	}
+	return node
+}
+
+// npmPackages is the absolute path of dir, an npm package of testdata whose
+// node_modules `make deps` installs (npm ci) from its package-lock.json.
+func npmPackages(t *testing.T, dir string) string {
+	t.Helper()
+	abs, err := filepath.Abs(dir)
+	require.NoError(t, err)
+	if _, err := os.Stat(filepath.Join(abs, "node_modules", ".package-lock.json")); err != nil {
+		t.Fatalf("%s has no node_modules: run `make deps` (npm ci --prefix api/%s)", dir, dir)
+	}
+	return abs
+}
+
+// The served document passes a second, independent validator: Redocly CLI
+// (pinned in testdata/openapi-lint, installed by `make deps`) with its
+// recommended rules, no error and no warning. The exceptions, each justified
+// in testdata/openapi-lint/redocly.yaml, are rules turned off there and nodes
+// listed in its .redocly.lint-ignore.yaml.
+func TestOpenAPIDocumentPassesRedocly(t *testing.T) {
+	node := nodeTool(t)
+	dir := npmPackages(t, "testdata/openapi-lint")
+	raw, err := api.OpenAPIDocument()
+	require.NoError(t, err)
+	// The served bytes, indented so a problem's line means something; the
+	// ignore file names this file.
+	var indented bytes.Buffer
+	require.NoError(t, json.Indent(&indented, raw, "", "  "))
+	docFile := filepath.Join(dir, "openapi.json")
+	require.NoError(t, os.WriteFile(docFile, indented.Bytes(), 0o644))
+	t.Cleanup(func() {
+		if !t.Failed() {
+			_ = os.Remove(docFile)
+		}
+	})
+
+	lint := exec.Command(node, "node_modules/@redocly/cli/bin/cli.js", "lint", "--config", "redocly.yaml",
+		"--format", "json", "--max-problems", "1000", "openapi.json")
+	lint.Dir = dir
+	lint.Env = append(os.Environ(), "REDOCLY_TELEMETRY=off", "REDOCLY_SUPPRESS_UPDATE_NOTICE=true")
+	var stdout, stderr bytes.Buffer
+	lint.Stdout, lint.Stderr = &stdout, &stderr
+	runErr := lint.Run()
+	var report struct {
+		Totals   struct{ Errors, Warnings, Ignored int }
+		Problems []struct {
+			RuleID   string `json:"ruleId"`
+			Severity string
+			Message  string
+			Ignored  bool
+			Location []struct{ Pointer string }
+		}
+	}
+	require.NoError(t, json.Unmarshal(stdout.Bytes(), &report), "redocly lint (%v) did not answer JSON:\n%s\n%s", runErr, stdout.String(), stderr.String())
+	for _, p := range report.Problems {
+		if p.Ignored {
+			continue
+		}
+		where := ""
+		if len(p.Location) > 0 {
+			where = p.Location[0].Pointer
+		}
+		t.Errorf("redocly %s %s at %s: %s", p.Severity, p.RuleID, where, p.Message)
+	}
+	require.Zero(t, report.Totals.Errors, "redocly errors (the document is left in %s)", docFile)
+	require.Zero(t, report.Totals.Warnings, "redocly warnings: fix them, or justify an exception in testdata/openapi-lint/redocly.yaml")
+	require.NoError(t, runErr, "redocly lint:\n%s", stderr.String())
 }
