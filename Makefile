@@ -74,9 +74,10 @@ deps: minio stripe-mock postgres-check system-libs npm-packages
 ## directory's pinned package-lock.json installed by `npm ci` into its
 ## gitignored node_modules (again only when the lock file changes):
 ## Redocly CLI, which lints the served OpenAPI document beside kin-openapi
-## (TestOpenAPIDocumentPassesRedocly). They live under
+## (TestOpenAPIDocumentPassesRedocly), and openapi-typescript, openapi-fetch
+## and TypeScript for the TypeScript client's flow. They live under
 ## api/testdata, which the go command never walks into.
-NPM_PACKAGE_DIRS := api/testdata/openapi-lint
+NPM_PACKAGE_DIRS := api/testdata/openapi-lint api/testdata/tsclient
 .PHONY: npm-packages
 npm-packages: $(addsuffix /node_modules/.package-lock.json,$(NPM_PACKAGE_DIRS))
 
