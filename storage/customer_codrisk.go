@@ -1,0 +1,137 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+)
+
+// CODRisk is a phone's cash-on-delivery record as one store sees it: its
+// own orders that reached the door (however their outcome was recorded),
+// and the other stores' orders whose outcome a carrier confirmed, each
+// other store counted for at most codStoreCap outcomes.
+type CODRisk struct {
+	OwnReturned  int
+	OwnCompleted int // delivered or returned
+	// Network is the capped, weighted record of the other stores; their
+	// counts never leave this type.
+	networkReturned  float64
+	networkCompleted float64
+	networkStores    int // other stores with a confirmed return
+}
+
+// codStoreCap bounds one other store's weight (in outcomes), and
+// codOwnWeight is how much more a store's own outcome counts than one of
+// another store.
+const (
+	codStoreCap  = 3
+	codOwnWeight = 2
+)
+
+// Score is the share of weighted outcomes that were returns, 0-100.
+func (r CODRisk) Score() int {
+	returned := codOwnWeight*float64(r.OwnReturned) + r.networkReturned
+	completed := codOwnWeight*float64(r.OwnCompleted) + r.networkCompleted
+	if completed == 0 {
+		return 0
+	}
+	return int(math.Round(100 * returned / completed))
+}
+
+// High reports a phone with a score of at least 50 on at least two
+// independent returns: two of the store's own, or one of its own and one
+// elsewhere, or returns in two other stores. One other store, however many
+// returns it records, never flags a phone by itself.
+func (r CODRisk) High() bool {
+	return r.Score() >= 50 && r.OwnReturned+r.networkStores >= 2
+}
+
+// codRisk scores a phone for one store from the platform's history. It
+// reads across stores on purpose; per-store counts stay in this function.
+func (tx *Tx) codRisk(ctx context.Context, storeID uuid.UUID, phone string) (CODRisk, error) {
+	rows, err := tx.tx.Query(ctx, codRiskQuery, phone, storeID)
+	if err != nil {
+		return CODRisk{}, fmt.Errorf("cod risk: %w", err)
+	}
+	return scanCODRisk(rows)
+}
+
+const codRiskQuery = `SELECT store_id = $2, count(*) FILTER (WHERE status = 'RETURNED'), count(*)
+	FROM orders
+	WHERE customer_phone = $1 AND payment_method = 'cod' AND status IN ('DELIVERED', 'RETURNED')
+	  AND (store_id = $2 OR carrier_confirmed_at IS NOT NULL)
+	GROUP BY store_id`
+
+func scanCODRisk(rows pgx.Rows) (CODRisk, error) {
+	defer rows.Close()
+	var r CODRisk
+	for rows.Next() {
+		var (
+			own                 bool
+			returned, completed int
+		)
+		if err := rows.Scan(&own, &returned, &completed); err != nil {
+			return CODRisk{}, fmt.Errorf("cod risk: %w", err)
+		}
+		if own {
+			r.OwnReturned, r.OwnCompleted = returned, completed
+			continue
+		}
+		scale := 1.0 // a store with more outcomes than the cap keeps its ratio
+		if completed > codStoreCap {
+			scale = float64(codStoreCap) / float64(completed)
+		}
+		r.networkReturned += scale * float64(returned)
+		r.networkCompleted += scale * float64(completed)
+		if returned > 0 {
+			r.networkStores++
+		}
+	}
+	return r, rows.Err()
+}
+
+// queueCODRisk adds the trust check's read to a batch: the risk it
+// returns is filled when the batch has run, and is nil when the order is
+// not checked (not COD, or no phone).
+func queueCODRisk(batch *pgx.Batch, o Order, phone *string) *CODRisk {
+	if o.PaymentMethod != "cod" || phone == nil {
+		return nil
+	}
+	risk := &CODRisk{}
+	batch.Queue(codRiskQuery, *phone, o.StoreID).Query(func(rows pgx.Rows) error {
+		var err error
+		*risk, err = scanCODRisk(rows)
+		return err
+	})
+	return risk
+}
+
+// trustCheck flags a COD order from a high-risk phone; it never blocks it.
+// The flag shows the score and the store's own record, never another
+// store's counts.
+func (tx *Tx) trustCheck(ctx context.Context, o Order, phone *string) error {
+	if o.PaymentMethod != "cod" || phone == nil {
+		return nil
+	}
+	risk, err := tx.codRisk(ctx, o.StoreID, *phone)
+	if err != nil {
+		return err
+	}
+	return tx.flagCODRisk(ctx, o, &risk)
+}
+
+// flagCODRisk flags an order whose phone's risk (nil: not checked) is high.
+func (tx *Tx) flagCODRisk(ctx context.Context, o Order, risk *CODRisk) error {
+	if risk == nil || !risk.High() {
+		return nil
+	}
+	return tx.FlagOrder(ctx, o.StoreID, o.ID, ReasonCODHighRisk,
+		fmt.Sprintf("Return risk %d/100: this phone returned cash-on-delivery orders that reached the door (in your store: %d of %d; other stores' carrier-confirmed outcomes count too)",
+			risk.Score(), risk.OwnReturned, risk.OwnCompleted),
+		fmt.Sprintf("خطر الإرجاع %d/100: أعاد هذا الرقم طلبات دفع عند الاستلام وصلت إليه (في متجرك: %d من %d؛ وتُحتسب أيضًا نتائج المتاجر الأخرى المؤكدة من شركات الشحن)",
+			risk.Score(), risk.OwnReturned, risk.OwnCompleted),
+		map[string]any{"score": risk.Score(), "own_returned": risk.OwnReturned, "own_completed": risk.OwnCompleted})
+}
