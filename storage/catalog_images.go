@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 )
 
 // ImageStatus is where an uploaded image is in its pipeline.
@@ -206,4 +207,27 @@ func (tx *Tx) SetImageAlt(ctx context.Context, storeID, productID uuid.UUID, url
 		return fmt.Errorf("set image alt: %w", err)
 	}
 	return tx.emitProduct(ctx, EventProductUpdated, p)
+}
+
+// ProcessingImage is an image whose pipeline has not finished.
+type ProcessingImage struct {
+	ID          uuid.UUID
+	ProductID   uuid.UUID
+	ProductName string
+	CreatedAt   time.Time
+}
+
+// FindProcessingImages lists the store's images still processing, oldest first.
+func (r reader) FindProcessingImages(ctx context.Context, storeID uuid.UUID, limit int) ([]ProcessingImage, error) {
+	rows, err := r.q.Query(ctx, `SELECT i.id, i.product_id, p.name, i.created_at FROM product_images i
+		JOIN products p ON p.store_id = i.store_id AND p.id = i.product_id
+		WHERE i.store_id = $1 AND i.status = 'processing' ORDER BY i.created_at, i.id LIMIT $2`, storeID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("find processing images: %w", err)
+	}
+	images, err := pgx.CollectRows(rows, pgx.RowToStructByPos[ProcessingImage])
+	if err != nil {
+		return nil, fmt.Errorf("find processing images: %w", err)
+	}
+	return images, nil
 }

@@ -962,3 +962,26 @@ func optionText(raw json.RawMessage) string {
 	}
 	return string(raw)
 }
+
+// RecentImport is an import as the imports page lists it.
+type RecentImport struct {
+	ID        uuid.UUID
+	Status    ImportStatus
+	DryRun    bool
+	TotalRows int
+	CreatedAt time.Time
+}
+
+// FindRecentImports lists the store's newest imports, running ones first.
+func (r reader) FindRecentImports(ctx context.Context, storeID uuid.UUID, limit int) ([]RecentImport, error) {
+	rows, err := r.q.Query(ctx, `SELECT id, status, dry_run, total_rows, created_at FROM product_imports
+		WHERE store_id = $1 ORDER BY status = 'running' DESC, created_at DESC, id LIMIT $2`, storeID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("find recent imports: %w", err)
+	}
+	imports, err := pgx.CollectRows(rows, pgx.RowToStructByPos[RecentImport])
+	if err != nil {
+		return nil, fmt.Errorf("find recent imports: %w", err)
+	}
+	return imports, nil
+}

@@ -447,3 +447,36 @@ func uuidBytes(ids []uuid.UUID) [][16]byte {
 	}
 	return out
 }
+
+// RecentDelivery is a delivery as the deliveries page lists it.
+type RecentDelivery struct {
+	ID               uuid.UUID
+	SubscriptionID   uuid.UUID
+	Event            string
+	Status           DeliveryStatus
+	Attempts         int
+	LastResponseCode *int
+	CreatedAt        time.Time
+	LastAttemptAt    *time.Time
+}
+
+// FindRecentDeliveries lists the newest deliveries of each of the store's
+// own subscriptions (those FindSubscriptions lists; an app's are the app's),
+// up to perSubscription each, with their last attempt's time.
+func (r reader) FindRecentDeliveries(ctx context.Context, storeID uuid.UUID, perSubscription int) ([]RecentDelivery, error) {
+	rows, err := r.q.Query(ctx, `SELECT d.id, d.subscription_id, d.event, d.status, d.attempts, d.last_response_code, d.created_at,
+			(SELECT max(a.attempted_at) FROM webhook_attempts a WHERE a.store_id = d.store_id AND a.delivery_id = d.id)
+		FROM webhook_subscriptions s
+		CROSS JOIN LATERAL (SELECT * FROM webhook_deliveries d WHERE d.store_id = s.store_id AND d.subscription_id = s.id
+			ORDER BY d.created_at DESC, d.id LIMIT $2) d
+		WHERE s.store_id = $1 AND s.app_id IS NULL
+		ORDER BY d.created_at DESC, d.id`, storeID, perSubscription)
+	if err != nil {
+		return nil, fmt.Errorf("find recent deliveries: %w", err)
+	}
+	deliveries, err := pgx.CollectRows(rows, pgx.RowToStructByPos[RecentDelivery])
+	if err != nil {
+		return nil, fmt.Errorf("find recent deliveries: %w", err)
+	}
+	return deliveries, nil
+}
