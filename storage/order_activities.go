@@ -103,3 +103,27 @@ func (r reader) FindOrderActivities(ctx context.Context, storeID, orderID uuid.U
 		return a, err
 	})
 }
+
+// deferredActivity is an activity row held back until flushDeferred (deferWrites).
+type deferredActivity struct {
+	id, storeID, orderID uuid.UUID
+	kind                 ActivityKind
+	body                 string
+	data                 []byte
+	actor                *uuid.UUID
+	createdAt            time.Time
+}
+
+// deferActivity holds an activity row when writes are held.
+func (tx *Tx) deferActivity(o Order, kind ActivityKind, body string, data any, actor *uuid.UUID) (bool, error) {
+	if tx.deferred == nil {
+		return false, nil
+	}
+	raw, err := json.Marshal(data)
+	if err != nil {
+		return true, err
+	}
+	tx.deferred.activities = append(tx.deferred.activities, deferredActivity{id: NewID(), storeID: o.StoreID, orderID: o.ID, kind: kind,
+		body: body, data: raw, actor: actor, createdAt: tx.now()})
+	return true, nil
+}

@@ -105,3 +105,12 @@ func (db *DB) OutboxBacklog(ctx context.Context) (int, float64, error) {
 	}
 	return n, age, nil
 }
+
+// deferredOutbox is an outbox row held back until flushDeferred (deferWrites).
+type deferredOutbox struct {
+	id, storeID uuid.UUID
+	event       string
+	body        []byte
+	createdAt   time.Time
+	traceParent string
+}

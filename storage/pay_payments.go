@@ -281,6 +281,13 @@ func (tx *Tx) reverseCommission(ctx context.Context, storeID, orderID uuid.UUID,
 	return nil
 }
 
+// storeTerms are what a store's payments read of it; a transaction that
+// holds its writes back caches them (deferredWrites.storeTerms).
+type storeTerms struct {
+	commissionBPS int
+	eInvoices     bool
+}
+
 // storeTerms reads a store's commission and e-invoicing switch (once per
 // transaction that holds its writes back).
 func (tx *Tx) storeTerms(ctx context.Context, storeID uuid.UUID) (storeTerms, error) {
