@@ -1,25 +1,3 @@
-// Package storage is the domain: records, the rules that keep them consistent,
-// transactions, and Postgres access. Every query of tenant data takes the store
-// id as an explicit parameter and filters by it.
-//
-// Reads are methods on reader, available on both *DB and *Tx.
-//
-// Writes come in two kinds. A change a request makes is a method on *Tx: the
-// API runs it inside DB.InTx together with its outbox rows and the
-// idempotency record, so all of them commit or none does. A write that is a
-// step of its own is a method on *DB that owns its transaction (one
-// statement, or DB.InTx inside it, with any outbox rows it writes):
-//   - the worker's steps: an activity's change (AttachProductImage,
-//     ApplyImportBatch, RecordProofHash, RecordAttempts, the e-invoice and
-//     chat records, FlagOrder), the dispatcher's marks (MarkBatchStarted,
-//     MarkPlacementsStarted, …) and the abandonment sweep;
-//   - bookkeeping the middleware does around a request (sessions, a token's
-//     last use, claiming and releasing an idempotency key, rate-limit counts);
-//   - the theme editor's compare-and-swap saves (SaveDraft, PublishDraft,
-//     RestoreThemeVersion), whose one statement is the concurrency check.
-//
-// The pool is the package's own: other packages reach Postgres through these
-// methods, and the dispatcher's wake-ups through DB.Listen.
 package storage
 
 import (
