@@ -12,9 +12,8 @@ import (
 )
 
 // What follows a placed order: the dispatcher starts its order-placed
-// workflow once (FindOrdersAwaitingPlacement, MarkPlacementsStarted), and
-// that workflow's side effects read what they need in one round trip and
-// record each outcome once.
+// workflow (FindOrdersAwaitingPlacement, MarkPlacementsStarted), whose side
+// effects read what they need in one round trip and record each outcome once.
 
 const sideEffectStatusQuery = `SELECT status FROM order_side_effects WHERE store_id = $1 AND order_id = $2 AND kind = $3`
 

@@ -334,6 +334,41 @@ func (tx *Tx) CreateShipment(ctx context.Context, storeID, orderID uuid.UUID, in
 	return tx.FindShipment(ctx, storeID, id)
 }
 
+// CreateShipmentForOrder opens a shipment for all of a placed order's
+// lines (auto_create_shipment, decisions §12), once: at the location
+// holding most of its reservation (else the default), carrier "other"
+// until the store has carrier accounts, COD the balance due.
+func (db *DB) CreateShipmentForOrder(ctx context.Context, storeID, orderID uuid.UUID) error {
+	return db.InTx(ctx, func(tx *Tx) error {
+		id, now := NewID(), tx.now()
+		tag, err := tx.tx.Exec(ctx, `INSERT INTO shipments (id, store_id, order_id, number, status, location_id, carrier, cod_amount, created_at, updated_at)
+			SELECT $3, o.store_id, o.id, o.order_number || '-' || (SELECT count(*) + 1 FROM shipments x WHERE x.store_id = o.store_id AND x.order_id = o.id),
+			       'label_created',
+			       COALESCE((SELECT a.location_id FROM order_allocations a WHERE a.store_id = o.store_id AND a.order_id = o.id
+			                 GROUP BY a.location_id ORDER BY sum(a.reserved) DESC, a.location_id LIMIT 1),
+			                (SELECT l.id FROM locations l WHERE l.store_id = o.store_id AND l.is_default)),
+			       'other', CASE WHEN o.payment_method = 'cod' THEN GREATEST(o.total - o.paid_total, 0) ELSE 0 END, $4, $4
+			FROM orders o
+			WHERE o.store_id = $1 AND o.id = $2 AND NOT EXISTS (SELECT 1 FROM shipments s WHERE s.store_id = $1 AND s.order_id = $2)`,
+			storeID, orderID, id, now)
+		if err != nil {
+			return fmt.Errorf("create shipment: %w", err)
+		}
+		if tag.RowsAffected() == 1 {
+			if _, err := tx.tx.Exec(ctx, `INSERT INTO shipment_lines (store_id, shipment_id, line_id, quantity)
+				SELECT store_id, $3, id, quantity FROM order_lines WHERE store_id = $1 AND order_id = $2 AND quantity > 0`,
+				storeID, orderID, id); err != nil {
+				return fmt.Errorf("create shipment lines: %w", err)
+			}
+			if _, err := tx.tx.Exec(ctx, `INSERT INTO shipment_events (store_id, shipment_id, status, occurred_at, source, applied, created_at)
+				VALUES ($1, $2, 'label_created', $3, 'system', true, $3)`, storeID, id, now); err != nil {
+				return fmt.Errorf("record shipment event: %w", err)
+			}
+		}
+		return tx.RecordSideEffect(ctx, storeID, orderID, "shipment", "succeeded", map[string]any{})
+	})
+}
+
 // openShipment writes a shipment of o; the caller holds the order.
 func (tx *Tx) openShipment(ctx context.Context, o *Order, in NewShipment, source string, actor *uuid.UUID) (uuid.UUID, error) {
 	left, err := tx.unshipped(ctx, *o)
@@ -865,39 +900,4 @@ func (tx *Tx) openShipmentsOf(ctx context.Context, o Order) ([]Shipment, error) 
 		return nil, fmt.Errorf("read open shipments: %w", err)
 	}
 	return open, nil
-}
-
-// CreateShipmentForOrder opens a shipment for all of a placed order's
-// lines (auto_create_shipment, decisions §12), once: at the location
-// holding most of its reservation (else the default), carrier "other"
-// until the store has carrier accounts, COD the balance due.
-func (db *DB) CreateShipmentForOrder(ctx context.Context, storeID, orderID uuid.UUID) error {
-	return db.InTx(ctx, func(tx *Tx) error {
-		id, now := NewID(), tx.now()
-		tag, err := tx.tx.Exec(ctx, `INSERT INTO shipments (id, store_id, order_id, number, status, location_id, carrier, cod_amount, created_at, updated_at)
-			SELECT $3, o.store_id, o.id, o.order_number || '-' || (SELECT count(*) + 1 FROM shipments x WHERE x.store_id = o.store_id AND x.order_id = o.id),
-			       'label_created',
-			       COALESCE((SELECT a.location_id FROM order_allocations a WHERE a.store_id = o.store_id AND a.order_id = o.id
-			                 GROUP BY a.location_id ORDER BY sum(a.reserved) DESC, a.location_id LIMIT 1),
-			                (SELECT l.id FROM locations l WHERE l.store_id = o.store_id AND l.is_default)),
-			       'other', CASE WHEN o.payment_method = 'cod' THEN GREATEST(o.total - o.paid_total, 0) ELSE 0 END, $4, $4
-			FROM orders o
-			WHERE o.store_id = $1 AND o.id = $2 AND NOT EXISTS (SELECT 1 FROM shipments s WHERE s.store_id = $1 AND s.order_id = $2)`,
-			storeID, orderID, id, now)
-		if err != nil {
-			return fmt.Errorf("create shipment: %w", err)
-		}
-		if tag.RowsAffected() == 1 {
-			if _, err := tx.tx.Exec(ctx, `INSERT INTO shipment_lines (store_id, shipment_id, line_id, quantity)
-				SELECT store_id, $3, id, quantity FROM order_lines WHERE store_id = $1 AND order_id = $2 AND quantity > 0`,
-				storeID, orderID, id); err != nil {
-				return fmt.Errorf("create shipment lines: %w", err)
-			}
-			if _, err := tx.tx.Exec(ctx, `INSERT INTO shipment_events (store_id, shipment_id, status, occurred_at, source, applied, created_at)
-				VALUES ($1, $2, 'label_created', $3, 'system', true, $3)`, storeID, id, now); err != nil {
-				return fmt.Errorf("record shipment event: %w", err)
-			}
-		}
-		return tx.RecordSideEffect(ctx, storeID, orderID, "shipment", "succeeded", map[string]any{})
-	})
 }
