@@ -66,7 +66,8 @@ type DB struct {
 	now  func() time.Time
 }
 
-// Tx is one transaction; every write goes through it.
+// Tx is one transaction; a request's writes go through it (the package doc
+// says which writes own their transaction on DB instead).
 type Tx struct {
 	reader
 	tx    pgx.Tx
