@@ -8,7 +8,7 @@ import (
 	"github.com/google/uuid"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/merchantsvc/svc/activities/waybill"
+	"github.com/merchantsvc/svc/internal/waybill"
 	"github.com/merchantsvc/svc/storage"
 )
 

@@ -1,3 +1,5 @@
+// Package waybill prints waybills to PDF: internal/waybill's HTML, in a tab
+// of one shared headless Chromium.
 package waybill
 
 import (

@@ -19,7 +19,8 @@ import (
 	"github.com/makiuchi-d/gozxing/oned"
 	"github.com/stretchr/testify/require"
 
-	"github.com/merchantsvc/svc/activities/waybill"
+	waybillpdf "github.com/merchantsvc/svc/activities/waybill"
+	"github.com/merchantsvc/svc/internal/waybill"
 	"github.com/merchantsvc/svc/storage"
 )
 
@@ -47,7 +48,7 @@ func tool(t *testing.T, name string) string {
 // logical order (shaped text, not reversed glyphs), the Eastern and Western
 // amounts, and the barcode in a page image decodes to the tracking number.
 func TestWaybillPrintsArabicAndABarcodeAReaderDecodes(t *testing.T) {
-	printer := &waybill.Printer{}
+	printer := &waybillpdf.Printer{}
 	t.Cleanup(printer.Close)
 	html, err := waybill.HTML(sampleDocument("AWB123456789EG"))
 	require.NoError(t, err)
@@ -92,7 +93,7 @@ func TestWaybillPrintsArabicAndABarcodeAReaderDecodes(t *testing.T) {
 
 // A day's print run is one PDF with a page per waybill.
 func TestWaybillsPrintOnePagePerShipment(t *testing.T) {
-	printer := &waybill.Printer{}
+	printer := &waybillpdf.Printer{}
 	t.Cleanup(printer.Close)
 	html, err := waybill.HTML(sampleDocument("T1"), sampleDocument("T2"), sampleDocument("T3"))
 	require.NoError(t, err)

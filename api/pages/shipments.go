@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/merchantsvc/svc/activities/waybill"
+	"github.com/merchantsvc/svc/internal/waybill"
 	"github.com/merchantsvc/svc/storage"
 )
 

@@ -20,8 +20,9 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/merchantsvc/svc/activities/waybill"
+	waybillpdf "github.com/merchantsvc/svc/activities/waybill"
 	"github.com/merchantsvc/svc/api"
+	"github.com/merchantsvc/svc/internal/waybill"
 	"github.com/merchantsvc/svc/internal/webhook"
 	"github.com/merchantsvc/svc/storage"
 )
@@ -224,8 +225,8 @@ func runFulfillmentBench(ctx context.Context, dbURL string, events int) (string,
 	fmt.Fprintf(&b, "**Real / bare: %.0f%%** (goal ≥ 30%%: %s). **Batch p99: %s** (goal < 500 ms: %s). With %d batches, p99 is the slowest batch.\n",
 		100*ratio, verdict(ratio >= 0.3), ms(p99), verdict(p99 < 500*time.Millisecond), len(real.latencies))
 	fmt.Fprintf(&b, "Afterwards %d of %d orders are DELIVERED and %d paid from the couriers' cash.\n\n", delivered, shipments, paid)
-	fmt.Fprintf(&b, "Waybills: %d A6 waybills rendered one after another by one headless Chromium (`activities/waybill`: HTML with a Code 128\n", waybillRuns)
-	fmt.Fprintf(&b, "PNG, printed to PDF in a new tab each), from the shipment's row to the PDF bytes, without the object-store put:\n\n")
+	fmt.Fprintf(&b, "Waybills: %d A6 waybills rendered one after another by one headless Chromium (`internal/waybill`'s HTML with a Code 128\n", waybillRuns)
+	fmt.Fprintf(&b, "PNG, printed to PDF by `activities/waybill` in a new tab each), from the shipment's row to the PDF bytes, without the object-store put:\n\n")
 	fmt.Fprintf(&b, "| waybill render | p50 | p99 | peak memory |\n|---|---:|---:|---:|\n")
 	fmt.Fprintf(&b, "| first (starts Chromium) | %s | — | — |\n", ms(renders.latencies[0]))
 	rest := result{latencies: renders.latencies[1:]}
@@ -250,7 +251,7 @@ func runWaybillRenders(ctx context.Context, db *storage.DB, storeID uuid.UUID) (
 		return result{}, memoryPeak{}, fmt.Errorf("find a shipment to render: %v", err)
 	}
 	shipmentID = shipments[0].ID
-	printer := &waybill.Printer{}
+	printer := &waybillpdf.Printer{}
 	defer printer.Close()
 	var (
 		peak memoryPeak

@@ -1,7 +1,9 @@
 // Package waybill renders shipments' A6 waybills: an HTML page, Arabic first
-// and right to left, printed to PDF by headless Chromium, whose text shaping
-// (HarfBuzz) joins Arabic letters and orders mixed Arabic and Latin runs by
-// the Unicode bidirectional algorithm — what pure-Go PDF writers get wrong.
+// and right to left, for headless Chromium to print to PDF (activities/waybill),
+// whose text shaping (HarfBuzz) joins Arabic letters and orders mixed Arabic
+// and Latin runs by the Unicode bidirectional algorithm — what pure-Go PDF
+// writers get wrong. It does no I/O: the merchant pages print a day's
+// waybills from the same template the waybill activity renders.
 package waybill
 
 import (
