@@ -26,6 +26,7 @@ import (
 	"github.com/merchantsvc/svc/migrations"
 	"github.com/merchantsvc/svc/storage"
 	"github.com/merchantsvc/svc/storage/blob"
+	"github.com/merchantsvc/svc/workflows"
 )
 
 // privateStack is a Postgres cluster, a Temporal server and a MinIO server
@@ -92,7 +93,8 @@ func (s *privateStack) tryPostgres() error {
 }
 
 func (s *privateStack) tryTemporal() error {
-	tmp, err := devenv.StartTemporal(context.Background(), devenv.TemporalOptions{DBFile: filepath.Join(s.dir, "temporal.db"), Port: s.tempPort})
+	tmp, err := devenv.StartTemporal(context.Background(), devenv.TemporalOptions{DBFile: filepath.Join(s.dir, "temporal.db"), Port: s.tempPort,
+		SearchAttributes: workflows.SearchAttributeTypes})
 	s.temporal = tmp
 	return err
 }

@@ -34,9 +34,13 @@ import (
 	"github.com/merchantsvc/svc/storage"
 	"github.com/merchantsvc/svc/storage/blob"
 	"github.com/merchantsvc/svc/worker"
+	"github.com/merchantsvc/svc/workflows"
 )
 
-func TestMain(m *testing.M) { testenv.MainChecked(m, everyWriteRouteAudited, waybills.Close) }
+func TestMain(m *testing.M) {
+	testenv.SearchAttributes = workflows.SearchAttributeTypes
+	testenv.MainChecked(m, everyWriteRouteAudited, waybills.Close)
+}
 
 // everyWriteRouteAudited checks, after a whole green run of the package,
 // that its tests walked every audited write route to a success that wrote

@@ -18,7 +18,10 @@ import (
 	"github.com/merchantsvc/svc/workflows"
 )
 
-func TestMain(m *testing.M) { testenv.Main(m) }
+func TestMain(m *testing.M) {
+	testenv.SearchAttributes = workflows.SearchAttributeTypes
+	testenv.Main(m)
+}
 
 // startWorker runs a worker built by worker.New on a fresh task queue over a
 // fresh database, stopped at cleanup.

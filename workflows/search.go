@@ -1,14 +1,10 @@
 package workflows
 
 import (
-	"context"
-	"errors"
 	"fmt"
 
 	"github.com/google/uuid"
 	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/api/operatorservice/v1"
-	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -24,7 +20,10 @@ var (
 	WorkKindAttribute    = temporal.NewSearchAttributeKeyKeyword("WorkKind")
 )
 
-// SearchAttributeTypes is what RegisterSearchAttributes adds to a namespace.
+// SearchAttributeTypes are the attributes above with their types: what
+// `svc temporal-setup`, `svc dev` and the test environments add to a
+// namespace (temporalsetup.RegisterSearchAttributes) before a workflow
+// carries them.
 var SearchAttributeTypes = map[string]enumspb.IndexedValueType{
 	StoreIDAttribute.GetName():     enumspb.INDEXED_VALUE_TYPE_KEYWORD,
 	ResourceIDAttribute.GetName():  enumspb.INDEXED_VALUE_TYPE_KEYWORD,
@@ -96,35 +95,6 @@ func StoreLabel(subdomain string, storeID uuid.UUID) string {
 		return "store " + subdomain
 	}
 	return "store " + storeID.String()[:8]
-}
-
-// RegisterSearchAttributes adds the service's search attributes to the
-// namespace, leaving those already there: running it twice changes nothing.
-// `svc temporal-setup`, `svc dev` and the test harness call it.
-func RegisterSearchAttributes(ctx context.Context, c client.Client, namespace string) error {
-	have, err := c.OperatorService().ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: namespace})
-	if err != nil {
-		return fmt.Errorf("list search attributes: %w", err)
-	}
-	missing := map[string]enumspb.IndexedValueType{}
-	for name, kind := range SearchAttributeTypes {
-		existing, ok := have.GetCustomAttributes()[name]
-		if ok && existing != kind {
-			return fmt.Errorf("search attribute %s exists as %s, not %s", name, existing, kind)
-		}
-		if !ok {
-			missing[name] = kind
-		}
-	}
-	if len(missing) == 0 {
-		return nil
-	}
-	_, err = c.OperatorService().AddSearchAttributes(ctx, &operatorservice.AddSearchAttributesRequest{Namespace: namespace, SearchAttributes: missing})
-	var exists *serviceerror.AlreadyExists
-	if err != nil && !errors.As(err, &exists) { // another process added them first
-		return fmt.Errorf("add search attributes: %w", err)
-	}
-	return nil
 }
 
 // ImportSummary is a product import's line in the Temporal UI.

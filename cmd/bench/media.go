@@ -33,6 +33,7 @@ import (
 	"github.com/merchantsvc/svc/storage"
 	"github.com/merchantsvc/svc/storage/blob"
 	"github.com/merchantsvc/svc/worker"
+	"github.com/merchantsvc/svc/workflows"
 )
 
 // imageChild is the child process mode: process one file, print nothing.
@@ -158,7 +159,7 @@ func runImportBench(ctx context.Context, dbURL string, rowsWanted int) (string, 
 	if err := store.EnsureBucket(ctx); err != nil {
 		return "", err
 	}
-	tmp, err := devenv.StartTemporal(ctx, devenv.TemporalOptions{})
+	tmp, err := devenv.StartTemporal(ctx, devenv.TemporalOptions{SearchAttributes: workflows.SearchAttributeTypes})
 	if err != nil {
 		return "", err
 	}

@@ -17,6 +17,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/merchantsvc/svc/internal/devenv"
+	"github.com/merchantsvc/svc/workflows"
 )
 
 // temporalSetup says where a rig's Temporal server runs and keeps its
@@ -47,8 +48,8 @@ type runningTemporal struct {
 
 // start starts the server as set up, dir holding its files, and dials it.
 func (s temporalSetup) start(ctx context.Context, dir string) (runningTemporal, error) {
+	opts := devenv.TemporalOptions{Postgres: s.postgres, SearchAttributes: workflows.SearchAttributeTypes}
 	if s.apart {
-		opts := devenv.TemporalOptions{Postgres: s.postgres}
 		if s.postgres == nil {
 			opts.DBFile = filepath.Join(dir, "temporal.db")
 		}
@@ -58,7 +59,7 @@ func (s temporalSetup) start(ctx context.Context, dir string) (runningTemporal, 
 		}
 		return runningTemporal{client: c, hostPort: hostPort, pid: p.pid, stop: p.stop}, nil
 	}
-	tmp, err := devenv.StartTemporal(ctx, devenv.TemporalOptions{Postgres: s.postgres})
+	tmp, err := devenv.StartTemporal(ctx, opts)
 	if err != nil {
 		return runningTemporal{}, err
 	}

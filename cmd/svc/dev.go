@@ -19,6 +19,7 @@ import (
 	"github.com/merchantsvc/svc/api"
 	"github.com/merchantsvc/svc/internal/devenv"
 	"github.com/merchantsvc/svc/internal/mailsink"
+	"github.com/merchantsvc/svc/workflows"
 )
 
 // Credentials of the local MinIO; they never leave the machine.
@@ -78,7 +79,7 @@ func runDev(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer)
 	ui, _ := strconv.Atoi(uiPort)
 	fmt.Fprintln(stdout, "starting Temporal (SQLite)")
 	tmp, err := devenv.StartTemporal(ctx, devenv.TemporalOptions{DBFile: filepath.Join(dir, "temporal", "temporal.db"),
-		Port: port, UIPort: ui, Namespace: cfg.TemporalNamespace})
+		Port: port, UIPort: ui, Namespace: cfg.TemporalNamespace, SearchAttributes: workflows.SearchAttributeTypes})
 	if err != nil {
 		return err
 	}

@@ -33,6 +33,7 @@ import (
 	"github.com/merchantsvc/svc/api"
 	"github.com/merchantsvc/svc/internal/gcpace"
 	"github.com/merchantsvc/svc/internal/metrics"
+	"github.com/merchantsvc/svc/internal/temporalsetup"
 	"github.com/merchantsvc/svc/internal/tracing"
 	"github.com/merchantsvc/svc/internal/webhook"
 	"github.com/merchantsvc/svc/migrations"
@@ -102,7 +103,7 @@ func runTemporalSetup(ctx context.Context, cfg Config, stdout io.Writer) error {
 		return fmt.Errorf("dial temporal at %s: %w", cfg.TemporalAddress, err)
 	}
 	defer c.Close()
-	if err := workflows.RegisterSearchAttributes(ctx, c, cfg.TemporalNamespace); err != nil {
+	if err := temporalsetup.RegisterSearchAttributes(ctx, c, cfg.TemporalNamespace, workflows.SearchAttributeTypes); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "search attributes StoreId, ResourceId, OrderNumber, WorkKind (Keyword) are registered in namespace %s\n", cfg.TemporalNamespace)

@@ -9,11 +9,12 @@ import (
 	"path/filepath"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/server/api/adminservice/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
-	"github.com/merchantsvc/svc/workflows"
+	"github.com/merchantsvc/svc/internal/temporalsetup"
 	uiconfig "github.com/temporalio/ui-server/v2/server/config"
 	uiserveroptions "github.com/temporalio/ui-server/v2/server/server_options"
 
@@ -47,6 +48,11 @@ type TemporalOptions struct {
 	// Postgres, when set, keeps the state on a Postgres server instead
 	// (DBFile is then unused).
 	Postgres *TemporalPostgres
+	// SearchAttributes are registered in the namespace before StartTemporal
+	// returns: the service's workflows carry them, and a server that does
+	// not know them refuses every start (workflows.SearchAttributeTypes,
+	// handed in by the caller).
+	SearchAttributes map[string]enumspb.IndexedValueType
 }
 
 // StartTemporal starts the server (all four services in this process).
@@ -174,9 +180,7 @@ func StartTemporal(ctx context.Context, opts TemporalOptions) (*Temporal, error)
 			return nil, err
 		}
 	}
-	// The service's workflows carry its search attributes; a server that
-	// does not know them refuses every start.
-	if err := t.registerSearchAttributes(ctx); err != nil {
+	if err := t.registerSearchAttributes(ctx, opts.SearchAttributes); err != nil {
 		_ = srv.Stop()
 		return nil, err
 	}
@@ -355,13 +359,16 @@ func (t *Temporal) waitMembership(ctx context.Context) error {
 	}
 }
 
-func (t *Temporal) registerSearchAttributes(ctx context.Context) error {
+func (t *Temporal) registerSearchAttributes(ctx context.Context, attrs map[string]enumspb.IndexedValueType) error {
+	if len(attrs) == 0 {
+		return nil
+	}
 	c, err := t.Client(ctx)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	return workflows.RegisterSearchAttributes(ctx, c, t.Namespace)
+	return temporalsetup.RegisterSearchAttributes(ctx, c, t.Namespace, attrs)
 }
 
 // Client dials the server's frontend.

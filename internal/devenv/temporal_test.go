@@ -17,6 +17,7 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/merchantsvc/svc/internal/temporalsetup"
 	"github.com/merchantsvc/svc/workflows"
 )
 
@@ -28,10 +29,10 @@ import (
 // and on the restart the schema left as it is).
 func TestTemporalStartsWholeAndStopsAtOnce(t *testing.T) {
 	ctx := context.Background()
-	stores := map[string]TemporalOptions{"sqlite": {DBFile: filepath.Join(t.TempDir(), "temporal.db")}}
+	stores := map[string]TemporalOptions{"sqlite": {DBFile: filepath.Join(t.TempDir(), "temporal.db"), SearchAttributes: workflows.SearchAttributeTypes}}
 	if admin := os.Getenv("SVC_TEST_DATABASE_URL"); admin != "" {
 		database := fmt.Sprintf("temporal_test_%d", rand.Uint32())
-		stores["postgres"] = TemporalOptions{Postgres: &TemporalPostgres{AdminURL: admin, Database: database}}
+		stores["postgres"] = TemporalOptions{Postgres: &TemporalPostgres{AdminURL: admin, Database: database}, SearchAttributes: workflows.SearchAttributeTypes}
 		t.Cleanup(func() {
 			conn, err := pgx.Connect(ctx, admin)
 			require.NoError(t, err)
@@ -59,7 +60,7 @@ func TestTemporalStartsWholeAndStopsAtOnce(t *testing.T) {
 				for name, kind := range workflows.SearchAttributeTypes {
 					require.Equal(t, kind, attrs.GetCustomAttributes()[name], name)
 				}
-				require.NoError(t, workflows.RegisterSearchAttributes(ctx, c, tmp.Namespace), "registering again changes nothing")
+				require.NoError(t, temporalsetup.RegisterSearchAttributes(ctx, c, tmp.Namespace, workflows.SearchAttributeTypes), "registering again changes nothing")
 				c.Close()
 				require.NoError(t, tmp.Stop())
 			}
@@ -73,7 +74,7 @@ func TestTemporalStartsWholeAndStopsAtOnce(t *testing.T) {
 func TestTemporalVisibilityKeepsWhatListsUse(t *testing.T) {
 	ctx := context.Background()
 	file := filepath.Join(t.TempDir(), "temporal.db")
-	tmp, err := StartTemporal(ctx, TemporalOptions{DBFile: file})
+	tmp, err := StartTemporal(ctx, TemporalOptions{DBFile: file, SearchAttributes: workflows.SearchAttributeTypes})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = tmp.Stop() })
 	c, err := tmp.Client(ctx)
@@ -126,7 +127,7 @@ func TestTemporalVisibilityKeepsWhatListsUse(t *testing.T) {
 // accepted, and listed by them.
 func TestTemporalAcceptsTheSearchAttributesFromItsCaches(t *testing.T) {
 	ctx := context.Background()
-	tmp, err := StartTemporal(ctx, TemporalOptions{})
+	tmp, err := StartTemporal(ctx, TemporalOptions{SearchAttributes: workflows.SearchAttributeTypes})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = tmp.Stop() })
 	c, err := tmp.Client(ctx)

@@ -16,13 +16,14 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/server/temporaltest"
 
 	"github.com/merchantsvc/svc/internal/devenv"
+	"github.com/merchantsvc/svc/internal/temporalsetup"
 	"github.com/merchantsvc/svc/storage"
 	"github.com/merchantsvc/svc/storage/blob"
-	"github.com/merchantsvc/svc/workflows"
 )
 
 func env(t testing.TB, name string) string {
@@ -149,6 +150,13 @@ var (
 	temporalServer *temporaltest.TestServer
 )
 
+// SearchAttributes are the custom search attributes the in-process Temporal
+// server's namespace gets when it starts. A test binary whose workflows carry
+// them sets them in TestMain, before any test runs:
+// testenv.SearchAttributes = workflows.SearchAttributeTypes (testenv does
+// not import the workflows it serves).
+var SearchAttributes map[string]enumspb.IndexedValueType
+
 // Temporal returns a client of the binary's in-process Temporal server,
 // starting it on first use. Use a fresh task queue per test (TaskQueue).
 func Temporal(t testing.TB) client.Client {
@@ -156,7 +164,7 @@ func Temporal(t testing.TB) client.Client {
 	temporalOnce.Do(func() {
 		temporalServer = temporaltest.NewServer()
 		c := temporalServer.GetDefaultClient()
-		if err := workflows.RegisterSearchAttributes(context.Background(), c, temporalServer.GetDefaultNamespace()); err != nil {
+		if err := temporalsetup.RegisterSearchAttributes(context.Background(), c, temporalServer.GetDefaultNamespace(), SearchAttributes); err != nil {
 			panic("register search attributes: " + err.Error())
 		}
 	})
