@@ -18,6 +18,13 @@ import (
 	"github.com/merchantsvc/svc/workflows"
 )
 
+// TestMain gives the binary's in-process Temporal server the search
+// attributes the service's workflows carry.
+func TestMain(m *testing.M) {
+	testenv.SearchAttributes = workflows.SearchAttributeTypes
+	testenv.Main(m)
+}
+
 // `svc api` with SVC_OTEL_ENDPOINT set sends its spans to the collector over
 // OTLP/HTTP, named by route pattern with the SQL under them, and flushes the
 // last batch when it stops.
