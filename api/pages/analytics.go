@@ -33,13 +33,13 @@ var analyticsWords = map[string]map[string]string{
 // AnalyticsPage serves GET /stores/{store_id}/analytics.
 func (p *Pages) AnalyticsPage() http.Handler {
 	return p.handle(func(w http.ResponseWriter, r *http.Request) error {
-		mp, err := p.editorStore(w, r)
+		mp, err := p.storeMember(w, r)
 		if err != nil {
 			return err
 		}
 		lang := mp.lang
 		words := analyticsWords[lang]
-		p.watchPage(w, mp, "analytics.html", lang, "analytics", map[string]any{"Title": words["title"], "S": words})
+		p.storePage(w, mp, "analytics.html", lang, "analytics", map[string]any{"Title": words["title"], "S": words})
 		return nil
 	})
 }

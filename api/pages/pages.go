@@ -7,12 +7,11 @@ import (
 	"encoding/base64"
 	"errors"
 	"html/template"
+	"io/fs"
 	"log/slog"
 	"math"
 	"net/http"
 	"net/url"
-	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -261,217 +260,116 @@ func (p *Pages) LoginForm() http.Handler {
 	})
 }
 
-// authCodePrefix starts every authorization code the consent page issues.
-const authCodePrefix = "svc_code_"
-
-var statePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,256}$`)
-
-// consentRequest is a consent link that passed every rule of spec §5.2.
-type consentRequest struct {
-	App     storage.App
-	Store   storage.Store
-	Scopes  []string
-	Params  map[string]string
-	Problem string // set when the link breaks a rule; the page says which
+var watchWords = map[string]map[string]string{
+	"ar": {
+		"nav_imports": "الاستيراد", "nav_deliveries": "إشعارات الويب هوك", "nav_work": "الأعمال الجارية",
+		"imports_title": "استيراد المنتجات", "upload": "رفع الملف", "dry_run": "تجربة دون حفظ", "file": "ملف CSV",
+		"no_imports": "لا توجد عمليات استيراد بعد.", "status_running": "جارٍ", "status_succeeded": "اكتمل", "status_failed": "فشل",
+		"rows": "صف", "created": "أُنشئ", "updated": "حُدّث", "unchanged": "بلا تغيير", "failed_rows": "صفوف بها أخطاء",
+		"row": "الصف", "column": "العمود", "code": "الرمز", "message": "الرسالة", "download_errors": "تنزيل تقرير الأخطاء (CSV)",
+		"dry_run_badge": "تجربة", "started": "بدأ", "upload_failed": "تعذّر رفع الملف",
+		"deliveries_title": "إشعارات الويب هوك", "no_subscriptions": "لا توجد اشتراكات ويب هوك.", "active": "مفعّل", "inactive": "متوقف",
+		"event": "الحدث", "status": "الحالة", "attempts": "المحاولات", "response": "رد الخادم", "next_retry": "المحاولة التالية",
+		"created_at": "التاريخ", "redeliver": "إعادة الإرسال", "recover": "استعادة الإشعارات المتعثرة (آخر 3 أيام)",
+		"no_deliveries": "لا توجد إشعارات بعد.", "enable": "إعادة تفعيل الاشتراك", "enabled": "فُعّل الاشتراك", "queued": "أُضيفت إلى قائمة الإرسال", "retrying_wait": "يُعاد تلقائيًا",
+		"work_title": "الأعمال الجارية", "images_processing": "صور قيد المعالجة", "no_images": "لا توجد صور قيد المعالجة.",
+		"product": "المنتج", "since": "منذ", "exceptions": "طلبات تحتاج انتباهك", "no_exceptions": "لا توجد طلبات تحتاج انتباهك.",
+		"order": "الطلب", "reason": "السبب", "nav_shipments": "الشحنات", "nav_staff": "الفريق والأدوار", "nav_analytics": "التحليلات", "switch_store": "متاجرك الأخرى",
+		"d_pending": "بانتظار الإرسال", "d_retrying": "تُعاد المحاولة", "d_succeeded": "وصل", "d_failed": "فشل",
+		"d_exhausted": "استُنفدت المحاولات", "d_gone": "العنوان لم يعد موجودًا", "d_skipped": "تُخطّي",
+	},
+	"en": {
+		"nav_imports": "Imports", "nav_deliveries": "Webhook deliveries", "nav_work": "Background work",
+		"imports_title": "Product imports", "upload": "Upload", "dry_run": "Dry run (save nothing)", "file": "CSV file",
+		"no_imports": "No imports yet.", "status_running": "Running", "status_succeeded": "Finished", "status_failed": "Failed",
+		"rows": "rows", "created": "created", "updated": "updated", "unchanged": "unchanged", "failed_rows": "rows with errors",
+		"row": "Row", "column": "Column", "code": "Code", "message": "Message", "download_errors": "Download the error report (CSV)",
+		"dry_run_badge": "dry run", "started": "Started", "upload_failed": "The file could not be uploaded",
+		"deliveries_title": "Webhook deliveries", "no_subscriptions": "No webhook subscriptions.", "active": "active", "inactive": "switched off",
+		"event": "Event", "status": "Status", "attempts": "Attempts", "response": "Response", "next_retry": "Next retry",
+		"created_at": "Created", "redeliver": "Redeliver", "recover": "Recover failed deliveries (last 3 days)",
+		"no_deliveries": "No deliveries yet.", "enable": "Switch the subscription back on", "enabled": "Switched on", "queued": "Queued", "retrying_wait": "retried automatically",
+		"work_title": "Background work", "images_processing": "Images processing", "no_images": "No images are processing.",
+		"product": "Product", "since": "Since", "exceptions": "Orders that need you", "no_exceptions": "No orders need you.",
+		"order": "Order", "reason": "Reason", "nav_shipments": "Shipments", "nav_staff": "Staff and roles", "nav_analytics": "Analytics", "switch_store": "Your other stores",
+		"d_pending": "pending", "d_retrying": "retrying", "d_succeeded": "succeeded", "d_failed": "failed",
+		"d_exhausted": "exhausted", "d_gone": "gone", "d_skipped": "skipped",
+	},
 }
 
-// checkConsent applies the consent-link rules. It never redirects anywhere
-// the link names before the link has been checked.
-func (p *Pages) checkConsent(r *http.Request, values url.Values, user *storage.User) (consentRequest, error) {
-	c := consentRequest{Params: map[string]string{}}
-	for _, k := range []string{"client_id", "store_id", "redirect_uri", "scope", "state"} {
-		c.Params[k] = values.Get(k)
+// storePage renders a store page (one under /stores/{store_id}) in the
+// store shell: the store's name, its pages and the switcher.
+// A member of more than one store switches between them on every page.
+func (p *Pages) storePage(w http.ResponseWriter, mp memberPage, name, lang, section string, data map[string]any) {
+	data["T"], data["W"], data["Lang"] = pageWords[lang], watchWords[lang], lang
+	data["StoreID"], data["StoreName"], data["Section"] = mp.store.ID, mp.store.Name, section
+	type otherStore struct {
+		ID         uuid.UUID
+		Name, Role string
 	}
-	app, err := p.db.FindAppByClientID(r.Context(), c.Params["client_id"])
-	if errors.Is(err, storage.ErrNotFound) {
-		c.Problem = "unknown client_id"
-		return c, nil
+	var others []otherStore
+	for _, m := range mp.stores {
+		if m.Store.ID != mp.store.ID {
+			others = append(others, otherStore{ID: m.Store.ID, Name: m.Store.Name, Role: roleLabel(lang, m.Membership.RoleName, m.Membership.BuiltIn)})
+		}
 	}
+	data["OtherStores"], data["SwitchPath"] = others, section
+	if section == "orders" { // an order is one store's: the other store opens on its shipments
+		data["SwitchPath"] = "shipments"
+	}
+	renderPage(w, http.StatusOK, name, data)
+}
+
+// utcTime is how the pages show a time: UTC, to the second.
+func utcTime(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") }
+
+//go:embed assets
+var assetFiles embed.FS
+
+// Assets serves the pages' scripts and styles.
+func Assets() http.Handler {
+	sub, _ := fs.Sub(assetFiles, "assets")
+	files := http.StripPrefix("/assets/", http.FileServer(http.FS(sub)))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "no-cache")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		files.ServeHTTP(w, r)
+	})
+}
+
+// memberPage is what a store page knows of its reader: the signed-in user,
+// the store the path names, their membership there, and every store they
+// belong to (for the switcher), all from one query.
+type memberPage struct {
+	user   *storage.User
+	store  storage.Store
+	member storage.Membership
+	stores []storage.MemberStore
+	lang   string // the page's language, the member's locale
+}
+
+// storeMember is the store named in the path, when the signed-in user is
+// one of its members (any role: what they may change is the API's to say,
+// decisions §16), or a redirect to sign in.
+func (p *Pages) storeMember(w http.ResponseWriter, r *http.Request) (memberPage, error) {
+	user, err := p.signedIn(w, r)
 	if err != nil {
-		return c, err
+		return memberPage{}, err
 	}
-	c.App = app
-	if !slices.Contains(app.RedirectURLs, c.Params["redirect_uri"]) {
-		c.Problem = "redirect_uri is not one of the app's redirect URLs"
-		return c, nil
-	}
-	if !statePattern.MatchString(c.Params["state"]) {
-		c.Problem = "state is required and may hold only letters, digits, - and _"
-		return c, nil
-	}
-	requested := strings.Fields(c.Params["scope"])
-	for _, sc := range app.Scopes {
-		if !slices.Contains(requested, sc) {
-			c.Problem = "scope must include every required scope of the app (" + sc + " is missing)"
-			return c, nil
-		}
-	}
-	for _, sc := range requested {
-		if !slices.Contains(app.Scopes, sc) && !slices.Contains(app.OptionalScopes, sc) {
-			c.Problem = "scope " + sc + " is not one the app may ask for"
-			return c, nil
-		}
-	}
-	for _, sc := range requested { // each once, in the order asked
-		if !slices.Contains(c.Scopes, sc) {
-			c.Scopes = append(c.Scopes, sc)
-		}
-	}
-	storeID, err := uuid.Parse(c.Params["store_id"])
+	storeID, err := uuid.Parse(chi.URLParam(r, "store_id"))
 	if err != nil {
-		c.Problem = "store_id must be a store's id"
-		return c, nil
+		p.problemPage(w, http.StatusNotFound, p.pageLang(r, user), "no such store")
+		return memberPage{}, errAnswered
 	}
-	store, err := p.db.FindStoreByID(r.Context(), storeID)
-	if errors.Is(err, storage.ErrNotFound) || (err == nil && store.OwnerUserID != user.ID) {
-		return c, errNotOwner
-	}
+	stores, err := p.db.FindMemberStores(r.Context(), user.ID)
 	if err != nil {
-		return c, err
+		return memberPage{}, err
 	}
-	c.Store = store
-	return c, nil
-}
-
-var errNotOwner = errors.New("not the store's owner")
-
-// ConsentPage serves GET /oauth/authorize: it shows the consent page for a valid consent link.
-func (p *Pages) ConsentPage() http.Handler {
-	return p.handle(func(w http.ResponseWriter, r *http.Request) error {
-		user, err := p.signedIn(w, r)
-		if err != nil {
-			return err
+	for _, ms := range stores {
+		if ms.Store.ID == storeID {
+			return memberPage{user: user, store: ms.Store, member: ms.Membership, stores: stores, lang: p.pageLang(r, user)}, nil
 		}
-		lang := p.pageLang(r, user)
-		c, err := p.checkConsent(r, r.URL.Query(), user)
-		if errors.Is(err, errNotOwner) {
-			toLogin(w, r) // sign in as the store's owner and come back
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if c.Problem != "" {
-			p.problemPage(w, http.StatusBadRequest, lang, c.Problem)
-			return nil
-		}
-		type scopeLine struct{ Name, Words string }
-		lines := make([]scopeLine, 0, len(c.Scopes))
-		for _, sc := range c.Scopes {
-			lines = append(lines, scopeLine{sc, scopeWords(lang, sc)})
-		}
-		// The webhook events the app will receive: its manifest's, as far as
-		// the scopes asked for can read them.
-		var events []string
-		if c.App.WebhookURL != nil {
-			events = storage.EventsReadable(c.App.WebhookEvents, c.Scopes)
-		}
-		renderPage(w, http.StatusOK, "consent.html", map[string]any{"T": pageWords[lang], "Title": pageWords[lang]["consent_title"],
-			"CSRF": p.pageCSRF(w, r), "App": c.App.Name, "Store": c.Store.Name, "Scopes": lines, "Events": events, "Params": c.Params})
-		return nil
-	})
-}
-
-// ConsentForm serves POST /oauth/authorize: it takes the merchant's answer: Allow redirects with
-// a single-use code and a signature, Deny with error=access_denied and state.
-func (p *Pages) ConsentForm() http.Handler {
-	return p.handle(func(w http.ResponseWriter, r *http.Request) error {
-		r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
-		user, err := session.User(r, p.db)
-		if err != nil {
-			return err
-		}
-		if user == nil {
-			http.Redirect(w, r, "/login", http.StatusSeeOther)
-			return nil
-		}
-		lang := p.pageLang(r, user)
-		if err := r.ParseForm(); err != nil || !csrfValid(r) {
-			p.problemPage(w, http.StatusForbidden, lang, pageWords[lang]["bad_form"])
-			return nil
-		}
-		c, err := p.checkConsent(r, r.PostForm, user)
-		if errors.Is(err, errNotOwner) {
-			p.problemPage(w, http.StatusForbidden, lang, "sign in as the store's owner")
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if c.Problem != "" {
-			p.problemPage(w, http.StatusBadRequest, lang, c.Problem)
-			return nil
-		}
-		redirect := c.Params["redirect_uri"]
-		if r.PostFormValue("decision") != "allow" {
-			http.Redirect(w, r, redirect+"?"+url.Values{"error": {"access_denied"}, "state": {c.Params["state"]}}.Encode(), http.StatusFound)
-			return nil
-		}
-		code := storage.NewSecret(authCodePrefix)
-		if err := p.db.InTx(r.Context(), func(tx *storage.Tx) error {
-			return tx.CreateAuthCode(r.Context(), code, c.App.ID, c.Store.ID, user.ID, c.Scopes, redirect)
-		}); err != nil {
-			return err
-		}
-		params := url.Values{"code": {code}, "state": {c.Params["state"]}, "store_id": {c.Store.ID.String()}}
-		http.Redirect(w, r, withSignature(redirect, c.App.ClientSecret, params, time.Now().Unix()), http.StatusFound)
-		return nil
-	})
-}
-
-// InstallFromListing serves GET /apps/{slug}/install: it starts an install from the app store:
-// the service chooses state and the app's first redirect URL receives the code.
-func (p *Pages) InstallFromListing() http.Handler {
-	return p.handle(func(w http.ResponseWriter, r *http.Request) error {
-		app, err := p.db.FindAppBySlug(r.Context(), chi.URLParam(r, "slug"))
-		if err != nil {
-			p.problemPage(w, http.StatusNotFound, "ar", "unknown app")
-			return nil
-		}
-		b := make([]byte, 18)
-		_, _ = rand.Read(b)
-		q := url.Values{"client_id": {app.ClientID}, "store_id": {r.URL.Query().Get("store_id")},
-			"redirect_uri": {app.RedirectURLs[0]}, "scope": {strings.Join(app.Scopes, " ")},
-			"state": {base64.RawURLEncoding.EncodeToString(b)}}
-		http.Redirect(w, r, "/oauth/authorize?"+q.Encode(), http.StatusFound)
-		return nil
-	})
-}
-
-// Launch serves GET /apps/{slug}/launch: it opens an installed app for the signed-in owner:
-// app_url with store_id, locale, timestamp and hmac.
-func (p *Pages) Launch() http.Handler {
-	return p.handle(func(w http.ResponseWriter, r *http.Request) error {
-		user, err := p.signedIn(w, r)
-		if err != nil {
-			return err
-		}
-		lang := p.pageLang(r, user)
-		app, err := p.db.FindAppBySlug(r.Context(), chi.URLParam(r, "slug"))
-		if err != nil {
-			p.problemPage(w, http.StatusNotFound, lang, "unknown app")
-			return nil
-		}
-		storeID, err := uuid.Parse(r.URL.Query().Get("store_id"))
-		if err != nil {
-			p.problemPage(w, http.StatusBadRequest, lang, "store_id must be a store's id")
-			return nil
-		}
-		store, err := p.db.FindStoreByID(r.Context(), storeID)
-		if err != nil || store.OwnerUserID != user.ID {
-			toLogin(w, r)
-			return nil
-		}
-		installed, err := p.db.AppInstalled(r.Context(), app.ID, storeID)
-		if err != nil {
-			return err
-		}
-		if !installed {
-			p.problemPage(w, http.StatusNotFound, lang, "the app is not installed on this store")
-			return nil
-		}
-		params := url.Values{"store_id": {storeID.String()}, "locale": {lang}}
-		http.Redirect(w, r, withSignature(app.AppURL, app.ClientSecret, params, time.Now().Unix()), http.StatusFound)
-		return nil
-	})
+	}
+	toLogin(w, r)
+	return memberPage{}, errAnswered
 }

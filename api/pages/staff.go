@@ -12,7 +12,7 @@ import (
 
 // The staff pages (decisions §16): the store's members, roles and pending
 // invitations for its owner and admins, and the page a mailed invitation
-// link opens. Like the watching pages they read on the server and change
+// link opens. Like every store page they read on the server and change
 // through the JSON API, so its rules hold for the page too.
 
 var staffWords = map[string]map[string]string{
@@ -57,7 +57,7 @@ var invitationWords = map[string]map[string]string{
 // pending invitations, which the owner and admins manage.
 func (p *Pages) StaffPage() http.Handler {
 	return p.handle(func(w http.ResponseWriter, r *http.Request) error {
-		mp, err := p.editorStore(w, r)
+		mp, err := p.storeMember(w, r)
 		if err != nil {
 			return err
 		}
@@ -68,7 +68,7 @@ func (p *Pages) StaffPage() http.Handler {
 		data := map[string]any{"Title": words["title"], "S": words, "Me": user.ID, "MyRole": roleLabel(lang, member.RoleName, member.BuiltIn),
 			"MyScopes": scopeLabels(lang, member.Scopes, member.Everything())}
 		if member.BuiltIn == "" {
-			p.watchPage(w, mp, "staff.html", lang, "staff", data)
+			p.storePage(w, mp, "staff.html", lang, "staff", data)
 			return nil
 		}
 		staff, _, err := p.db.FindStaff(r.Context(), store.ID, storage.Page{Page: 1, Limit: 100})
@@ -124,7 +124,7 @@ func (p *Pages) StaffPage() http.Handler {
 			domains = append(domains, domain{d, pageWords[lang][d]})
 		}
 		data["Manage"], data["Members"], data["Roles"], data["Invitations"], data["Domains"] = true, rows, roleRows, invRows, domains
-		p.watchPage(w, mp, "staff.html", lang, "staff", data)
+		p.storePage(w, mp, "staff.html", lang, "staff", data)
 		return nil
 	})
 }
@@ -177,7 +177,7 @@ func (p *Pages) InvitationPage() http.Handler {
 		if user != nil {
 			data["SignedInAs"] = user.Email
 		}
-		renderPage(w, http.StatusOK, "invitation.html", data)
+		renderPage(w, http.StatusOK, "staff_invitation.html", data)
 		return nil
 	})
 }

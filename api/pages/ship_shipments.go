@@ -47,7 +47,7 @@ func shipmentDay(r *http.Request) (time.Time, bool) {
 // ShipmentsPage serves GET /stores/{store_id}/shipments.
 func (p *Pages) ShipmentsPage() http.Handler {
 	return p.handle(func(w http.ResponseWriter, r *http.Request) error {
-		mp, err := p.editorStore(w, r)
+		mp, err := p.storeMember(w, r)
 		if err != nil {
 			return err
 		}
@@ -81,7 +81,7 @@ func (p *Pages) ShipmentsPage() http.Handler {
 			}
 			rows = append(rows, one)
 		}
-		p.watchPage(w, mp, "shipments.html", lang, "shipments", map[string]any{"Title": words["shipments_title"], "S": words,
+		p.storePage(w, mp, "ship_shipments.html", lang, "shipments", map[string]any{"Title": words["shipments_title"], "S": words,
 			"Shipments": rows, "Day": day.Format(time.DateOnly)})
 		return nil
 	})
@@ -92,7 +92,7 @@ func (p *Pages) ShipmentsPage() http.Handler {
 // browser to print as one PDF.
 func (p *Pages) WaybillsPrint() http.Handler {
 	return p.handle(func(w http.ResponseWriter, r *http.Request) error {
-		mp, err := p.editorStore(w, r)
+		mp, err := p.storeMember(w, r)
 		if err != nil {
 			return err
 		}

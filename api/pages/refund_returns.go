@@ -102,7 +102,7 @@ type historyRow struct {
 // OrderReturnsPage serves GET /stores/{store_id}/orders/{order_id}/returns.
 func (p *Pages) OrderReturnsPage() http.Handler {
 	return p.handle(func(w http.ResponseWriter, r *http.Request) error {
-		mp, err := p.editorStore(w, r)
+		mp, err := p.storeMember(w, r)
 		if err != nil {
 			return err
 		}
@@ -222,7 +222,7 @@ func (p *Pages) OrderReturnsPage() http.Handler {
 			historyRows = append(historyRows, row)
 		}
 
-		p.watchPage(w, mp, "returns.html", lang, "orders", map[string]any{"Title": words["title"] + " — " + unbroken(order.OrderNumber), "R": words,
+		p.storePage(w, mp, "refund_returns.html", lang, "orders", map[string]any{"Title": words["title"] + " — " + unbroken(order.OrderNumber), "R": words,
 			"OrderID": order.ID, "OrderNumber": order.OrderNumber, "OrderStatus": cmp.Or(words["o_"+string(order.Status)], string(order.Status)),
 			"PaymentStatus": cmp.Or(words["p_"+string(order.PaymentStatus)], string(order.PaymentStatus)),
 			"Paid":          money(order.PaidTotal), "Refunded": money(refunded), "Pending": money(pending),

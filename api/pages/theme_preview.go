@@ -2,95 +2,23 @@ package pages
 
 import (
 	"bytes"
-	"embed"
 	"encoding/json"
 	"fmt"
 	"html/template"
 	"io"
-	"io/fs"
 	"net/http"
 	"slices"
 	"strings"
 
-	"github.com/go-chi/chi/v5"
-	"github.com/google/uuid"
-
-	"github.com/merchantsvc/svc/storage"
 	"github.com/merchantsvc/svc/storage/theme"
 )
 
-// The theme editor (merchant pages): an HTML shell and plain ES modules
-// served from the binary, and the storefront preview it frames, rendered
-// from the draft on the server.
-
-//go:embed assets
-var assetFiles embed.FS
+// The storefront preview the theme editor frames: a page of the draft,
+// rendered on the server, and its sections again for each change the
+// editor sends.
 
 // maxRenderBody bounds a posted document, as the JSON API bounds its bodies.
 const maxRenderBody = 1 << 20
-
-// Assets serves the editor's scripts and styles.
-func Assets() http.Handler {
-	sub, _ := fs.Sub(assetFiles, "assets")
-	files := http.StripPrefix("/assets/", http.FileServer(http.FS(sub)))
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Cache-Control", "no-cache")
-		w.Header().Set("X-Content-Type-Options", "nosniff")
-		files.ServeHTTP(w, r)
-	})
-}
-
-// memberPage is what a store page knows of its reader: the signed-in user,
-// the store the path names, their membership there, and every store they
-// belong to (for the switcher), all from one query.
-type memberPage struct {
-	user   *storage.User
-	store  storage.Store
-	member storage.Membership
-	stores []storage.MemberStore
-	lang   string // the page's language, the member's locale
-}
-
-// editorStore is the store named in the path, when the signed-in user is
-// one of its members (any role: what they may change is the API's to say,
-// decisions §16), or a redirect to sign in.
-func (p *Pages) editorStore(w http.ResponseWriter, r *http.Request) (memberPage, error) {
-	user, err := p.signedIn(w, r)
-	if err != nil {
-		return memberPage{}, err
-	}
-	storeID, err := uuid.Parse(chi.URLParam(r, "store_id"))
-	if err != nil {
-		p.problemPage(w, http.StatusNotFound, p.pageLang(r, user), "no such store")
-		return memberPage{}, errAnswered
-	}
-	stores, err := p.db.FindMemberStores(r.Context(), user.ID)
-	if err != nil {
-		return memberPage{}, err
-	}
-	for _, ms := range stores {
-		if ms.Store.ID == storeID {
-			return memberPage{user: user, store: ms.Store, member: ms.Membership, stores: stores, lang: p.pageLang(r, user)}, nil
-		}
-	}
-	toLogin(w, r)
-	return memberPage{}, errAnswered
-}
-
-// EditorPage serves GET /stores/{store_id}/themes/editor.
-func (p *Pages) EditorPage() http.Handler {
-	return p.handle(func(w http.ResponseWriter, r *http.Request) error {
-		mp, err := p.editorStore(w, r)
-		if err != nil {
-			return err
-		}
-		store := mp.store
-		lang := mp.lang
-		renderPage(w, http.StatusOK, "editor.html", map[string]any{"T": pageWords[lang], "Title": store.Name, "StoreID": store.ID,
-			"StoreName": store.Name, "Lang": lang})
-		return nil
-	})
-}
 
 // previewData is what a preview page shows: the theme settings and the
 // page's sections in order.
@@ -211,7 +139,7 @@ func colorHex(s string) bool {
 // draft for the editor's frame (same origin only).
 func (p *Pages) Preview() http.Handler {
 	return p.handle(func(w http.ResponseWriter, r *http.Request) error {
-		mp, err := p.editorStore(w, r)
+		mp, err := p.storeMember(w, r)
 		if err != nil {
 			return err
 		}
@@ -247,7 +175,7 @@ func (p *Pages) Preview() http.Handler {
 // a posted document, for the frame to swap in when the editor sends new settings.
 func (p *Pages) PreviewRender() http.Handler {
 	return p.handle(func(w http.ResponseWriter, r *http.Request) error {
-		if _, err := p.editorStore(w, r); err != nil {
+		if _, err := p.storeMember(w, r); err != nil {
 			return err
 		}
 		raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRenderBody))

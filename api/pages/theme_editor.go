@@ -1,0 +1,24 @@
+package pages
+
+import (
+	"net/http"
+)
+
+// The theme editor (merchant pages): an HTML shell and plain ES modules
+// served from the binary, beside the storefront preview it frames
+// (theme_preview.go).
+
+// EditorPage serves GET /stores/{store_id}/themes/editor.
+func (p *Pages) EditorPage() http.Handler {
+	return p.handle(func(w http.ResponseWriter, r *http.Request) error {
+		mp, err := p.storeMember(w, r)
+		if err != nil {
+			return err
+		}
+		store := mp.store
+		lang := mp.lang
+		renderPage(w, http.StatusOK, "theme_editor.html", map[string]any{"T": pageWords[lang], "Title": store.Name, "StoreID": store.ID,
+			"StoreName": store.Name, "Lang": lang})
+		return nil
+	})
+}
