@@ -32,7 +32,8 @@ type consentRequest struct {
 	Store   storage.Store
 	Scopes  []string
 	Params  map[string]string
-	Problem string // set when the link breaks a rule; the page says which
+	Problem string // the word of the rule the link breaks ("problem.…"), if it breaks one
+	About   string // what in the link breaks it, when the rule names it
 }
 
 // checkConsent applies the consent-link rules. It never redirects anywhere
@@ -44,7 +45,7 @@ func (p *Pages) checkConsent(r *http.Request, values url.Values, user *storage.U
 	}
 	app, err := p.db.FindAppByClientID(r.Context(), c.Params["client_id"])
 	if errors.Is(err, storage.ErrNotFound) {
-		c.Problem = "unknown client_id"
+		c.Problem = "problem.unknown_client"
 		return c, nil
 	}
 	if err != nil {
@@ -52,23 +53,23 @@ func (p *Pages) checkConsent(r *http.Request, values url.Values, user *storage.U
 	}
 	c.App = app
 	if !slices.Contains(app.RedirectURLs, c.Params["redirect_uri"]) {
-		c.Problem = "redirect_uri is not one of the app's redirect URLs"
+		c.Problem = "problem.bad_redirect"
 		return c, nil
 	}
 	if !statePattern.MatchString(c.Params["state"]) {
-		c.Problem = "state is required and may hold only letters, digits, - and _"
+		c.Problem = "problem.bad_state"
 		return c, nil
 	}
 	requested := strings.Fields(c.Params["scope"])
 	for _, sc := range app.Scopes {
 		if !slices.Contains(requested, sc) {
-			c.Problem = "scope must include every required scope of the app (" + sc + " is missing)"
+			c.Problem, c.About = "problem.missing_scope", sc
 			return c, nil
 		}
 	}
 	for _, sc := range requested {
 		if !slices.Contains(app.Scopes, sc) && !slices.Contains(app.OptionalScopes, sc) {
-			c.Problem = "scope " + sc + " is not one the app may ask for"
+			c.Problem, c.About = "problem.unknown_scope", sc
 			return c, nil
 		}
 	}
@@ -79,7 +80,7 @@ func (p *Pages) checkConsent(r *http.Request, values url.Values, user *storage.U
 	}
 	storeID, err := uuid.Parse(c.Params["store_id"])
 	if err != nil {
-		c.Problem = "store_id must be a store's id"
+		c.Problem = "problem.bad_store_id"
 		return c, nil
 	}
 	store, err := p.db.FindStoreByID(r.Context(), storeID)
@@ -112,7 +113,7 @@ func (p *Pages) ConsentPage() http.Handler {
 			return err
 		}
 		if c.Problem != "" {
-			p.problemPage(w, http.StatusBadRequest, lang, c.Problem)
+			p.problemPageAbout(w, http.StatusBadRequest, lang, c.Problem, c.About)
 			return nil
 		}
 		type scopeLine struct{ Name, Words string }
@@ -126,7 +127,7 @@ func (p *Pages) ConsentPage() http.Handler {
 		if c.App.WebhookURL != nil {
 			events = storage.EventsReadable(c.App.WebhookEvents, c.Scopes)
 		}
-		renderPage(w, http.StatusOK, "app_consent.html", map[string]any{"T": pageWords[lang], "Title": pageWords[lang]["consent_title"],
+		renderPage(w, http.StatusOK, lang, "app_consent.html", map[string]any{"Title": word(lang, "consent.title"),
 			"CSRF": p.pageCSRF(w, r), "App": c.App.Name, "Store": c.Store.Name, "Scopes": lines, "Events": events, "Params": c.Params})
 		return nil
 	})
@@ -147,19 +148,19 @@ func (p *Pages) ConsentForm() http.Handler {
 		}
 		lang := p.pageLang(r, user)
 		if err := r.ParseForm(); err != nil || !csrfValid(r) {
-			p.problemPage(w, http.StatusForbidden, lang, pageWords[lang]["bad_form"])
+			p.problemPage(w, http.StatusForbidden, lang, "problem.bad_form")
 			return nil
 		}
 		c, err := p.checkConsent(r, r.PostForm, user)
 		if errors.Is(err, errNotOwner) {
-			p.problemPage(w, http.StatusForbidden, lang, "sign in as the store's owner")
+			p.problemPage(w, http.StatusForbidden, lang, "problem.not_owner")
 			return nil
 		}
 		if err != nil {
 			return err
 		}
 		if c.Problem != "" {
-			p.problemPage(w, http.StatusBadRequest, lang, c.Problem)
+			p.problemPageAbout(w, http.StatusBadRequest, lang, c.Problem, c.About)
 			return nil
 		}
 		redirect := c.Params["redirect_uri"]
@@ -185,7 +186,7 @@ func (p *Pages) InstallFromListing() http.Handler {
 	return p.handle(func(w http.ResponseWriter, r *http.Request) error {
 		app, err := p.db.FindAppBySlug(r.Context(), chi.URLParam(r, "slug"))
 		if err != nil {
-			p.problemPage(w, http.StatusNotFound, "ar", "unknown app")
+			p.problemPage(w, http.StatusNotFound, p.pageLang(r, nil), "problem.unknown_app")
 			return nil
 		}
 		b := make([]byte, 18)
@@ -209,12 +210,12 @@ func (p *Pages) Launch() http.Handler {
 		lang := p.pageLang(r, user)
 		app, err := p.db.FindAppBySlug(r.Context(), chi.URLParam(r, "slug"))
 		if err != nil {
-			p.problemPage(w, http.StatusNotFound, lang, "unknown app")
+			p.problemPage(w, http.StatusNotFound, lang, "problem.unknown_app")
 			return nil
 		}
 		storeID, err := uuid.Parse(r.URL.Query().Get("store_id"))
 		if err != nil {
-			p.problemPage(w, http.StatusBadRequest, lang, "store_id must be a store's id")
+			p.problemPage(w, http.StatusBadRequest, lang, "problem.bad_store_id")
 			return nil
 		}
 		store, err := p.db.FindStoreByID(r.Context(), storeID)
@@ -227,7 +228,7 @@ func (p *Pages) Launch() http.Handler {
 			return err
 		}
 		if !installed {
-			p.problemPage(w, http.StatusNotFound, lang, "the app is not installed on this store")
+			p.problemPage(w, http.StatusNotFound, lang, "problem.not_installed")
 			return nil
 		}
 		params := url.Values{"store_id": {storeID.String()}, "locale": {lang}}

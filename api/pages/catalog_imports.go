@@ -18,7 +18,7 @@ func (p *Pages) ImportsPage() http.Handler {
 		if err != nil {
 			return err
 		}
-		user, store := mp.user, mp.store
+		store := mp.store
 		imports, err := p.db.FindRecentImports(r.Context(), store.ID, 20)
 		if err != nil {
 			return err
@@ -34,8 +34,7 @@ func (p *Pages) ImportsPage() http.Handler {
 		for _, imp := range imports {
 			rows = append(rows, row{imp.ID, string(imp.Status), imp.DryRun, imp.TotalRows, utcTime(imp.CreatedAt)})
 		}
-		lang := p.pageLang(r, user)
-		p.storePage(w, mp, "catalog_imports.html", lang, "imports", map[string]any{"Title": watchWords[lang]["imports_title"], "Imports": rows})
+		p.storePage(w, mp, "catalog_imports.html", "imports", map[string]any{"Title": word(mp.lang, "imports.title"), "Imports": rows})
 		return nil
 	})
 }

@@ -48,7 +48,7 @@ func (p *Pages) WorkPage() http.Handler {
 			}
 			excs = append(excs, exception{e.OrderID, e.OrderNumber, e.Reason, reads, utcTime(e.CreatedAt)})
 		}
-		p.storePage(w, mp, "order_work.html", lang, "work", map[string]any{"Title": watchWords[lang]["work_title"],
+		p.storePage(w, mp, "order_work.html", "work", map[string]any{"Title": word(lang, "work.title"),
 			"Images": imgs, "Exceptions": excs})
 		return nil
 	})

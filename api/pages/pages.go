@@ -27,7 +27,15 @@ import (
 //go:embed *.html
 var pageFiles embed.FS
 
-var pageTemplates = template.Must(template.ParseFS(pageFiles, "*.html"))
+// pageTemplates are the pages' templates by language: {{t "key"}} says
+// the key's word in that language.
+var pageTemplates = func() map[string]*template.Template {
+	sets := map[string]*template.Template{}
+	for _, lang := range languages {
+		sets[lang] = template.Must(template.New(lang).Funcs(pageFuncs(lang)).ParseFS(pageFiles, "*.html"))
+	}
+	return sets
+}()
 
 // Config is what the pages need beyond the database.
 type Config struct {
@@ -72,49 +80,13 @@ func (h pageHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.p.log.ErrorContext(r.Context(), "page failed", slog.String("method", r.Method), slog.String("path", r.URL.Path),
 			slog.Any("error", storage.Redacted(err)))
 		lang := h.p.pageLang(r, nil)
-		h.p.problemPage(w, http.StatusInternalServerError, lang, pageWords[lang]["internal_error"])
+		h.p.problemPage(w, http.StatusInternalServerError, lang, "problem.internal_error")
 	}
 }
 
 func (p *Pages) handle(fn handlerFunc) http.Handler { return pageHandler{p: p, fn: fn} }
 
 const csrfCookie = "svc_csrf"
-
-var pageWords = map[string]map[string]string{
-	"ar": {
-		"lang": "ar", "dir": "rtl", "signin_title": "تسجيل الدخول", "email": "البريد الإلكتروني", "password": "كلمة المرور",
-		"signin": "دخول", "other_lang": "English", "bad_login": "البريد الإلكتروني أو كلمة المرور غير صحيحة",
-		"throttled": "محاولات دخول فاشلة كثيرة؛ انتظر قليلًا ثم حاول مجددًا", "busy": "الخادم مشغول؛ حاول مجددًا بعد لحظات",
-		"consent_title": "تثبيت تطبيق", "consent_intro": "يطلب التطبيق الوصول إلى متجرك:", "consent_scopes": "سيتمكن التطبيق من:",
-		"consent_events": "وسيصله إشعار بهذه الأحداث في متجرك:",
-		"allow":          "السماح", "deny": "رفض", "problem_title": "تعذّر متابعة الطلب",
-		"read": "عرض", "write": "عرض وتعديل", "bad_form": "انتهت صلاحية النموذج؛ أعد تحميل الصفحة وحاول مجددًا",
-		"publish": "نشر", "history": "السجل", "theme_settings": "إعدادات القالب", "add_section": "إضافة قسم",
-		"publish_name": "اسم النسخة (اختياري)", "preview": "معاينة",
-		"internal_error": "حدث خطأ داخلي؛ حاول مجددًا بعد قليل", "catalog": "المنتجات والتصنيفات", "media": "الصور والوسائط", "orders": "الطلبات والمدفوعات", "customers": "العملاء",
-		"analytics": "التحليلات", "marketing": "التسويق", "themes": "تصميم المتجر", "risk": "تقييم المخاطر", "settings": "إعدادات المتجر",
-	},
-	"en": {
-		"lang": "en", "dir": "ltr", "signin_title": "Sign in", "email": "Email", "password": "Password",
-		"signin": "Sign in", "other_lang": "العربية", "bad_login": "Invalid email or password",
-		"throttled": "Too many failed sign-ins; wait a while and try again", "busy": "The server is busy; try again in a moment",
-		"consent_title": "Install an app", "consent_intro": "This app asks for access to your store:", "consent_scopes": "The app will be able to:",
-		"consent_events": "It will be notified of these events in your store:",
-		"allow":          "Allow", "deny": "Deny", "problem_title": "This request cannot continue",
-		"read": "View", "write": "View and change", "bad_form": "The form expired; reload the page and try again",
-		"publish": "Publish", "history": "History", "theme_settings": "Theme settings", "add_section": "Add section",
-		"publish_name": "Version name (optional)", "preview": "Preview",
-		"internal_error": "Internal error; try again shortly", "catalog": "products and categories", "media": "images and media", "orders": "orders and payments", "customers": "customers",
-		"analytics": "analytics", "marketing": "marketing", "themes": "the store's design", "risk": "risk scores", "settings": "store settings",
-	},
-}
-
-// scopeWords says what a scope lets an app do, in the page's language.
-func scopeWords(lang, scope string) string {
-	domain, access, _ := strings.Cut(scope, ":")
-	w := pageWords[lang]
-	return w[access] + " " + w[domain]
-}
 
 // pageCSRF returns the request's CSRF token, setting the cookie when the
 // browser has none yet.
@@ -136,10 +108,11 @@ func csrfValid(r *http.Request) bool {
 	return err == nil && len(c.Value) >= 32 && subtle.ConstantTimeCompare([]byte(c.Value), []byte(r.PostFormValue("csrf"))) == 1
 }
 
-func renderPage(w http.ResponseWriter, status int, name string, data map[string]any) {
+// renderPage answers with the page's template in lang.
+func renderPage(w http.ResponseWriter, status int, lang, name string, data map[string]any) {
 	pageHeaders(w, "default-src 'self'; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'")
 	w.WriteHeader(status)
-	_ = pageTemplates.ExecuteTemplate(w, name, data)
+	_ = pageTemplates[lang].ExecuteTemplate(w, name, data)
 }
 
 // pageHeaders are every page's headers, with its content security policy.
@@ -181,9 +154,17 @@ func (p *Pages) signedIn(w http.ResponseWriter, r *http.Request) (*storage.User,
 	return user, nil
 }
 
-func (p *Pages) problemPage(w http.ResponseWriter, status int, lang, message string) {
-	renderPage(w, status, "problem.html", map[string]any{"T": pageWords[lang], "Title": pageWords[lang]["problem_title"],
-		"Error": message})
+// problemPage answers with the problem page: what went wrong is the word
+// of key ("problem.…") in lang.
+func (p *Pages) problemPage(w http.ResponseWriter, status int, lang, key string) {
+	p.problemPageAbout(w, status, lang, key, "")
+}
+
+// problemPageAbout is problemPage naming what the problem is about (a
+// scope, kept left to right in an Arabic sentence).
+func (p *Pages) problemPageAbout(w http.ResponseWriter, status int, lang, key, about string) {
+	renderPage(w, status, lang, "problem.html", map[string]any{"Title": word(lang, "problem.title"), "Error": word(lang, key),
+		"About": about})
 }
 
 // toLogin sends the browser to sign in and come back to where it was.
@@ -214,7 +195,7 @@ func (p *Pages) LoginPage() http.Handler {
 	return p.handle(func(w http.ResponseWriter, r *http.Request) error {
 		lang := p.pageLang(r, nil)
 		next := safeNext(r.URL.Query().Get("next"))
-		renderPage(w, http.StatusOK, "login.html", map[string]any{"T": pageWords[lang], "Title": pageWords[lang]["signin_title"],
+		renderPage(w, http.StatusOK, lang, "login.html", map[string]any{"Title": word(lang, "login.title"),
 			"CSRF": p.pageCSRF(w, r), "Next": next, "OtherLangURL": otherLoginLanguage(lang, next)})
 		return nil
 	})
@@ -227,7 +208,7 @@ func (p *Pages) LoginForm() http.Handler {
 		r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
 		lang := p.pageLang(r, nil)
 		if err := r.ParseForm(); err != nil || !csrfValid(r) {
-			p.problemPage(w, http.StatusForbidden, lang, pageWords[lang]["bad_form"])
+			p.problemPage(w, http.StatusForbidden, lang, "problem.bad_form")
 			return nil
 		}
 		next := safeNext(r.PostFormValue("next"))
@@ -237,19 +218,19 @@ func (p *Pages) LoginForm() http.Handler {
 		status, refusal := 0, ""
 		switch {
 		case errors.Is(err, session.ErrBadLogin):
-			status, refusal = http.StatusUnauthorized, "bad_login"
+			status, refusal = http.StatusUnauthorized, "login.bad_login"
 		case errors.As(err, &throttled):
 			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(throttled.RetryAfter.Seconds()))))
-			status, refusal = http.StatusTooManyRequests, "throttled"
+			status, refusal = http.StatusTooManyRequests, "login.throttled"
 		case errors.Is(err, session.ErrBusy):
 			w.Header().Set("Retry-After", "1")
-			status, refusal = http.StatusServiceUnavailable, "busy"
+			status, refusal = http.StatusServiceUnavailable, "login.busy"
 		case err != nil:
 			return err
 		}
 		if status != 0 {
-			renderPage(w, status, "login.html", map[string]any{"T": pageWords[lang], "Title": pageWords[lang]["signin_title"],
-				"CSRF": p.pageCSRF(w, r), "Next": next, "Email": email, "Error": pageWords[lang][refusal], "OtherLangURL": otherLoginLanguage(lang, next)})
+			renderPage(w, status, lang, "login.html", map[string]any{"Title": word(lang, "login.title"),
+				"CSRF": p.pageCSRF(w, r), "Next": next, "Email": email, "Error": word(lang, refusal), "OtherLangURL": otherLoginLanguage(lang, next)})
 			return nil
 		}
 		if err := session.Start(w, r, p.db, user.ID, p.cfg.SecureCookies, p.cfg.Source(r)); err != nil {
@@ -260,49 +241,12 @@ func (p *Pages) LoginForm() http.Handler {
 	})
 }
 
-var watchWords = map[string]map[string]string{
-	"ar": {
-		"nav_imports": "الاستيراد", "nav_deliveries": "إشعارات الويب هوك", "nav_work": "الأعمال الجارية",
-		"imports_title": "استيراد المنتجات", "upload": "رفع الملف", "dry_run": "تجربة دون حفظ", "file": "ملف CSV",
-		"no_imports": "لا توجد عمليات استيراد بعد.", "status_running": "جارٍ", "status_succeeded": "اكتمل", "status_failed": "فشل",
-		"rows": "صف", "created": "أُنشئ", "updated": "حُدّث", "unchanged": "بلا تغيير", "failed_rows": "صفوف بها أخطاء",
-		"row": "الصف", "column": "العمود", "code": "الرمز", "message": "الرسالة", "download_errors": "تنزيل تقرير الأخطاء (CSV)",
-		"dry_run_badge": "تجربة", "started": "بدأ", "upload_failed": "تعذّر رفع الملف",
-		"deliveries_title": "إشعارات الويب هوك", "no_subscriptions": "لا توجد اشتراكات ويب هوك.", "active": "مفعّل", "inactive": "متوقف",
-		"event": "الحدث", "status": "الحالة", "attempts": "المحاولات", "response": "رد الخادم", "next_retry": "المحاولة التالية",
-		"created_at": "التاريخ", "redeliver": "إعادة الإرسال", "recover": "استعادة الإشعارات المتعثرة (آخر 3 أيام)",
-		"no_deliveries": "لا توجد إشعارات بعد.", "enable": "إعادة تفعيل الاشتراك", "enabled": "فُعّل الاشتراك", "queued": "أُضيفت إلى قائمة الإرسال", "retrying_wait": "يُعاد تلقائيًا",
-		"work_title": "الأعمال الجارية", "images_processing": "صور قيد المعالجة", "no_images": "لا توجد صور قيد المعالجة.",
-		"product": "المنتج", "since": "منذ", "exceptions": "طلبات تحتاج انتباهك", "no_exceptions": "لا توجد طلبات تحتاج انتباهك.",
-		"order": "الطلب", "reason": "السبب", "nav_shipments": "الشحنات", "nav_staff": "الفريق والأدوار", "nav_analytics": "التحليلات", "switch_store": "متاجرك الأخرى",
-		"d_pending": "بانتظار الإرسال", "d_retrying": "تُعاد المحاولة", "d_succeeded": "وصل", "d_failed": "فشل",
-		"d_exhausted": "استُنفدت المحاولات", "d_gone": "العنوان لم يعد موجودًا", "d_skipped": "تُخطّي",
-	},
-	"en": {
-		"nav_imports": "Imports", "nav_deliveries": "Webhook deliveries", "nav_work": "Background work",
-		"imports_title": "Product imports", "upload": "Upload", "dry_run": "Dry run (save nothing)", "file": "CSV file",
-		"no_imports": "No imports yet.", "status_running": "Running", "status_succeeded": "Finished", "status_failed": "Failed",
-		"rows": "rows", "created": "created", "updated": "updated", "unchanged": "unchanged", "failed_rows": "rows with errors",
-		"row": "Row", "column": "Column", "code": "Code", "message": "Message", "download_errors": "Download the error report (CSV)",
-		"dry_run_badge": "dry run", "started": "Started", "upload_failed": "The file could not be uploaded",
-		"deliveries_title": "Webhook deliveries", "no_subscriptions": "No webhook subscriptions.", "active": "active", "inactive": "switched off",
-		"event": "Event", "status": "Status", "attempts": "Attempts", "response": "Response", "next_retry": "Next retry",
-		"created_at": "Created", "redeliver": "Redeliver", "recover": "Recover failed deliveries (last 3 days)",
-		"no_deliveries": "No deliveries yet.", "enable": "Switch the subscription back on", "enabled": "Switched on", "queued": "Queued", "retrying_wait": "retried automatically",
-		"work_title": "Background work", "images_processing": "Images processing", "no_images": "No images are processing.",
-		"product": "Product", "since": "Since", "exceptions": "Orders that need you", "no_exceptions": "No orders need you.",
-		"order": "Order", "reason": "Reason", "nav_shipments": "Shipments", "nav_staff": "Staff and roles", "nav_analytics": "Analytics", "switch_store": "Your other stores",
-		"d_pending": "pending", "d_retrying": "retrying", "d_succeeded": "succeeded", "d_failed": "failed",
-		"d_exhausted": "exhausted", "d_gone": "gone", "d_skipped": "skipped",
-	},
-}
-
 // storePage renders a store page (one under /stores/{store_id}) in the
 // store shell: the store's name, its pages and the switcher.
 // A member of more than one store switches between them on every page.
-func (p *Pages) storePage(w http.ResponseWriter, mp memberPage, name, lang, section string, data map[string]any) {
-	data["T"], data["W"], data["Lang"] = pageWords[lang], watchWords[lang], lang
-	data["StoreID"], data["StoreName"], data["Section"] = mp.store.ID, mp.store.Name, section
+func (p *Pages) storePage(w http.ResponseWriter, mp memberPage, name, section string, data map[string]any) {
+	lang := mp.lang
+	data["StoreID"], data["StoreName"], data["Section"], data["CSRF"] = mp.store.ID, mp.store.Name, section, mp.csrf
 	type otherStore struct {
 		ID         uuid.UUID
 		Name, Role string
@@ -317,7 +261,7 @@ func (p *Pages) storePage(w http.ResponseWriter, mp memberPage, name, lang, sect
 	if section == "orders" { // an order is one store's: the other store opens on its shipments
 		data["SwitchPath"] = "shipments"
 	}
-	renderPage(w, http.StatusOK, name, data)
+	renderPage(w, http.StatusOK, lang, name, data)
 }
 
 // utcTime is how the pages show a time: UTC, to the second.
@@ -346,6 +290,7 @@ type memberPage struct {
 	member storage.Membership
 	stores []storage.MemberStore
 	lang   string // the page's language, the member's locale
+	csrf   string // the page's CSRF token, which its scripts send with every call
 }
 
 // storeMember is the store named in the path, when the signed-in user is
@@ -358,7 +303,7 @@ func (p *Pages) storeMember(w http.ResponseWriter, r *http.Request) (memberPage,
 	}
 	storeID, err := uuid.Parse(chi.URLParam(r, "store_id"))
 	if err != nil {
-		p.problemPage(w, http.StatusNotFound, p.pageLang(r, user), "no such store")
+		p.problemPage(w, http.StatusNotFound, p.pageLang(r, user), "problem.no_store")
 		return memberPage{}, errAnswered
 	}
 	stores, err := p.db.FindMemberStores(r.Context(), user.ID)
@@ -367,7 +312,8 @@ func (p *Pages) storeMember(w http.ResponseWriter, r *http.Request) (memberPage,
 	}
 	for _, ms := range stores {
 		if ms.Store.ID == storeID {
-			return memberPage{user: user, store: ms.Store, member: ms.Membership, stores: stores, lang: p.pageLang(r, user)}, nil
+			return memberPage{user: user, store: ms.Store, member: ms.Membership, stores: stores, lang: p.pageLang(r, user),
+				csrf: p.pageCSRF(w, r)}, nil
 		}
 	}
 	toLogin(w, r)

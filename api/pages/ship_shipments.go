@@ -14,25 +14,6 @@ import (
 // and waybill, and the day's waybills as one print run (one A6 page each,
 // the same template the waybill workflow prints).
 
-var shipmentWords = map[string]map[string]string{
-	"ar": {
-		"nav_shipments": "الشحنات", "shipments_title": "الشحنات", "day": "اليوم", "show": "عرض", "print_day": "طباعة بوالص اليوم (ملف PDF واحد)",
-		"number": "الشحنة", "order": "الطلب", "carrier": "شركة الشحن", "tracking": "رقم التتبع", "status": "الحالة", "cod": "التحصيل",
-		"waybill": "البوليصة", "download": "تنزيل PDF", "w_pending": "قيد الإنشاء", "w_failed": "تعذّر الإنشاء",
-		"no_shipments": "لا توجد شحنات في هذا اليوم.", "print": "طباعة", "returns": "المرتجعات والاستردادات",
-		"s_label_created": "البوليصة جاهزة", "s_in_transit": "في الطريق", "s_out_for_delivery": "خرجت للتسليم", "s_failed_attempt": "تعذّر التسليم",
-		"s_delivered": "سُلِّمت", "s_returned_to_sender": "أُرجعت للمرسل", "s_cancelled": "أُلغيت",
-	},
-	"en": {
-		"nav_shipments": "Shipments", "shipments_title": "Shipments", "day": "Day", "show": "Show", "print_day": "Print the day's waybills (one PDF)",
-		"number": "Shipment", "order": "Order", "carrier": "Carrier", "tracking": "Tracking", "status": "Status", "cod": "COD",
-		"waybill": "Waybill", "download": "Download PDF", "w_pending": "rendering", "w_failed": "failed",
-		"no_shipments": "No shipments on this day.", "print": "Print", "returns": "Returns and refunds",
-		"s_label_created": "label created", "s_in_transit": "in transit", "s_out_for_delivery": "out for delivery", "s_failed_attempt": "failed attempt",
-		"s_delivered": "delivered", "s_returned_to_sender": "returned to sender", "s_cancelled": "cancelled",
-	},
-}
-
 // shipmentDay is the day a page shows: ?date=YYYY-MM-DD, else today (UTC).
 func shipmentDay(r *http.Request) (time.Time, bool) {
 	raw := r.URL.Query().Get("date")
@@ -55,7 +36,7 @@ func (p *Pages) ShipmentsPage() http.Handler {
 		lang := mp.lang
 		day, ok := shipmentDay(r)
 		if !ok {
-			p.problemPage(w, http.StatusBadRequest, lang, "date must be YYYY-MM-DD")
+			p.problemPage(w, http.StatusBadRequest, lang, "problem.bad_date")
 			return errAnswered
 		}
 		next := day.AddDate(0, 0, 1)
@@ -70,18 +51,17 @@ func (p *Pages) ShipmentsPage() http.Handler {
 			Status, StatusLabel, Waybill, WaybillLabel string
 			COD                                        string
 		}
-		words := shipmentWords[lang]
 		rows := make([]row, 0, len(list))
 		for _, s := range list {
 			one := row{ID: s.ID, OrderID: s.OrderID, Number: s.Number, OrderNumber: s.OrderNumber, Carrier: s.Carrier, Status: string(s.Status),
-				StatusLabel: words["s_"+string(s.Status)], Waybill: s.WaybillStatus, WaybillLabel: words["w_"+s.WaybillStatus],
+				StatusLabel: word(lang, "shipments.s_"+string(s.Status)), Waybill: s.WaybillStatus, WaybillLabel: word(lang, "shipments.w_"+s.WaybillStatus),
 				COD: storage.FormatPrice(s.CODAmount, storage.CurrencyExponent(store.Currency)) + " " + store.Currency}
 			if s.TrackingNumber != nil {
 				one.Tracking = *s.TrackingNumber
 			}
 			rows = append(rows, one)
 		}
-		p.storePage(w, mp, "ship_shipments.html", lang, "shipments", map[string]any{"Title": words["shipments_title"], "S": words,
+		p.storePage(w, mp, "ship_shipments.html", "shipments", map[string]any{"Title": word(lang, "shipments.title"),
 			"Shipments": rows, "Day": day.Format(time.DateOnly)})
 		return nil
 	})
@@ -99,7 +79,7 @@ func (p *Pages) WaybillsPrint() http.Handler {
 		user, store := mp.user, mp.store
 		day, ok := shipmentDay(r)
 		if !ok {
-			p.problemPage(w, http.StatusBadRequest, p.pageLang(r, user), "date must be YYYY-MM-DD")
+			p.problemPage(w, http.StatusBadRequest, p.pageLang(r, user), "problem.bad_date")
 			return errAnswered
 		}
 		docs, err := p.db.FindWaybillDocuments(r.Context(), store.ID, day, day.AddDate(0, 0, 1), 500)

@@ -17,8 +17,8 @@ func (p *Pages) EditorPage() http.Handler {
 		}
 		store := mp.store
 		lang := mp.lang
-		renderPage(w, http.StatusOK, "theme_editor.html", map[string]any{"T": pageWords[lang], "Title": store.Name, "StoreID": store.ID,
-			"StoreName": store.Name, "Lang": lang})
+		renderPage(w, http.StatusOK, lang, "theme_editor.html", map[string]any{"Title": store.Name, "StoreID": store.ID,
+			"StoreName": store.Name, "CSRF": mp.csrf})
 		return nil
 	})
 }

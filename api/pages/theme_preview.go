@@ -157,7 +157,7 @@ func (p *Pages) Preview() http.Handler {
 			return err
 		}
 		var body bytes.Buffer
-		if err := pageTemplates.ExecuteTemplate(&body, "preview-sections", data); err != nil {
+		if err := pageTemplates[mp.lang].ExecuteTemplate(&body, "preview-sections", data); err != nil {
 			return err
 		}
 		h := w.Header()
@@ -165,7 +165,7 @@ func (p *Pages) Preview() http.Handler {
 		h.Set("Cache-Control", "no-store")
 		h.Set("Content-Security-Policy", "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src https: 'self'; frame-ancestors 'self'")
 		w.WriteHeader(http.StatusOK)
-		_ = pageTemplates.ExecuteTemplate(w, "preview-page", map[string]any{"Data": data, "Body": template.HTML(body.String()),
+		_ = pageTemplates[mp.lang].ExecuteTemplate(w, "preview-page", map[string]any{"Data": data, "Body": template.HTML(body.String()),
 			"StoreName": store.Name})
 		return nil
 	})
@@ -175,7 +175,8 @@ func (p *Pages) Preview() http.Handler {
 // a posted document, for the frame to swap in when the editor sends new settings.
 func (p *Pages) PreviewRender() http.Handler {
 	return p.handle(func(w http.ResponseWriter, r *http.Request) error {
-		if _, err := p.storeMember(w, r); err != nil {
+		mp, err := p.storeMember(w, r)
+		if err != nil {
 			return err
 		}
 		raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRenderBody))
@@ -200,7 +201,7 @@ func (p *Pages) PreviewRender() http.Handler {
 			return nil
 		}
 		var body bytes.Buffer
-		if err := pageTemplates.ExecuteTemplate(&body, "preview-sections", data); err != nil {
+		if err := pageTemplates[mp.lang].ExecuteTemplate(&body, "preview-sections", data); err != nil {
 			return err
 		}
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")

@@ -48,7 +48,7 @@ func (p *Pages) DeliveriesPage() http.Handler {
 		}
 		bySub := map[uuid.UUID][]delivery{}
 		for _, d := range recent {
-			one := delivery{ID: d.ID, Event: d.Event, Status: string(d.Status), Label: watchWords[lang]["d_"+string(d.Status)],
+			one := delivery{ID: d.ID, Event: d.Event, Status: string(d.Status), Label: word(lang, "deliveries.d_"+string(d.Status)),
 				Attempts: d.Attempts, Created: utcTime(d.CreatedAt), Response: "—"}
 			if d.LastResponseCode != nil {
 				one.Response = strconv.Itoa(*d.LastResponseCode)
@@ -62,7 +62,7 @@ func (p *Pages) DeliveriesPage() http.Handler {
 		for _, s := range subs {
 			list = append(list, subscription{ID: s.ID, URL: s.URL, Active: s.IsActive, Deliveries: bySub[s.ID]})
 		}
-		p.storePage(w, mp, "webhook_deliveries.html", lang, "deliveries", map[string]any{"Title": watchWords[lang]["deliveries_title"],
+		p.storePage(w, mp, "webhook_deliveries.html", "deliveries", map[string]any{"Title": word(lang, "deliveries.title"),
 			"Subscriptions": list})
 		return nil
 	})

@@ -6,7 +6,7 @@ const storeID = document.body.dataset.storeId;
 const lang = document.body.dataset.lang;
 const api = `/api/v1/stores/${storeID}/products`;
 const list = document.getElementById("imports");
-const words = JSON.parse(list.dataset.words);
+const words = JSON.parse(document.getElementById("words").textContent);
 const template = document.getElementById("import-template");
 
 function card(id) {
@@ -22,7 +22,7 @@ function card(id) {
 function show(el, data) {
   const set = (cls, v) => { el.querySelector("." + cls).textContent = String(v); };
   el.dataset.status = data.status;
-  el.querySelector(".status").textContent = words[data.status] || data.status;
+  el.querySelector(".status").textContent = words["status_" + data.status] || data.status;
   const bar = el.querySelector("progress");
   bar.max = Math.max(data.total_rows, 1);
   bar.value = data.processed_rows;

@@ -7,7 +7,7 @@ import { apiMessage } from "./apierror.js";
 
 const storeID = document.body.dataset.storeId;
 const lang = document.body.dataset.lang;
-const words = document.getElementById("words").dataset;
+const words = JSON.parse(document.getElementById("words").textContent);
 
 for (const article of document.querySelectorAll("article.return")) {
   const button = article.querySelector("button.receive");
@@ -33,7 +33,7 @@ for (const article of document.querySelectorAll("article.return")) {
     const json = await res.json().catch(() => ({}));
     result.dataset.ok = String(res.ok);
     if (res.ok) {
-      result.textContent = words.received;
+      result.textContent = words.received_ok;
       setTimeout(() => location.reload(), 800);
       return;
     }

@@ -7,7 +7,7 @@ import { apiMessage } from "./apierror.js";
 
 const storeID = document.body.dataset.storeId;
 const lang = document.body.dataset.lang;
-const words = document.getElementById("words").dataset;
+const words = JSON.parse(document.getElementById("words").textContent);
 
 function body(form) {
   const out = {};
@@ -32,7 +32,7 @@ function message(json, status) {
 for (const form of document.querySelectorAll("form[data-method]")) {
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
-    if (form.dataset.confirm === "remove" && !window.confirm(words.confirmRemove)) return;
+    if (form.dataset.confirm === "remove" && !window.confirm(words.confirm_remove)) return;
     const result = form.closest("section").querySelector(".result") || form.appendChild(document.createElement("span"));
     result.classList.add("result");
     const button = form.querySelector("button");

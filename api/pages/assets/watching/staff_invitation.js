@@ -5,8 +5,8 @@
 
 import { apiMessage } from "./apierror.js";
 
-const words = document.getElementById("words").dataset;
-const lang = words.lang;
+const words = JSON.parse(document.getElementById("words").textContent);
+const lang = document.documentElement.lang;
 const $ = (id) => document.getElementById(id);
 
 const fromHash = new URLSearchParams(location.hash.slice(1)).get("token");
@@ -48,7 +48,7 @@ async function accept(extra) {
 
 async function start() {
   if (!token) {
-    $("status").textContent = words.noToken;
+    $("status").textContent = words.no_token;
     return;
   }
   const { res, json } = await post("/api/v1/staff-invitations/lookup", { token });

@@ -3,7 +3,7 @@
 
 const storeID = document.body.dataset.storeId;
 const lang = document.body.dataset.lang;
-const words = document.getElementById("words").dataset;
+const words = JSON.parse(document.getElementById("words").textContent);
 
 async function call(method, path, body) {
   const headers = { "Content-Type": "application/json" };
