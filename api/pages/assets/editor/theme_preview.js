@@ -2,6 +2,8 @@
 // messages and acknowledges each one; messages from any other origin than
 // its own (the editor is served from the same origin) are ignored.
 
+import { call } from "../watching/api.js";
+
 const page = document.getElementById("sf-page");
 const storeID = location.pathname.split("/")[2];
 
@@ -11,13 +13,10 @@ function ack(msg, ok = true) {
 
 async function setContext(msg) {
   const { themeSettings, page: pageName, document: doc } = msg.payload || {};
-  const res = await fetch(`/stores/${storeID}/themes/preview/render`, {
-    method: "POST",
-    headers: { "Content-Type": "application/json" },
-    body: JSON.stringify({ document: doc || { settings: themeSettings, templates: {} }, page: pageName || "index" }),
+  const { ok, status, data } = await call("POST", `/stores/${storeID}/themes/preview/render`, {
+    body: { document: doc || { settings: themeSettings, templates: {} }, page: pageName || "index" },
   });
-  if (!res.ok) throw new Error("render failed: " + res.status);
-  const { data } = await res.json();
+  if (!ok) throw new Error("render failed: " + status);
   page.innerHTML = data.html;
   document.documentElement.dir = data.dir;
   document.body.setAttribute("style", data.vars);

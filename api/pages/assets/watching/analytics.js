@@ -2,17 +2,14 @@
 // with the member's session and draws the net sales per bucket as plain
 // SVG bars. In Arabic the time axis runs right to left, like the text.
 
-import { apiMessage } from "./apierror.js";
+import { call, lang, storeAPI, words } from "./api.js";
 
-const storeID = document.body.dataset.storeId;
-const lang = document.body.dataset.lang;
 const rtl = document.documentElement.dir === "rtl";
-const words = JSON.parse(document.getElementById("words").textContent);
 const form = document.getElementById("range-form");
 const chart = document.getElementById("chart");
 const errorBox = document.getElementById("error");
 const locale = lang === "ar" ? "ar-EG" : "en-GB";
-const base = `/api/v1/stores/${storeID}/analytics`;
+const base = storeAPI("/analytics");
 
 let money = (minor) => String(minor);
 let axis = (minor) => String(minor);
@@ -102,10 +99,9 @@ function showTop(items) {
 }
 
 async function read(path) {
-  const res = await fetch(path, { credentials: "same-origin" });
-  const json = await res.json().catch(() => ({}));
-  if (!res.ok) throw new Error(apiMessage(json, lang) || String(res.status));
-  return json.data;
+  const r = await call("GET", path);
+  if (!r.ok) throw new Error(r.error.message);
+  return r.data;
 }
 
 async function load() {

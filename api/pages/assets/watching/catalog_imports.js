@@ -2,11 +2,10 @@
 // then follow each import's server-sent events; the bar moves as batches
 // commit, and the result lists the row errors in the page's language.
 
-const storeID = document.body.dataset.storeId;
-const lang = document.body.dataset.lang;
-const api = `/api/v1/stores/${storeID}/products`;
+import { call, lang, storeAPI, words } from "./api.js";
+
+const api = storeAPI("/products");
 const list = document.getElementById("imports");
-const words = JSON.parse(document.getElementById("words").textContent);
 const template = document.getElementById("import-template");
 
 function card(id) {
@@ -103,18 +102,13 @@ document.getElementById("upload").addEventListener("submit", async (ev) => {
   const button = document.getElementById("upload-button");
   button.disabled = true;
   try {
-    const res = await fetch(`${api}/import`, {
-      method: "POST", credentials: "same-origin", body: form,
-      headers: { "Idempotency-Key": crypto.randomUUID(), "Prefer": "respond-async" },
-    });
-    const json = await res.json().catch(() => ({}));
-    if (!res.ok) {
-      const err = json.error || {};
-      problem.textContent = (lang === "ar" ? err.message_ar : err.message) || words.upload_failed;
+    const r = await call("POST", `${api}/import`, { body: form, headers: { "Prefer": "respond-async" } });
+    if (!r.ok) {
+      problem.textContent = r.error.code ? r.error.message : words.upload_failed;
       problem.hidden = false;
       return;
     }
-    const imp = json.data;
+    const imp = r.data;
     add({ id: imp.import_id, status: imp.status, dryRun: imp.dry_run, total: imp.total_rows, started: "" }, true);
     document.getElementById("upload").reset();
   } finally {

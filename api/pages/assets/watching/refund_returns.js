@@ -3,11 +3,7 @@
 // answer (or its error, in the page's language) is shown, and the page
 // reloads after a receipt.
 
-import { apiMessage } from "./apierror.js";
-
-const storeID = document.body.dataset.storeId;
-const lang = document.body.dataset.lang;
-const words = JSON.parse(document.getElementById("words").textContent);
+import { call, storeAPI, words } from "./api.js";
 
 for (const article of document.querySelectorAll("article.return")) {
   const button = article.querySelector("button.receive");
@@ -25,19 +21,14 @@ for (const article of document.querySelectorAll("article.return")) {
       if (line.restock && location) line.location_id = location;
       return line;
     });
-    const res = await fetch(`/api/v1/stores/${storeID}/returns/${article.dataset.returnId}/receive`, {
-      method: "POST", credentials: "same-origin",
-      headers: { "Content-Type": "application/json", "Idempotency-Key": crypto.randomUUID() },
-      body: JSON.stringify({ lines }),
-    });
-    const json = await res.json().catch(() => ({}));
-    result.dataset.ok = String(res.ok);
-    if (res.ok) {
+    const r = await call("POST", storeAPI(`/returns/${article.dataset.returnId}/receive`), { body: { lines } });
+    result.dataset.ok = String(r.ok);
+    if (r.ok) {
       result.textContent = words.received_ok;
       setTimeout(() => location.reload(), 800);
       return;
     }
-    result.textContent = apiMessage(json, lang) || String(res.status);
+    result.textContent = r.error.message;
     result.classList.add("error");
     button.disabled = false;
   });

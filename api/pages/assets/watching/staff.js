@@ -3,11 +3,7 @@
 // one name an array). The API's answer, or its error in the page's
 // language, is shown, and the page reloads after a change.
 
-import { apiMessage } from "./apierror.js";
-
-const storeID = document.body.dataset.storeId;
-const lang = document.body.dataset.lang;
-const words = JSON.parse(document.getElementById("words").textContent);
+import { call, storeAPI, words } from "./api.js";
 
 function body(form) {
   const out = {};
@@ -24,10 +20,7 @@ function body(form) {
 }
 
 // The error in the page's language, naming the field it is about.
-function message(json, status) {
-  const field = ((json.error || {}).fields || [])[0];
-  return (field?.field ? field.field + ": " : "") + (apiMessage(json, lang) || String(status));
-}
+const message = (error) => (error.field ? error.field + ": " : "") + error.message;
 
 for (const form of document.querySelectorAll("form[data-method]")) {
   form.addEventListener("submit", async (event) => {
@@ -38,17 +31,11 @@ for (const form of document.querySelectorAll("form[data-method]")) {
     const button = form.querySelector("button");
     button.disabled = true;
     const method = form.dataset.method;
-    const init = { method, credentials: "same-origin", headers: { "Idempotency-Key": crypto.randomUUID() } };
-    if (method !== "DELETE") {
-      init.headers["Content-Type"] = "application/json";
-      init.body = JSON.stringify(body(form));
-    }
-    const res = await fetch(`/api/v1/stores/${storeID}${form.dataset.path}`, init);
-    const json = res.status === 204 ? {} : await res.json().catch(() => ({}));
-    result.dataset.ok = String(res.ok);
-    result.classList.toggle("error", !res.ok);
-    result.textContent = res.ok ? words.done : message(json, res.status);
-    if (res.ok) {
+    const r = await call(method, storeAPI(form.dataset.path), { body: method === "DELETE" ? undefined : body(form) });
+    result.dataset.ok = String(r.ok);
+    result.classList.toggle("error", !r.ok);
+    result.textContent = r.ok ? words.done : message(r.error);
+    if (r.ok) {
       setTimeout(() => location.reload(), 500);
       return;
     }

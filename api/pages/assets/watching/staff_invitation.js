@@ -3,10 +3,8 @@
 // session (so signing in first, or switching language, does not lose
 // it), looks the invitation up and accepts it through the JSON API.
 
-import { apiMessage } from "./apierror.js";
+import { call, words } from "./api.js";
 
-const words = JSON.parse(document.getElementById("words").textContent);
-const lang = document.documentElement.lang;
 const $ = (id) => document.getElementById(id);
 
 const fromHash = new URLSearchParams(location.hash.slice(1)).get("token");
@@ -16,32 +14,24 @@ if (fromHash) {
 }
 const token = fromHash || sessionStorage.getItem("invitation_token");
 
-function showError(json, status) {
-  $("error").textContent = apiMessage(json, lang) || String(status);
+function showError(error) {
+  $("error").textContent = error.message;
   $("error").hidden = false;
-  $("error").dataset.code = (json.error || {}).code || "";
-}
-
-async function post(path, body) {
-  const res = await fetch(path, {
-    method: "POST", credentials: "same-origin",
-    headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
-  });
-  return { res, json: await res.json().catch(() => ({})) };
+  $("error").dataset.code = error.code;
 }
 
 async function accept(extra) {
   $("error").hidden = true;
-  const { res, json } = await post("/api/v1/staff-invitations/accept", { token, ...extra });
-  if (!res.ok) {
-    showError(json, res.status);
+  const r = await call("POST", "/api/v1/staff-invitations/accept", { body: { token, ...extra } });
+  if (!r.ok) {
+    showError(r.error);
     return;
   }
   sessionStorage.removeItem("invitation_token");
   $("invitation").hidden = true;
   $("status").textContent = words.accepted;
   $("status").hidden = false;
-  $("open-store").href = `/stores/${json.data.store.id}/staff`;
+  $("open-store").href = `/stores/${r.data.store.id}/staff`;
   $("done").hidden = false;
   document.body.dataset.accepted = "true";
 }
@@ -51,13 +41,13 @@ async function start() {
     $("status").textContent = words.no_token;
     return;
   }
-  const { res, json } = await post("/api/v1/staff-invitations/lookup", { token });
-  if (!res.ok) {
+  const r = await call("POST", "/api/v1/staff-invitations/lookup", { body: { token } });
+  if (!r.ok) {
     $("status").hidden = true;
-    showError(json, res.status);
+    showError(r.error);
     return;
   }
-  const inv = json.data;
+  const inv = r.data;
   $("status").hidden = true;
   $("intro").textContent = words.intro;
   $("as").textContent = words.as;

@@ -1,20 +1,12 @@
 // The deliveries page's buttons call the JSON API with the session, so
 // redeliver and recover follow the API's rules; the page then reloads.
 
-const storeID = document.body.dataset.storeId;
-const lang = document.body.dataset.lang;
-const words = JSON.parse(document.getElementById("words").textContent);
+import { call, storeAPI, words } from "./api.js";
 
-async function call(method, path, body) {
-  const headers = { "Content-Type": "application/json" };
-  if (method === "POST") headers["Idempotency-Key"] = crypto.randomUUID();
-  const res = await fetch(`/api/v1/stores/${storeID}/webhooks/${path}`, {
-    method, credentials: "same-origin", headers, body: JSON.stringify(body),
-  });
-  const json = await res.json().catch(() => ({}));
-  if (res.ok) return { ok: true, text: method === "POST" ? `${words.queued}: ${json.data.queued}` : words.enabled };
-  const err = json.error || {};
-  return { ok: false, text: (lang === "ar" ? err.message_ar : err.message) || String(res.status) };
+async function webhookCall(method, path, body) {
+  const r = await call(method, storeAPI(`/webhooks/${path}`), { body });
+  if (r.ok) return { ok: true, text: method === "POST" ? `${words.queued}: ${r.data.queued}` : words.enabled };
+  return { ok: false, text: r.error.message };
 }
 
 for (const section of document.querySelectorAll(".subscription")) {
@@ -27,15 +19,15 @@ for (const section of document.querySelectorAll(".subscription")) {
   };
   section.querySelector(".recover").addEventListener("click", async () => {
     const since = new Date(Date.now() - 3 * 24 * 3600 * 1000).toISOString();
-    answer(await call("POST", `${webhookID}/recover`, { since }));
+    answer(await webhookCall("POST", `${webhookID}/recover`, { since }));
   });
   section.querySelector(".enable")?.addEventListener("click", async () => {
-    answer(await call("PATCH", webhookID, { is_active: true }));
+    answer(await webhookCall("PATCH", webhookID, { is_active: true }));
   });
   for (const row of section.querySelectorAll("tr.delivery")) {
     row.querySelector(".redeliver")?.addEventListener("click", async (ev) => {
       ev.target.disabled = true;
-      answer(await call("POST", `${webhookID}/deliveries/${row.dataset.deliveryId}/redeliver`, {}));
+      answer(await webhookCall("POST", `${webhookID}/deliveries/${row.dataset.deliveryId}/redeliver`, {}));
     });
   }
 }
