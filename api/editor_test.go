@@ -74,7 +74,7 @@ func TestThemeEditorInHeadlessChromium(t *testing.T) {
 	))
 	rev, _ := h.draftRevision(m)
 	require.Equal(t, start, rev, "nothing saved before the 1500 ms debounce")
-	require.Equal(t, "unsaved changes", state)
+	require.Equal(t, "تغييرات غير محفوظة", state, "unsaved changes, in Arabic by default")
 	require.NoError(t, chromedp.Run(tabA, chromedp.WaitVisible(`#save-state[data-state="saved"]`, chromedp.ByQuery)))
 	rev, draft := h.draftRevision(m)
 	require.Equal(t, start+1, rev, "one save for three edits")

@@ -12,8 +12,8 @@ import (
 // keyed by page ("imports.title", "returns.r_approved") but for the few
 // every page shares ("lang", "dir", "other_lang"). Templates say
 // {{t "key"}}, Go code word(lang, "key"), and a page's script reads the
-// words its template hands it with {{words "key" …}}. TestWords keeps both
-// lists on the same keys and every key a page uses in them.
+// words its template hands it with {{words "key" …}}. words_test.go keeps
+// both lists on the same keys and every key a page uses in them.
 
 //go:embed words_ar.json words_en.json
 var wordFiles embed.FS

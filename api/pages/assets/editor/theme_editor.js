@@ -3,8 +3,9 @@
 // flight), undo/redo over the last 50 changes, 412 handling that merges the
 // local change on top of the server's draft, publish and history.
 
-const storeID = document.body.dataset.storeId;
-const api = `/api/v1/stores/${storeID}/themes/v3`;
+import { call as apiCall, lang, storeAPI, words } from "../watching/api.js";
+
+const api = storeAPI("/themes/v3");
 const DEBOUNCE_MS = 1500;
 const UNDO_LIMIT = 50;
 
@@ -27,15 +28,10 @@ const state = {
   timer: null,
 };
 
+// call is a call of the themes API, answering its status and its JSON.
 async function call(method, path, body, headers = {}) {
-  const res = await fetch(api + path, {
-    method,
-    credentials: "same-origin",
-    headers: { ...(body !== undefined ? { "Content-Type": "application/json" } : {}), ...headers },
-    body: body !== undefined ? JSON.stringify(body) : undefined,
-  });
-  const json = await res.json().catch(() => ({}));
-  return { status: res.status, json };
+  const r = await apiCall(method, api + path, { body, headers });
+  return { status: r.status, json: r.answer };
 }
 
 // ---- JSON diff and patch (the same shape as the server's compare) ----
@@ -78,7 +74,7 @@ function applyPatch(doc, ops) {
 function setSaveState(s) {
   const el = $("save-state");
   el.dataset.state = s;
-  el.textContent = { saved: "saved", dirty: "unsaved changes", saving: "saving…", error: "not saved" }[s] || s;
+  el.textContent = { saved: words.saved, dirty: words.dirty, saving: words.saving, error: words.not_saved }[s] || s;
 }
 
 function scheduleSave() {
@@ -130,15 +126,12 @@ async function save() {
 function showMerged() {
   const el = $("merge-notice");
   el.hidden = false;
-  el.textContent =
-    document.body.dataset.lang === "en"
-      ? "This draft was changed elsewhere; your changes were merged on top."
-      : "تغيّرت المسودة في مكان آخر؛ تم دمج تغييراتك فوقها.";
+  el.textContent = words.merged;
 }
 
 function renderErrors(fields) {
   $("errors").replaceChildren(
-    ...fields.map((f) => Object.assign(document.createElement("li"), { textContent: `${f.field}: ${f.message}` })),
+    ...fields.map((f) => Object.assign(document.createElement("li"), { textContent: `${f.field}: ${lang === "ar" ? f.message_ar : f.message}` })),
   );
 }
 
@@ -235,11 +228,11 @@ function renderTree() {
     li.dataset.sectionId = id;
     if (state.selection.sectionId === id && state.selection.scope === "section") li.classList.add("selected");
     li.append(
-      button(`${schema.name}${sec.disabled ? " (hidden)" : ""}`, () => select("section", id), { className: "section-name" }),
-      button("↑", () => change(() => move(tpl.order, i, -1)), { disabled: i === 0, title: "up" }),
-      button("↓", () => change(() => move(tpl.order, i, 1)), { disabled: i === tpl.order.length - 1, title: "down" }),
-      button(sec.disabled ? "show" : "hide", () => change(() => { sec.disabled = !sec.disabled; }), { className: "toggle" }),
-      button("✕", () => change(() => { delete tpl.sections[id]; tpl.order.splice(i, 1); select("theme"); }), { title: "remove" }),
+      button(`${schema.name}${sec.disabled ? " " + words.hidden : ""}`, () => select("section", id), { className: "section-name" }),
+      button("↑", () => change(() => move(tpl.order, i, -1)), { disabled: i === 0, title: words.up }),
+      button("↓", () => change(() => move(tpl.order, i, 1)), { disabled: i === tpl.order.length - 1, title: words.down }),
+      button(sec.disabled ? words.show : words.hide, () => change(() => { sec.disabled = !sec.disabled; }), { className: "toggle" }),
+      button("✕", () => change(() => { delete tpl.sections[id]; tpl.order.splice(i, 1); select("theme"); }), { title: words.remove }),
     );
     const blocks = document.createElement("ul");
     (sec.block_order || []).forEach((bid, j) => {
@@ -250,15 +243,15 @@ function renderTree() {
       if (state.selection.blockId === bid) bli.classList.add("selected");
       bli.append(
         button(def.name, () => select("block", id, bid), { className: "block-name" }),
-        button("↑", () => change(() => move(sec.block_order, j, -1)), { disabled: j === 0 }),
-        button("✕", () => change(() => { delete sec.blocks[bid]; sec.block_order.splice(j, 1); }), { title: "remove block" }),
+        button("↑", () => change(() => move(sec.block_order, j, -1)), { disabled: j === 0, title: words.up }),
+        button("✕", () => change(() => { delete sec.blocks[bid]; sec.block_order.splice(j, 1); }), { title: words.remove_block }),
       );
       blocks.append(bli);
     });
     if ((schema.blocks || []).length) {
       const add = document.createElement("select");
       add.className = "add-block";
-      add.append(new Option("+ block", ""));
+      add.append(new Option(words.add_block, ""));
       for (const def of schema.blocks) {
         const count = Object.values(sec.blocks || {}).filter((b) => b.type === def.type).length;
         const opt = new Option(def.name, def.type);
@@ -319,9 +312,8 @@ function renderAddSection() {
 
 function currentTarget() {
   const { scope, sectionId, blockId } = state.selection;
-  if (scope === "theme") return { defs: state.schemas.settings_schema, values: (state.doc.settings ||= {}), title: "Theme settings" };
-  const sec = template().sections[sectionId];
-  if (!sec) return { defs: state.schemas.settings_schema, values: (state.doc.settings ||= {}), title: "Theme settings" };
+  const sec = scope === "theme" ? null : template().sections[sectionId];
+  if (!sec) return { defs: state.schemas.settings_schema, values: (state.doc.settings ||= {}), title: words.theme_settings };
   const schema = state.schemas.sections[sec.type];
   if (scope === "section") return { defs: schema.settings, values: (sec.settings ||= {}), title: schema.name };
   const block = sec.blocks[blockId];
@@ -426,7 +418,7 @@ function input(def, value) {
     }
     case "product_list":
     case "collection_list": {
-      const t = el("input", { type: "text", value: (value || []).join(", "), name: def.id, placeholder: "ids, comma separated" });
+      const t = el("input", { type: "text", value: (value || []).join(", "), name: def.id, placeholder: words.ids });
       t.addEventListener("change", () => setValue(def.id, t.value.split(",").map((s) => s.trim()).filter(Boolean)));
       return t;
     }
@@ -490,8 +482,8 @@ async function loadHistory() {
       li.dataset.source = v.source;
       li.append(
         Object.assign(document.createElement("span"), { className: "version-name", textContent: v.name }),
-        button("compare", () => compare(v.id)),
-        button("restore", () => restore(v.id)),
+        button(words.compare, () => compare(v.id)),
+        button(words.restore, () => restore(v.id)),
       );
       return li;
     }),
