@@ -85,14 +85,12 @@ func templateKeys(t *testing.T) []string {
 				walk(name, arg)
 			}
 		case *parse.IfNode:
-			walk(name, n.Pipe)
-			walk(name, n.List)
-			walk(name, n.ElseList)
+			walk(name, &n.BranchNode)
 		case *parse.RangeNode:
-			walk(name, n.Pipe)
-			walk(name, n.List)
-			walk(name, n.ElseList)
+			walk(name, &n.BranchNode)
 		case *parse.WithNode:
+			walk(name, &n.BranchNode)
+		case *parse.BranchNode:
 			walk(name, n.Pipe)
 			walk(name, n.List)
 			walk(name, n.ElseList)
