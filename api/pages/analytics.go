@@ -9,11 +9,7 @@ import "net/http"
 
 // AnalyticsPage serves GET /stores/{store_id}/analytics.
 func (p *Pages) AnalyticsPage() http.Handler {
-	return p.handle(func(w http.ResponseWriter, r *http.Request) error {
-		mp, err := p.storeMember(w, r)
-		if err != nil {
-			return err
-		}
+	return p.handleStore(func(w http.ResponseWriter, r *http.Request, mp memberPage) error {
 		p.storePage(w, mp, "analytics.html", "analytics", map[string]any{"Title": word(mp.lang, "analytics.title")})
 		return nil
 	})

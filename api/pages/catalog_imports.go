@@ -13,11 +13,7 @@ import (
 
 // ImportsPage serves GET /stores/{store_id}/imports.
 func (p *Pages) ImportsPage() http.Handler {
-	return p.handle(func(w http.ResponseWriter, r *http.Request) error {
-		mp, err := p.storeMember(w, r)
-		if err != nil {
-			return err
-		}
+	return p.handleStore(func(w http.ResponseWriter, r *http.Request, mp memberPage) error {
 		store := mp.store
 		imports, err := p.db.FindRecentImports(r.Context(), store.ID, 20)
 		if err != nil {

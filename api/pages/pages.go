@@ -86,6 +86,18 @@ func (h pageHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func (p *Pages) handle(fn handlerFunc) http.Handler { return pageHandler{p: p, fn: fn} }
 
+// handleStore serves a store page (one under /stores/{store_id}): fn runs
+// for a member of that store (storeMember); anyone else is sent to sign in.
+func (p *Pages) handleStore(fn func(w http.ResponseWriter, r *http.Request, mp memberPage) error) http.Handler {
+	return p.handle(func(w http.ResponseWriter, r *http.Request) error {
+		mp, err := p.storeMember(w, r)
+		if err != nil {
+			return err
+		}
+		return fn(w, r, mp)
+	})
+}
+
 const csrfCookie = "svc_csrf"
 
 // pageCSRF returns the request's CSRF token, setting the cookie when the
