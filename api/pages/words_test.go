@@ -7,6 +7,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -148,4 +149,38 @@ func goKeys(t *testing.T, list map[string]string) (exact, prefixes []string) {
 		})
 	}
 	return exact, prefixes
+}
+
+// A page's script reads only words its template hands it ({{words …}}):
+// words.name, or words["prefix_" + …] for one of several.
+func TestScriptsReadTheWordsTheirTemplateHands(t *testing.T) {
+	scriptSrc := regexp.MustCompile(`<script type="module" src="/assets/([^"]+)"`)
+	wordsCall := regexp.MustCompile(`\{\{words ([^}]*)\}\}`)
+	quoted := regexp.MustCompile(`"([^"]+)"`)
+	read := regexp.MustCompile(`\bwords(?:\.(\w+)|\["(\w+)")`)
+	templates, err := filepath.Glob("*.html")
+	require.NoError(t, err)
+	for _, name := range templates {
+		src, err := os.ReadFile(name)
+		require.NoError(t, err)
+		handed := map[string]bool{}
+		for _, call := range wordsCall.FindAllStringSubmatch(string(src), -1) {
+			for _, key := range quoted.FindAllStringSubmatch(call[1], -1) {
+				_, short, _ := strings.Cut(key[1], ".")
+				handed[short] = true
+			}
+		}
+		for _, script := range scriptSrc.FindAllStringSubmatch(string(src), -1) {
+			js, err := os.ReadFile(filepath.Join("assets", script[1]))
+			require.NoError(t, err)
+			for _, m := range read.FindAllStringSubmatch(string(js), -1) {
+				if m[1] != "" {
+					require.True(t, handed[m[1]], "%s reads words.%s, which %s does not hand it", script[1], m[1], name)
+					continue
+				}
+				require.True(t, slices.ContainsFunc(slices.Collect(maps.Keys(handed)), func(k string) bool { return strings.HasPrefix(k, m[2]) }),
+					"%s reads words[%q…], which %s does not hand it", script[1], m[2], name)
+			}
+		}
+	}
 }
