@@ -89,16 +89,6 @@ func (r reader) FindImport(ctx context.Context, storeID, id uuid.UUID) (ProductI
 	return imp, nil
 }
 
-// ImportBatch is one batch of an import: the products whose rows parsed,
-// and the errors of rows that did not (already numbered). A product's rows
-// are never split between batches.
-type ImportBatch struct {
-	Start    int // index of the first data row of the batch
-	Count    int // data rows the batch covers
-	Products []ImportProduct
-	Errors   []RowError
-}
-
 // ApplyImportBatch creates products for unknown SKUs and updates matching
 // ones, in one transaction that also records the batch in
 // product_import_batches and adds to the import's progress. A batch already
@@ -204,7 +194,7 @@ func (db *DB) ApplyImportBatch(ctx context.Context, storeID, importID uuid.UUID,
 // not imported because of it.
 func failProduct(p ImportProduct, e RowError) []RowError {
 	errs := []RowError{e}
-	for _, r := range p.rows()[1:] {
+	for _, r := range p.Rows()[1:] {
 		errs = append(errs, RowError{Row: r.Row, Column: "sku", Code: "product_row_invalid",
 			Message: fmt.Sprintf("the product's first row (row %d) has errors, so its variants are not imported", p.Row)})
 	}
@@ -345,7 +335,7 @@ func (tx *Tx) planImport(ctx context.Context, storeID uuid.UUID, products []Impo
 				Message: "the SKU belongs to a variant in this store"})...)
 		case owned:
 			before := existing[o.id]
-			after := ip.apply(before)
+			after := applyImport(ip, before)
 			after.UpdatedAt = now
 			switch {
 			case ip.Variants != nil: // applied row by row, each row counted
@@ -357,7 +347,7 @@ func (tx *Tx) planImport(ctx context.Context, storeID uuid.UUID, products []Impo
 			}
 		default:
 			sku := ip.SKU
-			p := ip.apply(Product{ID: NewID(), StoreID: storeID, SKU: &sku, Status: "active",
+			p := applyImport(ip, Product{ID: NewID(), StoreID: storeID, SKU: &sku, Status: "active",
 				Attributes: json.RawMessage(`{}`), Images: json.RawMessage(`[]`), MediaURLs: json.RawMessage(`{}`), CreatedAt: now})
 			p.UpdatedAt = now
 			c, rowErrs := newImportCreate(p, ip, func(sku string) bool { _, taken := owners[sku]; return taken })
@@ -395,7 +385,7 @@ func newImportCreate(p Product, ip ImportProduct, taken func(sku string) bool) (
 		price, cost := variantPrices(p, r)
 		v := Variant{ID: NewID(), StoreID: p.StoreID, ProductID: p.ID, SKU: r.VariantSKU, Barcode: r.Barcode, Price: price,
 			CostPrice: cost, Quantity: r.Quantity, Options: r.OptionsJSON(), Position: len(c.variants) + 1,
-			IsDefault: !r.hasOptions(), WeightGrams: r.WeightGrams, CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt}
+			IsDefault: !r.HasOptions(), WeightGrams: r.WeightGrams, CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt}
 		c.variants = append(c.variants, v)
 	}
 	return c, errs
@@ -483,10 +473,10 @@ func (tx *Tx) planImportStock(ctx context.Context, storeID uuid.UUID, updates []
 	return keep, changes, errs, nil
 }
 
-// apply writes the product's columns onto p; columns the file lacks stay
-// as they are. In the variants format quantity is each variant's, not the
-// product's.
-func (ip ImportProduct) apply(p Product) Product {
+// applyImport writes the import product's columns onto p; columns the file
+// lacks stay as they are. In the variants format quantity is each
+// variant's, not the product's.
+func applyImport(ip ImportProduct, p Product) Product {
 	r := ip.ImportRow
 	p.Name, p.Price = r.Name, r.Price
 	if r.Has["description"] {
@@ -874,7 +864,7 @@ func (tx *Tx) applyVariantRow(ctx context.Context, p Product, r ImportRow) (stri
 	}
 	price, cost := variantPrices(p, r)
 	if target == nil {
-		if !r.hasOptions() {
+		if !r.HasOptions() {
 			return "", &InvalidError{Field: "option1_value", Code: "managed_by_variants",
 				Message: "the product has variants; name the variant by its options or its variant_sku"}
 		}
@@ -918,7 +908,7 @@ func variantPrices(p Product, r ImportRow) (int64, *int64) {
 	if r.VariantPrice != nil {
 		price = *r.VariantPrice
 	}
-	if cost == nil && !r.hasOptions() {
+	if cost == nil && !r.HasOptions() {
 		cost = p.CostPrice
 	}
 	return price, cost

@@ -11,6 +11,7 @@ import (
 	sq "github.com/Masterminds/squirrel"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/merchantsvc/svc/storage/orderref"
 ) // PaymentMethods are the accepted payment_method values (decisions §4).
 var PaymentMethods = []string{"cod", "card", "instapay", "mobile_wallet", "bank_transfer"}
 
@@ -516,18 +517,11 @@ func collectOrderLines(rows pgx.Rows) ([]OrderLine, error) {
 	})
 }
 
-// ParseOrderRef reports whether an order reference is an order id (a uuid
-// in its 36-character form); anything else is an order number.
-func ParseOrderRef(ref string) (uuid.UUID, bool) {
-	id, err := uuid.Parse(ref)
-	return id, err == nil && len(ref) == 36
-}
-
 // FindOrderByRef returns an order of the store by id or by order number.
 func (r reader) FindOrderByRef(ctx context.Context, storeID uuid.UUID, ref string) (Order, error) {
 	query := `SELECT ` + orderColumns + ` FROM orders WHERE store_id = $1 AND order_number = $2`
 	var arg any = ref
-	if id, ok := ParseOrderRef(ref); ok {
+	if id, ok := orderref.Parse(ref); ok {
 		query, arg = orderByIDQuery, id
 	}
 	o, err := scanOrder(r.q.QueryRow(ctx, query, storeID, arg))

@@ -1,4 +1,4 @@
-package storage_test
+package catalogcsv_test
 
 import (
 	"strings"
@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/merchantsvc/svc/storage"
+	"github.com/merchantsvc/svc/storage/catalogcsv"
 )
 
 func TestParsePrice(t *testing.T) {
@@ -35,7 +35,7 @@ func TestParsePrice(t *testing.T) {
 		{"99999999999999", 2, 0, false},
 	}
 	for _, tc := range cases {
-		got, err := storage.ParsePrice(tc.in, tc.exponent)
+		got, err := catalogcsv.ParsePrice(tc.in, tc.exponent)
 		if !tc.ok {
 			require.Error(t, err, tc.in)
 			continue
@@ -43,20 +43,20 @@ func TestParsePrice(t *testing.T) {
 		require.NoError(t, err, tc.in)
 		require.Equal(t, tc.want, got, tc.in)
 	}
-	require.Equal(t, "149.99", storage.FormatPrice(14999, 2))
-	require.Equal(t, "0.05", storage.FormatPrice(5, 2))
-	require.Equal(t, "1.250", storage.FormatPrice(1250, 3))
-	require.Equal(t, "0.000", storage.FormatPrice(0, 3))
+	require.Equal(t, "149.99", catalogcsv.FormatPrice(14999, 2))
+	require.Equal(t, "0.05", catalogcsv.FormatPrice(5, 2))
+	require.Equal(t, "1.250", catalogcsv.FormatPrice(1250, 3))
+	require.Equal(t, "0.000", catalogcsv.FormatPrice(0, 3))
 }
 
 func TestCSVCellNeutralisation(t *testing.T) {
 	for _, s := range []string{"=1+1", "+1", "-1", "@x", "'quoted", "plain", "", "''x", "'", "\t=1+1", "\r=1+1", "'\tx"} {
-		require.Equal(t, s, storage.RestoreCSVCell(storage.NeutralizeCSVCell(s)), s)
+		require.Equal(t, s, catalogcsv.RestoreCSVCell(catalogcsv.NeutralizeCSVCell(s)), s)
 	}
-	require.Equal(t, "'=SUM(A1)", storage.NeutralizeCSVCell("=SUM(A1)"))
-	require.Equal(t, "'\t=SUM(A1)", storage.NeutralizeCSVCell("\t=SUM(A1)"), "a leading TAB is neutralised too")
-	require.Equal(t, "'\r=SUM(A1)", storage.NeutralizeCSVCell("\r=SUM(A1)"), "and a leading CR")
-	require.Equal(t, "plain", storage.NeutralizeCSVCell("plain"))
+	require.Equal(t, "'=SUM(A1)", catalogcsv.NeutralizeCSVCell("=SUM(A1)"))
+	require.Equal(t, "'\t=SUM(A1)", catalogcsv.NeutralizeCSVCell("\t=SUM(A1)"), "a leading TAB is neutralised too")
+	require.Equal(t, "'\r=SUM(A1)", catalogcsv.NeutralizeCSVCell("\r=SUM(A1)"), "and a leading CR")
+	require.Equal(t, "plain", catalogcsv.NeutralizeCSVCell("plain"))
 }
 
 // FuzzParseCSVRow feeds arbitrary CSV text through the reader and the row
@@ -74,16 +74,16 @@ func FuzzParseCSVRow(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, text string, exponent int) {
 		exponent = ((exponent % 4) + 4) % 4
-		records, err := storage.ReadCSV([]byte(text))
+		records, err := catalogcsv.ReadCSV([]byte(text))
 		if err != nil {
 			return
 		}
-		header, err := storage.ParseCSVHeader(records[0])
+		header, err := catalogcsv.ParseCSVHeader(records[0])
 		if err != nil {
 			return
 		}
 		for i, rec := range records[1:] {
-			row, errs := storage.ParseCSVRow(header, rec, i+2, exponent, true)
+			row, errs := catalogcsv.ParseCSVRow(header, rec, i+2, exponent, true)
 			for _, e := range errs {
 				if e.Row != i+2 || e.Column == "" || e.Code == "" || e.Message == "" {
 					t.Fatalf("incomplete row error %+v", e)
@@ -98,7 +98,7 @@ func FuzzParseCSVRow(f *testing.F) {
 			if row.CostPrice != nil && *row.CostPrice < 0 {
 				t.Fatalf("accepted a negative cost: %+v", row)
 			}
-			again, err := storage.ParsePrice(storage.FormatPrice(row.Price, exponent), exponent)
+			again, err := catalogcsv.ParsePrice(catalogcsv.FormatPrice(row.Price, exponent), exponent)
 			if err != nil || again != row.Price {
 				t.Fatalf("price %d does not survive a round trip: %v %d", row.Price, err, again)
 			}
@@ -137,9 +137,9 @@ func TestSplitImport(t *testing.T) {
 			batches: [][2]int{{0, 3}}, products: [][]int{{2}}, errors: [][2]any{{3, "duplicate_in_file"}, {4, "duplicate_in_file"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			records, err := storage.ReadCSV([]byte(tc.file))
+			records, err := catalogcsv.ReadCSV([]byte(tc.file))
 			require.NoError(t, err)
-			header, err := storage.ParseCSVHeader(records[0])
+			header, err := catalogcsv.ParseCSVHeader(records[0])
 			require.NoError(t, err)
 			require.Equal(t, strings.Contains(tc.file, "option1_name"), header.Variants)
 			var (
@@ -147,7 +147,7 @@ func TestSplitImport(t *testing.T) {
 				products [][]int
 				errors   [][2]any
 			)
-			for _, b := range storage.SplitImport(header, records[1:], 2, tc.size) {
+			for _, b := range catalogcsv.SplitImport(header, records[1:], 2, tc.size) {
 				batches = append(batches, [2]int{b.Start, b.Count})
 				for _, p := range b.Products {
 					rows := []int{p.Row}
