@@ -3,22 +3,17 @@ package api
 import (
 	"errors"
 	"net/http"
-	"net/mail"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/merchantsvc/svc/api/request"
+	"github.com/merchantsvc/svc/api/wire"
 	"github.com/merchantsvc/svc/internal/session"
 	"github.com/merchantsvc/svc/storage"
 )
-
-// currencies the service prices in (decisions §1 lists their exponents).
-var currencies = []string{"EGP", "SAR", "AED", "USD", "EUR", "KWD", "BHD", "OMR", "JOD", "QAR"}
-
-var subdomainPattern = regexp.MustCompile(`^[a-z0-9](?:[a-z0-9-]{1,61}[a-z0-9])$`)
 
 type userResponse struct {
 	ID        uuid.UUID `json:"id"`
@@ -47,49 +42,10 @@ func newStoreResponse(s storage.Store) storeResponse {
 		DefaultLanguage: s.DefaultLanguage, LifecycleState: s.LifecycleState, CreatedAt: s.CreatedAt.UTC()}
 }
 
-type signupRequest struct {
-	Email    string `json:"email"`
-	Password string `json:"password"`
-	Name     string `json:"name"`
-	Store    struct {
-		Name            string `json:"name"`
-		Subdomain       string `json:"subdomain"`
-		Currency        string `json:"currency"`
-		DefaultLanguage string `json:"default_language"`
-	} `json:"store"`
-}
-
-func (req signupRequest) Valid() []fieldError {
-	var c checker
-	if _, err := mail.ParseAddress(req.Email); err != nil || !strings.Contains(req.Email, "@") || strings.ContainsAny(req.Email, "<> ") {
-		c.add("email", "invalid", "must be an email address")
-	}
-	checkNewPassword(&c, "password", req.Password)
-	c.text("name", req.Name, 1, 200)
-	c.text("store.name", req.Store.Name, 1, 200)
-	if !subdomainPattern.MatchString(req.Store.Subdomain) {
-		c.add("store.subdomain", "invalid", "must be 3-63 lowercase letters, digits or hyphens, not starting or ending with a hyphen")
-	}
-	c.oneOf("store.currency", req.Store.Currency, currencies)
-	c.oneOf("store.default_language", req.Store.DefaultLanguage, []string{"ar", "en"})
-	return c.result()
-}
-
-// checkNewPassword holds a new password to 10 characters and bcrypt's 72
-// bytes.
-func checkNewPassword(c *checker, field, password string) {
-	switch {
-	case len([]rune(password)) < 10:
-		c.add(field, "too_short", "must be at least 10 characters")
-	case len(password) > maxPasswordBytes:
-		c.add(field, "too_long", "must be at most 72 bytes (72 Latin or about 36 Arabic letters)")
-	}
-}
-
 // handleSignup serves POST /auth/signup.
 func (s *Server) handleSignup() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		req, err := decode[signupRequest](r)
+		req, err := wire.Decode[request.Signup](r)
 		if err != nil {
 			return err
 		}
@@ -112,29 +68,10 @@ func (s *Server) handleSignup() handlerFunc {
 	}
 }
 
-type loginRequest struct {
-	Email    string `json:"email"`
-	Password string `json:"password"`
-}
-
-func (req loginRequest) Valid() []fieldError {
-	var c checker
-	c.required("email", req.Email != "")
-	c.required("password", req.Password != "")
-	if len(req.Password) > maxPasswordBytes {
-		c.add("password", "too_long", "must be at most 72 bytes")
-	}
-	return c.result()
-}
-
-// maxPasswordBytes is all bcrypt reads of a password; a longer one would
-// fail to hash (a 500), so it is refused as the input it is.
-const maxPasswordBytes = 72
-
 // handleLogin serves POST /auth/login.
 func (s *Server) handleLogin() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		req, err := decode[loginRequest](r)
+		req, err := wire.Decode[request.Login](r)
 		if err != nil {
 			return err
 		}
@@ -296,29 +233,6 @@ func utcPtr(t *time.Time) *time.Time {
 	return &u
 }
 
-type createTokenRequest struct {
-	Name          string   `json:"name"`
-	Scopes        []string `json:"scopes"`
-	ExpiresInDays *int     `json:"expires_in_days"`
-}
-
-func (req createTokenRequest) Valid() []fieldError {
-	var c checker
-	c.text("name", req.Name, 1, 100)
-	if len(req.Scopes) == 0 {
-		c.add("scopes", "required", "must name at least one scope")
-	}
-	for i, scope := range req.Scopes {
-		if !slices.Contains(allScopes, scope) {
-			c.add("scopes["+itoa(i)+"]", "one_of", "must be one of "+strings.Join(allScopes, ", "))
-		}
-	}
-	if req.ExpiresInDays != nil && (*req.ExpiresInDays < 1 || *req.ExpiresInDays > 365) {
-		c.add("expires_in_days", "out_of_range", "must be between 1 and 365")
-	}
-	return c.result()
-}
-
 // mintedToken is how a mint answers: the token once, and null on an
 // idempotent replay (it is never stored).
 type mintedToken struct {
@@ -346,7 +260,7 @@ func newTokenResponse(t storage.Token) tokenResponse {
 // handleCreateAccessToken serves POST /stores/{store_id}/access-tokens.
 func (s *Server) handleCreateAccessToken() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		req, err := decode[createTokenRequest](r)
+		req, err := wire.Decode[request.CreateToken](r)
 		if err != nil {
 			return err
 		}

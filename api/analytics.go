@@ -158,7 +158,7 @@ func (s *Server) parseRange(r *http.Request, q *queryParser) (analyticsRange, er
 		}
 		t, err := time.Parse(dateLayout, raw)
 		if err != nil {
-			q.add(f.name, "invalid_type", "must be a date YYYY-MM-DD such as 2026-11-01")
+			q.Add(f.name, "invalid_type", "must be a date YYYY-MM-DD such as 2026-11-01")
 			continue
 		}
 		*f.into, *f.set = dateOf(t), true
@@ -167,9 +167,9 @@ func (s *Server) parseRange(r *http.Request, q *queryParser) (analyticsRange, er
 		rg.from = rg.to.addDays(1 - defaultAnalyticDays)
 	}
 	if fromSet && toSet && rg.to.before(rg.from) {
-		q.add("date_to", "out_of_range", "must not be before date_from")
+		q.Add("date_to", "out_of_range", "must not be before date_from")
 	} else if !toSet && rg.to.before(rg.from) {
-		q.add("date_from", "out_of_range", "must not be after date_to (today when not given)")
+		q.Add("date_from", "out_of_range", "must not be after date_to (today when not given)")
 	}
 	return rg, nil
 }
@@ -276,9 +276,9 @@ func (s *Server) handleSales() handlerFunc {
 		interval := q.enum("interval", analyticsIntervals, "day")
 		weekStart := q.enum("week_start", storage.WeekStarts, rg.settings.WeekStart)
 		format, lang := q.enum("format", []string{"json", "csv"}, "json"), q.enum("lang", []string{"en", "ar"}, "en")
-		if len(q.fields) == 0 {
+		if len(q.Fields) == 0 {
 			if n := countPeriods(rg.from, rg.to, interval, weekdays[weekStart]); n > maxSalesBuckets {
-				q.add("date_from", "range_too_large", fmt.Sprintf("the range holds %d %ss; at most %d buckets are read at once", n, interval, maxSalesBuckets))
+				q.Add("date_from", "range_too_large", fmt.Sprintf("the range holds %d %ss; at most %d buckets are read at once", n, interval, maxSalesBuckets))
 			}
 		}
 		if err := q.err(); err != nil {
@@ -337,9 +337,9 @@ func (s *Server) handleTopProducts() handlerFunc {
 		by := q.enum("by", []string{string(storage.TopByNetSales), string(storage.TopByUnits)}, string(storage.TopByNetSales))
 		limit := q.intIn("limit", 1, 50, 10)
 		format, lang := q.enum("format", []string{"json", "csv"}, "json"), q.enum("lang", []string{"en", "ar"}, "en")
-		if len(q.fields) == 0 {
+		if len(q.Fields) == 0 {
 			if n := countPeriods(rg.from, rg.to, "day", time.Saturday); n > maxTopProductsDays {
-				q.add("date_from", "range_too_large", fmt.Sprintf("the range holds %d days; top products read at most %d", n, maxTopProductsDays))
+				q.Add("date_from", "range_too_large", fmt.Sprintf("the range holds %d days; top products read at most %d", n, maxTopProductsDays))
 			}
 		}
 		if err := q.err(); err != nil {

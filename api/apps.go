@@ -3,16 +3,14 @@ package api
 import (
 	"crypto/subtle"
 	"errors"
-	"fmt"
 	"net/http"
-	"net/url"
-	"regexp"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/merchantsvc/svc/api/request"
+	"github.com/merchantsvc/svc/api/wire"
 	"github.com/merchantsvc/svc/storage"
 )
 
@@ -35,85 +33,6 @@ var (
 	errCodeUsed = newError(http.StatusBadRequest, "INVALID_GRANT",
 		"The authorization code was already used", "تم استخدام رمز التفويض من قبل")
 )
-
-var slugPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{1,48}[a-z0-9]$`)
-
-type manifestRequest struct {
-	Name   string `json:"name"`
-	Slug   string `json:"slug"`
-	AppURL string `json:"app_url"`
-	OAuth  *struct {
-		Scopes         []string `json:"scopes"`
-		OptionalScopes []string `json:"optional_scopes"`
-		RedirectURLs   []string `json:"redirect_urls"`
-	} `json:"oauth"`
-	Webhooks *struct {
-		URL    string   `json:"url"`
-		Events []string `json:"events"`
-	} `json:"webhooks"`
-}
-
-// checkAppURL allows absolute https URLs without a query string or fragment,
-// so that the signed strings stay predictable (spec §5.2 rule 7).
-func checkAppURL(c *checker, field, raw string) {
-	u, err := url.Parse(raw)
-	switch {
-	case err != nil || u.Host == "" || !u.IsAbs():
-		c.add(field, "invalid", "must be an absolute https URL")
-	case u.Scheme != "https":
-		c.add(field, "https_required", "must use https")
-	case u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || strings.Contains(raw, "#"):
-		c.add(field, "query_not_allowed", "must not have a query string or fragment")
-	}
-}
-
-func (req manifestRequest) Valid() []fieldError {
-	var c checker
-	c.text("name", req.Name, 1, 100)
-	if !slugPattern.MatchString(req.Slug) {
-		c.add("slug", "invalid", "must be 3-50 lowercase letters, digits and dashes")
-	}
-	checkAppURL(&c, "app_url", req.AppURL)
-	if req.OAuth == nil {
-		c.add("oauth", "required", "is required")
-		return c.result()
-	}
-	if len(req.OAuth.Scopes) == 0 {
-		c.add("oauth.scopes", "required", "list at least one scope")
-	}
-	for i, s := range req.OAuth.Scopes {
-		if !slices.Contains(allScopes, s) {
-			c.add(fmt.Sprintf("oauth.scopes[%d]", i), "one_of", "must be one of the 18 scopes")
-		}
-	}
-	for i, s := range req.OAuth.OptionalScopes {
-		switch {
-		case !slices.Contains(allScopes, s):
-			c.add(fmt.Sprintf("oauth.optional_scopes[%d]", i), "one_of", "must be one of the 18 scopes")
-		case slices.Contains(req.OAuth.Scopes, s):
-			c.add(fmt.Sprintf("oauth.optional_scopes[%d]", i), "duplicate", "is already a required scope")
-		}
-	}
-	if len(req.OAuth.RedirectURLs) == 0 || len(req.OAuth.RedirectURLs) > 10 {
-		c.add("oauth.redirect_urls", "out_of_range", "list 1 to 10 redirect URLs")
-	}
-	for i, u := range req.OAuth.RedirectURLs {
-		checkAppURL(&c, fmt.Sprintf("oauth.redirect_urls[%d]", i), u)
-	}
-	if req.Webhooks != nil {
-		// The receiver's URL rules (https, public address) are checked by the
-		// handler with the webhook guard.
-		if len(req.Webhooks.Events) == 0 {
-			c.add("webhooks.events", "required", "list at least one event")
-		}
-		for i, e := range req.Webhooks.Events {
-			if !slices.Contains(storage.WebhookEvents, e) {
-				c.add(fmt.Sprintf("webhooks.events[%d]", i), "one_of", "must be one of "+strings.Join(storage.WebhookEvents, ", "))
-			}
-		}
-	}
-	return c.result()
-}
 
 type appResponse struct {
 	ID       uuid.UUID `json:"id"`
@@ -149,18 +68,18 @@ func newAppResponse(a storage.App) appResponse {
 // client secret appears only in this answer and at rotation.
 func (s *Server) handleRegisterApp() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		req, err := decode[manifestRequest](r)
+		req, err := wire.Decode[request.Manifest](r)
 		if err != nil {
 			return err
 		}
 		if req.Webhooks != nil {
 			// The manifest's receiver obeys the subscription URL rules (decisions §7).
-			var c checker
+			var c request.Checker
 			s.checkWebhookURL(r.Context(), &c, req.Webhooks.URL)
-			for i := range c.fields {
-				c.fields[i].Field = "webhooks.url"
+			for i := range c.Fields {
+				c.Fields[i].Field = "webhooks.url"
 			}
-			if err := c.result(); err != nil {
+			if err := c.Result(); err != nil {
 				return validationError(err)
 			}
 		}
@@ -238,26 +157,11 @@ func (s *Server) clientApp(r *http.Request, clientID, secret string) (storage.Ap
 	return a, nil
 }
 
-type tokenRequest struct {
-	ClientID     string  `json:"client_id"`
-	ClientSecret string  `json:"client_secret"`
-	Code         string  `json:"code"`
-	GrantType    *string `json:"grant_type"`
-}
-
-func (req tokenRequest) Valid() []fieldError {
-	var c checker
-	c.text("client_id", req.ClientID, 1, 200)
-	c.text("client_secret", req.ClientSecret, 1, 200)
-	c.text("code", req.Code, 1, 200)
-	return c.result()
-}
-
 // handleTokenExchange serves POST /oauth/token: it trades an authorization code for an app token. The
 // code is burnt by the first exchange that presents it, whatever happens afterwards.
 func (s *Server) handleTokenExchange() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		req, err := decode[tokenRequest](r)
+		req, err := wire.Decode[request.Token](r)
 		if err != nil {
 			return err
 		}
@@ -289,25 +193,11 @@ func (s *Server) handleTokenExchange() handlerFunc {
 	}
 }
 
-type revokeRequest struct {
-	ClientID     string `json:"client_id"`
-	ClientSecret string `json:"client_secret"`
-	Token        string `json:"token"`
-}
-
-func (req revokeRequest) Valid() []fieldError {
-	var c checker
-	c.text("client_id", req.ClientID, 1, 200)
-	c.text("client_secret", req.ClientSecret, 1, 200)
-	c.text("token", req.Token, 1, 500)
-	return c.result()
-}
-
 // handleRevoke serves POST /oauth/revoke: it revokes one of the app's tokens. The answer is the same
 // for any token, known or not, and the same statement runs either way.
 func (s *Server) handleRevoke() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		req, err := decode[revokeRequest](r)
+		req, err := wire.Decode[request.Revoke](r)
 		if err != nil {
 			return err
 		}

@@ -387,13 +387,13 @@ func (s *Server) handleAuditLog() handlerFunc {
 			name, into := filter.name, filter.into
 			if v := q.str(name); v != nil {
 				if len(*v) > 200 {
-					q.add(name, "too_long", "must be at most 200 characters")
+					q.Add(name, "too_long", "must be at most 200 characters")
 				}
 				*into = *v
 			}
 		}
 		if f.From != nil && f.To != nil && f.From.After(*f.To) {
-			q.add("date_from", "out_of_range", "must not be after date_to")
+			q.Add("date_from", "out_of_range", "must not be after date_to")
 		}
 		format := q.enum("format", []string{"json", "csv"}, "json")
 		lang := q.enum("lang", []string{"en", "ar"}, "en")

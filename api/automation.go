@@ -8,6 +8,8 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/merchantsvc/svc/api/request"
+	"github.com/merchantsvc/svc/api/wire"
 	"github.com/merchantsvc/svc/internal/orderemail"
 	"github.com/merchantsvc/svc/storage"
 	"github.com/merchantsvc/svc/workflows"
@@ -71,16 +73,6 @@ func (s *Server) handleListAutopilot() handlerFunc {
 	}
 }
 
-type resolveRequest struct {
-	Note string `json:"note"`
-}
-
-func (req resolveRequest) Valid() []fieldError {
-	var c checker
-	c.text("note", req.Note, 0, 1000)
-	return c.result()
-}
-
 // handleResolveAutopilot serves POST
 // /stores/{store_id}/orders/autopilot-exceptions/{order_id}/resolve.
 func (s *Server) handleResolveAutopilot() handlerFunc {
@@ -89,7 +81,7 @@ func (s *Server) handleResolveAutopilot() handlerFunc {
 		if err != nil {
 			return err
 		}
-		if _, err := decode[resolveRequest](r); err != nil {
+		if _, err := wire.Decode[request.Resolve](r); err != nil {
 			return err
 		}
 		return s.writeTx(w, r, http.StatusOK, func(tx *storage.Tx) (any, error) {
@@ -117,10 +109,10 @@ func (s *Server) handleEmailPreview() handlerFunc {
 		if status == "" {
 			status = o.Status
 		}
-		var c checker
-		c.oneOf("status", string(status), asStrings(storage.OrderStatuses))
-		if len(c.fields) > 0 {
-			return validationError(c.fields)
+		var c request.Checker
+		c.OneOf("status", string(status), request.AsStrings(storage.OrderStatuses))
+		if len(c.Fields) > 0 {
+			return validationError(c.Fields)
 		}
 		settings, err := s.db.FindStoreSettings(r.Context(), storeID)
 		if err != nil {

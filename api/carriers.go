@@ -6,13 +6,14 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
 
+	"github.com/merchantsvc/svc/api/request"
+	"github.com/merchantsvc/svc/api/wire"
 	"github.com/merchantsvc/svc/internal/webhook"
 	"github.com/merchantsvc/svc/storage"
 )
@@ -54,25 +55,11 @@ func (s *Server) carrierAccountView(a storage.CarrierAccount) carrierAccountResp
 	return resp
 }
 
-type createCarrierAccountRequest struct {
-	Carrier string `json:"carrier"`
-	Name    string `json:"name"`
-}
-
-func (req createCarrierAccountRequest) Valid() []fieldError {
-	var c checker
-	if !slices.Contains(storage.Carriers, req.Carrier) {
-		c.add("carrier", "invalid", "must be one of "+strings.Join(storage.Carriers, ", "))
-	}
-	c.text("name", req.Name, 1, 120)
-	return c.result()
-}
-
 // handleCreateCarrierAccount serves POST /stores/{store_id}/carrier-accounts;
 // the callback secret is in this answer only (and a rotation's).
 func (s *Server) handleCreateCarrierAccount() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		req, err := decode[createCarrierAccountRequest](r)
+		req, err := wire.Decode[request.CreateCarrierAccount](r)
 		if err != nil {
 			return err
 		}
@@ -170,9 +157,9 @@ type carrierCallbackResponse struct {
 // with a 4xx: a report that cannot apply is kept and listed in ignored.
 func (s *Server) handleCarrierCallback() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, maxJSONBody))
+		body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, wire.MaxJSONBody))
 		if err != nil {
-			return errPayloadTooLarge
+			return wire.ErrPayloadTooLarge
 		}
 		accountID, err := uuid.Parse(chi.URLParam(r, "carrier_account_id"))
 		if err != nil {
@@ -199,7 +186,7 @@ func (s *Server) handleCarrierCallback() handlerFunc {
 			Events []json.RawMessage `json:"events"`
 		}
 		if err := json.Unmarshal(body, &batch); err != nil {
-			return errMalformedJSON
+			return wire.ErrMalformedJSON
 		}
 		if len(batch.Events) == 0 || len(batch.Events) > maxCarrierEvents {
 			return errInvalidCallbackBatch
@@ -247,46 +234,6 @@ func (s *Server) handleCarrierCallback() handlerFunc {
 	}
 }
 
-type remittanceItemJSON struct {
-	ShipmentID     *uuid.UUID `json:"shipment_id"`
-	TrackingNumber *string    `json:"tracking_number"`
-	Collected      int64      `json:"collected"`
-	Fee            int64      `json:"fee"`
-}
-
-type createRemittanceRequest struct {
-	CarrierAccountID *uuid.UUID           `json:"carrier_account_id"`
-	Carrier          *string              `json:"carrier"`
-	Reference        string               `json:"reference"`
-	RemittedAt       *time.Time           `json:"remitted_at"`
-	Items            []remittanceItemJSON `json:"items"`
-}
-
-func (req createRemittanceRequest) Valid() []fieldError {
-	var c checker
-	switch {
-	case req.CarrierAccountID == nil && req.Carrier == nil:
-		c.add("carrier", "required", "is required when no carrier_account_id is given")
-	case req.CarrierAccountID == nil:
-		c.oneOf("carrier", *req.Carrier, storage.Carriers)
-	}
-	c.text("reference", req.Reference, 1, 200)
-	if req.RemittedAt == nil {
-		c.add("remitted_at", "required", "is required")
-	}
-	if len(req.Items) < 1 || len(req.Items) > 1000 {
-		c.add("items", "out_of_range", "must list 1 to 1000 shipments")
-	}
-	for i, item := range req.Items {
-		if (item.ShipmentID == nil) == (item.TrackingNumber == nil) {
-			c.add(fmt.Sprintf("items[%d].shipment_id", i), "required", "give shipment_id or tracking_number, not both")
-		}
-		c.amount(fmt.Sprintf("items[%d].collected", i), item.Collected)
-		c.amount(fmt.Sprintf("items[%d].fee", i), item.Fee)
-	}
-	return c.result()
-}
-
 type discrepancyJSON struct {
 	ShipmentID uuid.UUID `json:"shipment_id"`
 	Expected   int64     `json:"expected"`
@@ -330,7 +277,7 @@ func newRemittanceResponse(r storage.Remittance) remittanceResponse {
 // handleCreateRemittance serves POST /stores/{store_id}/cod-remittances.
 func (s *Server) handleCreateRemittance() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		req, err := decode[createRemittanceRequest](r)
+		req, err := wire.Decode[request.CreateRemittance](r)
 		if err != nil {
 			return err
 		}

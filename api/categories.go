@@ -7,6 +7,8 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/merchantsvc/svc/api/request"
+	"github.com/merchantsvc/svc/api/wire"
 	"github.com/merchantsvc/svc/storage"
 )
 
@@ -24,32 +26,16 @@ func newCategoryResponse(c storage.Category) categoryResponse {
 		CreatedAt: c.CreatedAt.UTC(), UpdatedAt: c.UpdatedAt.UTC()}
 }
 
-type createCategoryRequest struct {
-	Name     string  `json:"name"`
-	ParentID *string `json:"parent_id"`
-	Position int     `json:"position"`
-}
-
-func (req createCategoryRequest) Valid() []fieldError {
-	var c checker
-	c.text("name", req.Name, 1, maxNameLength)
-	if req.ParentID != nil {
-		c.uuid("parent_id", *req.ParentID)
-	}
-	c.minInt("position", int64(req.Position), 0)
-	return c.result()
-}
-
 // handleCreateCategory serves POST /stores/{store_id}/categories.
 func (s *Server) handleCreateCategory() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		req, err := decode[createCategoryRequest](r)
+		req, err := wire.Decode[request.CreateCategory](r)
 		if err != nil {
 			return err
 		}
 		c := storage.Category{StoreID: storeIDFrom(r.Context()), Name: strings.TrimSpace(req.Name), Position: req.Position}
 		if req.ParentID != nil {
-			id, _ := parseUUID(*req.ParentID)
+			id, _ := request.ParseUUID(*req.ParentID)
 			c.ParentID = &id
 		}
 		return s.writeTx(w, r, http.StatusCreated, func(tx *storage.Tx) (any, error) {
@@ -98,26 +84,6 @@ func (s *Server) handleGetCategory() handlerFunc {
 	}
 }
 
-type updateCategoryRequest struct {
-	Name     optional[string] `json:"name"`
-	ParentID optional[string] `json:"parent_id"`
-	Position optional[int]    `json:"position"`
-}
-
-func (req updateCategoryRequest) Valid() []fieldError {
-	var c checker
-	if notNull(&c, "name", req.Name) {
-		c.text("name", req.Name.Value, 1, maxNameLength)
-	}
-	if req.ParentID.Set && !req.ParentID.Null {
-		c.uuid("parent_id", req.ParentID.Value)
-	}
-	if notNull(&c, "position", req.Position) {
-		c.minInt("position", int64(req.Position.Value), 0)
-	}
-	return c.result()
-}
-
 // handleUpdateCategory serves PATCH /stores/{store_id}/categories/{category_id}.
 func (s *Server) handleUpdateCategory() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
@@ -125,7 +91,7 @@ func (s *Server) handleUpdateCategory() handlerFunc {
 		if err != nil {
 			return err
 		}
-		req, err := decode[updateCategoryRequest](r)
+		req, err := wire.Decode[request.UpdateCategory](r)
 		if err != nil {
 			return err
 		}
@@ -136,7 +102,7 @@ func (s *Server) handleUpdateCategory() handlerFunc {
 		}
 		if req.ParentID.Set {
 			upd.ParentID.Set, upd.ParentID.Null = true, req.ParentID.Null
-			upd.ParentID.Value, _ = parseUUID(req.ParentID.Value)
+			upd.ParentID.Value, _ = request.ParseUUID(req.ParentID.Value)
 		}
 		if req.Position.Set {
 			upd.Position = &req.Position.Value

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/merchantsvc/svc/api/wire"
 	"github.com/merchantsvc/svc/storage"
 )
 
@@ -48,9 +49,9 @@ type chatCallback struct {
 // signed with SVC_CHAT_WEBHOOK_SECRET (X-Hub-Signature-256: sha256=<hex HMAC of the raw body>).
 func (s *Server) handleChatCallback() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, maxJSONBody))
+		body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, wire.MaxJSONBody))
 		if err != nil {
-			return errPayloadTooLarge
+			return wire.ErrPayloadTooLarge
 		}
 		if s.cfg.ChatWebhookSecret == "" {
 			return errNotFound
@@ -63,7 +64,7 @@ func (s *Server) handleChatCallback() handlerFunc {
 		}
 		var cb chatCallback
 		if err := json.Unmarshal(body, &cb); err != nil {
-			return errMalformedJSON
+			return wire.ErrMalformedJSON
 		}
 		updated, confirmed := 0, 0
 		for _, entry := range cb.Entry {

@@ -10,6 +10,8 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/merchantsvc/svc/api/request"
+	"github.com/merchantsvc/svc/api/wire"
 	"github.com/merchantsvc/svc/storage"
 	"github.com/merchantsvc/svc/workflows"
 )
@@ -97,7 +99,7 @@ func (s *Server) handleCheckoutSummary() handlerFunc {
 		q := newQueryParser(r)
 		from, to := q.dateTime("date_from"), q.dateTime("date_to")
 		if from != nil && to != nil && from.After(*to) {
-			q.add("date_from", "out_of_range", "must not be after date_to")
+			q.Add("date_from", "out_of_range", "must not be after date_to")
 		}
 		if err := q.err(); err != nil {
 			return err
@@ -139,22 +141,6 @@ func (s *Server) handleGetCheckout() handlerFunc {
 	}
 }
 
-type markRecoveredRequest struct {
-	OrderID *string `json:"order_id"`
-	Note    *string `json:"note"`
-}
-
-func (req markRecoveredRequest) Valid() []fieldError {
-	var c checker
-	if req.OrderID != nil {
-		c.uuid("order_id", *req.OrderID)
-	}
-	if req.Note != nil {
-		c.text("note", *req.Note, 0, 1000)
-	}
-	return c.result()
-}
-
 // handleMarkRecovered serves POST /stores/{store_id}/abandoned-checkouts/{checkout_id}/mark-recovered.
 func (s *Server) handleMarkRecovered() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
@@ -162,15 +148,15 @@ func (s *Server) handleMarkRecovered() handlerFunc {
 		if err != nil {
 			return err
 		}
-		var req markRecoveredRequest
+		var req request.MarkRecovered
 		if r.ContentLength != 0 {
-			if req, err = decode[markRecoveredRequest](r); err != nil {
+			if req, err = wire.Decode[request.MarkRecovered](r); err != nil {
 				return err
 			}
 		}
 		var orderID *uuid.UUID
 		if req.OrderID != nil {
-			id, _ := parseUUID(*req.OrderID)
+			id, _ := request.ParseUUID(*req.OrderID)
 			orderID = &id
 		}
 		return writeView(s, w, r, http.StatusOK, newCheckoutResponse, func(tx *storage.Tx) (storage.Cart, error) {
@@ -205,7 +191,7 @@ func (s *Server) handleSendRecoveryEmail() handlerFunc {
 			return errCheckoutCompleted
 		}
 		if c.Email == nil {
-			return validationError([]fieldError{{Field: "email", Code: "required",
+			return validationError([]wire.FieldError{{Field: "email", Code: "required",
 				Message: "the checkout has no email address to send to", MessageAr: "لا يوجد بريد إلكتروني لهذه السلة"}})
 		}
 		store, err := s.db.FindStoreByID(r.Context(), storeID)

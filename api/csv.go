@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/merchantsvc/svc/api/wire"
 	"github.com/merchantsvc/svc/storage"
 	"github.com/merchantsvc/svc/workflows"
 )
@@ -34,8 +35,8 @@ func csvFormat(r *http.Request) (variants bool, err error) {
 	case "variants":
 		return true, nil
 	default:
-		return false, validationError([]fieldError{{Field: "format", Code: "one_of", Message: "must be products or variants",
-			MessageAr: arabicFieldMessage("one_of")}})
+		return false, validationError([]wire.FieldError{{Field: "format", Code: "one_of", Message: "must be products or variants",
+			MessageAr: wire.ArabicFieldMessage("one_of")}})
 	}
 }
 
@@ -243,10 +244,10 @@ func checkCSV(data []byte) (int, error) {
 		if errors.As(err, &parseErr) {
 			message = fmt.Sprintf("line %d: %v", parseErr.Line, parseErr.Err)
 		}
-		return 0, validationError([]fieldError{{Field: "file", Code: "malformed_csv", Message: message, MessageAr: "ملف CSV غير سليم"}})
+		return 0, validationError([]wire.FieldError{{Field: "file", Code: "malformed_csv", Message: message, MessageAr: "ملف CSV غير سليم"}})
 	}
 	if _, err := storage.ParseCSVHeader(records[0]); err != nil {
-		return 0, validationError([]fieldError{{Field: "file", Code: "csv_header", Message: err.Error() +
+		return 0, validationError([]wire.FieldError{{Field: "file", Code: "csv_header", Message: err.Error() +
 			" (expected " + strings.Join(storage.CSVColumns, ",") + ")", MessageAr: "صف العناوين لا يطابق أعمدة القالب"}})
 	}
 	return len(records) - 1, nil
@@ -255,20 +256,20 @@ func checkCSV(data []byte) (int, error) {
 // handleImport serves POST /stores/{store_id}/products/import.
 func (s *Server) handleImport() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		up, err := readUpload(r)
+		up, err := wire.ReadUpload(r)
 		if err != nil {
 			return err
 		}
 		dryRun := r.URL.Query().Get("dry_run")
-		if v, ok := up.fields["dry_run"]; ok {
+		if v, ok := up.Fields["dry_run"]; ok {
 			dryRun = v
 		}
 		isDryRun, err := strconv.ParseBool(dryRun)
 		if dryRun != "" && err != nil {
-			return validationError([]fieldError{{Field: "dry_run", Code: "invalid_type", Message: "must be true or false",
-				MessageAr: arabicFieldMessage("invalid_type")}})
+			return validationError([]wire.FieldError{{Field: "dry_run", Code: "invalid_type", Message: "must be true or false",
+				MessageAr: wire.ArabicFieldMessage("invalid_type")}})
 		}
-		total, err := checkCSV(up.file)
+		total, err := checkCSV(up.File)
 		if err != nil {
 			return err
 		}
@@ -277,7 +278,7 @@ func (s *Server) handleImport() handlerFunc {
 		// commit together once the workflow has what it needs.
 		imp := storage.ProductImport{ID: storage.NewID(), StoreID: storeID, DryRun: isDryRun, TotalRows: total}
 		object := storage.ImportKey(storeID, imp.ID)
-		if err := s.blob.Put(r.Context(), object, up.file, "text/csv"); err != nil {
+		if err := s.blob.Put(r.Context(), object, up.File, "text/csv"); err != nil {
 			loggerFrom(r.Context()).WarnContext(r.Context(), "store import file", slog.Any("error", err))
 			return errObjectStoreDown
 		}
@@ -292,7 +293,7 @@ func (s *Server) handleImport() handlerFunc {
 			return err
 		}
 		work := workflows.Work{Kind: workflows.KindProductImport, StoreID: storeID, ResourceID: imp.ID,
-			Summary: workflows.ImportSummary(s.storeLabel(r.Context(), storeID), len(up.file), imp.DryRun)}
+			Summary: workflows.ImportSummary(s.storeLabel(r.Context(), storeID), len(up.File), imp.DryRun)}
 		run, err := s.startWork(r.Context(), workflows.ProductImportWorkflowID(imp.ID), work, workflows.ProductImport,
 			workflows.ProductImportInput{StoreID: storeID, ImportID: imp.ID},
 			func(ctx context.Context) error { return s.db.MarkImportStarted(ctx, storeID, imp.ID) })

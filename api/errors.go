@@ -8,6 +8,8 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/merchantsvc/svc/api/request"
+	"github.com/merchantsvc/svc/api/wire"
 	"github.com/merchantsvc/svc/internal/session"
 	"github.com/merchantsvc/svc/internal/tracing"
 	"github.com/merchantsvc/svc/storage"
@@ -19,7 +21,7 @@ type apiError struct {
 	Code        string
 	Message     string
 	MessageAr   string
-	Fields      []fieldError
+	Fields      []wire.FieldError
 	AllowedNext []string
 	// Header is set on the response (an ETag beside a 412).
 	Header http.Header
@@ -37,25 +39,17 @@ type apiError struct {
 
 func (e *apiError) Error() string { return e.Code + ": " + e.Message }
 
-// fieldError names one invalid field of a 422.
-type fieldError struct {
-	Field     string `json:"field"`
-	Code      string `json:"code"`
-	Message   string `json:"message"`
-	MessageAr string `json:"message_ar"`
-}
-
 type errorBody struct {
-	Code             string       `json:"code"`
-	Message          string       `json:"message"`
-	MessageAr        string       `json:"message_ar"`
-	RequestID        string       `json:"request_id"`
-	Fields           []fieldError `json:"fields,omitempty"`
-	AllowedNext      *[]string    `json:"allowed_next,omitempty"`
-	Reason           string       `json:"reason,omitempty"`
-	RequiredSubtotal *int64       `json:"required_subtotal,omitempty"`
-	Conflicts        any          `json:"conflicts,omitempty"`
-	MemberCount      *int         `json:"member_count,omitempty"`
+	Code             string            `json:"code"`
+	Message          string            `json:"message"`
+	MessageAr        string            `json:"message_ar"`
+	RequestID        string            `json:"request_id"`
+	Fields           []wire.FieldError `json:"fields,omitempty"`
+	AllowedNext      *[]string         `json:"allowed_next,omitempty"`
+	Reason           string            `json:"reason,omitempty"`
+	RequiredSubtotal *int64            `json:"required_subtotal,omitempty"`
+	Conflicts        any               `json:"conflicts,omitempty"`
+	MemberCount      *int              `json:"member_count,omitempty"`
 }
 
 type errorEnvelope struct {
@@ -98,12 +92,6 @@ var (
 		"A request with this Idempotency-Key is still being processed", "طلب بنفس مفتاح عدم التكرار ما زال قيد المعالجة")
 	errIdempotencyReused = newError(http.StatusUnprocessableEntity, "IDEMPOTENCY_KEY_REUSED",
 		"This Idempotency-Key was used with a different request", "تم استخدام مفتاح عدم التكرار هذا مع طلب مختلف")
-	errMalformedJSON = newError(http.StatusBadRequest, "MALFORMED_JSON",
-		"The request body is not valid JSON", "جسم الطلب ليس JSON صالحًا")
-	errPayloadTooLarge = newError(http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE",
-		"The request body is too large", "جسم الطلب كبير جدًا")
-	errUnsupportedMediaType = newError(http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE",
-		"Send the body as application/json", "أرسل جسم الطلب بصيغة application/json")
 	errRateLimited = newError(http.StatusTooManyRequests, "RATE_LIMITED",
 		"Rate limit exceeded: at most 300 requests per minute per token", "تم تجاوز حد الطلبات: 300 طلب في الدقيقة لكل رمز كحد أقصى")
 	errInternal = newError(http.StatusInternalServerError, "INTERNAL",
@@ -124,7 +112,7 @@ var (
 )
 
 // validationError is the 422 for a list of invalid fields.
-func validationError(fields []fieldError) *apiError {
+func validationError(fields []wire.FieldError) *apiError {
 	return &apiError{Status: http.StatusUnprocessableEntity, Code: "VALIDATION_FAILED",
 		Message: "The request is invalid", MessageAr: "الطلب غير صالح", Fields: fields}
 }
@@ -132,13 +120,14 @@ func validationError(fields []fieldError) *apiError {
 func conflictError(field, message string) *apiError {
 	return &apiError{Status: http.StatusConflict, Code: "CONFLICT",
 		Message: "Already exists: " + message, MessageAr: "موجود مسبقًا: " + field,
-		Fields: []fieldError{{Field: field, Code: "taken", Message: message, MessageAr: "القيمة مستخدمة مسبقًا"}}}
+		Fields: []wire.FieldError{{Field: field, Code: "taken", Message: message, MessageAr: "القيمة مستخدمة مسبقًا"}}}
 }
 
 // toAPIError is the one place where errors become statuses.
 func toAPIError(err error) *apiError {
 	var (
 		apiErr     *apiError
+		refused    *wire.Error
 		invalid    *storage.InvalidError
 		conflict   *storage.ConflictError
 		stock      *storage.StockError
@@ -168,11 +157,13 @@ func toAPIError(err error) *apiError {
 	switch {
 	case errors.As(err, &apiErr):
 		return apiErr
+	case errors.As(err, &refused):
+		return &apiError{Status: refused.Status, Code: refused.Code, Message: refused.Message, MessageAr: refused.MessageAr, Fields: refused.Fields}
 	case errors.As(err, &stock):
 		return &apiError{Status: http.StatusConflict, Code: "INSUFFICIENT_STOCK",
 			Message:   fmt.Sprintf("Not enough stock for variant %s: %d available, %d requested", stock.VariantID, stock.Available, stock.Requested),
 			MessageAr: fmt.Sprintf("المخزون غير كافٍ للمتغير %s: المتاح %d والمطلوب %d", stock.VariantID, stock.Available, stock.Requested),
-			Fields: []fieldError{{Field: fmt.Sprintf("lines[%d].variant_id", stock.Line), Code: "insufficient_stock",
+			Fields: []wire.FieldError{{Field: fmt.Sprintf("lines[%d].variant_id", stock.Line), Code: "insufficient_stock",
 				Message: stock.Error(), MessageAr: "المخزون غير كافٍ"}}}
 	case errors.As(err, &stockRule):
 		return stockConflictError(stockRule)
@@ -180,7 +171,7 @@ func toAPIError(err error) *apiError {
 		return &apiError{Status: http.StatusConflict, Code: "INVALID_STATUS_TRANSITION",
 			Message:     fmt.Sprintf("An order cannot move from %s to %s", transition.From, transition.To),
 			MessageAr:   fmt.Sprintf("لا يمكن نقل الطلب من %s إلى %s", transition.From, transition.To),
-			AllowedNext: asStrings(transition.AllowedNext)}
+			AllowedNext: request.AsStrings(transition.AllowedNext)}
 	case errors.As(err, &themeInvalid):
 		return themeValidationError(themeInvalid.Errors)
 	case errors.As(err, &stale):
@@ -202,7 +193,7 @@ func toAPIError(err error) *apiError {
 		}
 		return errInternal
 	case errors.As(err, &invalid):
-		return validationError([]fieldError{{Field: invalid.Field, Code: invalid.Code, Message: invalid.Message, MessageAr: arabicFieldMessage(invalid.Code)}})
+		return validationError([]wire.FieldError{{Field: invalid.Field, Code: invalid.Code, Message: invalid.Message, MessageAr: wire.ArabicFieldMessage(invalid.Code)}})
 	case errors.As(err, &conflict):
 		return conflictError(conflict.Field, conflict.Message)
 	case errors.Is(err, storage.ErrNotFound):

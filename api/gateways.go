@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -16,6 +15,8 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
+	"github.com/merchantsvc/svc/api/request"
+	"github.com/merchantsvc/svc/api/wire"
 	"github.com/merchantsvc/svc/internal/gateway"
 	"github.com/merchantsvc/svc/storage"
 	"github.com/merchantsvc/svc/workflows"
@@ -44,39 +45,6 @@ var gatewayProviders = []string{storage.GatewayStripe}
 // maxGatewayEvent bounds a gateway event's body.
 const maxGatewayEvent = 256 << 10
 
-type connectGatewayRequest struct {
-	SecretKey           string  `json:"secret_key"`
-	WebhookSecret       string  `json:"webhook_secret"`
-	StatementDescriptor *string `json:"statement_descriptor"`
-}
-
-func (req connectGatewayRequest) Valid() []fieldError {
-	var c checker
-	switch {
-	case req.SecretKey == "":
-		c.add("secret_key", "required", "is required")
-	case !strings.HasPrefix(req.SecretKey, "sk_") && !strings.HasPrefix(req.SecretKey, "rk_"):
-		c.add("secret_key", "invalid", "must be a Stripe secret or restricted key (sk_… or rk_…), never the publishable key")
-	default:
-		c.text("secret_key", req.SecretKey, 8, 255)
-	}
-	switch {
-	case req.WebhookSecret == "":
-		c.add("webhook_secret", "required", "is required")
-	case !strings.HasPrefix(req.WebhookSecret, "whsec_"):
-		c.add("webhook_secret", "invalid", "must be the endpoint's signing secret (whsec_…)")
-	default:
-		c.text("webhook_secret", req.WebhookSecret, 8, 255)
-	}
-	if req.StatementDescriptor != nil {
-		c.text("statement_descriptor", *req.StatementDescriptor, 1, 22)
-		if strings.ContainsAny(*req.StatementDescriptor, `<>\'"*`) {
-			c.add("statement_descriptor", "invalid", `may not contain < > \ ' " *`)
-		}
-	}
-	return c.result()
-}
-
 type gatewayResponse struct {
 	Provider    string    `json:"provider"`
 	Connected   bool      `json:"connected"`
@@ -98,7 +66,7 @@ func (s *Server) handleConnectGateway() handlerFunc {
 		if err != nil {
 			return err
 		}
-		req, err := decode[connectGatewayRequest](r)
+		req, err := wire.Decode[request.ConnectGateway](r)
 		if err != nil {
 			return err
 		}
@@ -113,7 +81,7 @@ func (s *Server) handleConnectGateway() handlerFunc {
 		// The gateway's own words are never repeated or logged: they may
 		// quote the key (stripe-mock does).
 		if err := g.Check(r.Context()); errors.As(err, &refused) {
-			return validationError([]fieldError{{Field: "secret_key", Code: "rejected",
+			return validationError([]wire.FieldError{{Field: "secret_key", Code: "rejected",
 				Message: fmt.Sprintf("the gateway refused this key (HTTP %d)", refused.Status), MessageAr: "رفضت بوابة الدفع هذا المفتاح"}})
 		} else if err != nil {
 			loggerFrom(r.Context()).WarnContext(r.Context(), "check gateway key: the gateway did not answer", slog.String("provider", provider))
@@ -187,7 +155,7 @@ func gatewayProvider(r *http.Request) (string, error) {
 func (s *Server) cardCheckout(ctx context.Context, storeID uuid.UUID) error {
 	_, err := s.db.FindGatewayConnection(ctx, storeID, storage.GatewayStripe)
 	if errors.Is(err, storage.ErrNotFound) || (err == nil && s.cfg.Secrets == nil) {
-		return validationError([]fieldError{{Field: "payment_method", Code: "not_offered",
+		return validationError([]wire.FieldError{{Field: "payment_method", Code: "not_offered",
 			Message: "this store does not take card payments", MessageAr: "هذا المتجر لا يقبل الدفع بالبطاقة"}})
 	}
 	return err
@@ -321,7 +289,7 @@ func (s *Server) handleGatewayWebhook() handlerFunc {
 		}
 		payload, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxGatewayEvent))
 		if err != nil {
-			return errPayloadTooLarge
+			return wire.ErrPayloadTooLarge
 		}
 		g, err := gateway.Open(gateway.Account{Provider: provider, WebhookSecret: account.WebhookSecret})
 		if err != nil {

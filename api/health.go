@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+
+	"github.com/merchantsvc/svc/api/wire"
 )
 
 // handleHealthz serves GET /healthz.
@@ -33,7 +35,7 @@ func (s *Server) handleReadyz() handlerFunc {
 		e.Message = "Not ready: " + strings.Join(failing, ", ") + " unreachable"
 		e.MessageAr = "غير جاهز: لا يمكن الوصول إلى " + strings.Join(failing, "، ")
 		for _, name := range failing {
-			e.Fields = append(e.Fields, fieldError{Field: name, Code: "unreachable", Message: checks[name], MessageAr: "غير متاح"})
+			e.Fields = append(e.Fields, wire.FieldError{Field: name, Code: "unreachable", Message: checks[name], MessageAr: "غير متاح"})
 		}
 		return &e
 	}

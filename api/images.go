@@ -21,6 +21,8 @@ import (
 	"go.temporal.io/sdk/temporal"
 	_ "golang.org/x/image/webp" // DecodeConfig for WebP uploads
 
+	"github.com/merchantsvc/svc/api/request"
+	"github.com/merchantsvc/svc/api/wire"
 	"github.com/merchantsvc/svc/storage"
 	"github.com/merchantsvc/svc/storage/blob"
 	"github.com/merchantsvc/svc/workflows"
@@ -63,11 +65,11 @@ func checkImage(data []byte) (string, error) {
 	}
 	cfg, _, err := image.DecodeConfig(bytes.NewReader(data))
 	if err != nil {
-		return "", validationError([]fieldError{{Field: "file", Code: "unreadable", Message: "the image header cannot be read",
+		return "", validationError([]wire.FieldError{{Field: "file", Code: "unreadable", Message: "the image header cannot be read",
 			MessageAr: "تعذّرت قراءة ترويسة الصورة"}})
 	}
 	if int64(cfg.Width)*int64(cfg.Height) > maxImagePixels {
-		return "", validationError([]fieldError{{Field: "file", Code: "too_many_pixels",
+		return "", validationError([]wire.FieldError{{Field: "file", Code: "too_many_pixels",
 			Message:   fmt.Sprintf("the image is %d×%d; at most 40 megapixels are accepted", cfg.Width, cfg.Height),
 			MessageAr: "الصورة أكبر من 40 ميجابكسل"}})
 	}
@@ -81,11 +83,11 @@ func (s *Server) handleUploadImage() handlerFunc {
 		if err != nil {
 			return err
 		}
-		up, err := readUpload(r)
+		up, err := wire.ReadUpload(r)
 		if err != nil {
 			return err
 		}
-		contentType, err := checkImage(up.file)
+		contentType, err := checkImage(up.File)
 		if err != nil {
 			return err
 		}
@@ -95,7 +97,7 @@ func (s *Server) handleUploadImage() handlerFunc {
 		// commits only once the workflow has what it needs.
 		img := storage.ProductImage{ID: storage.NewID(), StoreID: storeID, ProductID: productID, ContentType: contentType}
 		original := storage.ImageKey(storeID, productID, img.ID, "original")
-		if err := s.blob.Put(r.Context(), original, up.file, contentType); err != nil {
+		if err := s.blob.Put(r.Context(), original, up.File, contentType); err != nil {
 			loggerFrom(r.Context()).WarnContext(r.Context(), "store image original", slog.Any("error", err))
 			return errObjectStoreDown
 		}
@@ -131,7 +133,7 @@ func (s *Server) handleUploadImage() handlerFunc {
 			respond(w, http.StatusCreated, newImageResponse(storage.ImageEntry{ID: out.ImageID, URL: out.URL, ThumbnailURL: out.ThumbnailURL,
 				MediumURL: out.MediumURL, LargeURL: out.LargeURL, Width: out.Width, Height: out.Height, Position: out.Position}))
 		case errors.As(err, &failed):
-			return validationError([]fieldError{{Field: "file", Code: "unprocessable",
+			return validationError([]wire.FieldError{{Field: "file", Code: "unprocessable",
 				Message: "the image could not be processed", MessageAr: "تعذّرت معالجة الصورة"}})
 		case r.Context().Err() == nil:
 			// Not done within the wait (the gRPC layer may report the deadline
@@ -186,16 +188,6 @@ func productImages(p storage.Product) []storage.ImageEntry {
 	return entries
 }
 
-type deleteImageRequest struct {
-	URL string `json:"url"`
-}
-
-func (req deleteImageRequest) Valid() []fieldError {
-	var c checker
-	c.required("url", req.URL != "")
-	return c.result()
-}
-
 // handleDeleteImage serves DELETE /stores/{store_id}/products/{product_id}/images.
 func (s *Server) handleDeleteImage() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
@@ -203,7 +195,7 @@ func (s *Server) handleDeleteImage() handlerFunc {
 		if err != nil {
 			return err
 		}
-		req, err := decode[deleteImageRequest](r)
+		req, err := wire.Decode[request.DeleteImage](r)
 		if err != nil {
 			return err
 		}
@@ -228,18 +220,6 @@ func (s *Server) removeObjects(ctx context.Context, prefix string) {
 	}
 }
 
-type setAltRequest struct {
-	URL string `json:"url"`
-	Alt string `json:"alt"`
-}
-
-func (req setAltRequest) Valid() []fieldError {
-	var c checker
-	c.required("url", req.URL != "")
-	c.text("alt", req.Alt, 0, 512)
-	return c.result()
-}
-
 // handleSetImageAlt serves PATCH /stores/{store_id}/products/{product_id}/images/alt.
 func (s *Server) handleSetImageAlt() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
@@ -247,7 +227,7 @@ func (s *Server) handleSetImageAlt() handlerFunc {
 		if err != nil {
 			return err
 		}
-		req, err := decode[setAltRequest](r)
+		req, err := wire.Decode[request.SetAlt](r)
 		if err != nil {
 			return err
 		}
@@ -266,8 +246,8 @@ var mediaFiles = []string{"large.webp", "medium.webp", "thumbnail.webp"}
 // and unguessable (image ids are random); the bytes never change, so they are cached for a year.
 func (s *Server) handleMedia() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		storeID, err1 := parseUUID(chi.URLParam(r, "store_id"))
-		imageID, err2 := parseUUID(chi.URLParam(r, "image_id"))
+		storeID, err1 := request.ParseUUID(chi.URLParam(r, "store_id"))
+		imageID, err2 := request.ParseUUID(chi.URLParam(r, "image_id"))
 		file := chi.URLParam(r, "file")
 		if err1 != nil || err2 != nil || !slices.Contains(mediaFiles, file) {
 			return errNotFound

@@ -7,6 +7,8 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/merchantsvc/svc/api/request"
+	"github.com/merchantsvc/svc/api/wire"
 	"github.com/merchantsvc/svc/storage"
 )
 
@@ -112,7 +114,7 @@ func (s *Server) handleListMovements() handlerFunc {
 			f.Reason = &reason
 		}
 		if f.DateFrom != nil && f.DateTo != nil && f.DateFrom.After(*f.DateTo) {
-			q.add("date_from", "out_of_range", "must not be after date_to")
+			q.Add("date_from", "out_of_range", "must not be after date_to")
 		}
 		if err := q.err(); err != nil {
 			return err
@@ -130,77 +132,6 @@ func (s *Server) handleListMovements() handlerFunc {
 	}
 }
 
-type adjustmentChangeRequest struct {
-	VariantID      string  `json:"variant_id"`
-	LocationID     *string `json:"location_id"`
-	Delta          *int    `json:"delta"`
-	SetOnHand      *int    `json:"set_on_hand"`
-	ExpectedOnHand *int    `json:"expected_on_hand"`
-}
-
-type adjustmentRequest struct {
-	Reason    string                    `json:"reason"`
-	Note      *string                   `json:"note"`
-	Reference *string                   `json:"reference"`
-	Changes   []adjustmentChangeRequest `json:"changes"`
-}
-
-const maxAdjustmentChanges = 100
-
-func (req adjustmentRequest) Valid() []fieldError {
-	var c checker
-	if req.Reason == "" {
-		c.required("reason", false)
-	} else {
-		c.oneOf("reason", req.Reason, storage.AdjustmentReasons)
-	}
-	if req.Note != nil {
-		c.text("note", *req.Note, 0, 1000)
-	}
-	if req.Reference != nil {
-		c.text("reference", *req.Reference, 0, 200)
-	}
-	switch {
-	case len(req.Changes) == 0:
-		c.add("changes", "required", "list 1 to 100 changes")
-	case len(req.Changes) > maxAdjustmentChanges:
-		c.add("changes", "too_many", "list at most 100 changes")
-	}
-	for i, ch := range req.Changes {
-		field := fmt.Sprintf("changes[%d]", i)
-		if _, err := uuid.Parse(ch.VariantID); err != nil {
-			c.add(field+".variant_id", "invalid_uuid", "must be a variant id")
-		}
-		if ch.LocationID != nil {
-			if _, err := uuid.Parse(*ch.LocationID); err != nil {
-				c.add(field+".location_id", "invalid_uuid", "must be a location id")
-			}
-		}
-		if (ch.Delta == nil) == (ch.SetOnHand == nil) {
-			c.add(field, "one_of", "give exactly one of delta and set_on_hand")
-			continue
-		}
-		const limit = 1_000_000_000
-		if ch.Delta != nil {
-			switch {
-			case *ch.Delta == 0:
-				c.add(field+".delta", "out_of_range", "must not be zero")
-			case *ch.Delta < -limit || *ch.Delta > limit:
-				c.add(field+".delta", "out_of_range", "must be between -1000000000 and 1000000000")
-			case req.Reason == storage.ReasonReceived && *ch.Delta < 0, req.Reason == storage.ReasonDamaged && *ch.Delta > 0:
-				c.add(field+".delta", "sign", "received stock raises on_hand; damaged stock lowers it")
-			}
-		}
-		if ch.SetOnHand != nil && (*ch.SetOnHand < 0 || *ch.SetOnHand > limit) {
-			c.add(field+".set_on_hand", "out_of_range", "must be between 0 and 1000000000")
-		}
-		if ch.ExpectedOnHand != nil && *ch.ExpectedOnHand < 0 {
-			c.add(field+".expected_on_hand", "out_of_range", "must be at least 0")
-		}
-	}
-	return c.result()
-}
-
 type adjustmentResponse struct {
 	AdjustmentID uuid.UUID          `json:"adjustment_id"`
 	Movements    []movementResponse `json:"movements"`
@@ -214,20 +145,20 @@ func stockConflictError(e *storage.StockConflictError) *apiError {
 		return &apiError{Status: http.StatusConflict, Code: e.Code,
 			Message:   fmt.Sprintf("on_hand changed since it was counted: it is %d now; recount and send the new expected_on_hand", e.OnHand),
 			MessageAr: fmt.Sprintf("تغيّر المخزون الفعلي منذ عدّه: هو الآن %d؛ أعد العدّ وأرسل القيمة المتوقعة الجديدة", e.OnHand),
-			Fields: []fieldError{{Field: field + ".expected_on_hand", Code: "stale", Message: fmt.Sprintf("on_hand is %d", e.OnHand),
+			Fields: []wire.FieldError{{Field: field + ".expected_on_hand", Code: "stale", Message: fmt.Sprintf("on_hand is %d", e.OnHand),
 				MessageAr: fmt.Sprintf("المخزون الفعلي %d", e.OnHand)}}}
 	}
 	return &apiError{Status: http.StatusConflict, Code: e.Code,
 		Message:   fmt.Sprintf("on_hand cannot go below the %d units reserved for orders (on_hand is %d)", e.Reserved, e.OnHand),
 		MessageAr: fmt.Sprintf("لا يمكن أن ينخفض المخزون الفعلي عن %d وحدة محجوزة للطلبات (المخزون الفعلي %d)", e.Reserved, e.OnHand),
-		Fields: []fieldError{{Field: field, Code: "below_reserved", Message: fmt.Sprintf("%d units are reserved", e.Reserved),
+		Fields: []wire.FieldError{{Field: field, Code: "below_reserved", Message: fmt.Sprintf("%d units are reserved", e.Reserved),
 			MessageAr: fmt.Sprintf("%d وحدة محجوزة", e.Reserved)}}}
 }
 
 // handleAdjustInventory serves POST /stores/{store_id}/inventory/adjustments.
 func (s *Server) handleAdjustInventory() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		req, err := decode[adjustmentRequest](r)
+		req, err := wire.Decode[request.Adjustment](r)
 		if err != nil {
 			return err
 		}

@@ -9,6 +9,8 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/merchantsvc/svc/api/request"
+	"github.com/merchantsvc/svc/api/wire"
 	"github.com/merchantsvc/svc/storage"
 )
 
@@ -17,22 +19,6 @@ import (
 var errLocationInUse = newError(http.StatusConflict, "LOCATION_IN_USE",
 	"The location is in use (the default location, or one with stock, reservations or open shipments) and cannot be deleted",
 	"الموقع مستخدم (الموقع الافتراضي أو به مخزون أو حجوزات أو شحنات مفتوحة) ولا يمكن حذفه")
-
-type locationAddress struct {
-	Line1   string  `json:"line1"`
-	City    string  `json:"city"`
-	Region  *string `json:"region,omitempty"`
-	Country string  `json:"country"`
-}
-
-func (a locationAddress) check(c *checker, prefix string) {
-	c.text(prefix+".line1", a.Line1, 1, 300)
-	c.text(prefix+".city", a.City, 1, 100)
-	if a.Region != nil {
-		c.text(prefix+".region", *a.Region, 0, 100)
-	}
-	c.country(prefix+".country", a.Country)
-}
 
 type locationResponse struct {
 	ID        uuid.UUID       `json:"id"`
@@ -55,47 +41,18 @@ func newLocationResponse(l storage.Location) locationResponse {
 		IsDefault: l.IsDefault, IsActive: l.IsActive, CreatedAt: l.CreatedAt.UTC(), UpdatedAt: l.UpdatedAt.UTC()}
 }
 
-type createLocationRequest struct {
-	Name      string           `json:"name"`
-	Address   *locationAddress `json:"address"`
-	Phone     *string          `json:"phone"`
-	Priority  *int             `json:"priority"`
-	IsDefault bool             `json:"is_default"`
-}
-
-func (req createLocationRequest) Valid() []fieldError {
-	var c checker
-	c.text("name", req.Name, 1, 120)
-	if req.Address == nil {
-		c.add("address", "required", "is required")
-	} else {
-		req.Address.check(&c, "address")
-	}
-	checkLocationPhone(&c, req.Phone)
-	if req.Priority != nil {
-		c.minInt("priority", int64(*req.Priority), 0)
-	}
-	return c.result()
-}
-
-func checkLocationPhone(c *checker, phone *string) {
-	if phone != nil && !phonePattern.MatchString(normalizePhone(*phone)) {
-		c.add("phone", "invalid", "must be a phone number such as +201001234567")
-	}
-}
-
 func normalizedPhone(phone *string) *string {
 	if phone == nil {
 		return nil
 	}
-	p := normalizePhone(*phone)
+	p := request.NormalizePhone(*phone)
 	return &p
 }
 
 // handleCreateLocation serves POST /stores/{store_id}/locations.
 func (s *Server) handleCreateLocation() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		req, err := decode[createLocationRequest](r)
+		req, err := wire.Decode[request.CreateLocation](r)
 		if err != nil {
 			return err
 		}
@@ -152,34 +109,6 @@ func (s *Server) handleGetLocation() handlerFunc {
 	}
 }
 
-type updateLocationRequest struct {
-	Name      optional[string]          `json:"name"`
-	Address   optional[locationAddress] `json:"address"`
-	Phone     optional[string]          `json:"phone"`
-	Priority  optional[int]             `json:"priority"`
-	IsDefault optional[bool]            `json:"is_default"`
-	IsActive  optional[bool]            `json:"is_active"`
-}
-
-func (req updateLocationRequest) Valid() []fieldError {
-	var c checker
-	if notNull(&c, "name", req.Name) {
-		c.text("name", req.Name.Value, 1, 120)
-	}
-	if notNull(&c, "address", req.Address) {
-		req.Address.Value.check(&c, "address")
-	}
-	if req.Phone.Set && !req.Phone.Null {
-		checkLocationPhone(&c, &req.Phone.Value)
-	}
-	if notNull(&c, "priority", req.Priority) {
-		c.minInt("priority", int64(req.Priority.Value), 0)
-	}
-	notNull(&c, "is_default", req.IsDefault)
-	notNull(&c, "is_active", req.IsActive)
-	return c.result()
-}
-
 // handleUpdateLocation serves PATCH /stores/{store_id}/locations/{location_id}.
 func (s *Server) handleUpdateLocation() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
@@ -187,7 +116,7 @@ func (s *Server) handleUpdateLocation() handlerFunc {
 		if err != nil {
 			return err
 		}
-		req, err := decode[updateLocationRequest](r)
+		req, err := wire.Decode[request.UpdateLocation](r)
 		if err != nil {
 			return err
 		}
@@ -201,7 +130,7 @@ func (s *Server) handleUpdateLocation() handlerFunc {
 		}
 		if req.Phone.Set {
 			upd.Phone.Set, upd.Phone.Null = true, req.Phone.Null
-			upd.Phone.Value = normalizePhone(req.Phone.Value)
+			upd.Phone.Value = request.NormalizePhone(req.Phone.Value)
 		}
 		if req.Priority.Set {
 			upd.Priority = &req.Priority.Value

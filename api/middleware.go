@@ -3,13 +3,10 @@ package api
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"mime"
-	"mime/multipart"
 	"net"
 	"net/http"
 	"net/netip"
@@ -21,6 +18,8 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
 
+	"github.com/merchantsvc/svc/api/request"
+	"github.com/merchantsvc/svc/api/wire"
 	"github.com/merchantsvc/svc/internal/session"
 	"github.com/merchantsvc/svc/storage"
 )
@@ -202,7 +201,7 @@ func (s *Server) identify(r *http.Request) (*principal, error) {
 	if err != nil || cookie.Value == "" {
 		return nil, errUnauthenticated
 	}
-	if storeID, err := parseUUID(chi.URLParam(r, "store_id")); err == nil {
+	if storeID, err := request.ParseUUID(chi.URLParam(r, "store_id")); err == nil {
 		// A store route: the session and its membership in one query.
 		sess, member, err := s.db.FindSessionMember(ctx, cookie.Value, storeID)
 		if errors.Is(err, storage.ErrNotFound) {
@@ -433,38 +432,6 @@ type pendingKey struct {
 
 var writeMethods = []string{http.MethodPost, http.MethodPatch, http.MethodPut, http.MethodDelete}
 
-// requestFingerprint is what makes two requests with one Idempotency-Key the
-// same request: method, path, query, and the body. A multipart body counts by
-// its parts (name, file name, type, and a SHA-256 of the content), not its
-// bytes, because clients pick a new random boundary for every send.
-func requestFingerprint(r *http.Request, body []byte) []byte {
-	h := sha256.New()
-	fmt.Fprintf(h, "%s\n%s\n%s\n", r.Method, r.URL.Path, r.URL.RawQuery)
-	mediaType, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if err == nil && mediaType == "multipart/form-data" && params["boundary"] != "" {
-		parts := multipart.NewReader(bytes.NewReader(body), params["boundary"])
-		fmt.Fprintf(h, "%s\n", mediaType)
-		for {
-			part, err := parts.NextPart()
-			if err != nil {
-				if err != io.EOF {
-					break // malformed: the handler refuses it; fall back to the raw bytes below
-				}
-				return h.Sum(nil)
-			}
-			content := sha256.New()
-			_, copyErr := io.Copy(content, part)
-			if copyErr != nil {
-				break
-			}
-			fmt.Fprintf(h, "%q %q %q %x\n", part.FormName(), part.FileName(), part.Header.Get("Content-Type"), content.Sum(nil))
-		}
-	}
-	fmt.Fprintf(h, "%s\n", r.Header.Get("Content-Type"))
-	h.Write(body)
-	return h.Sum(nil)
-}
-
 // maxIdempotentBody bounds what is read to fingerprint a request; uploads are 5 MB.
 const maxIdempotentBody = 6 << 20
 
@@ -477,13 +444,13 @@ func (s *Server) idempotency(next http.Handler) http.Handler {
 			return
 		}
 		if !printableASCII(key, 255) {
-			writeError(w, r, validationError([]fieldError{{Field: "Idempotency-Key", Code: "invalid",
+			writeError(w, r, validationError([]wire.FieldError{{Field: "Idempotency-Key", Code: "invalid",
 				Message: "must be 1 to 255 printable ASCII characters", MessageAr: "يجب أن يكون من 1 إلى 255 حرفًا مطبوعًا"}}))
 			return
 		}
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxIdempotentBody))
 		if err != nil {
-			writeError(w, r, errPayloadTooLarge)
+			writeError(w, r, wire.ErrPayloadTooLarge)
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
@@ -491,7 +458,7 @@ func (s *Server) idempotency(next http.Handler) http.Handler {
 		p := principalFrom(r.Context())
 		scope := storage.IdempotencyScope{StoreID: storeIDFrom(r.Context()), CredentialID: p.credentialID(),
 			Method: r.Method, Route: route, Key: key}
-		stored, err := s.db.ClaimIdempotencyKey(r.Context(), scope, requestFingerprint(r, body))
+		stored, err := s.db.ClaimIdempotencyKey(r.Context(), scope, wire.Fingerprint(r, body))
 		if err != nil {
 			writeError(w, r, err)
 			return

@@ -3,16 +3,16 @@ package api
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"slices"
-	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
 
+	"github.com/merchantsvc/svc/api/request"
+	"github.com/merchantsvc/svc/api/wire"
 	"github.com/merchantsvc/svc/storage"
 )
 
@@ -105,128 +105,6 @@ type orderCustomer struct {
 	Phone *string   `json:"phone"`
 }
 
-type inlineCustomer struct {
-	Name  string  `json:"name"`
-	Email *string `json:"email"`
-	Phone *string `json:"phone"`
-}
-
-type orderLineRequest struct {
-	VariantID string `json:"variant_id"`
-	Quantity  int    `json:"quantity"`
-}
-
-type createOrderRequest struct {
-	CustomerID      *string            `json:"customer_id"`
-	Customer        *inlineCustomer    `json:"customer"`
-	Lines           []orderLineRequest `json:"lines"`
-	ShippingAddress *address           `json:"shipping_address"`
-	PaymentMethod   string             `json:"payment_method"`
-	ShippingFee     int64              `json:"shipping_fee"`
-	Discount        int64              `json:"discount"`
-	Notes           string             `json:"notes"`
-	// DiscountCode and ApplyAutomaticDiscounts price with the store's
-	// discounts (§14); without them an order prices as before.
-	DiscountCode            *string `json:"discount_code"`
-	ApplyAutomaticDiscounts bool    `json:"apply_automatic_discounts"`
-	// ShippingRateID prices the shipping with a rate of the store (§15).
-	ShippingRateID *string `json:"shipping_rate_id"`
-}
-
-const maxOrderLines = 100
-
-// checkLines checks variant lines (of an order or a cart): at most 100,
-// each variant once, quantities 1-10000.
-func checkLines(c *checker, lines []orderLineRequest) {
-	if len(lines) > maxOrderLines {
-		c.add("lines", "out_of_range", fmt.Sprintf("must have at most %d lines", maxOrderLines))
-	}
-	seen := map[string]bool{}
-	for i, l := range lines {
-		field := fmt.Sprintf("lines[%d]", i)
-		if _, err := parseUUID(l.VariantID); err != nil {
-			c.add(field+".variant_id", "invalid_uuid", "must be a uuid")
-		} else if seen[l.VariantID] {
-			c.add(field+".variant_id", "duplicate", "each variant may appear on one line only")
-		}
-		seen[l.VariantID] = true
-		if l.Quantity < 1 || l.Quantity > 10000 {
-			c.add(field+".quantity", "out_of_range", "must be between 1 and 10000")
-		}
-	}
-}
-
-func (req createOrderRequest) Valid() []fieldError {
-	var c checker
-	switch {
-	case req.CustomerID == nil && req.Customer == nil:
-		c.add("customer", "required", "send customer_id or an inline customer")
-	case req.CustomerID != nil && req.Customer != nil:
-		c.add("customer", "invalid", "send customer_id or an inline customer, not both")
-	case req.CustomerID != nil:
-		c.uuid("customer_id", *req.CustomerID)
-	default:
-		c.text("customer.name", req.Customer.Name, 1, 200)
-		if req.Customer.Email == nil && req.Customer.Phone == nil {
-			c.add("customer.phone", "required", "an inline customer needs a phone or an email")
-		}
-		if req.Customer.Email != nil {
-			checkEmail(&c, "customer.email", *req.Customer.Email)
-		}
-		if req.Customer.Phone != nil {
-			checkPhone(&c, "customer.phone", *req.Customer.Phone)
-		}
-	}
-	if len(req.Lines) == 0 {
-		c.add("lines", "out_of_range", fmt.Sprintf("must have 1 to %d lines", maxOrderLines))
-	}
-	checkLines(&c, req.Lines)
-	if req.ShippingAddress == nil {
-		c.add("shipping_address", "required", "is required")
-	} else {
-		req.ShippingAddress.check(&c, "shipping_address")
-	}
-	c.oneOf("payment_method", req.PaymentMethod, storage.PaymentMethods)
-	c.amount("shipping_fee", req.ShippingFee)
-	c.amount("discount", req.Discount)
-	c.text("notes", req.Notes, 0, 2000)
-	if req.DiscountCode != nil {
-		c.text("discount_code", *req.DiscountCode, 1, 64)
-	}
-	if req.ShippingRateID != nil {
-		c.uuid("shipping_rate_id", *req.ShippingRateID)
-		if req.ShippingFee != 0 {
-			c.add("shipping_fee", "not_allowed", "send shipping_rate_id or a manual shipping_fee, not both")
-		}
-	}
-	return c.result()
-}
-
-func (req createOrderRequest) newOrder(storeID uuid.UUID, draft bool, actor *uuid.UUID) storage.NewOrder {
-	shipping := *req.ShippingAddress
-	shipping.Phone = normalizePhone(shipping.Phone)
-	addr, _ := json.Marshal(shipping)
-	in := storage.NewOrder{StoreID: storeID, Draft: draft, ShippingAddress: addr, PaymentMethod: req.PaymentMethod,
-		ShippingFee: req.ShippingFee, Discount: req.Discount, Notes: req.Notes, ActorUserID: actor,
-		DiscountCode: req.DiscountCode, ApplyAutomatic: req.ApplyAutomaticDiscounts}
-	if req.ShippingRateID != nil {
-		id, _ := parseUUID(*req.ShippingRateID)
-		in.ShippingRateID = &id
-	}
-	if req.CustomerID != nil {
-		id, _ := parseUUID(*req.CustomerID)
-		in.CustomerID = &id
-	} else {
-		in.Customer = &storage.OrderCustomer{Name: strings.TrimSpace(req.Customer.Name), Email: req.Customer.Email,
-			Phone: normalizedPtr(req.Customer.Phone)}
-	}
-	for _, l := range req.Lines {
-		id, _ := parseUUID(l.VariantID)
-		in.Lines = append(in.Lines, storage.NewOrderLine{VariantID: id, Quantity: l.Quantity})
-	}
-	return in
-}
-
 // actor is the merchant behind the request, for activity rows.
 func actor(p *principal) *uuid.UUID {
 	if p.userID == uuid.Nil {
@@ -252,11 +130,11 @@ func stockActor(p *principal) storage.Actor {
 // handleCreateOrder serves POST /stores/{store_id}/orders and POST /stores/{store_id}/orders/drafts.
 func (s *Server) handleCreateOrder(draft bool) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		req, err := decode[createOrderRequest](r)
+		req, err := wire.Decode[request.CreateOrder](r)
 		if err != nil {
 			return err
 		}
-		in := req.newOrder(storeIDFrom(r.Context()), draft, actor(principalFrom(r.Context())))
+		in := req.NewOrder(storeIDFrom(r.Context()), draft, actor(principalFrom(r.Context())))
 		// The worker's dispatcher starts the order-placed workflow after commit.
 		return writeView(s, w, r, http.StatusCreated, newOrderResponse, func(tx *storage.Tx) (storage.Order, error) {
 			return tx.CreateOrder(r.Context(), in)
@@ -282,11 +160,11 @@ type orderPreviewResponse struct {
 // transaction rolled back), with nothing written.
 func (s *Server) handlePreviewOrder() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		req, err := decode[createOrderRequest](r)
+		req, err := wire.Decode[request.CreateOrder](r)
 		if err != nil {
 			return err
 		}
-		in := req.newOrder(storeIDFrom(r.Context()), false, actor(principalFrom(r.Context())))
+		in := req.NewOrder(storeIDFrom(r.Context()), false, actor(principalFrom(r.Context())))
 		var o storage.Order
 		err = s.db.InTx(r.Context(), func(tx *storage.Tx) error {
 			var err error
@@ -313,7 +191,7 @@ func orderFilter(q *queryParser) storage.OrderFilter {
 	f := storage.OrderFilter{Search: q.str("search"), CustomerID: q.uuid("customer_id")}
 	f.DateFrom, f.DateTo = q.dateTime("date_from"), q.dateTime("date_to")
 	if f.DateFrom != nil && f.DateTo != nil && f.DateFrom.After(*f.DateTo) {
-		q.add("date_from", "out_of_range", "must not be after date_to")
+		q.Add("date_from", "out_of_range", "must not be after date_to")
 	}
 	return f
 }
@@ -327,15 +205,15 @@ func (s *Server) handleListOrders() handlerFunc {
 		f.Page = storage.Page{Page: page, Limit: limit}
 		listed := slices.DeleteFunc(slices.Clone(storage.OrderStatuses), func(s storage.OrderStatus) bool { return s == storage.OrderDraft })
 		if v := q.str("status"); v != nil {
-			q.oneOf("status", *v, asStrings(listed))
+			q.OneOf("status", *v, request.AsStrings(listed))
 			f.Status = (*storage.OrderStatus)(v)
 		}
 		if v := q.str("payment_status"); v != nil {
-			q.oneOf("payment_status", *v, asStrings(storage.PaymentStatuses))
+			q.OneOf("payment_status", *v, request.AsStrings(storage.PaymentStatuses))
 			f.PaymentStatus = (*storage.PaymentStatus)(v)
 		}
 		if v := q.str("fulfillment_status"); v != nil {
-			q.oneOf("fulfillment_status", *v, asStrings(storage.FulfillmentStatuses))
+			q.OneOf("fulfillment_status", *v, request.AsStrings(storage.FulfillmentStatuses))
 			f.FulfillmentStatus = (*storage.FulfillmentStatus)(v)
 		}
 		if err := q.err(); err != nil {
@@ -378,8 +256,8 @@ func (s *Server) handleGetOrder() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		ref := chi.URLParam(r, "order_id") // an id or an order number
 		if utf8.RuneCountInString(ref) > maxOrderRef || ref == "" {
-			return validationError([]fieldError{{Field: "order_ref", Code: "too_long",
-				Message: "must be an order id or an order number of at most 64 characters", MessageAr: arabicFieldMessage("too_long")}})
+			return validationError([]wire.FieldError{{Field: "order_ref", Code: "too_long",
+				Message: "must be an order id or an order number of at most 64 characters", MessageAr: wire.ArabicFieldMessage("too_long")}})
 		}
 		o, err := s.db.FindOrderByRef(r.Context(), storeIDFrom(r.Context()), ref)
 		if err != nil {
@@ -415,22 +293,6 @@ type orderPaymentResponse struct {
 	CreatedAt time.Time `json:"created_at"`
 }
 
-type updateStatusRequest struct {
-	Status         string  `json:"status"`
-	TrackingNumber *string `json:"tracking_number"`
-	Note           string  `json:"note"`
-}
-
-func (req updateStatusRequest) Valid() []fieldError {
-	var c checker
-	c.oneOf("status", req.Status, asStrings(storage.OrderStatuses))
-	if req.TrackingNumber != nil {
-		c.text("tracking_number", *req.TrackingNumber, 1, 100)
-	}
-	c.text("note", req.Note, 0, 1000)
-	return c.result()
-}
-
 // handleUpdateOrderStatus serves PATCH /stores/{store_id}/orders/{order_id}/status.
 func (s *Server) handleUpdateOrderStatus() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
@@ -438,7 +300,7 @@ func (s *Server) handleUpdateOrderStatus() handlerFunc {
 		if err != nil {
 			return err
 		}
-		req, err := decode[updateStatusRequest](r)
+		req, err := wire.Decode[request.UpdateStatus](r)
 		if err != nil {
 			return err
 		}
@@ -464,8 +326,8 @@ func (s *Server) handleCancelOrder() handlerFunc {
 		}
 		reason := r.URL.Query().Get("reason")
 		if utf8.RuneCountInString(reason) > 1000 {
-			return validationError([]fieldError{{Field: "reason", Code: "too_long", Message: "must be at most 1000 characters",
-				MessageAr: arabicFieldMessage("too_long")}})
+			return validationError([]wire.FieldError{{Field: "reason", Code: "too_long", Message: "must be at most 1000 characters",
+				MessageAr: wire.ArabicFieldMessage("too_long")}})
 		}
 		var cancelled storage.Order
 		err = s.writeTx(w, r, http.StatusNoContent, func(tx *storage.Tx) (any, error) {
@@ -492,16 +354,6 @@ func newActivityResponse(a storage.OrderActivity) activityResponse {
 	return activityResponse{ID: a.ID, Kind: string(a.Kind), Body: a.Body, Data: a.Data, AuthorUserID: a.AuthorUserID, CreatedAt: a.CreatedAt.UTC()}
 }
 
-type commentRequest struct {
-	Body string `json:"body"`
-}
-
-func (req commentRequest) Valid() []fieldError {
-	var c checker
-	c.text("body", req.Body, 1, 5000)
-	return c.result()
-}
-
 // handleAddComment serves POST /stores/{store_id}/orders/{order_id}/comments.
 func (s *Server) handleAddComment() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
@@ -509,7 +361,7 @@ func (s *Server) handleAddComment() handlerFunc {
 		if err != nil {
 			return err
 		}
-		req, err := decode[commentRequest](r)
+		req, err := wire.Decode[request.Comment](r)
 		if err != nil {
 			return err
 		}
@@ -570,26 +422,6 @@ func (s *Server) handleActivities(timeline bool) handlerFunc {
 	}
 }
 
-type updateOrderRequest struct {
-	Notes           optional[string]  `json:"notes"`
-	ShippingAddress optional[address] `json:"shipping_address"`
-	TrackingNumber  optional[string]  `json:"tracking_number"`
-}
-
-func (req updateOrderRequest) Valid() []fieldError {
-	var c checker
-	if notNull(&c, "notes", req.Notes) {
-		c.text("notes", req.Notes.Value, 0, 2000)
-	}
-	if notNull(&c, "shipping_address", req.ShippingAddress) {
-		req.ShippingAddress.Value.check(&c, "shipping_address")
-	}
-	if req.TrackingNumber.Set && !req.TrackingNumber.Null {
-		c.text("tracking_number", req.TrackingNumber.Value, 1, 100)
-	}
-	return c.result()
-}
-
 var errOrderShipped = newError(http.StatusConflict, "ORDER_SHIPPED",
 	"The shipping address cannot change once the order has shipped", "لا يمكن تغيير عنوان الشحن بعد شحن الطلب")
 
@@ -600,7 +432,7 @@ func (s *Server) handleUpdateOrder() handlerFunc {
 		if err != nil {
 			return err
 		}
-		req, err := decode[updateOrderRequest](r)
+		req, err := wire.Decode[request.UpdateOrder](r)
 		if err != nil {
 			return err
 		}
@@ -610,31 +442,13 @@ func (s *Server) handleUpdateOrder() handlerFunc {
 		}
 		if req.ShippingAddress.Set {
 			addr := req.ShippingAddress.Value
-			addr.Phone = normalizePhone(addr.Phone)
+			addr.Phone = request.NormalizePhone(addr.Phone)
 			upd.ShippingAddress, _ = json.Marshal(addr)
 		}
 		return writeView(s, w, r, http.StatusOK, newOrderResponse, func(tx *storage.Tx) (storage.Order, error) {
 			return tx.UpdateOrder(r.Context(), storeIDFrom(r.Context()), id, upd, actor(principalFrom(r.Context())))
 		})
 	}
-}
-
-type bulkStatusRequest struct {
-	OrderIDs       []string `json:"order_ids"`
-	Status         string   `json:"status"`
-	TrackingNumber *string  `json:"tracking_number"`
-}
-
-func (req bulkStatusRequest) Valid() []fieldError {
-	var c checker
-	if len(req.OrderIDs) == 0 || len(req.OrderIDs) > 100 {
-		c.add("order_ids", "out_of_range", "must list 1 to 100 orders")
-	}
-	for i, id := range req.OrderIDs {
-		c.uuid(fmt.Sprintf("order_ids[%d]", i), id)
-	}
-	c.oneOf("status", req.Status, asStrings(storage.OrderStatuses))
-	return c.result()
 }
 
 type bulkFailure struct {
@@ -648,14 +462,14 @@ type bulkFailure struct {
 // transaction, so one refusal does not hold back the rest; the answer says what happened to each.
 func (s *Server) handleBulkStatus() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		req, err := decode[bulkStatusRequest](r)
+		req, err := wire.Decode[request.BulkStatus](r)
 		if err != nil {
 			return err
 		}
 		storeID := storeIDFrom(r.Context())
 		updated, failed := []string{}, []bulkFailure{}
 		for _, raw := range dedupe(req.OrderIDs) {
-			id, _ := parseUUID(raw)
+			id, _ := request.ParseUUID(raw)
 			var moved storage.Order
 			err := s.db.InTx(r.Context(), func(tx *storage.Tx) (err error) {
 				moved, err = tx.TransitionOrder(r.Context(), storeID, id, storage.OrderStatus(req.Status), req.TrackingNumber, "", actor(principalFrom(r.Context())))

@@ -13,6 +13,8 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
 
+	"github.com/merchantsvc/svc/api/request"
+	"github.com/merchantsvc/svc/api/wire"
 	"github.com/merchantsvc/svc/storage"
 )
 
@@ -161,17 +163,6 @@ func (s *Server) handleApproveProof() handlerFunc {
 	}
 }
 
-// reasonRequest is RejectRequest, VoidPaymentRequest and UnmarkPaidRequest.
-type reasonRequest struct {
-	Reason string `json:"reason"`
-}
-
-func (req reasonRequest) Valid() []fieldError {
-	var c checker
-	c.text("reason", strings.TrimSpace(req.Reason), 1, 1000)
-	return c.result()
-}
-
 // handleRejectProof serves POST /stores/{store_id}/payment-proofs/{proof_id}/reject.
 func (s *Server) handleRejectProof() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
@@ -179,7 +170,7 @@ func (s *Server) handleRejectProof() handlerFunc {
 		if err != nil {
 			return err
 		}
-		req, err := decode[reasonRequest](r)
+		req, err := wire.Decode[request.Reason](r)
 		if err != nil {
 			return err
 		}
@@ -196,7 +187,7 @@ func (s *Server) handleVoidPayment() handlerFunc {
 		if err != nil {
 			return err
 		}
-		req, err := decode[reasonRequest](r)
+		req, err := wire.Decode[request.Reason](r)
 		if err != nil {
 			return err
 		}
@@ -255,17 +246,17 @@ func (s *Server) handleRecordPayment() handlerFunc {
 		if err != nil {
 			return err
 		}
-		up, err := readUploadField(r, "receipt")
+		up, err := wire.ReadUploadField(r, "receipt")
 		if err != nil {
 			return err
 		}
-		amount, err := strconv.ParseInt(strings.TrimSpace(up.fields["amount"]), 10, 64)
+		amount, err := strconv.ParseInt(strings.TrimSpace(up.Fields["amount"]), 10, 64)
 		if err != nil || amount <= 0 || amount > storage.MaxAmount {
-			return validationError([]fieldError{{Field: "amount", Code: "out_of_range",
-				Message: "must be a whole number of minor units from 1 to 1000000000000", MessageAr: arabicFieldMessage("out_of_range")}})
+			return validationError([]wire.FieldError{{Field: "amount", Code: "out_of_range",
+				Message: "must be a whole number of minor units from 1 to 1000000000000", MessageAr: wire.ArabicFieldMessage("out_of_range")}})
 		}
 		storeID, proofID := storeIDFrom(r.Context()), storage.NewID()
-		key, contentType, err := s.storeProofImage(r.Context(), storeID, proofID, up.file)
+		key, contentType, err := s.storeProofImage(r.Context(), storeID, proofID, up.File)
 		if err != nil {
 			return err
 		}
@@ -305,7 +296,7 @@ func (s *Server) handleUnmarkPaid() handlerFunc {
 		if err != nil {
 			return err
 		}
-		req, err := decode[reasonRequest](r)
+		req, err := wire.Decode[request.Reason](r)
 		if err != nil {
 			return err
 		}
@@ -313,40 +304,6 @@ func (s *Server) handleUnmarkPaid() handlerFunc {
 			return tx.UnmarkOrderPaid(r.Context(), storeIDFrom(r.Context()), orderID, strings.TrimSpace(req.Reason), actor(principalFrom(r.Context())))
 		})
 	}
-}
-
-type acceptedLineRequest struct {
-	LineID           string `json:"line_id"`
-	AcceptedQuantity *int   `json:"accepted_quantity"`
-}
-
-type partialAcceptanceRequest struct {
-	Lines []acceptedLineRequest `json:"lines"`
-	Note  string                `json:"note"`
-}
-
-func (req partialAcceptanceRequest) Valid() []fieldError {
-	var c checker
-	if len(req.Lines) == 0 || len(req.Lines) > maxOrderLines {
-		c.add("lines", "out_of_range", fmt.Sprintf("must list 1 to %d lines", maxOrderLines))
-	}
-	seen := map[string]bool{}
-	for i, l := range req.Lines {
-		field := fmt.Sprintf("lines[%d]", i)
-		if _, err := parseUUID(l.LineID); err != nil {
-			c.add(field+".line_id", "invalid_uuid", "must be a uuid")
-		} else if seen[l.LineID] {
-			c.add(field+".line_id", "duplicate", "each line may be listed once")
-		}
-		seen[l.LineID] = true
-		if l.AcceptedQuantity == nil {
-			c.add(field+".accepted_quantity", "required", "is required")
-		} else if *l.AcceptedQuantity < 0 {
-			c.add(field+".accepted_quantity", "out_of_range", "must be 0 or more")
-		}
-	}
-	c.text("note", req.Note, 0, 1000)
-	return c.result()
 }
 
 type restockResponse struct {
@@ -369,13 +326,13 @@ func (s *Server) handlePartialAcceptance() handlerFunc {
 		if err != nil {
 			return err
 		}
-		req, err := decode[partialAcceptanceRequest](r)
+		req, err := wire.Decode[request.PartialAcceptance](r)
 		if err != nil {
 			return err
 		}
 		lines := make([]storage.AcceptedLine, 0, len(req.Lines))
 		for _, l := range req.Lines {
-			id, _ := parseUUID(l.LineID)
+			id, _ := request.ParseUUID(l.LineID)
 			lines = append(lines, storage.AcceptedLine{LineID: id, AcceptedQuantity: *l.AcceptedQuantity})
 		}
 		return s.writeTx(w, r, http.StatusOK, func(tx *storage.Tx) (any, error) {
@@ -410,12 +367,12 @@ func (s *Server) handleStorefrontProof() handlerFunc {
 		if err := s.checkOrderToken(r, store.ID, orderID); err != nil {
 			return err
 		}
-		up, err := readUpload(r)
+		up, err := wire.ReadUpload(r)
 		if err != nil {
 			return err
 		}
 		proofID := storage.NewID()
-		key, contentType, err := s.storeProofImage(r.Context(), store.ID, proofID, up.file)
+		key, contentType, err := s.storeProofImage(r.Context(), store.ID, proofID, up.File)
 		if err != nil {
 			return err
 		}

@@ -9,6 +9,8 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/merchantsvc/svc/api/request"
+	"github.com/merchantsvc/svc/api/wire"
 	"github.com/merchantsvc/svc/storage"
 )
 
@@ -40,7 +42,7 @@ type returnResponse struct {
 
 func newReturnResponse(r storage.Return) returnResponse {
 	resp := returnResponse{ID: r.ID, OrderID: r.OrderID, ShipmentID: r.ShipmentID, Status: string(r.Status),
-		AllowedNext: asStrings(storage.ReturnAllowedNext(r.Status)), Lines: make([]returnLineResponse, 0, len(r.Lines)),
+		AllowedNext: request.AsStrings(storage.ReturnAllowedNext(r.Status)), Lines: make([]returnLineResponse, 0, len(r.Lines)),
 		TrackingNumber: r.TrackingNumber, SuggestedRefund: r.SuggestedRefund, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}
 	for _, l := range r.Lines {
 		resp.Lines = append(resp.Lines, returnLineResponse(l))
@@ -56,7 +58,7 @@ func (s *Server) handleListReturns(byOrder bool) handlerFunc {
 		q := newQueryParser(r)
 		page, limit := q.page(20)
 		f := storage.ReturnFilter{Page: storage.Page{Page: page, Limit: limit}, OrderID: q.uuid("order_id")}
-		if status := q.enum("status", asStrings(storage.ReturnStatuses), ""); status != "" {
+		if status := q.enum("status", request.AsStrings(storage.ReturnStatuses), ""); status != "" {
 			f.Status = new(storage.ReturnStatus(status))
 		}
 		err := q.err()
@@ -97,34 +99,6 @@ func (s *Server) handleGetReturn() handlerFunc {
 	}
 }
 
-type receiveReturnRequest struct {
-	Lines []struct {
-		LineID           uuid.UUID  `json:"line_id"`
-		ReceivedQuantity *int       `json:"received_quantity"`
-		Restock          *bool      `json:"restock"`
-		LocationID       *uuid.UUID `json:"location_id"`
-	} `json:"lines"`
-}
-
-func (req receiveReturnRequest) Valid() []fieldError {
-	var c checker
-	if len(req.Lines) == 0 || len(req.Lines) > 100 {
-		c.add("lines", "out_of_range", "must list 1 to 100 lines")
-	}
-	for i, l := range req.Lines {
-		if l.LineID == uuid.Nil {
-			c.add(fmt.Sprintf("lines[%d].line_id", i), "required", "is required")
-		}
-		if l.ReceivedQuantity == nil {
-			c.add(fmt.Sprintf("lines[%d].received_quantity", i), "required", "is required")
-		}
-		if l.Restock == nil {
-			c.add(fmt.Sprintf("lines[%d].restock", i), "required", "say whether the pieces go back on the shelf")
-		}
-	}
-	return c.result()
-}
-
 // handleReceiveReturn serves POST /stores/{store_id}/returns/{return_id}/receive.
 func (s *Server) handleReceiveReturn() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
@@ -132,7 +106,7 @@ func (s *Server) handleReceiveReturn() handlerFunc {
 		if err != nil {
 			return err
 		}
-		req, err := decode[receiveReturnRequest](r)
+		req, err := wire.Decode[request.ReceiveReturn](r)
 		if err != nil {
 			return err
 		}
@@ -160,57 +134,13 @@ func returnErrors(err error) *apiError {
 		return &apiError{Status: http.StatusConflict, Code: "INVALID_RETURN_TRANSITION",
 			Message:     fmt.Sprintf("A return cannot move from %s to %s", transition.From, transition.To),
 			MessageAr:   fmt.Sprintf("لا يمكن نقل المرتجع من %s إلى %s", transition.From, transition.To),
-			AllowedNext: asStrings(transition.AllowedNext)}
+			AllowedNext: request.AsStrings(transition.AllowedNext)}
 	}
 	return nil
 }
 
 var errOrderNotReturnable = newError(http.StatusConflict, "ORDER_NOT_RETURNABLE",
 	"Only a shipped, delivered or returned order takes returns", "لا يقبل المرتجعات إلا طلب مشحون أو مُسلَّم أو مُرتجَع")
-
-type requestReturnRequest struct {
-	Lines []struct {
-		LineID   uuid.UUID `json:"line_id"`
-		Quantity int       `json:"quantity"`
-		Reason   string    `json:"reason"`
-		Note     *string   `json:"note"`
-	} `json:"lines"`
-	Approve bool `json:"approve"`
-}
-
-func (req requestReturnRequest) Valid() []fieldError {
-	var c checker
-	if len(req.Lines) == 0 || len(req.Lines) > 100 {
-		c.add("lines", "out_of_range", "must list 1 to 100 lines")
-	}
-	for i, l := range req.Lines {
-		if l.LineID == uuid.Nil {
-			c.add(fmt.Sprintf("lines[%d].line_id", i), "required", "is required")
-		}
-		if l.Quantity < 1 {
-			c.add(fmt.Sprintf("lines[%d].quantity", i), "exceeds_returnable", "must be at least 1")
-		}
-		// refused_delivery is the system's: a shipment returned to sender.
-		c.oneOf(fmt.Sprintf("lines[%d].reason", i), l.Reason, without(storage.ReturnReasons, storage.ReasonRefusedDelivery))
-		if l.Note != nil {
-			c.text(fmt.Sprintf("lines[%d].note", i), *l.Note, 0, 1000)
-		}
-		if l.Reason == "other" && (l.Note == nil || strings.TrimSpace(*l.Note) == "") {
-			c.add(fmt.Sprintf("lines[%d].note", i), "required", "is required when the reason is other")
-		}
-	}
-	return c.result()
-}
-
-func without(list []string, drop string) []string {
-	out := make([]string, 0, len(list))
-	for _, v := range list {
-		if v != drop {
-			out = append(out, v)
-		}
-	}
-	return out
-}
 
 // handleRequestReturn serves POST /stores/{store_id}/orders/{order_id}/returns.
 func (s *Server) handleRequestReturn() handlerFunc {
@@ -219,7 +149,7 @@ func (s *Server) handleRequestReturn() handlerFunc {
 		if err != nil {
 			return err
 		}
-		req, err := decode[requestReturnRequest](r)
+		req, err := wire.Decode[request.RequestReturn](r)
 		if err != nil {
 			return err
 		}
@@ -233,22 +163,6 @@ func (s *Server) handleRequestReturn() handlerFunc {
 	}
 }
 
-type moveReturnRequest struct {
-	TrackingNumber *string `json:"tracking_number"`
-	Reason         *string `json:"reason"`
-}
-
-func (req moveReturnRequest) Valid() []fieldError {
-	var c checker
-	if req.TrackingNumber != nil {
-		c.text("tracking_number", *req.TrackingNumber, 1, 100)
-	}
-	if req.Reason != nil {
-		c.text("reason", *req.Reason, 0, 1000)
-	}
-	return c.result()
-}
-
 // handleMoveReturn serves POST /stores/{store_id}/returns/{return_id}/approve,
 // /decline (a reason required) and /cancel.
 func (s *Server) handleMoveReturn(to storage.ReturnStatus) handlerFunc {
@@ -257,21 +171,21 @@ func (s *Server) handleMoveReturn(to storage.ReturnStatus) handlerFunc {
 		if err != nil {
 			return err
 		}
-		req, err := decode[moveReturnRequest](r)
+		req, err := wire.Decode[request.MoveReturn](r)
 		if err != nil {
 			return err
 		}
 		if to != storage.ReturnApproved && req.TrackingNumber != nil {
-			return validationError([]fieldError{{Field: "tracking_number", Code: "invalid", Message: "is only taken by approve",
-				MessageAr: arabicFieldMessage("invalid")}})
+			return validationError([]wire.FieldError{{Field: "tracking_number", Code: "invalid", Message: "is only taken by approve",
+				MessageAr: wire.ArabicFieldMessage("invalid")}})
 		}
 		reason := ""
 		if req.Reason != nil {
 			reason = strings.TrimSpace(*req.Reason)
 		}
 		if to == storage.ReturnDeclined && reason == "" {
-			return validationError([]fieldError{{Field: "reason", Code: "required", Message: "is required to decline",
-				MessageAr: arabicFieldMessage("required")}})
+			return validationError([]wire.FieldError{{Field: "reason", Code: "required", Message: "is required to decline",
+				MessageAr: wire.ArabicFieldMessage("required")}})
 		}
 		return writeView(s, w, r, http.StatusOK, newReturnResponse, func(tx *storage.Tx) (storage.Return, error) {
 			return tx.MoveReturn(r.Context(), storeIDFrom(r.Context()), id, to, req.TrackingNumber, reason, actor(principalFrom(r.Context())))

@@ -4,12 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/merchantsvc/svc/api/request"
+	"github.com/merchantsvc/svc/api/wire"
 	"github.com/merchantsvc/svc/storage"
 )
 
@@ -34,11 +35,6 @@ var (
 		Header: http.Header{"Retry-After": {"2"}}}
 )
 
-type shipmentLineJSON struct {
-	LineID   uuid.UUID `json:"line_id"`
-	Quantity int       `json:"quantity"`
-}
-
 type shipmentEventResponse struct {
 	Status     string    `json:"status"`
 	OccurredAt time.Time `json:"occurred_at"`
@@ -52,42 +48,42 @@ type waybillResponse struct {
 }
 
 type shipmentResponse struct {
-	ID               uuid.UUID               `json:"id"`
-	OrderID          uuid.UUID               `json:"order_id"`
-	OrderNumber      string                  `json:"order_number"`
-	Number           string                  `json:"number"`
-	Status           string                  `json:"status"`
-	AllowedNext      []string                `json:"allowed_next"`
-	LocationID       *uuid.UUID              `json:"location_id"`
-	CarrierAccountID *uuid.UUID              `json:"carrier_account_id"`
-	Carrier          string                  `json:"carrier"`
-	Service          *string                 `json:"service"`
-	TrackingNumber   *string                 `json:"tracking_number"`
-	TrackingURL      *string                 `json:"tracking_url"`
-	Lines            []shipmentLineJSON      `json:"lines"`
-	CODAmount        int64                   `json:"cod_amount"`
-	CODCollected     *int64                  `json:"cod_collected"`
-	CODFee           *int64                  `json:"cod_fee"`
-	CODState         string                  `json:"cod_state"`
-	Waybill          waybillResponse         `json:"waybill"`
-	Events           []shipmentEventResponse `json:"events"`
-	ShippedAt        *time.Time              `json:"shipped_at"`
-	DeliveredAt      *time.Time              `json:"delivered_at"`
-	CreatedAt        time.Time               `json:"created_at"`
-	UpdatedAt        time.Time               `json:"updated_at"`
+	ID               uuid.UUID                  `json:"id"`
+	OrderID          uuid.UUID                  `json:"order_id"`
+	OrderNumber      string                     `json:"order_number"`
+	Number           string                     `json:"number"`
+	Status           string                     `json:"status"`
+	AllowedNext      []string                   `json:"allowed_next"`
+	LocationID       *uuid.UUID                 `json:"location_id"`
+	CarrierAccountID *uuid.UUID                 `json:"carrier_account_id"`
+	Carrier          string                     `json:"carrier"`
+	Service          *string                    `json:"service"`
+	TrackingNumber   *string                    `json:"tracking_number"`
+	TrackingURL      *string                    `json:"tracking_url"`
+	Lines            []request.ShipmentLineJSON `json:"lines"`
+	CODAmount        int64                      `json:"cod_amount"`
+	CODCollected     *int64                     `json:"cod_collected"`
+	CODFee           *int64                     `json:"cod_fee"`
+	CODState         string                     `json:"cod_state"`
+	Waybill          waybillResponse            `json:"waybill"`
+	Events           []shipmentEventResponse    `json:"events"`
+	ShippedAt        *time.Time                 `json:"shipped_at"`
+	DeliveredAt      *time.Time                 `json:"delivered_at"`
+	CreatedAt        time.Time                  `json:"created_at"`
+	UpdatedAt        time.Time                  `json:"updated_at"`
 }
 
 // shipmentView answers a shipment; its waybill's download_url is the
 // store-checked route, never a public link.
 func (s *Server) shipmentView(sh storage.Shipment) shipmentResponse {
 	resp := shipmentResponse{ID: sh.ID, OrderID: sh.OrderID, OrderNumber: sh.OrderNumber, Number: sh.Number, Status: string(sh.Status),
-		AllowedNext: asStrings(storage.ShipmentAllowedNext(sh.Status)), LocationID: sh.LocationID, CarrierAccountID: sh.CarrierAccountID,
+		AllowedNext: request.AsStrings(storage.ShipmentAllowedNext(sh.Status)), LocationID: sh.LocationID, CarrierAccountID: sh.CarrierAccountID,
 		Carrier: sh.Carrier, Service: sh.Service, TrackingNumber: sh.TrackingNumber, TrackingURL: sh.TrackingURL,
-		Lines: make([]shipmentLineJSON, 0, len(sh.Lines)), CODAmount: sh.CODAmount, CODCollected: sh.CODCollected, CODFee: sh.CODFee,
+		Lines: make([]request.ShipmentLineJSON, 0, len(sh.Lines)), CODAmount: sh.CODAmount, CODCollected: sh.CODCollected, CODFee: sh.CODFee,
 		CODState: sh.CODState, Waybill: waybillResponse{Status: sh.WaybillStatus}, Events: make([]shipmentEventResponse, 0, len(sh.Events)),
 		ShippedAt: utcPtr(sh.ShippedAt), DeliveredAt: utcPtr(sh.DeliveredAt), CreatedAt: sh.CreatedAt.UTC(), UpdatedAt: sh.UpdatedAt.UTC()}
 	for _, l := range sh.Lines {
-		resp.Lines = append(resp.Lines, shipmentLineJSON(l))
+		resp.Lines = append(resp.Lines, request.ShipmentLineJSON(l))
 	}
 	for _, e := range sh.Events {
 		if e.Applied {
@@ -100,64 +96,6 @@ func (s *Server) shipmentView(sh storage.Shipment) shipmentResponse {
 	return resp
 }
 
-// carrierFields are what create and PATCH both say of the carrier.
-type carrierFields struct {
-	Carrier        *string `json:"carrier"`
-	Service        *string `json:"service"`
-	TrackingNumber *string `json:"tracking_number"`
-	TrackingURL    *string `json:"tracking_url"`
-	CODAmount      *int64  `json:"cod_amount"`
-}
-
-func (f carrierFields) check(c *checker) {
-	if f.Carrier != nil {
-		c.oneOf("carrier", *f.Carrier, storage.Carriers)
-	}
-	if f.Service != nil {
-		c.text("service", *f.Service, 1, 100)
-	}
-	if f.TrackingNumber != nil {
-		c.text("tracking_number", *f.TrackingNumber, 1, 100)
-	}
-	if f.TrackingURL != nil {
-		if u, err := url.Parse(*f.TrackingURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || len(*f.TrackingURL) > 2000 {
-			c.add("tracking_url", "invalid_url", "must be an http(s) URL")
-		}
-	}
-	if f.CODAmount != nil {
-		c.amount("cod_amount", *f.CODAmount)
-	}
-}
-
-type createShipmentRequest struct {
-	Lines            *[]shipmentLineJSON `json:"lines"`
-	LocationID       *uuid.UUID          `json:"location_id"`
-	CarrierAccountID *uuid.UUID          `json:"carrier_account_id"`
-	carrierFields
-}
-
-func (req createShipmentRequest) Valid() []fieldError {
-	var c checker
-	if req.Lines != nil {
-		if len(*req.Lines) == 0 || len(*req.Lines) > 250 {
-			c.add("lines", "out_of_range", "must list 1 to 250 lines, or be left out for every unshipped piece")
-		}
-		for i, l := range *req.Lines {
-			if l.LineID == uuid.Nil {
-				c.add(fmt.Sprintf("lines[%d].line_id", i), "required", "is required")
-			}
-			if l.Quantity < 1 {
-				c.add(fmt.Sprintf("lines[%d].quantity", i), "out_of_range", "must be at least 1")
-			}
-		}
-	}
-	if req.CarrierAccountID == nil && req.Carrier == nil {
-		c.add("carrier", "required", "is required when no carrier_account_id is given")
-	}
-	req.check(&c)
-	return c.result()
-}
-
 // handleCreateShipment serves POST /stores/{store_id}/orders/{order_id}/shipments.
 func (s *Server) handleCreateShipment() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
@@ -165,7 +103,7 @@ func (s *Server) handleCreateShipment() handlerFunc {
 		if err != nil {
 			return err
 		}
-		req, err := decode[createShipmentRequest](r)
+		req, err := wire.Decode[request.CreateShipment](r)
 		if err != nil {
 			return err
 		}
@@ -196,14 +134,14 @@ func (s *Server) handleListShipments(byOrder bool) handlerFunc {
 		f := storage.ShipmentFilter{Page: storage.Page{Page: page, Limit: limit}, Carrier: q.str("carrier"),
 			TrackingNumber: q.str("tracking_number"), UpdatedSince: q.dateTime("updated_since"),
 			CreatedFrom: q.dateTime("created_from"), CreatedTo: q.dateTime("created_to")}
-		if status := q.enum("status", asStrings(storage.ShipmentStatuses), ""); status != "" {
+		if status := q.enum("status", request.AsStrings(storage.ShipmentStatuses), ""); status != "" {
 			f.Status = new(storage.ShipmentStatus(status))
 		}
 		if state := q.enum("cod_state", storage.CODStates, ""); state != "" {
 			f.CODState = &state
 		}
 		if f.Carrier != nil {
-			q.oneOf("carrier", *f.Carrier, storage.Carriers)
+			q.OneOf("carrier", *f.Carrier, storage.Carriers)
 		}
 		err := q.err()
 		if err != nil {
@@ -255,16 +193,6 @@ func (s *Server) handleGetShipment() handlerFunc {
 	}
 }
 
-type updateShipmentRequest struct {
-	carrierFields
-}
-
-func (req updateShipmentRequest) Valid() []fieldError {
-	var c checker
-	req.check(&c)
-	return c.result()
-}
-
 // handleUpdateShipment serves PATCH /stores/{store_id}/shipments/{shipment_id}.
 func (s *Server) handleUpdateShipment() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
@@ -272,7 +200,7 @@ func (s *Server) handleUpdateShipment() handlerFunc {
 		if err != nil {
 			return err
 		}
-		req, err := decode[updateShipmentRequest](r)
+		req, err := wire.Decode[request.UpdateShipment](r)
 		if err != nil {
 			return err
 		}
@@ -284,32 +212,6 @@ func (s *Server) handleUpdateShipment() handlerFunc {
 	}
 }
 
-type shipmentEventRequest struct {
-	Status       string     `json:"status"`
-	OccurredAt   *time.Time `json:"occurred_at"`
-	CODCollected *int64     `json:"cod_collected"`
-	Note         *string    `json:"note"`
-}
-
-func (req shipmentEventRequest) Valid() []fieldError {
-	var c checker
-	c.oneOf("status", req.Status, asStrings(storage.ShipmentStatuses))
-	if req.OccurredAt != nil && req.OccurredAt.After(time.Now().Add(5*time.Minute)) {
-		c.add("occurred_at", "out_of_range", "must not be in the future")
-	}
-	if req.CODCollected != nil {
-		if req.Status != string(storage.ShipmentDelivered) {
-			c.add("cod_collected", "only_when_delivered", "may only be given with status delivered")
-		} else {
-			c.amount("cod_collected", *req.CODCollected)
-		}
-	}
-	if req.Note != nil {
-		c.text("note", *req.Note, 0, 1000)
-	}
-	return c.result()
-}
-
 // handleShipmentEvent serves POST /stores/{store_id}/shipments/{shipment_id}/events.
 func (s *Server) handleShipmentEvent() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
@@ -317,7 +219,7 @@ func (s *Server) handleShipmentEvent() handlerFunc {
 		if err != nil {
 			return err
 		}
-		req, err := decode[shipmentEventRequest](r)
+		req, err := wire.Decode[request.ShipmentEvent](r)
 		if err != nil {
 			return err
 		}
@@ -332,16 +234,6 @@ func (s *Server) handleShipmentEvent() handlerFunc {
 	}
 }
 
-type cancelShipmentRequest struct {
-	Reason string `json:"reason"`
-}
-
-func (req cancelShipmentRequest) Valid() []fieldError {
-	var c checker
-	c.text("reason", req.Reason, 0, 1000)
-	return c.result()
-}
-
 // handleCancelShipment serves POST /stores/{store_id}/shipments/{shipment_id}/cancel.
 func (s *Server) handleCancelShipment() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
@@ -349,7 +241,7 @@ func (s *Server) handleCancelShipment() handlerFunc {
 		if err != nil {
 			return err
 		}
-		req, err := decode[cancelShipmentRequest](r)
+		req, err := wire.Decode[request.CancelShipment](r)
 		if err != nil {
 			return err
 		}
@@ -412,7 +304,7 @@ func shipmentErrors(err error) *apiError {
 		return &apiError{Status: http.StatusConflict, Code: "INVALID_SHIPMENT_TRANSITION",
 			Message:     fmt.Sprintf("A shipment cannot move from %s to %s", transition.From, transition.To),
 			MessageAr:   fmt.Sprintf("لا يمكن نقل الشحنة من %s إلى %s", transition.From, transition.To),
-			AllowedNext: asStrings(transition.AllowedNext)}
+			AllowedNext: request.AsStrings(transition.AllowedNext)}
 	case errors.Is(err, storage.ErrOrderNotShippable):
 		return errOrderNotShippable
 	case errors.Is(err, storage.ErrNothingToShip):

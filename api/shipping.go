@@ -2,13 +2,14 @@ package api
 
 import (
 	"errors"
-	"fmt"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/merchantsvc/svc/api/request"
+	"github.com/merchantsvc/svc/api/wire"
 	"github.com/merchantsvc/svc/storage"
 )
 
@@ -26,56 +27,20 @@ func areaOverlapError(err error) *apiError {
 		Conflicts: overlap.Conflicts}
 }
 
-func checkAreas(c *checker, areas []storage.ZoneArea) {
-	if len(areas) < 1 || len(areas) > 200 {
-		c.add("areas", "out_of_range", "must list 1 to 200 areas")
-	}
-	for i, a := range areas {
-		field := fmt.Sprintf("areas[%d]", i)
-		c.country(field+".country", a.Country)
-		if a.Region != nil {
-			c.text(field+".region", *a.Region, 1, 100)
-		}
-		if len(a.Cities) > 500 {
-			c.add(field+".cities", "out_of_range", "must list at most 500 cities")
-		}
-		for j, city := range a.Cities {
-			c.text(fmt.Sprintf("%s.cities[%d]", field, j), city, 1, 100)
-		}
-	}
-}
-
-type zoneRequest struct {
-	Name  string             `json:"name"`
-	Areas []storage.ZoneArea `json:"areas"`
-}
-
-func (req zoneRequest) Valid() []fieldError {
-	var c checker
-	c.text("name", req.Name, 1, 120)
-	checkAreas(&c, req.Areas)
-	return c.result()
-}
-
-type deliveryDays struct {
-	Min int `json:"min"`
-	Max int `json:"max"`
-}
-
 type rateResponse struct {
-	ID                uuid.UUID            `json:"id"`
-	ZoneID            uuid.UUID            `json:"zone_id"`
-	Name              string               `json:"name"`
-	Price             int64                `json:"price"`
-	WeightBands       []storage.WeightBand `json:"weight_bands"`
-	AdditionalPerKg   *int64               `json:"additional_per_kg"`
-	FreeAboveSubtotal *int64               `json:"free_above_subtotal"`
-	CODAvailable      bool                 `json:"cod_available"`
-	CODFee            int64                `json:"cod_fee"`
-	DeliveryDays      *deliveryDays        `json:"delivery_days"`
-	Position          int                  `json:"position"`
-	CreatedAt         time.Time            `json:"created_at"`
-	UpdatedAt         time.Time            `json:"updated_at"`
+	ID                uuid.UUID             `json:"id"`
+	ZoneID            uuid.UUID             `json:"zone_id"`
+	Name              string                `json:"name"`
+	Price             int64                 `json:"price"`
+	WeightBands       []storage.WeightBand  `json:"weight_bands"`
+	AdditionalPerKg   *int64                `json:"additional_per_kg"`
+	FreeAboveSubtotal *int64                `json:"free_above_subtotal"`
+	CODAvailable      bool                  `json:"cod_available"`
+	CODFee            int64                 `json:"cod_fee"`
+	DeliveryDays      *request.DeliveryDays `json:"delivery_days"`
+	Position          int                   `json:"position"`
+	CreatedAt         time.Time             `json:"created_at"`
+	UpdatedAt         time.Time             `json:"updated_at"`
 }
 
 func newRateResponse(r storage.ShippingRate) rateResponse {
@@ -83,7 +48,7 @@ func newRateResponse(r storage.ShippingRate) rateResponse {
 		FreeAboveSubtotal: r.FreeAboveSubtotal, CODAvailable: r.CODAvailable, CODFee: r.CODFee, Position: r.Position,
 		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}
 	if r.DeliveryDaysMin != nil && r.DeliveryDaysMax != nil {
-		out.DeliveryDays = &deliveryDays{Min: *r.DeliveryDaysMin, Max: *r.DeliveryDaysMax}
+		out.DeliveryDays = &request.DeliveryDays{Min: *r.DeliveryDaysMin, Max: *r.DeliveryDaysMax}
 	}
 	return out
 }
@@ -109,7 +74,7 @@ func newZoneResponse(z storage.ShippingZone) zoneResponse {
 // handleCreateZone serves POST /stores/{store_id}/shipping/zones.
 func (s *Server) handleCreateZone() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		req, err := decode[zoneRequest](r)
+		req, err := wire.Decode[request.Zone](r)
 		if err != nil {
 			return err
 		}
@@ -151,22 +116,6 @@ func (s *Server) handleGetZone() handlerFunc {
 	}
 }
 
-type updateZoneRequest struct {
-	Name  optional[string]             `json:"name"`
-	Areas optional[[]storage.ZoneArea] `json:"areas"`
-}
-
-func (req updateZoneRequest) Valid() []fieldError {
-	var c checker
-	if notNull(&c, "name", req.Name) {
-		c.text("name", req.Name.Value, 1, 120)
-	}
-	if notNull(&c, "areas", req.Areas) {
-		checkAreas(&c, req.Areas.Value)
-	}
-	return c.result()
-}
-
 // handleUpdateZone serves PATCH /stores/{store_id}/shipping/zones/{zone_id}:
 // areas are replaced whole.
 func (s *Server) handleUpdateZone() handlerFunc {
@@ -175,7 +124,7 @@ func (s *Server) handleUpdateZone() handlerFunc {
 		if err != nil {
 			return err
 		}
-		req, err := decode[updateZoneRequest](r)
+		req, err := wire.Decode[request.UpdateZone](r)
 		if err != nil {
 			return err
 		}
@@ -202,82 +151,6 @@ func (s *Server) handleDeleteZone() handlerFunc {
 	}
 }
 
-// rateState is a rate as it would be stored; §15's rules are checked on it.
-type rateState struct {
-	Name              string               `json:"name"`
-	Price             *int64               `json:"price"`
-	WeightBands       []storage.WeightBand `json:"weight_bands"`
-	AdditionalPerKg   *int64               `json:"additional_per_kg"`
-	FreeAboveSubtotal *int64               `json:"free_above_subtotal"`
-	CODAvailable      *bool                `json:"cod_available"`
-	CODFee            *int64               `json:"cod_fee"`
-	DeliveryDays      *deliveryDays        `json:"delivery_days"`
-	Position          *int                 `json:"position"`
-}
-
-func (rs rateState) check(c *checker) {
-	c.text("name", rs.Name, 1, 120)
-	if rs.Price == nil {
-		c.add("price", "required", "is required")
-	} else {
-		c.amount("price", *rs.Price)
-	}
-	if len(rs.WeightBands) > 50 {
-		c.add("weight_bands", "out_of_range", "must list at most 50 bands")
-	}
-	for i, b := range rs.WeightBands {
-		field := fmt.Sprintf("weight_bands[%d]", i)
-		c.intRange(field+".up_to_grams", int64(b.UpToGrams), 1, 1_000_000_000)
-		c.amount(field+".price", b.Price)
-		if i > 0 && b.UpToGrams <= rs.WeightBands[i-1].UpToGrams {
-			c.add(field+".up_to_grams", "not_ascending", "bands must be strictly ascending by up_to_grams")
-		}
-	}
-	if rs.AdditionalPerKg != nil {
-		c.amount("additional_per_kg", *rs.AdditionalPerKg)
-	}
-	if rs.FreeAboveSubtotal != nil {
-		c.intRange("free_above_subtotal", *rs.FreeAboveSubtotal, 1, storage.MaxAmount)
-	}
-	if rs.CODFee != nil {
-		c.amount("cod_fee", *rs.CODFee)
-	}
-	if d := rs.DeliveryDays; d != nil {
-		c.intRange("delivery_days.min", int64(d.Min), 0, 365)
-		c.intRange("delivery_days.max", int64(d.Max), 0, 365)
-		if d.Min > d.Max {
-			c.add("delivery_days.min", "out_of_range", "must not exceed max")
-		}
-	}
-	if rs.Position != nil {
-		c.minInt("position", int64(*rs.Position), 0)
-	}
-}
-
-func (rs rateState) Valid() []fieldError {
-	var c checker
-	rs.check(&c)
-	return c.result()
-}
-
-func (rs rateState) rate(zoneID uuid.UUID) storage.ShippingRate {
-	rate := storage.ShippingRate{ZoneID: zoneID, Name: strings.TrimSpace(rs.Name), WeightBands: rs.WeightBands, AdditionalPerKg: rs.AdditionalPerKg,
-		FreeAboveSubtotal: rs.FreeAboveSubtotal, CODAvailable: rs.CODAvailable == nil || *rs.CODAvailable}
-	if rs.Price != nil {
-		rate.Price = *rs.Price
-	}
-	if rs.CODFee != nil {
-		rate.CODFee = *rs.CODFee
-	}
-	if rs.DeliveryDays != nil {
-		rate.DeliveryDaysMin, rate.DeliveryDaysMax = &rs.DeliveryDays.Min, &rs.DeliveryDays.Max
-	}
-	if rs.Position != nil {
-		rate.Position = *rs.Position
-	}
-	return rate
-}
-
 // handleCreateRate serves POST /stores/{store_id}/shipping/zones/{zone_id}/rates.
 func (s *Server) handleCreateRate() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
@@ -285,37 +158,14 @@ func (s *Server) handleCreateRate() handlerFunc {
 		if err != nil {
 			return err
 		}
-		req, err := decode[rateState](r)
+		req, err := wire.Decode[request.RateState](r)
 		if err != nil {
 			return err
 		}
 		return writeView(s, w, r, http.StatusCreated, newRateResponse, func(tx *storage.Tx) (storage.ShippingRate, error) {
-			return tx.CreateRate(r.Context(), storeIDFrom(r.Context()), req.rate(zoneID))
+			return tx.CreateRate(r.Context(), storeIDFrom(r.Context()), req.Rate(zoneID))
 		})
 	}
-}
-
-type updateRateRequest struct {
-	Name              optional[string]               `json:"name"`
-	Price             optional[int64]                `json:"price"`
-	WeightBands       optional[[]storage.WeightBand] `json:"weight_bands"`
-	AdditionalPerKg   optional[int64]                `json:"additional_per_kg"`
-	FreeAboveSubtotal optional[int64]                `json:"free_above_subtotal"`
-	CODAvailable      optional[bool]                 `json:"cod_available"`
-	CODFee            optional[int64]                `json:"cod_fee"`
-	DeliveryDays      optional[deliveryDays]         `json:"delivery_days"`
-	Position          optional[int]                  `json:"position"`
-}
-
-func (req updateRateRequest) Valid() []fieldError {
-	var c checker
-	notNull(&c, "name", req.Name)
-	notNull(&c, "price", req.Price)
-	notNull(&c, "weight_bands", req.WeightBands)
-	notNull(&c, "cod_available", req.CODAvailable)
-	notNull(&c, "cod_fee", req.CODFee)
-	notNull(&c, "position", req.Position)
-	return c.result()
 }
 
 // handleUpdateRate serves PATCH /stores/{store_id}/shipping/zones/{zone_id}/rates/{rate_id}:
@@ -330,7 +180,7 @@ func (s *Server) handleUpdateRate() handlerFunc {
 		if err != nil {
 			return err
 		}
-		req, err := decode[updateRateRequest](r)
+		req, err := wire.Decode[request.UpdateRate](r)
 		if err != nil {
 			return err
 		}
@@ -342,28 +192,28 @@ func (s *Server) handleUpdateRate() handlerFunc {
 			}
 			cur := newRateResponse(current)
 			auditBefore(r.Context(), cur)
-			next := rateState{Name: cur.Name, Price: &cur.Price, WeightBands: cur.WeightBands, AdditionalPerKg: cur.AdditionalPerKg,
+			next := request.RateState{Name: cur.Name, Price: &cur.Price, WeightBands: cur.WeightBands, AdditionalPerKg: cur.AdditionalPerKg,
 				FreeAboveSubtotal: cur.FreeAboveSubtotal, CODAvailable: &cur.CODAvailable, CODFee: &cur.CODFee, DeliveryDays: cur.DeliveryDays,
 				Position: &cur.Position}
 			if req.Name.Set {
 				next.Name = req.Name.Value
 			}
-			setOptional(&next.Price, req.Price)
+			request.SetOptional(&next.Price, req.Price)
 			if req.WeightBands.Set {
 				next.WeightBands = req.WeightBands.Value
 			}
-			setOptional(&next.AdditionalPerKg, req.AdditionalPerKg)
-			setOptional(&next.FreeAboveSubtotal, req.FreeAboveSubtotal)
-			setOptional(&next.CODAvailable, req.CODAvailable)
-			setOptional(&next.CODFee, req.CODFee)
-			setOptional(&next.DeliveryDays, req.DeliveryDays)
-			setOptional(&next.Position, req.Position)
-			var c checker
-			next.check(&c)
-			if fields := c.result(); len(fields) > 0 {
+			request.SetOptional(&next.AdditionalPerKg, req.AdditionalPerKg)
+			request.SetOptional(&next.FreeAboveSubtotal, req.FreeAboveSubtotal)
+			request.SetOptional(&next.CODAvailable, req.CODAvailable)
+			request.SetOptional(&next.CODFee, req.CODFee)
+			request.SetOptional(&next.DeliveryDays, req.DeliveryDays)
+			request.SetOptional(&next.Position, req.Position)
+			var c request.Checker
+			next.Check(&c)
+			if fields := c.Result(); len(fields) > 0 {
 				return storage.ShippingRate{}, validationError(fields)
 			}
-			rate := next.rate(zoneID)
+			rate := next.Rate(zoneID)
 			rate.ID = id
 			return tx.ReplaceRate(r.Context(), storeID, rate)
 		})
@@ -393,59 +243,18 @@ var errNotDeliverable = &apiError{Status: http.StatusUnprocessableEntity, Code: 
 // notDeliverable is 422 NOT_DELIVERABLE on the address's city field.
 func notDeliverable(field string) *apiError {
 	e := *errNotDeliverable
-	e.Fields = []fieldError{{Field: field, Code: "not_deliverable", Message: "no shipping zone covers this address",
+	e.Fields = []wire.FieldError{{Field: field, Code: "not_deliverable", Message: "no shipping zone covers this address",
 		MessageAr: "لا تغطي أي منطقة شحن هذا العنوان"}}
 	return &e
 }
 
-type quoteAddress struct {
-	Country string  `json:"country"`
-	Region  *string `json:"region"`
-	City    string  `json:"city"`
-}
-
-func (a quoteAddress) check(c *checker, prefix string) {
-	c.country(prefix+".country", a.Country)
-	c.text(prefix+".city", a.City, 1, 100)
-	if a.Region != nil {
-		c.text(prefix+".region", *a.Region, 1, 100)
-	}
-}
-
-func (a quoteAddress) shipTo() storage.ShipTo {
-	return storage.ShipTo{Country: a.Country, Region: a.Region, City: a.City}
-}
-
-type quoteRequest struct {
-	Address       *quoteAddress      `json:"address"`
-	Lines         []orderLineRequest `json:"lines"`
-	PaymentMethod *string            `json:"payment_method"`
-}
-
-func (req quoteRequest) Valid() []fieldError {
-	var c checker
-	if req.Address == nil {
-		c.add("address", "required", "is required")
-	} else {
-		req.Address.check(&c, "address")
-	}
-	if len(req.Lines) == 0 {
-		c.add("lines", "out_of_range", fmt.Sprintf("must have 1 to %d lines", maxOrderLines))
-	}
-	checkLines(&c, req.Lines)
-	if req.PaymentMethod != nil {
-		c.oneOf("payment_method", *req.PaymentMethod, storage.PaymentMethods)
-	}
-	return c.result()
-}
-
 type rateOptionResponse struct {
-	RateID       uuid.UUID     `json:"rate_id"`
-	Name         string        `json:"name"`
-	Fee          int64         `json:"fee"`
-	CODFee       int64         `json:"cod_fee"`
-	Free         bool          `json:"free"`
-	DeliveryDays *deliveryDays `json:"delivery_days"`
+	RateID       uuid.UUID             `json:"rate_id"`
+	Name         string                `json:"name"`
+	Fee          int64                 `json:"fee"`
+	CODFee       int64                 `json:"cod_fee"`
+	Free         bool                  `json:"free"`
+	DeliveryDays *request.DeliveryDays `json:"delivery_days"`
 }
 
 func newRateOptionResponses(options []storage.RateOption) []rateOptionResponse {
@@ -453,7 +262,7 @@ func newRateOptionResponses(options []storage.RateOption) []rateOptionResponse {
 	for _, o := range options {
 		r := rateOptionResponse{RateID: o.RateID, Name: o.Name, Fee: o.Fee, CODFee: o.CODFee, Free: o.Free}
 		if o.DeliveryDaysMin != nil && o.DeliveryDaysMax != nil {
-			r.DeliveryDays = &deliveryDays{Min: *o.DeliveryDaysMin, Max: *o.DeliveryDaysMax}
+			r.DeliveryDays = &request.DeliveryDays{Min: *o.DeliveryDaysMin, Max: *o.DeliveryDaysMax}
 		}
 		out = append(out, r)
 	}
@@ -464,14 +273,14 @@ func newRateOptionResponses(options []storage.RateOption) []rateOptionResponse {
 // address belongs to and its rates for the lines, cheapest first.
 func (s *Server) handleQuote() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		req, err := decode[quoteRequest](r)
+		req, err := wire.Decode[request.Quote](r)
 		if err != nil {
 			return err
 		}
 		storeID := storeIDFrom(r.Context())
 		items := make([]storage.CartItem, len(req.Lines))
 		for i, l := range req.Lines {
-			id, _ := parseUUID(l.VariantID)
+			id, _ := request.ParseUUID(l.VariantID)
 			items[i] = storage.CartItem{VariantID: id, Quantity: l.Quantity}
 		}
 		grams, subtotal, err := s.db.WeighItems(r.Context(), storeID, items)

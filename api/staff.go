@@ -10,6 +10,8 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/merchantsvc/svc/api/request"
+	"github.com/merchantsvc/svc/api/wire"
 	"github.com/merchantsvc/svc/internal/session"
 	"github.com/merchantsvc/svc/storage"
 )
@@ -79,7 +81,7 @@ func newRoleResponse(r storage.Role) roleResponse {
 // roleScopes are the scopes a role holds: all 18 for owner and admin.
 func roleScopes(builtIn bool, scopes []string) []string {
 	if builtIn {
-		return allScopes
+		return request.AllScopes
 	}
 	if scopes == nil {
 		return []string{}
@@ -87,45 +89,10 @@ func roleScopes(builtIn bool, scopes []string) []string {
 	return scopes
 }
 
-type roleRequest struct {
-	Name   optional[string]   `json:"name"`
-	Scopes optional[[]string] `json:"scopes"`
-}
-
-func (req roleRequest) check(c *checker, create bool) {
-	if create || req.Name.Set {
-		c.text("name", strings.TrimSpace(req.Name.Value), 1, 60)
-	}
-	if create || req.Scopes.Set {
-		if n := len(req.Scopes.Value); n < 1 || n > len(allScopes) {
-			c.add("scopes", "out_of_range", fmt.Sprintf("must name 1 to %d scopes", len(allScopes)))
-		}
-		for i, scope := range req.Scopes.Value {
-			c.oneOf(fmt.Sprintf("scopes[%d]", i), scope, allScopes)
-		}
-	}
-}
-
-type createRoleRequest struct{ roleRequest }
-
-func (req createRoleRequest) Valid() []fieldError {
-	var c checker
-	req.check(&c, true)
-	return c.result()
-}
-
-type updateRoleRequest struct{ roleRequest }
-
-func (req updateRoleRequest) Valid() []fieldError {
-	var c checker
-	req.check(&c, false)
-	return c.result()
-}
-
 // normalScopes drops repeats and keeps the 18 scopes' order.
 func normalScopes(scopes []string) []string {
 	out := []string{}
-	for _, s := range allScopes {
+	for _, s := range request.AllScopes {
 		if slices.Contains(scopes, s) {
 			out = append(out, s)
 		}
@@ -152,7 +119,7 @@ func (s *Server) handleListRoles() handlerFunc {
 // handleCreateRole serves POST /stores/{store_id}/roles.
 func (s *Server) handleCreateRole() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		req, err := decode[createRoleRequest](r)
+		req, err := wire.Decode[request.CreateRole](r)
 		if err != nil {
 			return err
 		}
@@ -169,7 +136,7 @@ func (s *Server) handleUpdateRole() handlerFunc {
 		if err != nil {
 			return err
 		}
-		req, err := decode[updateRoleRequest](r)
+		req, err := wire.Decode[request.UpdateRole](r)
 		if err != nil {
 			return err
 		}
@@ -243,16 +210,6 @@ func (s *Server) handleListStaff() handlerFunc {
 	}
 }
 
-type memberRoleRequest struct {
-	RoleID string `json:"role_id"`
-}
-
-func (req memberRoleRequest) Valid() []fieldError {
-	var c checker
-	c.uuid("role_id", req.RoleID)
-	return c.result()
-}
-
 // handleChangeMemberRole serves PATCH /stores/{store_id}/staff/{user_id}.
 func (s *Server) handleChangeMemberRole() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
@@ -260,11 +217,11 @@ func (s *Server) handleChangeMemberRole() handlerFunc {
 		if err != nil {
 			return err
 		}
-		req, err := decode[memberRoleRequest](r)
+		req, err := wire.Decode[request.MemberRole](r)
 		if err != nil {
 			return err
 		}
-		roleID, _ := parseUUID(req.RoleID)
+		roleID, _ := request.ParseUUID(req.RoleID)
 		return writeView(s, w, r, http.StatusOK, newStaffResponse, func(tx *storage.Tx) (storage.StaffMember, error) {
 			if current, err := tx.FindStaffMember(r.Context(), storeIDFrom(r.Context()), userID); err == nil {
 				auditBefore(r.Context(), newStaffResponse(current))
@@ -308,27 +265,15 @@ func newInvitationResponse(i storage.Invitation) invitationResponse {
 		InvitedBy: i.InvitedBy, CreatedAt: i.CreatedAt.UTC()}
 }
 
-type invitationRequest struct {
-	Email  string `json:"email"`
-	RoleID string `json:"role_id"`
-}
-
-func (req invitationRequest) Valid() []fieldError {
-	var c checker
-	checkEmail(&c, "email", strings.TrimSpace(req.Email))
-	c.uuid("role_id", req.RoleID)
-	return c.result()
-}
-
 // handleInvite serves POST /stores/{store_id}/staff/invitations: the mail
 // goes out after commit, through the invitation-mail workflow.
 func (s *Server) handleInvite() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		req, err := decode[invitationRequest](r)
+		req, err := wire.Decode[request.Invitation](r)
 		if err != nil {
 			return err
 		}
-		roleID, _ := parseUUID(req.RoleID)
+		roleID, _ := request.ParseUUID(req.RoleID)
 		return writeView(s, w, r, http.StatusCreated, newInvitationResponse, func(tx *storage.Tx) (storage.Invitation, error) {
 			return tx.CreateInvitation(r.Context(), storeIDFrom(r.Context()), strings.TrimSpace(req.Email), roleID, *principalFrom(r.Context()).member)
 		})
@@ -382,22 +327,12 @@ func (s *Server) handleRevokeInvitation() handlerFunc {
 	}
 }
 
-type invitationTokenRequest struct {
-	Token string `json:"token"`
-}
-
-func (req invitationTokenRequest) Valid() []fieldError {
-	var c checker
-	c.required("token", req.Token != "")
-	return c.result()
-}
-
 // handleLookupInvitation serves POST /api/v1/staff-invitations/lookup: what
 // an invitation offers, for the accept page (404 unknown or used, 410
 // expired).
 func (s *Server) handleLookupInvitation() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		req, err := decode[invitationTokenRequest](r)
+		req, err := wire.Decode[request.InvitationToken](r)
 		if err != nil {
 			return err
 		}
@@ -415,31 +350,13 @@ func (s *Server) handleLookupInvitation() handlerFunc {
 	}
 }
 
-type acceptInvitationRequest struct {
-	Token    string  `json:"token"`
-	Name     *string `json:"name"`
-	Password *string `json:"password"`
-}
-
-func (req acceptInvitationRequest) Valid() []fieldError {
-	var c checker
-	c.required("token", req.Token != "")
-	if req.Name != nil {
-		c.text("name", strings.TrimSpace(*req.Name), 1, 200)
-	}
-	if req.Password != nil {
-		checkNewPassword(&c, "password", *req.Password)
-	}
-	return c.result()
-}
-
 // handleAcceptInvitation serves POST /api/v1/staff-invitations/accept: a
 // new email creates its account (name and password); an existing account
 // must be signed in as that email. Membership, the used token and a new
 // session commit together.
 func (s *Server) handleAcceptInvitation() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		req, err := decode[acceptInvitationRequest](r)
+		req, err := wire.Decode[request.AcceptInvitation](r)
 		if err != nil {
 			return err
 		}
@@ -465,14 +382,14 @@ func (s *Server) handleAcceptInvitation() handlerFunc {
 		user := existing
 		var hash string
 		if !exists {
-			var c checker
+			var c request.Checker
 			if req.Name == nil {
-				c.add("name", "required", "is required for a new account")
+				c.Add("name", "required", "is required for a new account")
 			}
 			if req.Password == nil {
-				c.add("password", "required", "is required for a new account")
+				c.Add("password", "required", "is required for a new account")
 			}
-			if fields := c.result(); fields != nil {
+			if fields := c.Result(); fields != nil {
 				return validationError(fields)
 			}
 			if hash, err = s.hashNewPassword(r, *req.Password); err != nil {

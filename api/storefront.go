@@ -10,6 +10,8 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
 
+	"github.com/merchantsvc/svc/api/request"
+	"github.com/merchantsvc/svc/api/wire"
 	"github.com/merchantsvc/svc/storage"
 )
 
@@ -268,75 +270,6 @@ func newBuyerCartResponse(c storage.Cart) buyerCartResponse {
 	return resp
 }
 
-// cartRequest is the body of POST /carts (optional) and PUT /carts/{id}.
-type cartRequest struct {
-	Lines           []orderLineRequest     `json:"lines"`
-	Email           optional[string]       `json:"email"`
-	Phone           optional[string]       `json:"phone"`
-	DiscountCode    optional[string]       `json:"discount_code"`
-	ShippingAddress optional[quoteAddress] `json:"shipping_address"`
-	ShippingRateID  optional[string]       `json:"shipping_rate_id"`
-	PaymentMethod   optional[string]       `json:"payment_method"`
-}
-
-func (req cartRequest) Valid() []fieldError {
-	var c checker
-	checkLines(&c, req.Lines)
-	if req.DiscountCode.Set && !req.DiscountCode.Null {
-		c.text("discount_code", req.DiscountCode.Value, 1, 64)
-	}
-	if a := req.ShippingAddress; a.Set && !a.Null {
-		a.Value.check(&c, "shipping_address")
-	}
-	if req.ShippingRateID.Set && !req.ShippingRateID.Null {
-		c.uuid("shipping_rate_id", req.ShippingRateID.Value)
-	}
-	if req.PaymentMethod.Set && !req.PaymentMethod.Null {
-		c.oneOf("payment_method", req.PaymentMethod.Value, checkoutMethods)
-	}
-	if req.Email.Set && !req.Email.Null {
-		checkEmail(&c, "email", req.Email.Value)
-	}
-	if req.Phone.Set && !req.Phone.Null {
-		checkPhone(&c, "phone", req.Phone.Value)
-	}
-	return c.result()
-}
-
-// empty reports whether the body sets nothing.
-func (req cartRequest) empty() bool {
-	return req.Lines == nil && !req.Email.Set && !req.Phone.Set && !req.DiscountCode.Set && !req.ShippingAddress.Set &&
-		!req.ShippingRateID.Set && !req.PaymentMethod.Set
-}
-
-func (req cartRequest) update(replaceLines bool) storage.CartUpdate {
-	upd := storage.CartUpdate{Email: storage.Field[string](req.Email), PaymentMethod: storage.Field[string](req.PaymentMethod),
-		ShipTo: storage.Field[storage.ShipTo]{Set: req.ShippingAddress.Set, Null: req.ShippingAddress.Null,
-			Value: req.ShippingAddress.Value.shipTo()},
-		ShippingRateID: storage.Field[uuid.UUID]{Set: req.ShippingRateID.Set, Null: req.ShippingRateID.Null}}
-	if req.ShippingRateID.Set && !req.ShippingRateID.Null {
-		upd.ShippingRateID.Value, _ = parseUUID(req.ShippingRateID.Value)
-	}
-	if req.DiscountCode.Set {
-		code := req.DiscountCode
-		code.Value = strings.TrimSpace(code.Value)
-		upd.DiscountCode = storage.Field[string](code)
-	}
-	if req.Phone.Set {
-		phone := req.Phone
-		phone.Value = normalizePhone(phone.Value)
-		upd.Phone = storage.Field[string](phone)
-	}
-	if replaceLines || req.Lines != nil {
-		upd.Lines = []storage.NewOrderLine{}
-		for _, l := range req.Lines {
-			id, _ := parseUUID(l.VariantID)
-			upd.Lines = append(upd.Lines, storage.NewOrderLine{VariantID: id, Quantity: l.Quantity})
-		}
-	}
-	return upd
-}
-
 // handleCreateCart serves POST /storefront/{subdomain}/carts: it opens a cart (optionally with lines
 // and contact) and hands out its token, shown only here.
 func (s *Server) handleCreateCart() handlerFunc {
@@ -345,9 +278,9 @@ func (s *Server) handleCreateCart() handlerFunc {
 		if err != nil {
 			return err
 		}
-		var req cartRequest
+		var req request.Cart
 		if r.ContentLength != 0 {
-			if req, err = decode[cartRequest](r); err != nil {
+			if req, err = wire.Decode[request.Cart](r); err != nil {
 				return err
 			}
 		}
@@ -359,10 +292,10 @@ func (s *Server) handleCreateCart() handlerFunc {
 			if cart, token, err = tx.CreateCart(r.Context(), store.ID); err != nil {
 				return err
 			}
-			if req.empty() {
+			if req.Empty() {
 				return tx.PriceCart(r.Context(), &cart, cart.Terms())
 			}
-			cart, err = tx.UpdateCart(r.Context(), store.ID, cart.ID, req.update(false))
+			cart, err = tx.UpdateCart(r.Context(), store.ID, cart.ID, req.Update(false))
 			return err
 		})
 		if err != nil {
@@ -397,13 +330,13 @@ func (s *Server) handleUpdateCart() handlerFunc {
 		if err != nil {
 			return err
 		}
-		req, err := decode[cartRequest](r)
+		req, err := wire.Decode[request.Cart](r)
 		if err != nil {
 			return err
 		}
 		var cart storage.Cart
 		err = s.db.InTx(r.Context(), func(tx *storage.Tx) error {
-			cart, err = tx.UpdateCart(r.Context(), store.ID, cartID, req.update(req.Lines != nil))
+			cart, err = tx.UpdateCart(r.Context(), store.ID, cartID, req.Update(req.Lines != nil))
 			return err
 		})
 		if err != nil {
@@ -412,50 +345,6 @@ func (s *Server) handleUpdateCart() handlerFunc {
 		respond(w, http.StatusOK, newBuyerCartResponse(cart))
 		return nil
 	}
-}
-
-// checkoutMethods are the payment methods a buyer can choose; card only
-// in a store with a connected gateway.
-var checkoutMethods = []string{"cod", "card", "instapay", "mobile_wallet", "bank_transfer"}
-
-type checkoutRequest struct {
-	PaymentMethod   string         `json:"payment_method"`
-	ShippingAddress *address       `json:"shipping_address"`
-	Customer        inlineCustomer `json:"customer"`
-	Notes           string         `json:"notes"`
-	// ShippingRateID picks a rate of the zone covering the address (else
-	// the cart's, else the cheapest); ExpectedTotal is the total the buyer
-	// was shown.
-	ShippingRateID *string `json:"shipping_rate_id"`
-	ExpectedTotal  *int64  `json:"expected_total"`
-}
-
-func (req checkoutRequest) Valid() []fieldError {
-	var c checker
-	c.oneOf("payment_method", req.PaymentMethod, checkoutMethods)
-	if req.ShippingAddress == nil {
-		c.add("shipping_address", "required", "is required")
-	} else {
-		req.ShippingAddress.check(&c, "shipping_address")
-	}
-	c.text("customer.name", req.Customer.Name, 1, 200)
-	if req.Customer.Email == nil && req.Customer.Phone == nil {
-		c.add("customer.phone", "required", "a phone or an email is required")
-	}
-	if req.Customer.Email != nil {
-		checkEmail(&c, "customer.email", *req.Customer.Email)
-	}
-	if req.Customer.Phone != nil {
-		checkPhone(&c, "customer.phone", *req.Customer.Phone)
-	}
-	c.text("notes", req.Notes, 0, 2000)
-	if req.ShippingRateID != nil {
-		c.uuid("shipping_rate_id", *req.ShippingRateID)
-	}
-	if req.ExpectedTotal != nil {
-		c.amount("expected_total", *req.ExpectedTotal)
-	}
-	return c.result()
 }
 
 // buyerOrder is the order as the buyer may see it.
@@ -517,20 +406,20 @@ func (s *Server) handleCheckout() handlerFunc {
 		if err != nil {
 			return err
 		}
-		req, err := decode[checkoutRequest](r)
+		req, err := wire.Decode[request.Checkout](r)
 		if err != nil {
 			return err
 		}
 		shipping := *req.ShippingAddress
-		shipping.Phone = normalizePhone(shipping.Phone)
+		shipping.Phone = request.NormalizePhone(shipping.Phone)
 		addr, _ := json.Marshal(shipping)
 		in := storage.NewOrder{ShippingAddress: addr, PaymentMethod: req.PaymentMethod, Notes: strings.TrimSpace(req.Notes),
 			Customer: &storage.OrderCustomer{Name: strings.TrimSpace(req.Customer.Name), Email: req.Customer.Email,
-				Phone: normalizedPtr(req.Customer.Phone)},
+				Phone: request.NormalizedPtr(req.Customer.Phone)},
 			ShipTo:        &storage.ShipTo{Country: shipping.Country, Region: shipping.Region, City: shipping.City},
 			ExpectedTotal: req.ExpectedTotal}
 		if req.ShippingRateID != nil {
-			id, _ := parseUUID(*req.ShippingRateID)
+			id, _ := request.ParseUUID(*req.ShippingRateID)
 			in.ShippingRateID = &id
 		}
 		// Orders per phone and per client network per hour: a buyer cannot

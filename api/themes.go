@@ -10,6 +10,8 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/merchantsvc/svc/api/request"
+	"github.com/merchantsvc/svc/api/wire"
 	"github.com/merchantsvc/svc/storage"
 	"github.com/merchantsvc/svc/storage/theme"
 )
@@ -24,9 +26,9 @@ var (
 )
 
 func themeValidationError(errs []theme.ValidationError) *apiError {
-	fields := make([]fieldError, 0, len(errs))
+	fields := make([]wire.FieldError, 0, len(errs))
 	for _, e := range errs {
-		fields = append(fields, fieldError{Field: e.Pointer, Code: e.Code, Message: e.Message, MessageAr: arabicFieldMessage(e.Code)})
+		fields = append(fields, wire.FieldError{Field: e.Pointer, Code: e.Code, Message: e.Message, MessageAr: wire.ArabicFieldMessage(e.Code)})
 	}
 	return validationError(fields)
 }
@@ -70,14 +72,14 @@ func (s *Server) handleSaveDraft() handlerFunc {
 			return errPreconditionRequired
 		}
 		if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
-			return errUnsupportedMediaType
+			return wire.ErrUnsupportedMediaType
 		}
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxJSONBody))
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, wire.MaxJSONBody))
 		if err != nil {
-			return errPayloadTooLarge
+			return wire.ErrPayloadTooLarge
 		}
 		if !json.Valid(body) {
-			return errMalformedJSON
+			return wire.ErrMalformedJSON
 		}
 		c, err := s.db.SaveDraft(r.Context(), storeIDFrom(r.Context()), ifMatch, body)
 		if err != nil {
@@ -106,25 +108,13 @@ func newVersionResponse(v storage.ThemeVersion, withDocument bool) versionRespon
 	return resp
 }
 
-type publishRequest struct {
-	Name *string `json:"name"`
-}
-
-func (req publishRequest) Valid() []fieldError {
-	var c checker
-	if req.Name != nil {
-		c.text("name", *req.Name, 1, 100)
-	}
-	return c.result()
-}
-
 // handlePublishTheme serves POST /stores/{store_id}/themes/v3/customization/publish.
 func (s *Server) handlePublishTheme() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		var req publishRequest
+		var req request.Publish
 		if r.ContentLength != 0 {
 			var err error
-			if req, err = decode[publishRequest](r); err != nil {
+			if req, err = wire.Decode[request.Publish](r); err != nil {
 				return err
 			}
 		}

@@ -7,12 +7,13 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
 	enumspb "go.temporal.io/api/enums/v1"
 
+	"github.com/merchantsvc/svc/api/request"
+	"github.com/merchantsvc/svc/api/wire"
 	"github.com/merchantsvc/svc/internal/webhook"
 	"github.com/merchantsvc/svc/storage"
 	"github.com/merchantsvc/svc/workflows"
@@ -50,56 +51,30 @@ func newSubscriptionResponse(s storage.Subscription) subscriptionResponse {
 		DisabledAt: utcPtr(s.DisabledAt), DisabledReason: s.DisabledReason, CreatedAt: s.CreatedAt.UTC(), UpdatedAt: s.UpdatedAt.UTC()}
 }
 
-func checkEvents(c *checker, events []string) {
-	if len(events) == 0 {
-		c.add("events", "required", "must name at least one event")
-	}
-	for i, e := range events {
-		if !slices.Contains(storage.WebhookEvents, e) {
-			c.add(fmt.Sprintf("events[%d]", i), "one_of", "must be one of "+strings.Join(storage.WebhookEvents, ", "))
-		}
-	}
-}
-
 // checkWebhookURL applies the https and public-address rule (422 when broken).
-func (s *Server) checkWebhookURL(ctx context.Context, c *checker, raw string) {
+func (s *Server) checkWebhookURL(ctx context.Context, c *request.Checker, raw string) {
 	if len(raw) > 2048 {
-		c.add("url", "too_long", "must be at most 2048 characters")
+		c.Add("url", "too_long", "must be at most 2048 characters")
 		return
 	}
 	var urlErr *webhook.URLError
 	if err := s.cfg.WebhookGuard.CheckURL(ctx, raw); errors.As(err, &urlErr) {
-		c.fields = append(c.fields, fieldError{Field: "url", Code: "invalid_url", Message: urlErr.Reason,
+		c.Fields = append(c.Fields, wire.FieldError{Field: "url", Code: "invalid_url", Message: urlErr.Reason,
 			MessageAr: "يجب أن يكون الرابط HTTPS عامًا ولا يشير إلى عنوان داخلي أو خاص"})
 	}
-}
-
-type createSubscriptionRequest struct {
-	URL         string   `json:"url"`
-	Events      []string `json:"events"`
-	Description string   `json:"description"`
-	IsActive    *bool    `json:"is_active"`
-}
-
-func (req createSubscriptionRequest) Valid() []fieldError {
-	var c checker
-	c.required("url", req.URL != "")
-	checkEvents(&c, req.Events)
-	c.text("description", req.Description, 0, 500)
-	return c.result()
 }
 
 // handleCreateWebhook serves POST /stores/{store_id}/webhooks.
 func (s *Server) handleCreateWebhook() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		req, err := decode[createSubscriptionRequest](r)
+		req, err := wire.Decode[request.CreateSubscription](r)
 		if err != nil {
 			return err
 		}
-		var c checker
+		var c request.Checker
 		s.checkWebhookURL(r.Context(), &c, req.URL)
-		if len(c.fields) > 0 {
-			return validationError(c.fields)
+		if len(c.Fields) > 0 {
+			return validationError(c.Fields)
 		}
 		sub := storage.Subscription{StoreID: storeIDFrom(r.Context()), URL: req.URL, Events: dedupe(req.Events),
 			Description: req.Description, IsActive: req.IsActive == nil || *req.IsActive, Secret: storage.NewSecret(webhookSecretPrefix)}
@@ -154,26 +129,6 @@ func (s *Server) handleGetWebhook() handlerFunc {
 	}
 }
 
-type updateSubscriptionRequest struct {
-	URL         optional[string]   `json:"url"`
-	Events      optional[[]string] `json:"events"`
-	Description optional[string]   `json:"description"`
-	IsActive    optional[bool]     `json:"is_active"`
-}
-
-func (req updateSubscriptionRequest) Valid() []fieldError {
-	var c checker
-	notNull(&c, "url", req.URL)
-	if notNull(&c, "events", req.Events) {
-		checkEvents(&c, req.Events.Value)
-	}
-	if notNull(&c, "description", req.Description) {
-		c.text("description", req.Description.Value, 0, 500)
-	}
-	notNull(&c, "is_active", req.IsActive)
-	return c.result()
-}
-
 // handleUpdateWebhook serves PATCH /stores/{store_id}/webhooks/{webhook_id}.
 func (s *Server) handleUpdateWebhook() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
@@ -181,16 +136,16 @@ func (s *Server) handleUpdateWebhook() handlerFunc {
 		if err != nil {
 			return err
 		}
-		req, err := decode[updateSubscriptionRequest](r)
+		req, err := wire.Decode[request.UpdateSubscription](r)
 		if err != nil {
 			return err
 		}
 		var upd storage.SubscriptionUpdate
 		if req.URL.Set {
-			var c checker
+			var c request.Checker
 			s.checkWebhookURL(r.Context(), &c, req.URL.Value)
-			if len(c.fields) > 0 {
-				return validationError(c.fields)
+			if len(c.Fields) > 0 {
+				return validationError(c.Fields)
 			}
 			upd.URL = &req.URL.Value
 		}
@@ -383,16 +338,6 @@ func (s *Server) handleRedeliver() handlerFunc {
 	}
 }
 
-type recoverRequest struct {
-	Since *time.Time `json:"since"`
-}
-
-func (req recoverRequest) Valid() []fieldError {
-	var c checker
-	c.required("since", req.Since != nil)
-	return c.result()
-}
-
 // handleRecover serves POST /stores/{store_id}/webhooks/{webhook_id}/recover.
 func (s *Server) handleRecover() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
@@ -400,7 +345,7 @@ func (s *Server) handleRecover() handlerFunc {
 		if err != nil {
 			return err
 		}
-		req, err := decode[recoverRequest](r)
+		req, err := wire.Decode[request.Recover](r)
 		if err != nil {
 			return err
 		}

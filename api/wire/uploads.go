@@ -1,4 +1,4 @@
-package api
+package wire
 
 import (
 	"errors"
@@ -10,10 +10,10 @@ import (
 // maxUploadBytes is the limit of an image or CSV file (spec §8: 5 MB).
 const maxUploadBytes = 5 << 20
 
-// upload is a multipart request's file and its small form fields.
-type upload struct {
-	file   []byte
-	fields map[string]string
+// Upload is a multipart request's file and its small form fields.
+type Upload struct {
+	File   []byte
+	Fields map[string]string
 }
 
 var errNotMultipart = newError(http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE",
@@ -23,22 +23,22 @@ var errNotMultipart = newError(http.StatusUnsupportedMediaType, "UNSUPPORTED_MED
 var errFileTooLarge = newError(http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE",
 	"The file is larger than 5 MB", "حجم الملف أكبر من 5 ميجابايت")
 
-// readUpload reads the multipart field `file` (at most 5 MB) and any other
+// ReadUpload reads the multipart field `file` (at most 5 MB) and any other
 // small fields, refusing anything else with a clear status.
-func readUpload(r *http.Request) (upload, error) { return readUploadField(r, "file") }
+func ReadUpload(r *http.Request) (Upload, error) { return ReadUploadField(r, "file") }
 
-// readUploadField is readUpload with the file in the named field.
-func readUploadField(r *http.Request, fileField string) (upload, error) {
+// ReadUploadField is readUpload with the file in the named field.
+func ReadUploadField(r *http.Request, fileField string) (Upload, error) {
 	mediaType, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mediaType != "multipart/form-data" {
-		return upload{}, errNotMultipart
+		return Upload{}, errNotMultipart
 	}
 	r.Body = http.MaxBytesReader(nil, r.Body, maxUploadBytes+1<<20)
 	mr, err := r.MultipartReader()
 	if err != nil {
-		return upload{}, errNotMultipart
+		return Upload{}, errNotMultipart
 	}
-	out := upload{fields: map[string]string{}}
+	out := Upload{Fields: map[string]string{}}
 	found := false
 	for {
 		part, err := mr.NextPart()
@@ -46,28 +46,28 @@ func readUploadField(r *http.Request, fileField string) (upload, error) {
 			break
 		}
 		if err != nil {
-			return upload{}, tooLargeOr(err, errNotMultipart)
+			return Upload{}, tooLargeOr(err, errNotMultipart)
 		}
 		if part.FormName() == fileField {
 			data, err := io.ReadAll(io.LimitReader(part, maxUploadBytes+1))
 			if err != nil {
-				return upload{}, tooLargeOr(err, errNotMultipart)
+				return Upload{}, tooLargeOr(err, errNotMultipart)
 			}
 			if len(data) > maxUploadBytes {
-				return upload{}, errFileTooLarge
+				return Upload{}, errFileTooLarge
 			}
-			out.file, found = data, true
+			out.File, found = data, true
 			continue
 		}
 		value, err := io.ReadAll(io.LimitReader(part, 1024))
 		if err != nil {
-			return upload{}, tooLargeOr(err, errNotMultipart)
+			return Upload{}, tooLargeOr(err, errNotMultipart)
 		}
-		out.fields[part.FormName()] = string(value)
+		out.Fields[part.FormName()] = string(value)
 	}
-	if !found || len(out.file) == 0 {
-		return upload{}, validationError([]fieldError{{Field: fileField, Code: "required", Message: "a non-empty file is required",
-			MessageAr: arabicFieldMessage("required")}})
+	if !found || len(out.File) == 0 {
+		return Upload{}, validationError([]FieldError{{Field: fileField, Code: "required", Message: "a non-empty file is required",
+			MessageAr: ArabicFieldMessage("required")}})
 	}
 	return out, nil
 }

@@ -1,0 +1,20 @@
+package request
+
+import "github.com/merchantsvc/svc/api/wire"
+
+// MarkRecovered is the JSON body handleMarkRecovered reads (api/checkouts.go).
+type MarkRecovered struct {
+	OrderID *string `json:"order_id"`
+	Note    *string `json:"note"`
+}
+
+func (req MarkRecovered) Valid() []wire.FieldError {
+	var c Checker
+	if req.OrderID != nil {
+		c.UUID("order_id", *req.OrderID)
+	}
+	if req.Note != nil {
+		c.Text("note", *req.Note, 0, 1000)
+	}
+	return c.Result()
+}

@@ -1,0 +1,111 @@
+package request
+
+import (
+	"net/mail"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/merchantsvc/svc/api/wire"
+)
+
+// phonePattern accepts E.164-like numbers: an optional +, then 6-15 digits.
+var phonePattern = regexp.MustCompile(`^\+?[0-9]{6,15}$`)
+
+// address is a shipping address (decisions §4).
+type address struct {
+	Name       string  `json:"name"`
+	Phone      string  `json:"phone"`
+	Line1      string  `json:"line1"`
+	Line2      *string `json:"line2,omitempty"`
+	City       string  `json:"city"`
+	Region     *string `json:"region,omitempty"`
+	Country    string  `json:"country"`
+	PostalCode *string `json:"postal_code,omitempty"`
+}
+
+func (a address) Check(c *Checker, prefix string) {
+	c.Text(prefix+".name", a.Name, 1, 200)
+	if !phonePattern.MatchString(NormalizePhone(a.Phone)) {
+		c.Add(prefix+".phone", "invalid", "must be a phone number such as +201001234567")
+	}
+	c.Text(prefix+".line1", a.Line1, 1, 300)
+	c.Text(prefix+".city", a.City, 1, 100)
+	c.Country(prefix+".country", a.Country)
+}
+
+// NormalizePhone drops spaces and dashes people type into phone numbers.
+func NormalizePhone(s string) string {
+	return strings.NewReplacer(" ", "", "-", "", "(", "", ")", "").Replace(strings.TrimSpace(s))
+}
+
+func checkEmail(c *Checker, field, email string) {
+	if _, err := mail.ParseAddress(email); err != nil || strings.ContainsAny(email, "<> ") {
+		c.Add(field, "invalid", "must be an email address")
+	}
+}
+
+func checkPhone(c *Checker, field, phone string) {
+	if !phonePattern.MatchString(NormalizePhone(phone)) {
+		c.Add(field, "invalid", "must be a phone number such as +201001234567")
+	}
+}
+
+// CreateCustomer is the JSON body handleCreateCustomer reads (api/customers.go).
+type CreateCustomer struct {
+	Name      string    `json:"name"`
+	Email     *string   `json:"email"`
+	Phone     *string   `json:"phone"`
+	Addresses []address `json:"addresses"`
+}
+
+func (req CreateCustomer) Valid() []wire.FieldError {
+	var c Checker
+	c.Text("name", req.Name, 1, 200)
+	if req.Email != nil {
+		checkEmail(&c, "email", *req.Email)
+	}
+	if req.Phone != nil {
+		checkPhone(&c, "phone", *req.Phone)
+	}
+	for i, a := range req.Addresses {
+		a.Check(&c, "addresses["+strconv.Itoa(i)+"]")
+	}
+	return c.Result()
+}
+
+// NormalizedPtr is NormalizePhone of a phone that may be absent.
+func NormalizedPtr(phone *string) *string {
+	if phone == nil {
+		return nil
+	}
+	p := NormalizePhone(*phone)
+	return &p
+}
+
+// UpdateCustomer is the JSON body handleUpdateCustomer reads (api/customers.go).
+type UpdateCustomer struct {
+	Name       wire.Optional[string]    `json:"name"`
+	Email      wire.Optional[string]    `json:"email"`
+	Phone      wire.Optional[string]    `json:"phone"`
+	Addresses  wire.Optional[[]address] `json:"addresses"`
+	ChatOptOut wire.Optional[bool]      `json:"chat_opt_out"`
+}
+
+func (req UpdateCustomer) Valid() []wire.FieldError {
+	var c Checker
+	if notNull(&c, "name", req.Name) {
+		c.Text("name", req.Name.Value, 1, 200)
+	}
+	if req.Email.Set && !req.Email.Null {
+		checkEmail(&c, "email", req.Email.Value)
+	}
+	if req.Phone.Set && !req.Phone.Null {
+		checkPhone(&c, "phone", req.Phone.Value)
+	}
+	for i, a := range req.Addresses.Value {
+		a.Check(&c, "addresses["+strconv.Itoa(i)+"]")
+	}
+	notNull(&c, "chat_opt_out", req.ChatOptOut)
+	return c.Result()
+}

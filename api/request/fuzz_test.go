@@ -1,0 +1,83 @@
+package request
+
+import (
+	"bytes"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/merchantsvc/svc/api/wire"
+)
+
+// decoders decode and check every JSON request body the API reads.
+var decoders = map[string]func(*http.Request) error{
+	"bulkStatus":         func(r *http.Request) error { _, err := wire.Decode[BulkStatus](r); return err },
+	"cart":               func(r *http.Request) error { _, err := wire.Decode[Cart](r); return err },
+	"checkout":           func(r *http.Request) error { _, err := wire.Decode[Checkout](r); return err },
+	"comment":            func(r *http.Request) error { _, err := wire.Decode[Comment](r); return err },
+	"createCategory":     func(r *http.Request) error { _, err := wire.Decode[CreateCategory](r); return err },
+	"createCustomer":     func(r *http.Request) error { _, err := wire.Decode[CreateCustomer](r); return err },
+	"createOrder":        func(r *http.Request) error { _, err := wire.Decode[CreateOrder](r); return err },
+	"createProduct":      func(r *http.Request) error { _, err := wire.Decode[CreateProduct](r); return err },
+	"createSubscription": func(r *http.Request) error { _, err := wire.Decode[CreateSubscription](r); return err },
+	"createToken":        func(r *http.Request) error { _, err := wire.Decode[CreateToken](r); return err },
+	"createVariant":      func(r *http.Request) error { _, err := wire.Decode[CreateVariant](r); return err },
+	"deleteImage":        func(r *http.Request) error { _, err := wire.Decode[DeleteImage](r); return err },
+	"login":              func(r *http.Request) error { _, err := wire.Decode[Login](r); return err },
+	"manifest":           func(r *http.Request) error { _, err := wire.Decode[Manifest](r); return err },
+	"markRecovered":      func(r *http.Request) error { _, err := wire.Decode[MarkRecovered](r); return err },
+	"partialAcceptance":  func(r *http.Request) error { _, err := wire.Decode[PartialAcceptance](r); return err },
+	"publish":            func(r *http.Request) error { _, err := wire.Decode[Publish](r); return err },
+	"reason":             func(r *http.Request) error { _, err := wire.Decode[Reason](r); return err },
+	"recover":            func(r *http.Request) error { _, err := wire.Decode[Recover](r); return err },
+	"resolve":            func(r *http.Request) error { _, err := wire.Decode[Resolve](r); return err },
+	"revoke":             func(r *http.Request) error { _, err := wire.Decode[Revoke](r); return err },
+	"setAlt":             func(r *http.Request) error { _, err := wire.Decode[SetAlt](r); return err },
+	"signup":             func(r *http.Request) error { _, err := wire.Decode[Signup](r); return err },
+	"token":              func(r *http.Request) error { _, err := wire.Decode[Token](r); return err },
+	"updateCategory":     func(r *http.Request) error { _, err := wire.Decode[UpdateCategory](r); return err },
+	"updateCustomer":     func(r *http.Request) error { _, err := wire.Decode[UpdateCustomer](r); return err },
+	"updateOrder":        func(r *http.Request) error { _, err := wire.Decode[UpdateOrder](r); return err },
+	"updateProduct":      func(r *http.Request) error { _, err := wire.Decode[UpdateProduct](r); return err },
+	"updateSettings":     func(r *http.Request) error { _, err := wire.Decode[UpdateSettings](r); return err },
+	"updateStatus":       func(r *http.Request) error { _, err := wire.Decode[UpdateStatus](r); return err },
+	"updateSubscription": func(r *http.Request) error { _, err := wire.Decode[UpdateSubscription](r); return err },
+	"updateVariant":      func(r *http.Request) error { _, err := wire.Decode[UpdateVariant](r); return err },
+}
+
+// Any body, for every request type, decodes and checks without panicking
+// and is refused, if at all, with a 4xx.
+func FuzzDecodeRequests(f *testing.F) {
+	for _, seed := range []string{`{}`, `{"lines":[{"variant_id":"x","quantity":-1}]}`, `{"price":1e400}`, `{"name":null}`,
+		`{"email":"a@b.c","password":"0123456789","name":"n","store":{"name":"s","subdomain":"ab-c","currency":"EGP","default_language":"ar"}}`,
+		`{"status":"SHIPPED","tracking_number":"\u0000"}`, `[1,2]`, `{"a":`, `{"scopes":["orders:read"],"name":"x","expires_in_days":366}`,
+		`{"lines":[{"variant_id":"01a20bbc-987d-71e4-a754-2bc7b31e11d4","quantity":9223372036854775807}],"shipping_fee":-1}`} {
+		f.Add([]byte(seed), "application/json")
+	}
+	f.Add([]byte(`{}`), "text/plain")
+	f.Add([]byte(``), "")
+	f.Fuzz(func(t *testing.T, body []byte, contentType string) {
+		for name, decodeBody := range decoders {
+			r := httptest.NewRequest(http.MethodPost, "/", bytes.NewReader(body))
+			if contentType != "" {
+				r.Header.Set("Content-Type", contentType)
+			}
+			if err := decodeBody(r); err != nil {
+				if status := answered(err); status >= 500 {
+					t.Fatalf("%s: %q answered %d: %v", name, body, status, err)
+				}
+			}
+		}
+	})
+}
+
+// answered is the status the API answers err with: a *wire.Error's own
+// (toAPIError passes it through), 500 for anything else.
+func answered(err error) int {
+	var refused *wire.Error
+	if errors.As(err, &refused) {
+		return refused.Status
+	}
+	return http.StatusInternalServerError
+}

@@ -1,0 +1,27 @@
+package request
+
+import "github.com/merchantsvc/svc/api/wire"
+
+// DeleteImage is the JSON body handleDeleteImage reads (api/images.go).
+type DeleteImage struct {
+	URL string `json:"url"`
+}
+
+func (req DeleteImage) Valid() []wire.FieldError {
+	var c Checker
+	c.Required("url", req.URL != "")
+	return c.Result()
+}
+
+// SetAlt is the JSON body handleSetImageAlt reads (api/images.go).
+type SetAlt struct {
+	URL string `json:"url"`
+	Alt string `json:"alt"`
+}
+
+func (req SetAlt) Valid() []wire.FieldError {
+	var c Checker
+	c.Required("url", req.URL != "")
+	c.Text("alt", req.Alt, 0, 512)
+	return c.Result()
+}

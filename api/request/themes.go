@@ -1,0 +1,16 @@
+package request
+
+import "github.com/merchantsvc/svc/api/wire"
+
+// Publish is the JSON body handlePublishTheme reads (api/themes.go).
+type Publish struct {
+	Name *string `json:"name"`
+}
+
+func (req Publish) Valid() []wire.FieldError {
+	var c Checker
+	if req.Name != nil {
+		c.Text("name", *req.Name, 1, 100)
+	}
+	return c.Result()
+}
