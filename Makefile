@@ -21,9 +21,12 @@ export SVC_STRIPE_MOCK_BIN := $(STRIPE_MOCK_BIN)
 # exceeded", golang/go#75804, fixed in Go 1.27); `make fuzz` for FUZZ_LONG
 # (2 minutes; a bare deadline error there with no new testdata file is that
 # race, not a finding). The seed corpora (f.Add and testdata/fuzz) also run
-# as plain tests in every `go test`.
-FUZZ_TARGETS := ./api:FuzzDecodeRequests ./api:FuzzReadUpload ./storage:FuzzCSVImport ./storage:FuzzOrderRef \
-	./storage/theme:FuzzValidateDocument ./internal/webhook:FuzzCheckURL
+# as plain tests in every `go test`. Each target sits in a package whose test
+# binary links only what it fuzzes (no Temporal server, no k8s.io): -fuzz
+# instruments the whole binary, so a cold run would compile that twice.
+FUZZ_TARGETS := ./api/request:FuzzDecodeRequests ./api/wire:FuzzReadUpload ./storage/catalogcsv:FuzzCSVImport \
+	./storage/catalogcsv:FuzzParseCSVRow ./storage/orderref:FuzzOrderRef ./storage/theme:FuzzValidateDocument \
+	./internal/webhook:FuzzCheckURL
 FUZZTIME  ?= 500x
 FUZZ_LONG ?= 2m
 define run-fuzz
