@@ -27,7 +27,7 @@ var errFileTooLarge = newError(http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LA
 // small fields, refusing anything else with a clear status.
 func ReadUpload(r *http.Request) (Upload, error) { return ReadUploadField(r, "file") }
 
-// ReadUploadField is readUpload with the file in the named field.
+// ReadUploadField is ReadUpload with the file in the named field.
 func ReadUploadField(r *http.Request, fileField string) (Upload, error) {
 	mediaType, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mediaType != "multipart/form-data" {
