@@ -30,7 +30,7 @@ func checkSKU(c *Checker, field, sku string) {
 	c.Text(field, sku, 1, maxSKULength)
 }
 
-// CreateProduct is the JSON body handleCreateProduct reads (api/products.go).
+// CreateProduct is the JSON body handleCreateProduct reads (api/catalog_products.go).
 type CreateProduct struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description"`
@@ -71,7 +71,7 @@ func (req CreateProduct) Valid() []wire.FieldError {
 	return c.Result()
 }
 
-// UpdateProduct is the JSON body handleUpdateProduct reads (api/products.go).
+// UpdateProduct is the JSON body handleUpdateProduct reads (api/catalog_products.go).
 type UpdateProduct struct {
 	Name        wire.Optional[string]          `json:"name"`
 	Description wire.Optional[string]          `json:"description"`

@@ -13,7 +13,7 @@ import (
 // chatTemplates are the templates the order confirmations use.
 var chatTemplates = []string{"order_confirmation", "order_confirmation_request"}
 
-// UpdateSettings is the JSON body handleUpdateSettings reads (api/settings.go).
+// UpdateSettings is the JSON body handleUpdateSettings reads (api/store_settings.go).
 type UpdateSettings struct {
 	Name                  wire.Optional[string]   `json:"name"`
 	DefaultLanguage       wire.Optional[string]   `json:"default_language"`

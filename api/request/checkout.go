@@ -2,7 +2,7 @@ package request
 
 import "github.com/merchantsvc/svc/api/wire"
 
-// MarkRecovered is the JSON body handleMarkRecovered reads (api/checkouts.go).
+// MarkRecovered is the JSON body handleMarkRecovered reads (api/checkout.go).
 type MarkRecovered struct {
 	OrderID *string `json:"order_id"`
 	Note    *string `json:"note"`

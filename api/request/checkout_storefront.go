@@ -82,7 +82,7 @@ func (req Cart) Update(replaceLines bool) storage.CartUpdate {
 // in a store with a connected gateway.
 var checkoutMethods = []string{"cod", "card", "instapay", "mobile_wallet", "bank_transfer"}
 
-// Checkout is the JSON body handleCheckout reads (api/storefront.go).
+// Checkout is the JSON body handleCheckout reads (api/checkout_storefront.go).
 type Checkout struct {
 	PaymentMethod   string         `json:"payment_method"`
 	ShippingAddress *address       `json:"shipping_address"`

@@ -21,7 +21,7 @@ func checkEvents(c *Checker, events []string) {
 	}
 }
 
-// CreateSubscription is the JSON body handleCreateWebhook reads (api/webhooks.go).
+// CreateSubscription is the JSON body handleCreateWebhook reads (api/webhook.go).
 type CreateSubscription struct {
 	URL         string   `json:"url"`
 	Events      []string `json:"events"`
@@ -37,7 +37,7 @@ func (req CreateSubscription) Valid() []wire.FieldError {
 	return c.Result()
 }
 
-// UpdateSubscription is the JSON body handleUpdateWebhook reads (api/webhooks.go).
+// UpdateSubscription is the JSON body handleUpdateWebhook reads (api/webhook.go).
 type UpdateSubscription struct {
 	URL         wire.Optional[string]   `json:"url"`
 	Events      wire.Optional[[]string] `json:"events"`
@@ -58,7 +58,7 @@ func (req UpdateSubscription) Valid() []wire.FieldError {
 	return c.Result()
 }
 
-// Recover is the JSON body handleRecover reads (api/webhooks.go).
+// Recover is the JSON body handleRecover reads (api/webhook.go).
 type Recover struct {
 	Since *time.Time `json:"since"`
 }

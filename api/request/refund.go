@@ -16,7 +16,7 @@ type refundPayout struct {
 	Name  *string `json:"name,omitempty"`
 }
 
-// CreateRefund is the JSON body handleCreateRefund reads (api/refunds.go).
+// CreateRefund is the JSON body handleCreateRefund reads (api/refund.go).
 type CreateRefund struct {
 	Amount *int64 `json:"amount"`
 	Lines  []struct {
@@ -93,7 +93,7 @@ func (req CreateRefund) Valid() []wire.FieldError {
 	return c.Result()
 }
 
-// SettleRefund is the JSON body handleSettleRefund reads (api/refunds.go).
+// SettleRefund is the JSON body handleSettleRefund reads (api/refund.go).
 type SettleRefund struct {
 	Status        string  `json:"status"`
 	Reference     *string `json:"reference"`

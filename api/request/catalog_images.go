@@ -2,7 +2,7 @@ package request
 
 import "github.com/merchantsvc/svc/api/wire"
 
-// DeleteImage is the JSON body handleDeleteImage reads (api/images.go).
+// DeleteImage is the JSON body handleDeleteImage reads (api/catalog_images.go).
 type DeleteImage struct {
 	URL string `json:"url"`
 }
@@ -13,7 +13,7 @@ func (req DeleteImage) Valid() []wire.FieldError {
 	return c.Result()
 }
 
-// SetAlt is the JSON body handleSetImageAlt reads (api/images.go).
+// SetAlt is the JSON body handleSetImageAlt reads (api/catalog_images.go).
 type SetAlt struct {
 	URL string `json:"url"`
 	Alt string `json:"alt"`

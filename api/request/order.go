@@ -21,7 +21,7 @@ type orderLineRequest struct {
 	Quantity  int    `json:"quantity"`
 }
 
-// CreateOrder is the JSON body handleCreateOrder reads (api/orders.go).
+// CreateOrder is the JSON body handleCreateOrder reads (api/order.go).
 type CreateOrder struct {
 	CustomerID      *string            `json:"customer_id"`
 	Customer        *inlineCustomer    `json:"customer"`
@@ -134,7 +134,7 @@ func (req CreateOrder) NewOrder(storeID uuid.UUID, draft bool, actor *uuid.UUID)
 	return in
 }
 
-// UpdateStatus is the JSON body handleUpdateOrderStatus reads (api/orders.go).
+// UpdateStatus is the JSON body handleUpdateOrderStatus reads (api/order.go).
 type UpdateStatus struct {
 	Status         string  `json:"status"`
 	TrackingNumber *string `json:"tracking_number"`
@@ -151,7 +151,7 @@ func (req UpdateStatus) Valid() []wire.FieldError {
 	return c.Result()
 }
 
-// Comment is the JSON body handleAddComment reads (api/orders.go).
+// Comment is the JSON body handleAddComment reads (api/order.go).
 type Comment struct {
 	Body string `json:"body"`
 }
@@ -162,7 +162,7 @@ func (req Comment) Valid() []wire.FieldError {
 	return c.Result()
 }
 
-// UpdateOrder is the JSON body handleUpdateOrder reads (api/orders.go).
+// UpdateOrder is the JSON body handleUpdateOrder reads (api/order.go).
 type UpdateOrder struct {
 	Notes           wire.Optional[string]  `json:"notes"`
 	ShippingAddress wire.Optional[address] `json:"shipping_address"`
@@ -183,7 +183,7 @@ func (req UpdateOrder) Valid() []wire.FieldError {
 	return c.Result()
 }
 
-// BulkStatus is the JSON body handleBulkStatus reads (api/orders.go).
+// BulkStatus is the JSON body handleBulkStatus reads (api/order.go).
 type BulkStatus struct {
 	OrderIDs       []string `json:"order_ids"`
 	Status         string   `json:"status"`

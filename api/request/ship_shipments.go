@@ -45,7 +45,7 @@ func (f carrierFields) Check(c *Checker) {
 	}
 }
 
-// CreateShipment is the JSON body handleCreateShipment reads (api/shipments.go).
+// CreateShipment is the JSON body handleCreateShipment reads (api/ship_shipments.go).
 type CreateShipment struct {
 	Lines            *[]ShipmentLineJSON `json:"lines"`
 	LocationID       *uuid.UUID          `json:"location_id"`
@@ -75,7 +75,7 @@ func (req CreateShipment) Valid() []wire.FieldError {
 	return c.Result()
 }
 
-// UpdateShipment is the JSON body handleUpdateShipment reads (api/shipments.go).
+// UpdateShipment is the JSON body handleUpdateShipment reads (api/ship_shipments.go).
 type UpdateShipment struct {
 	carrierFields
 }
@@ -86,7 +86,7 @@ func (req UpdateShipment) Valid() []wire.FieldError {
 	return c.Result()
 }
 
-// ShipmentEvent is the JSON body handleShipmentEvent reads (api/shipments.go).
+// ShipmentEvent is the JSON body handleShipmentEvent reads (api/ship_shipments.go).
 type ShipmentEvent struct {
 	Status       string     `json:"status"`
 	OccurredAt   *time.Time `json:"occurred_at"`
@@ -113,7 +113,7 @@ func (req ShipmentEvent) Valid() []wire.FieldError {
 	return c.Result()
 }
 
-// CancelShipment is the JSON body handleCancelShipment reads (api/shipments.go).
+// CancelShipment is the JSON body handleCancelShipment reads (api/ship_shipments.go).
 type CancelShipment struct {
 	Reason string `json:"reason"`
 }

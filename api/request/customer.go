@@ -51,7 +51,7 @@ func checkPhone(c *Checker, field, phone string) {
 	}
 }
 
-// CreateCustomer is the JSON body handleCreateCustomer reads (api/customers.go).
+// CreateCustomer is the JSON body handleCreateCustomer reads (api/customer.go).
 type CreateCustomer struct {
 	Name      string    `json:"name"`
 	Email     *string   `json:"email"`
@@ -83,7 +83,7 @@ func NormalizedPtr(phone *string) *string {
 	return &p
 }
 
-// UpdateCustomer is the JSON body handleUpdateCustomer reads (api/customers.go).
+// UpdateCustomer is the JSON body handleUpdateCustomer reads (api/customer.go).
 type UpdateCustomer struct {
 	Name       wire.Optional[string]    `json:"name"`
 	Email      wire.Optional[string]    `json:"email"`

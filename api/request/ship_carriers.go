@@ -11,7 +11,7 @@ import (
 	"github.com/merchantsvc/svc/storage"
 )
 
-// CreateCarrierAccount is the JSON body handleCreateCarrierAccount reads (api/carriers.go).
+// CreateCarrierAccount is the JSON body handleCreateCarrierAccount reads (api/ship_carriers.go).
 type CreateCarrierAccount struct {
 	Carrier string `json:"carrier"`
 	Name    string `json:"name"`
@@ -33,7 +33,7 @@ type remittanceItemJSON struct {
 	Fee            int64      `json:"fee"`
 }
 
-// CreateRemittance is the JSON body handleCreateRemittance reads (api/carriers.go).
+// CreateRemittance is the JSON body handleCreateRemittance reads (api/ship_carriers.go).
 type CreateRemittance struct {
 	CarrierAccountID *uuid.UUID           `json:"carrier_account_id"`
 	Carrier          *string              `json:"carrier"`

@@ -2,7 +2,7 @@ package request
 
 import "github.com/merchantsvc/svc/api/wire"
 
-// Resolve is the JSON body handleResolveAutopilot reads (api/automation.go).
+// Resolve is the JSON body handleResolveAutopilot reads (api/order_automation.go).
 type Resolve struct {
 	Note string `json:"note"`
 }

@@ -129,7 +129,7 @@ func (d DiscountState) Terms() storage.DiscountTerms {
 		UsageLimitPerCustomer: d.UsageLimitPerCustomer, CombinesWithAutomatic: d.CombinesWithAutomatic, Enabled: d.Enabled}
 }
 
-// CreateDiscount is the JSON body handleCreateDiscount reads (api/discounts.go).
+// CreateDiscount is the JSON body handleCreateDiscount reads (api/discount.go).
 type CreateDiscount struct {
 	Method                string             `json:"method"`
 	Code                  *string            `json:"code"`
@@ -171,7 +171,7 @@ func (req CreateDiscount) Valid() []wire.FieldError {
 	return c.Result()
 }
 
-// UpdateDiscount is the JSON body handleUpdateDiscount reads (api/discounts.go).
+// UpdateDiscount is the JSON body handleUpdateDiscount reads (api/discount.go).
 type UpdateDiscount struct {
 	Method                wire.Optional[string]            `json:"method"`
 	Code                  wire.Optional[string]            `json:"code"`

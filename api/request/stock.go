@@ -16,7 +16,7 @@ type adjustmentChangeRequest struct {
 	ExpectedOnHand *int    `json:"expected_on_hand"`
 }
 
-// Adjustment is the JSON body handleAdjustInventory reads (api/inventory.go).
+// Adjustment is the JSON body handleAdjustInventory reads (api/stock.go).
 type Adjustment struct {
 	Reason    string                    `json:"reason"`
 	Note      *string                   `json:"note"`

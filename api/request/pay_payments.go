@@ -23,7 +23,7 @@ type acceptedLineRequest struct {
 	AcceptedQuantity *int   `json:"accepted_quantity"`
 }
 
-// PartialAcceptance is the JSON body handlePartialAcceptance reads (api/payments.go).
+// PartialAcceptance is the JSON body handlePartialAcceptance reads (api/pay_payments.go).
 type PartialAcceptance struct {
 	Lines []acceptedLineRequest `json:"lines"`
 	Note  string                `json:"note"`

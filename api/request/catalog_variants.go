@@ -12,7 +12,7 @@ const maxBarcodeLength = 64
 // maxWeightGrams is a tonne: more is a typo, not a parcel.
 const maxWeightGrams = 1_000_000
 
-// CreateVariant is the JSON body handleCreateVariant reads (api/variants.go).
+// CreateVariant is the JSON body handleCreateVariant reads (api/catalog_variants.go).
 type CreateVariant struct {
 	SKU         *string         `json:"sku"`
 	Barcode     *string         `json:"barcode"`
@@ -49,7 +49,7 @@ func (req CreateVariant) Valid() []wire.FieldError {
 	return c.Result()
 }
 
-// UpdateVariant is the JSON body handleUpdateVariant reads (api/variants.go).
+// UpdateVariant is the JSON body handleUpdateVariant reads (api/catalog_variants.go).
 type UpdateVariant struct {
 	SKU         wire.Optional[string]          `json:"sku"`
 	Barcode     wire.Optional[string]          `json:"barcode"`

@@ -9,7 +9,7 @@ import (
 	"github.com/merchantsvc/svc/storage"
 )
 
-// ReceiveReturn is the JSON body handleReceiveReturn reads (api/returns.go).
+// ReceiveReturn is the JSON body handleReceiveReturn reads (api/refund_returns.go).
 type ReceiveReturn struct {
 	Lines []struct {
 		LineID           uuid.UUID  `json:"line_id"`
@@ -38,7 +38,7 @@ func (req ReceiveReturn) Valid() []wire.FieldError {
 	return c.Result()
 }
 
-// RequestReturn is the JSON body handleRequestReturn reads (api/returns.go).
+// RequestReturn is the JSON body handleRequestReturn reads (api/refund_returns.go).
 type RequestReturn struct {
 	Lines []struct {
 		LineID   uuid.UUID `json:"line_id"`
@@ -83,7 +83,7 @@ func without(list []string, drop string) []string {
 	return out
 }
 
-// MoveReturn is the JSON body handleMoveReturn reads (api/returns.go).
+// MoveReturn is the JSON body handleMoveReturn reads (api/refund_returns.go).
 type MoveReturn struct {
 	TrackingNumber *string `json:"tracking_number"`
 	Reason         *string `json:"reason"`

@@ -2,7 +2,7 @@ package request
 
 import "github.com/merchantsvc/svc/api/wire"
 
-// Publish is the JSON body handlePublishTheme reads (api/themes.go).
+// Publish is the JSON body handlePublishTheme reads (api/theme.go).
 type Publish struct {
 	Name *string `json:"name"`
 }

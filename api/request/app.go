@@ -13,7 +13,7 @@ import (
 
 var slugPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{1,48}[a-z0-9]$`)
 
-// Manifest is the JSON body handleRegisterApp reads (api/apps.go).
+// Manifest is the JSON body handleRegisterApp reads (api/app.go).
 type Manifest struct {
 	Name   string `json:"name"`
 	Slug   string `json:"slug"`
@@ -91,7 +91,7 @@ func (req Manifest) Valid() []wire.FieldError {
 	return c.Result()
 }
 
-// Token is the JSON body handleTokenExchange reads (api/apps.go).
+// Token is the JSON body handleTokenExchange reads (api/app.go).
 type Token struct {
 	ClientID     string  `json:"client_id"`
 	ClientSecret string  `json:"client_secret"`
@@ -107,7 +107,7 @@ func (req Token) Valid() []wire.FieldError {
 	return c.Result()
 }
 
-// Revoke is the JSON body handleRevoke reads (api/apps.go).
+// Revoke is the JSON body handleRevoke reads (api/app.go).
 type Revoke struct {
 	ClientID     string `json:"client_id"`
 	ClientSecret string `json:"client_secret"`

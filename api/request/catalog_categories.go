@@ -2,7 +2,7 @@ package request
 
 import "github.com/merchantsvc/svc/api/wire"
 
-// CreateCategory is the JSON body handleCreateCategory reads (api/categories.go).
+// CreateCategory is the JSON body handleCreateCategory reads (api/catalog_categories.go).
 type CreateCategory struct {
 	Name     string  `json:"name"`
 	ParentID *string `json:"parent_id"`
@@ -19,7 +19,7 @@ func (req CreateCategory) Valid() []wire.FieldError {
 	return c.Result()
 }
 
-// UpdateCategory is the JSON body handleUpdateCategory reads (api/categories.go).
+// UpdateCategory is the JSON body handleUpdateCategory reads (api/catalog_categories.go).
 type UpdateCategory struct {
 	Name     wire.Optional[string] `json:"name"`
 	ParentID wire.Optional[string] `json:"parent_id"`

@@ -350,9 +350,9 @@ func TestWorkPageInHeadlessChromium(t *testing.T) {
 	checkLayout(t, tab, "work-en")
 }
 
-// The pages show a store only to its owner: another merchant and a visitor
+// The store pages show a store only to its members: another merchant and a visitor
 // without a session are sent to sign in, and see nothing of the store.
-func TestWatchingPagesAreTheOwnersOnly(t *testing.T) {
+func TestStorePagesShowAStoreToItsMembersOnly(t *testing.T) {
 	h := newHarness(t, api.Config{})
 	a, b := h.signup("watch-a"), h.signup("watch-b")
 	owner, other, nobody := h.newBrowser(), h.newBrowser(), h.newBrowser()

@@ -28,7 +28,7 @@ func checkAreas(c *Checker, areas []storage.ZoneArea) {
 	}
 }
 
-// Zone is the JSON body handleCreateZone reads (api/shipping.go).
+// Zone is the JSON body handleCreateZone reads (api/ship_rates.go).
 type Zone struct {
 	Name  string             `json:"name"`
 	Areas []storage.ZoneArea `json:"areas"`
@@ -47,7 +47,7 @@ type DeliveryDays struct {
 	Max int `json:"max"`
 }
 
-// UpdateZone is the JSON body handleUpdateZone reads (api/shipping.go).
+// UpdateZone is the JSON body handleUpdateZone reads (api/ship_rates.go).
 type UpdateZone struct {
 	Name  wire.Optional[string]             `json:"name"`
 	Areas wire.Optional[[]storage.ZoneArea] `json:"areas"`
@@ -142,7 +142,7 @@ func (rs RateState) Rate(zoneID uuid.UUID) storage.ShippingRate {
 	return rate
 }
 
-// UpdateRate is the JSON body handleUpdateRate reads (api/shipping.go).
+// UpdateRate is the JSON body handleUpdateRate reads (api/ship_rates.go).
 type UpdateRate struct {
 	Name              wire.Optional[string]               `json:"name"`
 	Price             wire.Optional[int64]                `json:"price"`
@@ -184,7 +184,7 @@ func (a quoteAddress) ShipTo() storage.ShipTo {
 	return storage.ShipTo{Country: a.Country, Region: a.Region, City: a.City}
 }
 
-// Quote is the JSON body handleQuote reads (api/shipping.go).
+// Quote is the JSON body handleQuote reads (api/ship_rates.go).
 type Quote struct {
 	Address       *quoteAddress      `json:"address"`
 	Lines         []orderLineRequest `json:"lines"`

@@ -15,7 +15,7 @@ var currencies = []string{"EGP", "SAR", "AED", "USD", "EUR", "KWD", "BHD", "OMR"
 
 var subdomainPattern = regexp.MustCompile(`^[a-z0-9](?:[a-z0-9-]{1,61}[a-z0-9])$`)
 
-// Signup is the JSON body handleSignup reads (api/accounts.go).
+// Signup is the JSON body handleSignup reads (api/staff_accounts.go).
 type Signup struct {
 	Email    string `json:"email"`
 	Password string `json:"password"`
@@ -55,7 +55,7 @@ func checkNewPassword(c *Checker, field, password string) {
 	}
 }
 
-// Login is the JSON body handleLogin reads (api/accounts.go).
+// Login is the JSON body handleLogin reads (api/staff_accounts.go).
 type Login struct {
 	Email    string `json:"email"`
 	Password string `json:"password"`
@@ -75,7 +75,7 @@ func (req Login) Valid() []wire.FieldError {
 // fail to hash (a 500), so it is refused as the input it is.
 const maxPasswordBytes = 72
 
-// CreateToken is the JSON body handleCreateAccessToken reads (api/accounts.go).
+// CreateToken is the JSON body handleCreateAccessToken reads (api/staff_accounts.go).
 type CreateToken struct {
 	Name          string   `json:"name"`
 	Scopes        []string `json:"scopes"`

@@ -18,7 +18,7 @@ func (a locationAddress) Check(c *Checker, prefix string) {
 	c.Country(prefix+".country", a.Country)
 }
 
-// CreateLocation is the JSON body handleCreateLocation reads (api/locations.go).
+// CreateLocation is the JSON body handleCreateLocation reads (api/stock_locations.go).
 type CreateLocation struct {
 	Name      string           `json:"name"`
 	Address   *locationAddress `json:"address"`
@@ -48,7 +48,7 @@ func checkLocationPhone(c *Checker, phone *string) {
 	}
 }
 
-// UpdateLocation is the JSON body handleUpdateLocation reads (api/locations.go).
+// UpdateLocation is the JSON body handleUpdateLocation reads (api/stock_locations.go).
 type UpdateLocation struct {
 	Name      wire.Optional[string]          `json:"name"`
 	Address   wire.Optional[locationAddress] `json:"address"`

@@ -6,7 +6,7 @@ import (
 	"github.com/merchantsvc/svc/api/wire"
 )
 
-// ConnectGateway is the JSON body handleConnectGateway reads (api/gateways.go).
+// ConnectGateway is the JSON body handleConnectGateway reads (api/pay_gateways.go).
 type ConnectGateway struct {
 	SecretKey           string  `json:"secret_key"`
 	WebhookSecret       string  `json:"webhook_secret"`
