@@ -205,10 +205,7 @@ func (tx *Tx) CreateRefund(ctx context.Context, storeID, orderID uuid.UUID, in N
 		sum += r.Shipping
 	}
 	r.Amount = RefundAmount(in.Amount, len(in.Lines) > 0 || in.Shipping != nil, sum, o.RefundDue)
-	refundable := o.PaidTotal - so.amount
-	if card != nil {
-		refundable = min(refundable, card.refundable)
-	}
+	refundable := refundableOf(o, so, card).ForMethod(in.Method)
 	if r.Amount < 1 || r.Amount > refundable {
 		return Refund{}, &InvalidError{Field: "amount", Code: "exceeds_refundable",
 			Message: fmt.Sprintf("must be between 1 and %d (paid less pending and succeeded refunds)", max(refundable, 0))}
@@ -344,6 +341,64 @@ func (r reader) FindOrderRefunds(ctx context.Context, storeID, orderID uuid.UUID
 	return findPage(ctx, r, "refunds", listQuery{columns: refundColumns, from: "FROM order_refunds WHERE store_id = $1 AND order_id = $2",
 		args: []any{storeID, orderID}, orderBy: "created_at DESC, id DESC"}, page.Limit, int(page.Offset()),
 		func(row pgx.CollectableRow) (Refund, error) { return scanRefund(row) })
+}
+
+// Refundable is what an order can still give back (decisions §13): Total
+// by a manual method, and, for an order paid through the card gateway,
+// ToCard, the most an `original` refund can still send to the card (the
+// card payment less the refunds already going back to it).
+type Refundable struct {
+	Total  int64
+	ToCard *int64
+}
+
+// ForMethod is the most a refund by method may be, never below zero.
+func (r Refundable) ForMethod(method string) int64 {
+	if method == RefundOriginal && r.ToCard != nil {
+		return max(min(r.Total, *r.ToCard), 0)
+	}
+	return max(r.Total, 0)
+}
+
+// refundableOf is the rule CreateRefund holds a refund to: the paid total
+// less live (pending and succeeded) refunds, capped for the card by what
+// the card payment has left.
+func refundableOf(o Order, so refundedSoFar, card *gatewayPayment) Refundable {
+	r := Refundable{Total: o.PaidTotal - so.amount}
+	if card != nil {
+		r.ToCard = &card.refundable
+	}
+	return r
+}
+
+// FindRefundable reads what an order can still give back, judged as
+// CreateRefund would judge a refund now, so a page never shows an amount
+// the API would refuse.
+func (db *DB) FindRefundable(ctx context.Context, storeID, orderID uuid.UUID) (Refundable, error) {
+	var out Refundable
+	err := db.InTx(ctx, func(tx *Tx) error {
+		o, err := tx.FindOrderByRef(ctx, storeID, orderID.String())
+		if err != nil {
+			return err
+		}
+		so, err := tx.refundedSoFar(ctx, o)
+		if err != nil {
+			return err
+		}
+		var card *gatewayPayment
+		if o.PaymentMethod == "card" {
+			if card, err = tx.gatewayPaymentOf(ctx, o); err != nil {
+				var invalid *InvalidError
+				if !errors.As(err, &invalid) {
+					return err
+				}
+				card = nil // paid by card some other way: no card to send back to
+			}
+		}
+		out = refundableOf(o, so, card)
+		return nil
+	})
+	return out, err
 }
 
 // gatewayPayment is the card payment an order's `original` refunds go back

@@ -151,6 +151,17 @@ func (p *Pages) OrderReturnsPage() http.Handler {
 			refundRows = append(refundRows, row)
 		}
 
+		// What is refundable is storage's rule (the one CreateRefund holds a
+		// refund to), card cap included, not worked out again here.
+		refundable, err := p.db.FindRefundable(ctx, store.ID, order.ID)
+		if err != nil {
+			return err
+		}
+		refundableToCard := ""
+		if refundable.ToCard != nil {
+			refundableToCard = money(refundable.ForMethod(storage.RefundOriginal))
+		}
+
 		historyRows := make([]historyRow, 0, len(history))
 		for _, a := range history {
 			row := historyRow{When: utcTime(a.CreatedAt), Step: word(lang, "returns.k_"+string(a.Kind)), By: word(lang, "returns.by_system"), Detail: a.Body}
@@ -170,7 +181,7 @@ func (p *Pages) OrderReturnsPage() http.Handler {
 			"OrderID": order.ID, "OrderNumber": order.OrderNumber, "OrderStatus": cmp.Or(word(lang, "returns.o_"+string(order.Status)), string(order.Status)),
 			"PaymentStatus": cmp.Or(word(lang, "returns.p_"+string(order.PaymentStatus)), string(order.PaymentStatus)),
 			"Paid":          money(order.PaidTotal), "Refunded": money(refunded), "Pending": money(pending),
-			"Refundable": money(max(order.PaidTotal-refunded-pending, 0)),
+			"Refundable": money(refundable.Total), "RefundableToCard": refundableToCard,
 			"Returns":    returnRows, "Refunds": refundRows, "History": historyRows, "Locations": options})
 		return nil
 	})
