@@ -182,7 +182,7 @@ func (p *Pages) OrderReturnsPage() http.Handler {
 			"PaymentStatus": cmp.Or(word(lang, "returns.p_"+string(order.PaymentStatus)), string(order.PaymentStatus)),
 			"Paid":          money(order.PaidTotal), "Refunded": money(refunded), "Pending": money(pending),
 			"Refundable": money(refundable.Total), "RefundableToCard": refundableToCard,
-			"Returns":    returnRows, "Refunds": refundRows, "History": historyRows, "Locations": options})
+			"Returns": returnRows, "Refunds": refundRows, "History": historyRows, "Locations": options})
 		return nil
 	})
 }
