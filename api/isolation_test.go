@@ -29,7 +29,7 @@ var routeAccess = map[string]string{
 	"GET /stores/{store_id}/themes/preview":                                                   "page",
 	"POST /stores/{store_id}/themes/preview/render":                                           "page",
 	"GET /assets/editor/{file}":                                                               "public",
-	"GET /assets/watching/{file}":                                                             "public",
+	"GET /assets/store/{file}":                                                             "public",
 	"GET /stores/{store_id}/imports":                                                          "page",
 	"GET /stores/{store_id}/deliveries":                                                       "page",
 	"GET /stores/{store_id}/work":                                                             "page",

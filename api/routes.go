@@ -30,7 +30,7 @@ func (s *Server) routes() *chi.Mux {
 	r.Method(http.MethodGet, "/stores/{store_id}/themes/preview", s.pages.Preview())
 	r.Method(http.MethodPost, "/stores/{store_id}/themes/preview/render", s.pages.PreviewRender())
 	r.Method(http.MethodGet, "/assets/editor/{file}", pages.Assets())
-	r.Method(http.MethodGet, "/assets/watching/{file}", pages.Assets())
+	r.Method(http.MethodGet, "/assets/store/{file}", pages.Assets())
 	r.Method(http.MethodGet, "/stores/{store_id}/imports", s.pages.ImportsPage())
 	r.Method(http.MethodGet, "/stores/{store_id}/deliveries", s.pages.DeliveriesPage())
 	r.Method(http.MethodGet, "/stores/{store_id}/work", s.pages.WorkPage())

@@ -3,7 +3,7 @@
 // flight), undo/redo over the last 50 changes, 412 handling that merges the
 // local change on top of the server's draft, publish and history.
 
-import { call as apiCall, lang, storeAPI, words } from "../watching/api.js";
+import { call as apiCall, lang, storeAPI, words } from "../store/api.js";
 
 const api = storeAPI("/themes/v3");
 const DEBOUNCE_MS = 1500;

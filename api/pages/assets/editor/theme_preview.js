@@ -2,7 +2,7 @@
 // messages and acknowledges each one; messages from any other origin than
 // its own (the editor is served from the same origin) are ignored.
 
-import { call } from "../watching/api.js";
+import { call } from "../store/api.js";
 
 const page = document.getElementById("sf-page");
 const storeID = location.pathname.split("/")[2];

@@ -3,7 +3,7 @@
 // a new Idempotency-Key on every write, and the answer read as the API's
 // envelope, {"success":…,"data":…} or {"success":false,"error":{"code",
 // "message","message_ar","request_id","fields"?}}, whose words are shown in
-// the page's language. Pages import this file as /assets/watching/api.js.
+// the page's language. Pages import this file as /assets/store/api.js.
 
 // lang is the page's language, from <html lang>.
 export const lang = document.documentElement.lang === "en" ? "en" : "ar";
