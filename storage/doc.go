@@ -165,7 +165,8 @@
 // # Imports
 //
 // storage imports nothing else of this module but its own subpackages
-// (storage/theme); storage/blob, the object store, is its callers'. The pool
+// (storage/theme, storage/catalogcsv, storage/orderref); storage/blob, the
+// object store, is its callers'. The pool
 // is the package's own: other packages reach Postgres through these methods,
 // and the dispatcher's wake-ups through DB.Listen.
 package storage
