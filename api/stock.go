@@ -107,7 +107,7 @@ func (s *Server) handleListMovements() handlerFunc {
 		q := newQueryParser(r)
 		page, limit := q.page(50)
 		f := storage.MovementFilter{VariantID: q.uuid("variant_id"), LocationID: q.uuid("location_id"), OrderID: q.uuid("order_id"),
-			AdjustmentID: q.uuid("adjustment_id"), DateFrom: q.dateTime("date_from"), DateTo: q.dateTime("date_to"),
+			ShipmentID: q.uuid("shipment_id"), ReturnID: q.uuid("return_id"), AdjustmentID: q.uuid("adjustment_id"), DateFrom: q.dateTime("date_from"), DateTo: q.dateTime("date_to"),
 			Page: storage.Page{Page: page, Limit: limit}}
 		if q.values.Has("reason") {
 			reason := q.enum("reason", storage.MovementReasons, "")

@@ -3,9 +3,11 @@ package storage
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 )
 
 // AcceptedLine is how many pieces of one line the customer kept.
@@ -169,18 +171,104 @@ func (tx *Tx) AcceptPartially(ctx context.Context, storeID, orderID uuid.UUID, l
 	return result, nil
 }
 
-// stockForAcceptance settles the stock of a partial acceptance. Pieces of a
-// shipped order came back: they are restocked where they left from. Before
-// shipping, the kept pieces leave the building now and the refused ones
-// were never gone: their reservation is released.
+// stockForAcceptance settles the stock of a partial acceptance, shipment by
+// shipment, each naming itself on its movements. Pieces of a shipped order
+// came back: they are restocked where they left from. Before shipping, the
+// kept pieces leave the building now with the labels the acceptance
+// delivers, and the refused ones were never gone: their reservation is
+// released (the order's, no shipment took them).
 func (tx *Tx) stockForAcceptance(ctx context.Context, o Order, shipped bool, returned map[uuid.UUID]int, actor Actor) error {
+	shipments, err := tx.acceptanceShipments(ctx, o, shipped)
+	if err != nil {
+		return err
+	}
 	if shipped {
-		return tx.moveOrderStock(ctx, o, returned, restockUnits, actor)
+		return tx.moveShipmentsStock(ctx, o, shipments, returned, restockUnits, actor)
 	}
 	if err := tx.moveOrderStock(ctx, o, returned, releaseUnits, actor); err != nil {
 		return err
 	}
-	return tx.moveOrderStock(ctx, o, nil, shipUnits, actor)
+	return tx.moveShipmentsStock(ctx, o, shipments, nil, shipUnits, actor)
+}
+
+// acceptanceShipments are the shipments whose pieces a partial acceptance
+// settles, with their lines: the departed ones (those still on the road
+// first) when pieces left, else the labels not yet gone.
+func (tx *Tx) acceptanceShipments(ctx context.Context, o Order, departed bool) ([]Shipment, error) {
+	rows, err := tx.tx.Query(ctx, `SELECT s.id, s.location_id, l.line_id, l.quantity
+		FROM shipments s JOIN shipment_lines l ON l.store_id = s.store_id AND l.shipment_id = s.id
+		WHERE s.store_id = $1 AND s.order_id = $2 AND s.status <> 'cancelled' AND (s.shipped_at IS NOT NULL) = $3
+		ORDER BY s.status IN ('delivered', 'returned_to_sender'), s.created_at, s.id, l.line_id`, o.StoreID, o.ID, departed)
+	if err != nil {
+		return nil, fmt.Errorf("read accepted shipments: %w", err)
+	}
+	var (
+		shipments  []Shipment
+		id         uuid.UUID
+		locationID *uuid.UUID
+		line       ShipmentLine
+	)
+	if _, err := pgx.ForEachRow(rows, []any{&id, &locationID, &line.LineID, &line.Quantity}, func() error {
+		if len(shipments) == 0 || shipments[len(shipments)-1].ID != id {
+			shipments = append(shipments, Shipment{ID: id, StoreID: o.StoreID, OrderID: o.ID, LocationID: locationID})
+		}
+		last := &shipments[len(shipments)-1]
+		last.Lines = append(last.Lines, line)
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("read accepted shipments: %w", err)
+	}
+	return shipments, nil
+}
+
+// moveShipmentsStock moves an order's units shipment by shipment: each
+// moves what want asks of the lines it carries, up to its quantities, and
+// names itself on its movements; what no shipment carries moves as the
+// order's alone. want nil means all the order holds.
+func (tx *Tx) moveShipmentsStock(ctx context.Context, o Order, shipments []Shipment, want map[uuid.UUID]int, move stockMove, actor Actor) error {
+	if len(shipments) > 0 {
+		// Each move below locks its own variants; holding the order's first,
+		// in the one lock order, keeps them from locking out of it.
+		var ids []uuid.UUID
+		for _, l := range o.Lines {
+			if l.VariantID != nil {
+				ids = append(ids, *l.VariantID)
+			}
+		}
+		if _, err := tx.lockVariants(ctx, o.StoreID, ids); err != nil {
+			return err
+		}
+		if _, err := tx.lockLevels(ctx, o.StoreID, ids); err != nil {
+			return err
+		}
+	}
+	left := maps.Clone(want)
+	for i := range shipments {
+		mine := map[uuid.UUID]int{}
+		for _, l := range shipments[i].Lines {
+			n := l.Quantity
+			if want != nil {
+				n = min(n, left[l.LineID])
+				left[l.LineID] -= n
+			}
+			if n > 0 {
+				mine[l.LineID] += n
+			}
+		}
+		if len(mine) == 0 {
+			continue
+		}
+		if err := tx.moveOrderStockFrom(ctx, o, mine, move, actor, &shipments[i]); err != nil {
+			return err
+		}
+	}
+	if want != nil {
+		maps.DeleteFunc(left, func(_ uuid.UUID, n int) bool { return n <= 0 })
+		if len(left) == 0 {
+			return nil
+		}
+	}
+	return tx.moveOrderStock(ctx, o, left, move, actor)
 }
 
 // departedPieces counts the pieces of an order that left in shipments. A

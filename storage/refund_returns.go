@@ -314,7 +314,7 @@ func (tx *Tx) ReceiveReturn(ctx context.Context, storeID, id uuid.UUID, received
 		}
 	}
 	if len(changes) > 0 {
-		if err := tx.restockReturned(ctx, o, takeBack, changes, UserActor(actor)); err != nil {
+		if err := tx.restockReturned(ctx, o, ret, takeBack, changes, UserActor(actor)); err != nil {
 			return Return{}, err
 		}
 	}
@@ -362,9 +362,11 @@ func (tx *Tx) ReceiveReturn(ctx context.Context, storeID, id uuid.UUID, received
 	return ret, nil
 }
 
-// restockReturned puts received pieces back on hand (changes) and takes
-// them off the order's shipped allocations, the shipment's origin first.
-func (tx *Tx) restockReturned(ctx context.Context, o Order, takeBack map[uuid.UUID]int, changes []levelChange, actor Actor) error {
+// restockReturned puts a return's received pieces back on hand (changes)
+// and takes them off the order's shipped allocations, the shipment's origin
+// first. Its movements name the return, and the shipment it came back from
+// when it was refused at the door.
+func (tx *Tx) restockReturned(ctx context.Context, o Order, ret Return, takeBack map[uuid.UUID]int, changes []levelChange, actor Actor) error {
 	allocs, err := tx.allocationsOf(ctx, o)
 	if err != nil {
 		return err
@@ -400,7 +402,8 @@ func (tx *Tx) restockReturned(ctx context.Context, o Order, takeBack map[uuid.UU
 	if _, err := tx.lockLevels(ctx, o.StoreID, ids); err != nil {
 		return err
 	}
-	_, err = tx.writeLevelChanges(ctx, o.StoreID, kept, movementSource{reason: ReasonReturnRestock, orderID: &o.ID, actor: actor})
+	_, err = tx.writeLevelChanges(ctx, o.StoreID, kept, movementSource{reason: ReasonReturnRestock, orderID: &o.ID, shipmentID: ret.ShipmentID,
+		returnID: &ret.ID, actor: actor})
 	return err
 }
 

@@ -427,12 +427,13 @@ func (tx *Tx) openShipment(ctx context.Context, o *Order, in NewShipment, source
 	if err != nil {
 		return uuid.Nil, err
 	}
+	id := NewID()
 	if !in.asIs {
-		if err := tx.moveReservations(ctx, *o, lines, locationID, UserActor(actor)); err != nil {
+		if err := tx.moveReservations(ctx, *o, id, lines, locationID, UserActor(actor)); err != nil {
 			return uuid.Nil, err
 		}
 	}
-	id, now := NewID(), tx.now()
+	now := tx.now()
 	codState := CODNone
 	if codAmount > 0 {
 		codState = CODPending
@@ -539,7 +540,7 @@ func (tx *Tx) codAmount(ctx context.Context, o Order, self uuid.UUID, asked *int
 // moveReservations makes sure the shipment's location holds the
 // reservation of its pieces: what is reserved elsewhere for a line is
 // released there and reserved here, refused when here lacks stock.
-func (tx *Tx) moveReservations(ctx context.Context, o Order, lines []ShipmentLine, locationID uuid.UUID, actor Actor) error {
+func (tx *Tx) moveReservations(ctx context.Context, o Order, shipmentID uuid.UUID, lines []ShipmentLine, locationID uuid.UUID, actor Actor) error {
 	allocs, err := tx.allocationsOf(ctx, o)
 	if err != nil {
 		return err
@@ -611,9 +612,24 @@ func (tx *Tx) moveReservations(ctx context.Context, o Order, lines []ShipmentLin
 		}
 		changes = append(changes, levelChange{variantID: in.variantID, locationID: locationID, reserved: in.n})
 	}
-	if _, err := tx.writeLevelChanges(ctx, o.StoreID, changes, movementSource{reason: ReasonOrderRelease, orderID: &o.ID, actor: actor,
-		note: "reservation moved to the shipment's location"}); err != nil {
-		return err
+	// What leaves elsewhere is an order_release, what arrives here an
+	// order_reserve (decisions §11); both name the shipment that moved them.
+	var away, here []levelChange
+	for _, c := range changes {
+		if c.reserved < 0 {
+			away = append(away, c)
+		} else {
+			here = append(here, c)
+		}
+	}
+	for _, w := range []struct {
+		reason  string
+		changes []levelChange
+	}{{ReasonOrderRelease, away}, {ReasonOrderReserve, here}} {
+		if _, err := tx.writeLevelChanges(ctx, o.StoreID, w.changes, movementSource{reason: w.reason, orderID: &o.ID, shipmentID: &shipmentID,
+			actor: actor, note: "reservation moved to the shipment's location"}); err != nil {
+			return err
+		}
 	}
 	for _, out := range outs {
 		if _, err := tx.tx.Exec(ctx, `UPDATE order_allocations SET reserved = reserved - $5
@@ -880,7 +896,7 @@ func (tx *Tx) shipShipment(ctx context.Context, o Order, s Shipment, actor *uuid
 	for _, l := range lines {
 		want[l.LineID] += l.Quantity
 	}
-	return tx.moveOrderStockFrom(ctx, o, want, shipUnits, UserActor(actor), s.LocationID)
+	return tx.moveOrderStockFrom(ctx, o, want, shipUnits, UserActor(actor), &s)
 }
 
 // openShipmentsOf holds an order's shipments that have not ended, oldest

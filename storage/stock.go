@@ -89,10 +89,15 @@ type levelChange struct {
 	onHand, reserved      int
 }
 
-// movementSource is what every movement of one write shares.
+// movementSource is what every movement of one write shares: its reason
+// and what caused it (decisions §11): an order's moves name the order, and
+// the shipment or return that moved its units when there is one; an
+// adjustment's name the adjustment.
 type movementSource struct {
 	reason       string
 	orderID      *uuid.UUID
+	shipmentID   *uuid.UUID
+	returnID     *uuid.UUID
 	adjustmentID *uuid.UUID
 	note         string
 	actor        Actor
@@ -288,8 +293,9 @@ func (tx *Tx) levelWriteOf(storeID uuid.UUID, changes []levelChange, src movemen
 			RETURNING l.variant_id, l.location_id, l.on_hand, l.reserved
 		), mov AS (
 			INSERT INTO inventory_movements (store_id, variant_id, location_id, reason, on_hand_delta, reserved_delta, on_hand_after,
-				reserved_after, order_id, adjustment_id, note, actor_type, actor_id, created_at)
-			SELECT $1, lvl.variant_id, lvl.location_id, $7, ch.d_on_hand, ch.d_reserved, lvl.on_hand, lvl.reserved, $8, $9, $10, $11, $12, $6
+				reserved_after, order_id, shipment_id, return_id, adjustment_id, note, actor_type, actor_id, created_at)
+			SELECT $1, lvl.variant_id, lvl.location_id, $7, ch.d_on_hand, ch.d_reserved, lvl.on_hand, lvl.reserved, $8, $9, $10, $11, $12, $13,
+				$14, $6
 			FROM lvl JOIN ch USING (variant_id, location_id)
 			ORDER BY ch.n
 			RETURNING ` + movementColumns + `
@@ -302,8 +308,8 @@ func (tx *Tx) levelWriteOf(storeID uuid.UUID, changes []levelChange, src movemen
 			WHERE v.store_id = $1 AND v.id = d.variant_id
 		)
 		SELECT ` + movementColumns + ` FROM mov ORDER BY variant_id, location_id`
-	w.args = []any{storeID, variants, locations, onHand, reserved, tx.now(), src.reason, src.orderID, src.adjustmentID, src.note,
-		src.actor.Type, src.actor.ID}
+	w.args = []any{storeID, variants, locations, onHand, reserved, tx.now(), src.reason, src.orderID, src.shipmentID, src.returnID,
+		src.adjustmentID, src.note, src.actor.Type, src.actor.ID}
 	return w
 }
 
@@ -441,17 +447,23 @@ func (tx *Tx) allocationsOf(ctx context.Context, o Order) ([]allocation, error) 
 // moveOrderStock releases, ships or restocks an order's units, line by line:
 // want maps a line to the units to move, nil meaning all it holds. Units of
 // a variant that no longer exists are skipped; returned units shipped
-// before allocations were recorded go back to the default location.
+// before allocations were recorded go back to the default location. Its
+// movements name the order alone.
 func (tx *Tx) moveOrderStock(ctx context.Context, o Order, want map[uuid.UUID]int, move stockMove, actor Actor) error {
 	return tx.moveOrderStockFrom(ctx, o, want, move, actor, nil)
 }
 
-// moveOrderStockFrom is moveOrderStock taking units at location first
-// (a shipment's location) when it is given.
-func (tx *Tx) moveOrderStockFrom(ctx context.Context, o Order, want map[uuid.UUID]int, move stockMove, actor Actor, location *uuid.UUID) error {
+// moveOrderStockFrom is moveOrderStock for the units a shipment carries,
+// when it is given: they are taken at its location first, and its
+// movements name it beside the order.
+func (tx *Tx) moveOrderStockFrom(ctx context.Context, o Order, want map[uuid.UUID]int, move stockMove, actor Actor, s *Shipment) error {
 	allocs, err := tx.allocationsOf(ctx, o)
 	if err != nil {
 		return err
+	}
+	var location, shipmentID *uuid.UUID
+	if s != nil {
+		location, shipmentID = s.LocationID, &s.ID
 	}
 	if location != nil {
 		slices.SortStableFunc(allocs, func(a, b allocation) int {
@@ -528,7 +540,8 @@ func (tx *Tx) moveOrderStockFrom(ctx context.Context, o Order, want map[uuid.UUI
 		return err
 	}
 	reason := map[stockMove]string{releaseUnits: ReasonOrderRelease, shipUnits: ReasonOrderShip, restockUnits: ReasonReturnRestock}[move]
-	if _, err := tx.writeLevelChanges(ctx, o.StoreID, changes, movementSource{reason: reason, orderID: &o.ID, actor: actor}); err != nil {
+	if _, err := tx.writeLevelChanges(ctx, o.StoreID, changes, movementSource{reason: reason, orderID: &o.ID, shipmentID: shipmentID,
+		actor: actor}); err != nil {
 		return err
 	}
 	if len(updLines) > 0 {
@@ -783,6 +796,8 @@ type MovementFilter struct {
 	LocationID   *uuid.UUID
 	Reason       *string
 	OrderID      *uuid.UUID
+	ShipmentID   *uuid.UUID
+	ReturnID     *uuid.UUID
 	AdjustmentID *uuid.UUID
 	DateFrom     *time.Time
 	DateTo       *time.Time
@@ -793,7 +808,7 @@ type MovementFilter struct {
 func (r reader) FindMovements(ctx context.Context, storeID uuid.UUID, f MovementFilter) ([]Movement, int, error) {
 	eq := sq.Eq{"store_id": storeID} // squirrel orders the columns: one SQL text per filter set
 	for column, value := range map[string]*uuid.UUID{"variant_id": f.VariantID, "location_id": f.LocationID, "order_id": f.OrderID,
-		"adjustment_id": f.AdjustmentID} {
+		"shipment_id": f.ShipmentID, "return_id": f.ReturnID, "adjustment_id": f.AdjustmentID} {
 		if value != nil {
 			eq[column] = *value
 		}
