@@ -50,7 +50,8 @@
 //     AllowedNext, CanMove, TransitionOrder, CancelOrder, stockForStatus, and
 //     moveOrder, the one transition routine); order_pricing.go (Price, the pure
 //     pricing of lines, discounts and shipping, and priceOrder, which feeds it
-//     from Postgres); order_acceptance.go (AcceptPartially, AcceptedValue);
+//     from Postgres); order_acceptance.go (AcceptPartially, AcceptedValue;
+//     moveShipmentsStock, an order's stock moved shipment by shipment);
 //     order_drafts.go (ConvertDraft); order_settlement.go (an order and its
 //     shipments settling each other: settleOrderShipments, reconcileCOD,
 //     returnOrder, closeShipments); order_activities.go (the timeline:
