@@ -1,6 +1,8 @@
 package api_test
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"regexp"
 	"slices"
@@ -16,7 +18,9 @@ import (
 // role holds it), "session" (any member signed in), "admin" (the owner or
 // an admin, signed in), "owner" (the owner, signed in), "token-or-session"
 // (any credential of the store), "public" (no credential; limited per
-// client), or "page" (a server-rendered page of a signed-in merchant).
+// client), "page" (a server-rendered page of a signed-in merchant) or
+// "page " and what a store page needs: the scope its API twin requires, or
+// "session" (any member of the store).
 var routeAccess = map[string]string{
 	"GET /media/{store_id}/{image_id}/{file}": "public",
 	"GET /login":                                                                              "public",
@@ -25,20 +29,20 @@ var routeAccess = map[string]string{
 	"POST /oauth/authorize":                                                                   "page",
 	"GET /apps/{slug}/install":                                                                "page",
 	"GET /apps/{slug}/launch":                                                                 "page",
-	"GET /stores/{store_id}/themes/editor":                                                    "page",
-	"GET /stores/{store_id}/themes/preview":                                                   "page",
-	"POST /stores/{store_id}/themes/preview/render":                                           "page",
+	"GET /stores/{store_id}/themes/editor":                                                    "page themes:read",
+	"GET /stores/{store_id}/themes/preview":                                                   "page themes:read",
+	"POST /stores/{store_id}/themes/preview/render":                                           "page themes:read",
 	"GET /assets/editor/{file}":                                                               "public",
-	"GET /assets/store/{file}":                                                             "public",
-	"GET /stores/{store_id}/imports":                                                          "page",
-	"GET /stores/{store_id}/deliveries":                                                       "page",
-	"GET /stores/{store_id}/work":                                                             "page",
-	"GET /stores/{store_id}/shipments":                                                        "page",
-	"GET /stores/{store_id}/staff":                                                            "page",
-	"GET /stores/{store_id}/analytics":                                                        "page",
+	"GET /assets/store/{file}":                                                                "public",
+	"GET /stores/{store_id}/imports":                                                          "page catalog:read",
+	"GET /stores/{store_id}/deliveries":                                                       "page settings:read",
+	"GET /stores/{store_id}/work":                                                             "page orders:read",
+	"GET /stores/{store_id}/shipments":                                                        "page orders:read",
+	"GET /stores/{store_id}/staff":                                                            "page session",
+	"GET /stores/{store_id}/analytics":                                                        "page analytics:read",
 	"GET /invitations":                                                                        "public",
-	"GET /stores/{store_id}/shipments/print":                                                  "page",
-	"GET /stores/{store_id}/orders/{order_id}/returns":                                        "page",
+	"GET /stores/{store_id}/shipments/print":                                                  "page orders:read",
+	"GET /stores/{store_id}/orders/{order_id}/returns":                                        "page orders:read",
 	"GET /healthz":                                                                            "public",
 	"GET /metrics":                                                                            "public",
 	"GET /readyz":                                                                             "public",
@@ -231,10 +235,13 @@ var routeAccess = map[string]string{
 // The isolation and authorization matrix: every route of the router, called
 // on store A's resources with store B's token, with an app token of A
 // without the route's scope, with a revoked token of A and with no
-// credential, answers its refusal and shows nothing of store A. A route
-// missing from routeAccess fails the test.
+// credential, answers its refusal and shows nothing of store A. Every store
+// page, opened by each member of store A, answers 200 when the member's role
+// holds the page's scope and otherwise the problem page with 403 and none of
+// A's data. A route missing from routeAccess fails the test.
 func TestIsolationMatrix(t *testing.T) {
 	h := newHarness(t, api.Config{})
+	h.startWorker(nil) // the invitation's mail
 	a, b := h.signup("matrixa"), h.signup("matrixb")
 	tokenA, tokenB := h.pat(a, allScopes...), h.pat(b, allScopes...)
 	const secretName = "Matrix A secret product"
@@ -256,33 +263,83 @@ func TestIsolationMatrix(t *testing.T) {
 	q := br.allow(app, a.storeID, "risk:read", "m", "allow")
 	appToken := h.exchange(app, q.Get("code"), nil).data()["access_token"].(string)
 
-	// Members of store A: an admin and a custom role of two scopes.
-	custom := h.do(request{method: "POST", path: storePath(a.storeID, "/roles"), auth: a.auth(),
-		body: map[string]any{"name": "Clerk", "scopes": []string{"catalog:read", "orders:write"}}})
-	require.Equal(t, http.StatusCreated, custom.Status, string(custom.Raw))
+	// Members of store A: an admin, a custom role of two scopes and one of
+	// orders:read alone.
+	for name, scopes := range map[string][]string{"Clerk": {"catalog:read", "orders:write"}, "Packer": {"orders:read"}} {
+		custom := h.do(request{method: "POST", path: storePath(a.storeID, "/roles"), auth: a.auth(),
+			body: map[string]any{"name": name, "scopes": scopes}})
+		require.Equal(t, http.StatusCreated, custom.Status, string(custom.Raw))
+	}
 	members := []struct {
 		role   string
 		scopes []string
 		m      merchant
-	}{{role: "admin"}, {role: "Clerk", scopes: []string{"catalog:read", "orders:write"}}}
+	}{{role: "admin"}, {role: "Clerk", scopes: []string{"catalog:read", "orders:write"}}, {role: "Packer", scopes: []string{"orders:read"}}}
 	for i := range members {
 		members[i].m = h.signup("matrixmember")
 		h.exec(`INSERT INTO store_members (store_id, user_id, role_id, joined_at)
 			SELECT $1, s.owner_user_id, r.id, now() FROM stores s, roles r WHERE s.id = $2 AND r.store_id = $1 AND (r.built_in = $3 OR r.name = $3)`,
 			a.storeID, members[i].m.storeID, members[i].role)
 	}
+	// A catalogue clerk, invited and accepted as a new account, whose role
+	// holds catalog:read alone: it may open the imports page and no other
+	// page that needs a scope.
+	cataloguer := h.do(request{method: "POST", path: storePath(a.storeID, "/roles"), auth: a.auth(),
+		body: map[string]any{"name": "Cataloguer", "scopes": []string{"catalog:read"}}})
+	require.Equal(t, http.StatusCreated, cataloguer.Status, string(cataloguer.Raw))
+	members = append(members, struct {
+		role   string
+		scopes []string
+		m      merchant
+	}{role: "Cataloguer", scopes: []string{"catalog:read"},
+		m: h.join(a, fmt.Sprintf("cataloguer-%d@example.com", rand.Uint32()), cataloguer.data()["id"].(string))})
+
+	// An order of store A whose consignee a page without its scope must not show.
+	variant := h.do(request{method: "POST", path: storePath(a.storeID, "/products/"+productID+"/variants"), auth: bearer(tokenA),
+		body: map[string]any{"sku": "MATRIX-A-M", "quantity": 5, "options": map[string]any{"size": "M"}}})
+	require.Equal(t, http.StatusCreated, variant.Status, string(variant.Raw))
+	const consigneePhone = "+201055501234"
+	order := h.do(request{method: "POST", path: storePath(a.storeID, "/orders"), auth: bearer(tokenA),
+		body: orderBody(variant.Body["id"].(string), 1, consigneePhone)})
+	require.Equal(t, http.StatusCreated, order.Status, string(order.Raw))
+	orderID := order.data()["id"].(string)
+	draft := h.do(request{method: "GET", path: storePath(a.storeID, "/themes/v3/customization"), auth: bearer(tokenA)})
+	require.Equal(t, http.StatusOK, draft.Status, string(draft.Raw))
 
 	routes, err := h.server.Routes()
 	require.NoError(t, err)
 	param := regexp.MustCompile(`\{[a-z_]+\}`)
-	seen, checked := map[string]bool{}, 0
+	seen, checked, pagesRefused := map[string]bool{}, 0, map[string]bool{}
 	for _, rt := range routes {
 		name := rt[0] + " " + rt[1]
 		access, listed := routeAccess[name]
 		require.True(t, listed, "route %s is not in the isolation matrix (routeAccess)", name)
 		seen[name] = true
+		if page, ok := strings.CutPrefix(access, "page "); ok {
+			// A store page, opened by each member of store A.
+			path := strings.NewReplacer("{store_id}", a.storeID, "{order_id}", orderID).Replace(rt[1])
+			var body any
+			if rt[0] == http.MethodPost { // the preview's render of the draft
+				body = map[string]any{"document": draft.data()["draft"], "page": "index"}
+			}
+			for _, who := range members {
+				resp := h.do(request{method: rt[0], path: path, auth: who.m.auth(), body: body})
+				if allowed, _ := roleAllows(who.role, who.scopes, page); allowed {
+					require.Equal(t, http.StatusOK, resp.Status, "%s as %s: %s", name, who.role, resp.Raw)
+					continue
+				}
+				require.Equal(t, http.StatusForbidden, resp.Status, "%s as %s: %s", name, who.role, resp.Raw)
+				require.Contains(t, string(resp.Raw), "دورك في هذا المتجر لا يملك الصلاحية", "%s as %s: the problem page, in Arabic", name, who.role)
+				require.Contains(t, string(resp.Raw), page, "%s as %s names the scope", name, who.role)
+				for _, secret := range []string{secretName, consigneePhone, "Mona Adel", orderID} {
+					require.NotContains(t, string(resp.Raw), secret, "%s as %s shows store A's data", name, who.role)
+				}
+				pagesRefused[name] = true
+			}
+			continue
+		}
 		if access == "public" || access == "page" {
-			continue // no credential to test; the storefront and pages have their own tests
+			continue // no credential to test; the storefront and the other pages have their own tests
 		}
 		path := strings.Replace(rt[1], "{store_id}", a.storeID, 1)
 		path = param.ReplaceAllString(path, productID)
@@ -328,6 +385,11 @@ func TestIsolationMatrix(t *testing.T) {
 		}
 	}
 	require.GreaterOrEqual(t, checked, 90, "credentialed routes walked")
+	for name, access := range routeAccess {
+		if strings.HasPrefix(access, "page ") && access != "page session" {
+			require.True(t, pagesRefused[name], "no member of the matrix lacks the scope of %s", name)
+		}
+	}
 	for name := range routeAccess {
 		require.True(t, seen[name], "routeAccess lists %s, which the router does not serve", name)
 	}

@@ -61,19 +61,10 @@ func (p *principal) credentialID() uuid.UUID {
 // A token holds its scopes (a personal token only those its minter's role
 // still holds); a member's session holds their role's.
 func (p *principal) allows(scope string) bool {
-	if p.token != nil && !holds(p.token.Scopes, scope) {
+	if p.token != nil && !storage.ScopesGrant(p.token.Scopes, scope) {
 		return false
 	}
-	return p.member == nil || p.member.Everything() || holds(p.member.Scopes, scope)
-}
-
-// holds reports whether scopes grant scope, `:write` implying `:read`.
-func holds(scopes []string, scope string) bool {
-	if slices.Contains(scopes, scope) {
-		return true
-	}
-	domain, access, _ := strings.Cut(scope, ":")
-	return access == "read" && slices.Contains(scopes, domain+":write")
+	return p.member == nil || p.member.Allows(scope)
 }
 
 // role is the principal's built-in role in the store ("" for a custom role

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -72,6 +73,20 @@ type Membership struct {
 
 // Everything reports whether the role holds every scope (owner, admin).
 func (m Membership) Everything() bool { return m.BuiltIn != "" }
+
+// Allows reports whether the role holds scope (decisions §16): the owner
+// and admins hold every scope, a custom role its own, `:write` implying
+// `:read`. The API's scope checks and the merchant pages both ask it.
+func (m Membership) Allows(scope string) bool { return m.Everything() || ScopesGrant(m.Scopes, scope) }
+
+// ScopesGrant reports whether scopes grant scope, `:write` implying `:read`.
+func ScopesGrant(scopes []string, scope string) bool {
+	if slices.Contains(scopes, scope) {
+		return true
+	}
+	domain, access, _ := strings.Cut(scope, ":")
+	return access == "read" && slices.Contains(scopes, domain+":write")
+}
 
 const roleColumns = `r.id, r.store_id, r.name, r.built_in, r.scopes, r.created_at, r.updated_at,
 	(SELECT count(*) FROM store_members m WHERE m.role_id = r.id)`

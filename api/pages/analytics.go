@@ -9,7 +9,7 @@ import "net/http"
 
 // AnalyticsPage serves GET /stores/{store_id}/analytics.
 func (p *Pages) AnalyticsPage() http.Handler {
-	return p.handleStore(func(w http.ResponseWriter, r *http.Request, mp memberPage) error {
+	return p.handleStore("analytics:read", func(w http.ResponseWriter, r *http.Request, mp memberPage) error {
 		p.storePage(w, mp, "analytics.html", "analytics", map[string]any{"Title": word(mp.lang, "analytics.title")})
 		return nil
 	})

@@ -13,7 +13,7 @@ import (
 
 // ImportsPage serves GET /stores/{store_id}/imports.
 func (p *Pages) ImportsPage() http.Handler {
-	return p.handleStore(func(w http.ResponseWriter, r *http.Request, mp memberPage) error {
+	return p.handleStore("catalog:read", func(w http.ResponseWriter, r *http.Request, mp memberPage) error {
 		store := mp.store
 		imports, err := p.db.FindRecentImports(r.Context(), store.ID, 20)
 		if err != nil {

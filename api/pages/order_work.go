@@ -12,7 +12,7 @@ import (
 // WorkPage serves GET /stores/{store_id}/work: images still processing and
 // the orders whose side effects need the merchant (autopilot exceptions).
 func (p *Pages) WorkPage() http.Handler {
-	return p.handleStore(func(w http.ResponseWriter, r *http.Request, mp memberPage) error {
+	return p.handleStore("orders:read", func(w http.ResponseWriter, r *http.Request, mp memberPage) error {
 		store := mp.store
 		lang := mp.lang
 		images, err := p.db.FindProcessingImages(r.Context(), store.ID, 50)

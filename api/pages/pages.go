@@ -87,12 +87,19 @@ func (h pageHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (p *Pages) handle(fn handlerFunc) http.Handler { return pageHandler{p: p, fn: fn} }
 
 // handleStore serves a store page (one under /stores/{store_id}): fn runs
-// for a member of that store (storeMember); anyone else is sent to sign in.
-func (p *Pages) handleStore(fn func(w http.ResponseWriter, r *http.Request, mp memberPage) error) http.Handler {
+// for a member of that store (storeMember) whose role holds scope, the
+// scope the page's API twin requires ("" for a page every member may
+// read); a member without it gets the problem page with 403 and none of
+// the page's data, anyone else is sent to sign in.
+func (p *Pages) handleStore(scope string, fn func(w http.ResponseWriter, r *http.Request, mp memberPage) error) http.Handler {
 	return p.handle(func(w http.ResponseWriter, r *http.Request) error {
 		mp, err := p.storeMember(w, r)
 		if err != nil {
 			return err
+		}
+		if scope != "" && !mp.member.Allows(scope) {
+			p.problemPageAbout(w, http.StatusForbidden, mp.lang, "problem.scope_missing", scope)
+			return nil
 		}
 		return fn(w, r, mp)
 	})
@@ -306,8 +313,9 @@ type memberPage struct {
 }
 
 // storeMember is the store named in the path, when the signed-in user is
-// one of its members (any role: what they may change is the API's to say,
-// decisions §16), or a redirect to sign in.
+// one of its members (any role: handleStore checks the page's scope, and
+// what they may change is the API's to say, decisions §16), or a redirect
+// to sign in.
 func (p *Pages) storeMember(w http.ResponseWriter, r *http.Request) (memberPage, error) {
 	user, err := p.signedIn(w, r)
 	if err != nil {

@@ -50,7 +50,7 @@ type historyRow struct {
 
 // OrderReturnsPage serves GET /stores/{store_id}/orders/{order_id}/returns.
 func (p *Pages) OrderReturnsPage() http.Handler {
-	return p.handleStore(func(w http.ResponseWriter, r *http.Request, mp memberPage) error {
+	return p.handleStore("orders:read", func(w http.ResponseWriter, r *http.Request, mp memberPage) error {
 		store := mp.store
 		lang := mp.lang
 		orderID, err := uuid.Parse(chi.URLParam(r, "order_id"))

@@ -27,7 +27,7 @@ func shipmentDay(r *http.Request) (time.Time, bool) {
 
 // ShipmentsPage serves GET /stores/{store_id}/shipments.
 func (p *Pages) ShipmentsPage() http.Handler {
-	return p.handleStore(func(w http.ResponseWriter, r *http.Request, mp memberPage) error {
+	return p.handleStore("orders:read", func(w http.ResponseWriter, r *http.Request, mp memberPage) error {
 		store := mp.store
 		lang := mp.lang
 		day, ok := shipmentDay(r)
@@ -67,7 +67,7 @@ func (p *Pages) ShipmentsPage() http.Handler {
 // waybills (all but cancelled shipments), one A6 page each, for the
 // browser to print as one PDF.
 func (p *Pages) WaybillsPrint() http.Handler {
-	return p.handleStore(func(w http.ResponseWriter, r *http.Request, mp memberPage) error {
+	return p.handleStore("orders:read", func(w http.ResponseWriter, r *http.Request, mp memberPage) error {
 		user, store := mp.user, mp.store
 		day, ok := shipmentDay(r)
 		if !ok {

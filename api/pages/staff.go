@@ -18,7 +18,7 @@ import (
 // StaffPage serves GET /stores/{store_id}/staff: members, roles and
 // pending invitations, which the owner and admins manage.
 func (p *Pages) StaffPage() http.Handler {
-	return p.handleStore(func(w http.ResponseWriter, r *http.Request, mp memberPage) error {
+	return p.handleStore("", func(w http.ResponseWriter, r *http.Request, mp memberPage) error {
 		user, store := mp.user, mp.store
 		lang := mp.lang
 		member := mp.member

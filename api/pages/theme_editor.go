@@ -10,7 +10,7 @@ import (
 
 // EditorPage serves GET /stores/{store_id}/themes/editor.
 func (p *Pages) EditorPage() http.Handler {
-	return p.handleStore(func(w http.ResponseWriter, r *http.Request, mp memberPage) error {
+	return p.handleStore("themes:read", func(w http.ResponseWriter, r *http.Request, mp memberPage) error {
 		store := mp.store
 		lang := mp.lang
 		renderPage(w, http.StatusOK, lang, "theme_editor.html", map[string]any{"Title": store.Name, "StoreID": store.ID,

@@ -138,7 +138,7 @@ func colorHex(s string) bool {
 // Preview serves GET /stores/{store_id}/themes/preview: it renders a storefront page of the
 // draft for the editor's frame (same origin only).
 func (p *Pages) Preview() http.Handler {
-	return p.handleStore(func(w http.ResponseWriter, r *http.Request, mp memberPage) error {
+	return p.handleStore("themes:read", func(w http.ResponseWriter, r *http.Request, mp memberPage) error {
 		store := mp.store
 		page := r.URL.Query().Get("page")
 		if !slices.Contains(theme.Pages, page) {
@@ -170,7 +170,7 @@ func (p *Pages) Preview() http.Handler {
 // PreviewRender serves POST /stores/{store_id}/themes/preview/render: it renders the sections of
 // a posted document, for the frame to swap in when the editor sends new settings.
 func (p *Pages) PreviewRender() http.Handler {
-	return p.handleStore(func(w http.ResponseWriter, r *http.Request, mp memberPage) error {
+	return p.handleStore("themes:read", func(w http.ResponseWriter, r *http.Request, mp memberPage) error {
 		raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRenderBody))
 		if err != nil {
 			http.Error(w, "the document is too large", http.StatusRequestEntityTooLarge)

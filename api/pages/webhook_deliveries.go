@@ -15,7 +15,7 @@ import (
 
 // DeliveriesPage serves GET /stores/{store_id}/deliveries.
 func (p *Pages) DeliveriesPage() http.Handler {
-	return p.handleStore(func(w http.ResponseWriter, r *http.Request, mp memberPage) error {
+	return p.handleStore("settings:read", func(w http.ResponseWriter, r *http.Request, mp memberPage) error {
 		store := mp.store
 		lang := mp.lang
 		subs, err := p.db.FindSubscriptions(r.Context(), store.ID)
