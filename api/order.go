@@ -381,8 +381,8 @@ var timelineKinds = []storage.ActivityKind{storage.ActivityOrderCreated, storage
 	storage.ActivityReturnReceived, storage.ActivityRefundCreated, storage.ActivityRefundSucceeded, storage.ActivityRefundFailed}
 
 // handleActivities serves GET /stores/{store_id}/orders/{order_id}/timeline and GET
-// /stores/{store_id}/orders/{order_id}/activities: it lists staff comments and system events, newest
-// first (spec: page ≥ 1, limit 1-100 default 50); timeline lists status changes oldest first.
+// /stores/{store_id}/orders/{order_id}/activities: it lists staff comments (not to an app token) and
+// system events, newest first (spec: page ≥ 1, limit 1-100 default 50); timeline lists status changes oldest first.
 func (s *Server) handleActivities(timeline bool) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := pathUUID(r, "order_id")
@@ -401,11 +401,13 @@ func (s *Server) handleActivities(timeline bool) handlerFunc {
 		if _, err := s.db.FindOrderByRef(r.Context(), storeID, id.String()); err != nil {
 			return err
 		}
-		var kinds []storage.ActivityKind
+		// A partner app reads no staff comment (spec §2.5); a member's session
+		// and personal token are the staff's.
+		filter := storage.ActivityFilter{WithoutStaffOnly: principalFrom(r.Context()).kind == string(storage.TokenApp)}
 		if timeline {
-			kinds = timelineKinds
+			filter.Kinds = timelineKinds
 		}
-		list, total, err := s.db.FindOrderActivities(r.Context(), storeID, id, kinds, storage.Page{Page: page, Limit: limit}, timeline)
+		list, total, err := s.db.FindOrderActivities(r.Context(), storeID, id, filter, storage.Page{Page: page, Limit: limit}, timeline)
 		if err != nil {
 			return err
 		}

@@ -422,3 +422,47 @@ func TestConcurrentFirstOrdersOfANewCustomer(t *testing.T) {
 	require.NoError(t, testenv.SQL(h.t, h.db).QueryRow(context.Background(), `SELECT count(*) FROM customers WHERE store_id = $1`, s.m.storeID).Scan(&customers))
 	require.Equal(t, 1, customers)
 }
+
+// Staff comments are staff-only (spec §2.5, decisions' conversations part):
+// an order's activities read with a partner app's token leave them out,
+// from the items and from the total; the staff's own personal token and
+// session read them.
+func TestActivitiesLeaveStaffCommentsOutForAppTokens(t *testing.T) {
+	h := newHarness(t, api.Config{})
+	s := newShop(t, h, "staffonly", 5)
+	id := h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders"), auth: bearer(s.token),
+		body: orderBody(s.variantID, 1, "+201001230000")}).data()["id"].(string)
+	c := h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders/"+id+"/comments"), auth: bearer(s.token),
+		body: map[string]any{"body": "STAFF-ONLY: the buyer is the owner's cousin"}})
+	require.Equal(t, http.StatusCreated, c.Status, string(c.Raw))
+
+	dev := h.signup("staffonlydev")
+	app := h.registerApp(dev, "staffonly-app", map[string]any{"oauth": map[string]any{"scopes": []string{"orders:read"},
+		"redirect_urls": []string{"https://app.example.com/oauth/callback"}}})
+	br := h.newBrowser()
+	br.signIn(s.m.email)
+	q := br.allow(app, s.m.storeID, "orders:read", "s", "allow")
+	appToken := h.exchange(app, q.Get("code"), nil).data()["access_token"].(string)
+
+	path := storePath(s.m.storeID, "/orders/"+id+"/activities")
+	kinds := func(cred auth) ([]string, float64) {
+		t.Helper()
+		resp := h.do(request{method: "GET", path: path, auth: cred})
+		require.Equal(t, http.StatusOK, resp.Status, string(resp.Raw))
+		var out []string
+		for _, a := range resp.data()["items"].([]any) {
+			out = append(out, a.(map[string]any)["kind"].(string))
+		}
+		return out, resp.data()["pagination"].(map[string]any)["total"].(float64)
+	}
+	staff, staffTotal := kinds(bearer(s.token))
+	require.Contains(t, staff, "comment", "the staff read their comments")
+	session, _ := kinds(s.m.auth())
+	require.Contains(t, session, "comment", "a signed-in member reads them")
+	forApp, appTotal := kinds(bearer(appToken))
+	require.NotContains(t, forApp, "comment", "an app token reads no staff comment")
+	require.NotEmpty(t, forApp, "an app token reads the order's system events")
+	require.Equal(t, staffTotal-1, appTotal, "the total counts what the app may read")
+	raw := h.do(request{method: "GET", path: path, auth: bearer(appToken)}).Raw
+	require.NotContains(t, string(raw), "STAFF-ONLY")
+}

@@ -74,18 +74,27 @@ func (tx *Tx) AddOrderComment(ctx context.Context, storeID, orderID uuid.UUID, b
 	if err := tx.addActivity(ctx, o, ActivityComment, body, map[string]any{}, actor); err != nil {
 		return OrderActivity{}, err
 	}
-	a, _, err := tx.FindOrderActivities(ctx, storeID, orderID, []ActivityKind{ActivityComment}, Page{Page: 1, Limit: 1}, false)
+	a, _, err := tx.FindOrderActivities(ctx, storeID, orderID, ActivityFilter{Kinds: []ActivityKind{ActivityComment}}, Page{Page: 1, Limit: 1}, false)
 	if err != nil || len(a) == 0 {
 		return OrderActivity{}, err
 	}
 	return a[0], nil
 }
 
-// FindOrderActivities lists an order's activities of the given kinds (all
-// when none), newest first or oldest first.
-func (r reader) FindOrderActivities(ctx context.Context, storeID, orderID uuid.UUID, kinds []ActivityKind, page Page, oldestFirst bool) ([]OrderActivity, int, error) {
-	kindNames := make([]string, 0, len(kinds)) // never nil: a NULL array matches nothing below
-	for _, k := range kinds {
+// ActivityFilter narrows an order's activities.
+type ActivityFilter struct {
+	// Kinds keeps the activities of these kinds (all when none).
+	Kinds []ActivityKind
+	// WithoutStaffOnly leaves out what only the merchant's staff may read,
+	// staff comments (spec §2.5): a partner app's token never sees them.
+	WithoutStaffOnly bool
+}
+
+// FindOrderActivities lists an order's activities that filter keeps, newest
+// first or oldest first.
+func (r reader) FindOrderActivities(ctx context.Context, storeID, orderID uuid.UUID, filter ActivityFilter, page Page, oldestFirst bool) ([]OrderActivity, int, error) {
+	kindNames := make([]string, 0, len(filter.Kinds)) // never nil: a NULL array matches nothing below
+	for _, k := range filter.Kinds {
 		kindNames = append(kindNames, string(k))
 	}
 	order := "created_at DESC, id DESC"
@@ -95,7 +104,8 @@ func (r reader) FindOrderActivities(ctx context.Context, storeID, orderID uuid.U
 	return findPage(ctx, r, "order activities", listQuery{
 		columns: "id, kind, body, data, author_user_id, created_at",
 		from: `FROM order_activities WHERE store_id = $1 AND order_id = $2
-			AND (cardinality($3::text[]) = 0 OR kind = ANY ($3))`, args: []any{storeID, orderID, kindNames},
+			AND (cardinality($3::text[]) = 0 OR kind = ANY ($3)) AND NOT ($4 AND kind = $5)`,
+		args:    []any{storeID, orderID, kindNames, filter.WithoutStaffOnly, string(ActivityComment)},
 		orderBy: order,
 	}, page.Limit, int(page.Offset()), func(row pgx.CollectableRow) (OrderActivity, error) {
 		var a OrderActivity

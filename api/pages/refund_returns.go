@@ -72,7 +72,7 @@ func (p *Pages) OrderReturnsPage() http.Handler {
 		if err != nil {
 			return err
 		}
-		history, _, err := p.db.FindOrderActivities(ctx, store.ID, order.ID, historyKinds, storage.Page{Page: 1, Limit: 500}, true)
+		history, _, err := p.db.FindOrderActivities(ctx, store.ID, order.ID, storage.ActivityFilter{Kinds: historyKinds}, storage.Page{Page: 1, Limit: 500}, true)
 		if err != nil {
 			return err
 		}
