@@ -5,8 +5,14 @@ package waybill
 import (
 	"context"
 	"fmt"
+	"os"
+	"strings"
 	"sync"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/fetch"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
@@ -33,8 +39,11 @@ func (p *Printer) start() (context.Context, error) {
 	if exec == "" {
 		exec = "chromium"
 	}
-	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(exec), chromedp.Flag("headless", true), chromedp.NoSandbox, chromedp.DisableGPU)...)
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exec), chromedp.Flag("headless", true), chromedp.DisableGPU)
+	if !CanSandbox(os.Geteuid(), os.ReadFile) {
+		opts = append(opts, chromedp.NoSandbox)
+	}
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	browser, cancelBrowser := chromedp.NewContext(alloc)
 	if err := chromedp.Run(browser); err != nil {
 		cancelBrowser()
@@ -45,7 +54,29 @@ func (p *Printer) start() (context.Context, error) {
 	return browser, nil
 }
 
-// PDF prints html (its own CSS page size) to a PDF.
+// CanSandbox reports whether Chromium's sandbox can run for a process of
+// euid on this kernel (read reads /proc): Chromium refuses to sandbox a
+// root process, and its namespace sandbox needs unprivileged user
+// namespaces, which a kernel can turn off (max_user_namespaces 0, Debian's
+// unprivileged_userns_clone 0, Ubuntu's AppArmor restriction). Where it
+// cannot, the printer runs Chromium with --no-sandbox.
+func CanSandbox(euid int, read func(name string) ([]byte, error)) bool {
+	if euid == 0 {
+		return false
+	}
+	setting := func(name, off string) bool { // an absent file is no restriction
+		b, err := read(name)
+		return err == nil && strings.TrimSpace(string(b)) == off
+	}
+	return !setting("/proc/sys/user/max_user_namespaces", "0") &&
+		!setting("/proc/sys/kernel/unprivileged_userns_clone", "0") &&
+		!setting("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", "1")
+}
+
+// PDF prints html (its own CSS page size) to a PDF. The tab runs no script
+// of the page and fetches nothing: every request but a data: URL is
+// refused, so a waybill whose text names a URL cannot make the printer
+// call it (issue 48).
 func (p *Printer) PDF(ctx context.Context, html []byte) ([]byte, error) {
 	browser, err := p.start()
 	if err != nil {
@@ -55,9 +86,25 @@ func (p *Printer) PDF(ctx context.Context, html []byte) ([]byte, error) {
 	defer cancel()
 	stop := context.AfterFunc(ctx, cancel)
 	defer stop()
+	chromedp.ListenTarget(tab, func(ev any) {
+		paused, ok := ev.(*fetch.EventRequestPaused)
+		if !ok {
+			return
+		}
+		go func() { // a listener must not block on the browser
+			c := cdp.WithExecutor(tab, chromedp.FromContext(tab).Target)
+			if strings.HasPrefix(paused.Request.URL, "data:") {
+				_ = fetch.ContinueRequest(paused.RequestID).Do(c)
+				return
+			}
+			_ = fetch.FailRequest(paused.RequestID, network.ErrorReasonBlockedByClient).Do(c)
+		}()
+	})
 	var pdf []byte
 	err = chromedp.Run(tab,
 		chromedp.Navigate("about:blank"),
+		emulation.SetScriptExecutionDisabled(true),
+		fetch.Enable().WithPatterns([]*fetch.RequestPattern{{URLPattern: "*"}}),
 		chromedp.ActionFunc(func(ctx context.Context) error {
 			tree, err := page.GetFrameTree().Do(ctx)
 			if err != nil {
@@ -65,7 +112,8 @@ func (p *Printer) PDF(ctx context.Context, html []byte) ([]byte, error) {
 			}
 			return page.SetDocumentContent(tree.Frame.ID, string(html)).Do(ctx)
 		}),
-		// The barcode images and the fonts, loaded before printing.
+		// The barcode images and the fonts, loaded before printing (this
+		// script is the printer's own: the page's do not run).
 		chromedp.Evaluate(`Promise.all([document.fonts.ready, ...Array.from(document.images).map(i => i.complete ? 1 :
 			new Promise(r => { i.onload = r; i.onerror = r; }))]).then(() => true)`, nil,
 			func(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }),

@@ -5,12 +5,15 @@ import (
 	"encoding/json"
 	"image"
 	_ "image/png"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -107,4 +110,74 @@ func TestWaybillsPrintOnePagePerShipment(t *testing.T) {
 	text, err := exec.Command(tool(t, "pdftotext"), "-enc", "UTF-8", file, "-").Output()
 	require.NoError(t, err)
 	require.Equal(t, 3, strings.Count(string(text), "محمد عبد الرحمن"))
+}
+
+// The printer runs none of the page's scripts and fetches nothing: a
+// waybill whose HTML names outside URLs (an image, a stylesheet, a
+// background, a script's fetch) prints without one request
+// reaching them, and the script's text never lands on the page (issue 48).
+func TestWaybillPrinterFetchesNothingAndRunsNoScript(t *testing.T) {
+	var hits atomic.Int32
+	outside := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		w.Header().Set("Content-Type", "text/css")
+		_, _ = w.Write([]byte("body { color: red }"))
+	}))
+	t.Cleanup(outside.Close)
+	printer := &waybillpdf.Printer{}
+	t.Cleanup(printer.Close)
+	doc := sampleDocument("AWB1")
+	doc.Consignee.Line1 = outside.URL + "/in-the-address.png"
+	html, err := waybill.HTML(doc)
+	require.NoError(t, err)
+	hostile := strings.Replace(string(html), "</body>", `<img src="`+outside.URL+`/img.png">
+<link rel="stylesheet" href="`+outside.URL+`/style.css">
+<div style="background: url(`+outside.URL+`/bg.png)">bg</div>
+<script>document.body.append("SCRIPT-RAN"); fetch("`+outside.URL+`/fetch");</script>
+</body>`, 1)
+	require.NotEqual(t, string(html), hostile, "the waybill has a body to append to")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	pdf, err := printer.PDF(ctx, []byte(hostile))
+	require.NoError(t, err)
+	file := filepath.Join(t.TempDir(), "awb.pdf")
+	require.NoError(t, os.WriteFile(file, pdf, 0o600))
+	text, err := exec.Command(tool(t, "pdftotext"), "-enc", "UTF-8", file, "-").Output()
+	require.NoError(t, err)
+	require.Contains(t, string(text), "AWB1", "the waybill still prints")
+	require.NotContains(t, string(text), "SCRIPT-RAN", "the page's script ran")
+	time.Sleep(300 * time.Millisecond) // a late request would land by now
+	require.Zero(t, hits.Load(), "the printer fetched an outside URL")
+}
+
+// The sandbox stays on wherever Chromium can run it: off for root (which
+// Chromium refuses to sandbox) and where the kernel turns unprivileged user
+// namespaces off, on otherwise; an absent setting restricts nothing.
+func TestWaybillPrinterKeepsChromiumsSandbox(t *testing.T) {
+	proc := func(files map[string]string) func(string) ([]byte, error) {
+		return func(name string) ([]byte, error) {
+			if v, ok := files[name]; ok {
+				return []byte(v + "\n"), nil
+			}
+			return nil, os.ErrNotExist
+		}
+	}
+	for _, c := range []struct {
+		name  string
+		euid  int
+		files map[string]string
+		want  bool
+	}{
+		{"a user with user namespaces", 1000, map[string]string{"/proc/sys/user/max_user_namespaces": "96365"}, true},
+		{"a user on a kernel without the settings", 1000, nil, true},
+		{"root", 0, map[string]string{"/proc/sys/user/max_user_namespaces": "96365"}, false},
+		{"no user namespaces", 1000, map[string]string{"/proc/sys/user/max_user_namespaces": "0"}, false},
+		{"Debian's switch off", 1000, map[string]string{"/proc/sys/kernel/unprivileged_userns_clone": "0"}, false},
+		{"Debian's switch on", 1000, map[string]string{"/proc/sys/kernel/unprivileged_userns_clone": "1"}, true},
+		{"Ubuntu's AppArmor restriction", 1000, map[string]string{"/proc/sys/kernel/apparmor_restrict_unprivileged_userns": "1"}, false},
+	} {
+		require.Equal(t, c.want, waybillpdf.CanSandbox(c.euid, proc(c.files)), c.name)
+	}
+	// This machine: the printer starts with whatever the detection says.
+	t.Logf("euid %d: sandbox %v", os.Geteuid(), waybillpdf.CanSandbox(os.Geteuid(), os.ReadFile))
 }
