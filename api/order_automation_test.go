@@ -290,6 +290,11 @@ func TestEmailPreviewResendAndChatGuards(t *testing.T) {
 	preview := h.do(request{method: "GET", path: storePath(s.m.storeID, "/orders/"+id+"/email-preview"), auth: bearer(s.token)})
 	require.Equal(t, http.StatusOK, preview.Status)
 	require.Equal(t, "text/html; charset=utf-8", preview.Header.Get("Content-Type"))
+	// The preview is the store's HTML opened on the API's origin: it may
+	// load nothing, run nothing and be framed by nobody (issue 48).
+	require.Equal(t, "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+		preview.Header.Get("Content-Security-Policy"))
+	require.Equal(t, "nosniff", preview.Header.Get("X-Content-Type-Options"))
 	html := string(preview.Raw)
 	require.Contains(t, html, `dir="rtl"`, "the store speaks Arabic")
 	require.Contains(t, html, "تم استلام الطلب")
