@@ -64,6 +64,8 @@ func (s *Server) routes() *chi.Mux {
 		r.Method(http.MethodPost, "/auth/signup", s.handleSignup())
 		r.Method(http.MethodPost, "/auth/login", s.handleLogin())
 		r.With(s.authenticate, s.sessionOnly).Method(http.MethodPost, "/auth/logout", s.handleLogout())
+		r.With(s.authenticate, s.sessionOnly).Method(http.MethodPost, "/auth/logout-everywhere", s.handleLogoutEverywhere())
+		r.With(s.authenticate, s.sessionOnly).Method(http.MethodPost, "/auth/password", s.handleChangePassword())
 		r.With(s.authenticate, s.rateLimit).Method(http.MethodGet, "/auth/me", s.handleMe())
 		r.With(s.authenticate, s.rateLimit).Method(http.MethodGet, "/auth/api-key/me", s.handleTokenInfo())
 

@@ -86,14 +86,22 @@ func (tx *Tx) RecordAudit(ctx context.Context, e AuditEntry) error {
 // recordSignIns writes a staff.signed_in entry in every store the user is a
 // member of, so each store's owner sees who came in (decisions §16).
 func (tx *Tx) recordSignIns(ctx context.Context, userID uuid.UUID, from RequestSource) error {
+	return tx.recordAccountEvent(ctx, userID, "staff.signed_in", from)
+}
+
+// recordAccountEvent writes an account's own event (staff.signed_in,
+// staff.password_changed, staff.signed_out_everywhere) in every store the
+// user is a member of: an account is under no one store, and each store's
+// owner sees what happened to a member's sign-in.
+func (tx *Tx) recordAccountEvent(ctx context.Context, userID uuid.UUID, action string, from RequestSource) error {
 	_, err := tx.tx.Exec(ctx, `INSERT INTO audit_entries (id, store_id, occurred_at, actor_type, actor_name, actor_id,
 		actor_user_id, action, resource_type, resource_id, resource_label, request_id, ip, user_agent)
-		SELECT gen_random_uuid(), m.store_id, $2, 'user', u.name, u.id, u.id, 'staff.signed_in', 'user',
+		SELECT gen_random_uuid(), m.store_id, $2, 'user', u.name, u.id, u.id, $6, 'user',
 			u.id::text, u.email, $3, $4, $5
 		FROM store_members m JOIN users u ON u.id = m.user_id WHERE m.user_id = $1`,
-		userID, tx.now(), from.RequestID, from.IP, from.UserAgent)
+		userID, tx.now(), from.RequestID, from.IP, from.UserAgent, action)
 	if err != nil {
-		return fmt.Errorf("record sign-in: %w", err)
+		return fmt.Errorf("record %s: %w", action, err)
 	}
 	return nil
 }

@@ -156,6 +156,32 @@ func (db *DB) DeleteSession(ctx context.Context, secret string) error {
 	return nil
 }
 
+// EndSessions signs a user out of every browser but the one whose cookie
+// secret is keep (none when keep is empty), and records action
+// (staff.signed_out_everywhere, staff.password_changed) in the user's stores.
+func (tx *Tx) EndSessions(ctx context.Context, userID uuid.UUID, keep, action string, from RequestSource) error {
+	kept := []byte{}
+	if keep != "" {
+		kept = HashSecret(keep)
+	}
+	if _, err := tx.tx.Exec(ctx, `DELETE FROM sessions WHERE user_id = $1 AND id_hash <> $2`, userID, kept); err != nil {
+		return fmt.Errorf("end sessions: %w", err)
+	}
+	return tx.recordAccountEvent(ctx, userID, action, from)
+}
+
+// SetPassword replaces a user's password hash.
+func (tx *Tx) SetPassword(ctx context.Context, userID uuid.UUID, hash string) error {
+	tag, err := tx.tx.Exec(ctx, `UPDATE users SET password_hash = $2, updated_at = $3 WHERE id = $1`, userID, hash, tx.now())
+	if err != nil {
+		return fmt.Errorf("set password: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("set password: %w", ErrNotFound)
+	}
+	return nil
+}
+
 // TokenKind tells a merchant's personal access token from an app's token.
 type TokenKind string
 

@@ -18,6 +18,7 @@ var decoders = map[string]func(*http.Request) error{
 	"bulkStatus":           func(r *http.Request) error { _, err := wire.Decode[BulkStatus](r); return err },
 	"cancelShipment":       func(r *http.Request) error { _, err := wire.Decode[CancelShipment](r); return err },
 	"cart":                 func(r *http.Request) error { _, err := wire.Decode[Cart](r); return err },
+	"changePassword":       func(r *http.Request) error { _, err := wire.Decode[ChangePassword](r); return err },
 	"checkout":             func(r *http.Request) error { _, err := wire.Decode[Checkout](r); return err },
 	"comment":              func(r *http.Request) error { _, err := wire.Decode[Comment](r); return err },
 	"connectGateway":       func(r *http.Request) error { _, err := wire.Decode[ConnectGateway](r); return err },

@@ -98,3 +98,20 @@ func (req CreateToken) Valid() []wire.FieldError {
 	}
 	return c.Result()
 }
+
+// ChangePassword is the JSON body handleChangePassword reads
+// (api/staff_recovery.go).
+type ChangePassword struct {
+	CurrentPassword string `json:"current_password"`
+	NewPassword     string `json:"new_password"`
+}
+
+func (req ChangePassword) Valid() []wire.FieldError {
+	var c Checker
+	c.Required("current_password", req.CurrentPassword != "")
+	if len(req.CurrentPassword) > maxPasswordBytes {
+		c.Add("current_password", "too_long", "must be at most 72 bytes")
+	}
+	checkNewPassword(&c, "new_password", req.NewPassword)
+	return c.Result()
+}
