@@ -26,7 +26,7 @@ import (
 // recordedWorkflows is every workflow type the worker registers; the
 // recorder fails when one of them did not run.
 var recordedWorkflows = []string{"Ping", "OrderPlaced", "OrderMessage", "ProductImage", "ProductImport", "Dispatch",
-	"Delivery", "WebhookTest", "PaymentProof", "EInvoiceSync", "AbandonmentSweep", "RecoveryEmail", "PurgeExpired", "ShipmentWaybill", "Refund", "InvitationMail", "CardPayment"}
+	"Delivery", "WebhookTest", "PaymentProof", "EInvoiceSync", "AbandonmentSweep", "RecoveryEmail", "PurgeExpired", "ShipmentWaybill", "Refund", "InvitationMail", "CardPayment", "AccountMail"}
 
 // TestRecordWorkflowHistories runs every workflow through the real API,
 // worker, dispatcher, Temporal, Postgres and MinIO, and writes each one's
@@ -113,6 +113,9 @@ func TestRecordWorkflowHistories(t *testing.T) {
 	invited := h.do(request{method: "POST", path: storePath(s.m.storeID, "/staff/invitations"), auth: s.m.auth(),
 		body: map[string]any{"email": "clerk@example.com", "role_id": role.data()["id"]}})
 	require.Equal(t, http.StatusCreated, invited.Status, string(invited.Raw))
+	// AccountMail.
+	require.Equal(t, http.StatusAccepted, h.do(request{method: "POST", path: "/api/v1/auth/password-reset",
+		body: map[string]any{"email": s.m.email}}).Status)
 	// Ping, AbandonmentSweep and PurgeExpired are started directly, as the smoke check and the schedules do.
 	run, err := h.temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: workflows.PingWorkflowID(h.queue), TaskQueue: h.queue},
 		workflows.Ping, workflows.PingInput{From: "recorder"})

@@ -90,16 +90,19 @@ type Server struct {
 	// invitationLimiter limits the public invitation lookup and accept
 	// per client network (each accept hashes a password).
 	invitationLimiter *slidingLimiter
-	passwords         *passwordGuard
-	buyerOrders       *buyerOrderLimits
-	errRateLimited    *apiError
-	router            *chi.Mux
-	handler           http.Handler // the router, inside the tracing span when on
-	metrics           *metrics.API
-	outbox            outboxGauges
-	pages             *pages.Pages
-	streamsEnd        chan struct{} // closed by EndStreams
-	endStreamsOnce    sync.Once
+	// recoveryLimiter limits the public password reset, its confirmation
+	// and the email verification per client network.
+	recoveryLimiter *slidingLimiter
+	passwords       *passwordGuard
+	buyerOrders     *buyerOrderLimits
+	errRateLimited  *apiError
+	router          *chi.Mux
+	handler         http.Handler // the router, inside the tracing span when on
+	metrics         *metrics.API
+	outbox          outboxGauges
+	pages           *pages.Pages
+	streamsEnd      chan struct{} // closed by EndStreams
+	endStreamsOnce  sync.Once
 }
 
 // NewServer wires the API over its dependencies.
@@ -138,6 +141,7 @@ func NewServer(cfg Config, db *storage.DB, temporal client.Client, blobStore *bl
 		tokenLimiter:      newSlidingLimiter("token", cfg.RateLimitPerMinute, time.Minute),
 		buyerLimiter:      newSlidingLimiter("storefront", cfg.StorefrontRateLimitPerMinute, time.Minute),
 		invitationLimiter: newSlidingLimiter("invitation", invitationsPerMinute, time.Minute),
+		recoveryLimiter:   newSlidingLimiter("recovery", recoveriesPerMinute, time.Minute),
 		passwords:         newPasswordGuard(cfg.Passwords),
 		errRateLimited: newError(http.StatusTooManyRequests, "RATE_LIMITED",
 			fmt.Sprintf("Rate limit exceeded: at most %d requests per minute per token", cfg.RateLimitPerMinute),

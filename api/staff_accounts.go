@@ -79,16 +79,22 @@ func (s *Server) handleLogin() handlerFunc {
 		if err != nil {
 			return err
 		}
-		stores, err := s.memberStores(r, user.ID)
-		if err != nil {
-			return err
-		}
-		if err := session.Start(w, r, s.db, user.ID, s.cfg.SecureCookies, s.requestSource(r)); err != nil {
-			return err
-		}
-		respond(w, http.StatusOK, map[string]any{"user": newUserResponse(user), "stores": stores})
-		return nil
+		return s.signIn(w, r, user)
 	}
+}
+
+// signIn starts a session for user and answers as a login does: the user
+// and the stores they belong to.
+func (s *Server) signIn(w http.ResponseWriter, r *http.Request, user storage.User) error {
+	stores, err := s.memberStores(r, user.ID)
+	if err != nil {
+		return err
+	}
+	if err := session.Start(w, r, s.db, user.ID, s.cfg.SecureCookies, s.requestSource(r)); err != nil {
+		return err
+	}
+	respond(w, http.StatusOK, map[string]any{"user": newUserResponse(user), "stores": stores})
+	return nil
 }
 
 // handleLogout serves POST /auth/logout.

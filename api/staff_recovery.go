@@ -3,6 +3,7 @@ package api
 import (
 	"errors"
 	"net/http"
+	"strings"
 
 	"golang.org/x/crypto/bcrypt"
 
@@ -89,4 +90,95 @@ func (s *Server) hashPassword(r *http.Request, password string) (string, error) 
 		return err
 	})
 	return string(hash), err
+}
+
+// recoveriesPerMinute is how many password reset requests and link
+// confirmations one client network may make a minute: a person needs a
+// few; the links are 256 random bits, so this bounds mail and hashing.
+const recoveriesPerMinute = 10
+
+var (
+	errRecoveryRateLimited = newError(http.StatusTooManyRequests, "RATE_LIMITED",
+		"Too many account recovery requests from this address; try again shortly",
+		"طلبات استعادة حساب كثيرة من هذا العنوان؛ حاول مجددًا بعد قليل")
+	errLinkInvalid = newError(http.StatusBadRequest, "LINK_INVALID",
+		"This link is unknown or was already used; ask for a new one", "هذا الرابط غير معروف أو استُخدم من قبل؛ اطلب رابطًا جديدًا")
+	errLinkExpired = newError(http.StatusGone, "LINK_EXPIRED",
+		"This link has expired; ask for a new one", "انتهت صلاحية هذا الرابط؛ اطلب رابطًا جديدًا")
+)
+
+// linkError answers an account link's refusal.
+func linkError(err error) error {
+	switch {
+	case errors.Is(err, storage.ErrLinkInvalid):
+		return errLinkInvalid
+	case errors.Is(err, storage.ErrLinkExpired):
+		return errLinkExpired
+	}
+	return err
+}
+
+// handlePasswordReset serves POST /auth/password-reset: for a known account
+// a reset link is mailed after commit (the account-mail workflow); the
+// answer is 202 either way, so the form tells no one which emails have
+// accounts.
+func (s *Server) handlePasswordReset() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		req, err := wire.Decode[request.PasswordReset](r)
+		if err != nil {
+			return err
+		}
+		user, err := s.db.FindUserByEmail(r.Context(), strings.TrimSpace(req.Email))
+		switch {
+		case errors.Is(err, storage.ErrNotFound):
+		case err != nil:
+			return err
+		default:
+			err = s.db.InTx(r.Context(), func(tx *storage.Tx) error {
+				_, err := tx.RequestAccountMail(r.Context(), user.ID, storage.MailPasswordReset, storage.PasswordResetTTL)
+				return err
+			})
+			if err != nil {
+				return err
+			}
+		}
+		w.WriteHeader(http.StatusAccepted)
+		return nil
+	}
+}
+
+// handleConfirmPasswordReset serves POST /auth/password-reset/confirm: the
+// mailed link's token sets a new password, every session of the user ends,
+// and this browser is signed in (the link is the proof a sign-in needs,
+// also from a network the lockout holds back).
+func (s *Server) handleConfirmPasswordReset() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		req, err := wire.Decode[request.ConfirmPasswordReset](r)
+		if err != nil {
+			return err
+		}
+		hash, err := s.hashPassword(r, req.Password)
+		if err != nil {
+			return err
+		}
+		var user storage.User
+		err = s.db.InTx(r.Context(), func(tx *storage.Tx) error {
+			userID, err := tx.UseAccountLink(r.Context(), req.Token, storage.MailPasswordReset, storage.MailSignInLock)
+			if err != nil {
+				return linkError(err)
+			}
+			if err := tx.SetPassword(r.Context(), userID, hash); err != nil {
+				return err
+			}
+			if err := tx.EndSessions(r.Context(), userID, "", "staff.password_reset", s.requestSource(r)); err != nil {
+				return err
+			}
+			user, err = tx.FindUserByID(r.Context(), userID)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		return s.signIn(w, r, user)
+	}
 }

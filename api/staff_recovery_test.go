@@ -76,3 +76,84 @@ func TestLogoutEverywhereEndsEverySession(t *testing.T) {
 	require.Equal(t, 1, h.accountEvents(m.storeID, "staff.signed_out_everywhere"))
 	require.Equal(t, http.StatusOK, h.login(m.email, "correct horse battery").Status, "the password still signs in")
 }
+
+// accountLinks reads the tokens of the account mails to email whose link
+// opens page (/password-reset, /verify-email), oldest first, once there
+// are at least n.
+func (h *harness) accountLinks(email, page string, n int) []string {
+	h.t.Helper()
+	return h.mailedTokens(email, `href="[^"]+`+page+`#token=(svc_[a-z]+_[A-Za-z0-9_-]+)"`, n)
+}
+
+// mailsTo counts the mails sent to email.
+func (h *harness) mailsTo(email string) int {
+	n := 0
+	for _, m := range h.mail.Messages() {
+		if len(m.To) == 1 && m.To[0] == email {
+			n++
+		}
+	}
+	return n
+}
+
+// A forgotten password is reset by a mailed single-use link: the request
+// answers the same for every email, the link lives thirty minutes, and
+// using it sets the password, ends every session and signs this browser in.
+func TestPasswordResetByEmail(t *testing.T) {
+	h := newHarness(t, api.Config{})
+	h.startWorker(nil)
+	m := h.signup("forgetful")
+	other := sessionCookie(t, h.login(m.email, "correct horse battery"))
+	me := func(session string) int {
+		return h.do(request{method: "GET", path: "/api/v1/auth/me", auth: auth{session: session}}).Status
+	}
+	reset := func(email string) response {
+		return h.do(request{method: "POST", path: "/api/v1/auth/password-reset", body: map[string]any{"email": email}})
+	}
+	confirm := func(token, password string) response {
+		return h.do(request{method: "POST", path: "/api/v1/auth/password-reset/confirm", body: map[string]any{"token": token, "password": password}})
+	}
+
+	known, unknown := reset(m.email), reset("nobody-here@example.com")
+	require.Equal(t, http.StatusAccepted, known.Status, string(known.Raw))
+	require.Equal(t, http.StatusAccepted, unknown.Status)
+	require.Equal(t, known.Raw, unknown.Raw, "the answer does not tell which emails have accounts")
+	require.Equal(t, http.StatusAccepted, reset(m.email).Status, "pressed twice")
+	token := h.accountLinks(m.email, "/password-reset", 1)[0]
+	require.Equal(t, 1, h.mailsTo(m.email), "a reset asked for twice within a minute sends one mail")
+	require.Zero(t, h.mailsTo("nobody-here@example.com"))
+	for _, msg := range h.mail.Messages() {
+		if msg.To[0] == m.email {
+			require.Contains(t, mailHTML(t, msg.Data), "اختر كلمة مرور جديدة", "the account's language, Arabic")
+		}
+	}
+
+	unknownToken := confirm("svc_pwr_not-a-token", "a brand new passphrase")
+	require.Equal(t, http.StatusBadRequest, unknownToken.Status, string(unknownToken.Raw))
+	require.Equal(t, "LINK_INVALID", unknownToken.errorCode())
+	require.Equal(t, []string{"password"}, confirm(token, "short").fieldNames())
+	require.Equal(t, http.StatusOK, me(m.session), "a refused confirmation changes nothing")
+
+	done := confirm(token, "a brand new passphrase")
+	require.Equal(t, http.StatusOK, done.Status, string(done.Raw))
+	require.Equal(t, m.email, done.data()["user"].(map[string]any)["email"])
+	require.Equal(t, http.StatusOK, me(sessionCookie(t, done)), "the reset signs this browser in")
+	require.Equal(t, http.StatusUnauthorized, me(m.session), "every earlier session ends")
+	require.Equal(t, http.StatusUnauthorized, me(other))
+	require.Equal(t, http.StatusUnauthorized, h.login(m.email, "correct horse battery").Status)
+	require.Equal(t, http.StatusOK, h.login(m.email, "a brand new passphrase").Status)
+	require.Equal(t, 1, h.accountEvents(m.storeID, "staff.password_reset"))
+	again := confirm(token, "yet another passphrase")
+	require.Equal(t, http.StatusBadRequest, again.Status, "the link works once")
+	require.Equal(t, "LINK_INVALID", again.errorCode())
+
+	// A link past its thirty minutes answers 410.
+	h.exec(`UPDATE account_mails SET created_at = created_at - interval '31 minutes', expires_at = expires_at - interval '31 minutes'`)
+	require.Equal(t, http.StatusAccepted, reset(m.email).Status)
+	late := h.accountLinks(m.email, "/password-reset", 2)[1]
+	h.exec(`UPDATE account_mails SET expires_at = now() - interval '1 second' WHERE used_at IS NULL`)
+	expired := confirm(late, "yet another passphrase")
+	require.Equal(t, http.StatusGone, expired.Status, string(expired.Raw))
+	require.Equal(t, "LINK_EXPIRED", expired.errorCode())
+	require.Equal(t, http.StatusOK, h.login(m.email, "a brand new passphrase").Status)
+}

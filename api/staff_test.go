@@ -15,20 +15,28 @@ import (
 // token from its link's fragment.
 func (h *harness) invitationToken(email string, nth int) string {
 	h.t.Helper()
-	link := regexp.MustCompile(`href="[^"]+/invitations#token=(svc_inv_[A-Za-z0-9_-]+)"`)
+	return h.mailedTokens(email, `href="[^"]+/invitations#token=(svc_inv_[A-Za-z0-9_-]+)"`, nth)[nth-1]
+}
+
+// mailedTokens reads the tokens that link (a pattern whose first group is
+// the token) finds in the mails to email, oldest first, once there are at
+// least n.
+func (h *harness) mailedTokens(email, link string, n int) []string {
+	h.t.Helper()
+	pattern := regexp.MustCompile(link)
 	var tokens []string
 	require.Eventually(h.t, func() bool {
 		tokens = nil
 		for _, m := range h.mail.Messages() {
 			if len(m.To) == 1 && m.To[0] == email {
-				if found := link.FindStringSubmatch(mailHTML(h.t, m.Data)); found != nil {
+				if found := pattern.FindStringSubmatch(mailHTML(h.t, m.Data)); found != nil {
 					tokens = append(tokens, found[1])
 				}
 			}
 		}
-		return len(tokens) >= nth
-	}, 10*time.Second, 20*time.Millisecond, "invitation mail %d to %s", nth, email)
-	return tokens[nth-1]
+		return len(tokens) >= n
+	}, 10*time.Second, 20*time.Millisecond, "%d mails to %s with a link %s", n, email, link)
+	return tokens
 }
 
 // join invites email to role and accepts as a new account, answering the

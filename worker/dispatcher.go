@@ -170,6 +170,7 @@ func (d *Dispatcher) startRowWorkflows(ctx context.Context) {
 	d.startWaybills(ctx)
 	d.startGatewayRefunds(ctx)
 	d.startInvitationMails(ctx)
+	d.startAccountMails(ctx)
 }
 
 // drainOutbox turns the outbox into batches of deliveries until it is empty
@@ -536,6 +537,30 @@ func (d *Dispatcher) startInvitationMails(ctx context.Context) {
 		}
 		if err := d.DB.MarkInvitationMailStarted(ctx, m.StoreID, m.InvitationID, m.Mail); err != nil {
 			d.Log.Error("mark invitation mail started", slog.Any("error", err))
+			return
+		}
+	}
+}
+
+// startAccountMails starts the account-mail:<id> workflow of each password
+// reset, email verification and sign-in lock mail asked for.
+func (d *Dispatcher) startAccountMails(ctx context.Context) {
+	due, err := d.DB.FindAccountMailsDue(ctx, 100)
+	if err != nil {
+		if ctx.Err() == nil {
+			d.Log.Error("find account mails due", slog.Any("error", err))
+		}
+		return
+	}
+	for _, m := range due {
+		work := workflows.Work{Kind: workflows.KindAccountMail, ResourceID: m.ID, Summary: string(m.Kind) + " mail"}
+		if _, err := d.startOnce(ctx, d.TaskQueue, workflows.AccountMailWorkflowID(m.ID), work,
+			enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE, workflows.AccountMail, workflows.AccountMailInput{MailID: m.ID}); err != nil {
+			d.Log.Warn("start account mail", slog.String("mail_id", m.ID.String()), slog.Any("error", err))
+			return
+		}
+		if err := d.DB.MarkAccountMailStarted(ctx, m.ID); err != nil {
+			d.Log.Error("mark account mail started", slog.Any("error", err))
 			return
 		}
 	}

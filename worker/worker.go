@@ -49,6 +49,7 @@ func RegisterWorkflows(r WorkflowRegistry) {
 	r.RegisterWorkflow(workflows.Refund)
 	r.RegisterWorkflow(workflows.CardPayment)
 	r.RegisterWorkflow(workflows.InvitationMail)
+	r.RegisterWorkflow(workflows.AccountMail)
 }
 
 // StopTimeout is how long a stopping worker lets running activities finish

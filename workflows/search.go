@@ -50,6 +50,7 @@ const (
 	KindShipmentWaybill WorkKind = "shipment-waybill"
 	KindRefund          WorkKind = "refund"
 	KindInvitationMail  WorkKind = "invitation-mail"
+	KindAccountMail     WorkKind = "account-mail"
 	KindCardPayment     WorkKind = "card-payment"
 )
 

@@ -115,3 +115,29 @@ func (req ChangePassword) Valid() []wire.FieldError {
 	checkNewPassword(&c, "new_password", req.NewPassword)
 	return c.Result()
 }
+
+// PasswordReset is the JSON body handlePasswordReset reads
+// (api/staff_recovery.go).
+type PasswordReset struct {
+	Email string `json:"email"`
+}
+
+func (req PasswordReset) Valid() []wire.FieldError {
+	var c Checker
+	c.Text("email", req.Email, 1, 320)
+	return c.Result()
+}
+
+// ConfirmPasswordReset is the JSON body handleConfirmPasswordReset reads
+// (api/staff_recovery.go).
+type ConfirmPasswordReset struct {
+	Token    string `json:"token"`
+	Password string `json:"password"`
+}
+
+func (req ConfirmPasswordReset) Valid() []wire.FieldError {
+	var c Checker
+	c.Required("token", req.Token != "")
+	checkNewPassword(&c, "password", req.Password)
+	return c.Result()
+}

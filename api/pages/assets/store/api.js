@@ -53,3 +53,16 @@ export function apiError(answer, status) {
     message: (lang === "ar" ? source.message_ar : source.message) || String(status),
   };
 }
+
+// fragmentToken is the token a mailed link carries in the URL's fragment
+// (#token=…, which no server and no Referer sees), kept under key for the
+// tab's session so that signing in or switching language does not lose it;
+// the fragment is taken out of the address bar.
+export function fragmentToken(key) {
+  const fromHash = new URLSearchParams(location.hash.slice(1)).get("token");
+  if (fromHash) {
+    sessionStorage.setItem(key, fromHash);
+    history.replaceState(null, "", location.pathname + location.search);
+  }
+  return fromHash || sessionStorage.getItem(key);
+}

@@ -3,16 +3,11 @@
 // session (so signing in first, or switching language, does not lose
 // it), looks the invitation up and accepts it through the JSON API.
 
-import { call, words } from "./api.js";
+import { call, fragmentToken, words } from "./api.js";
 
 const $ = (id) => document.getElementById(id);
 
-const fromHash = new URLSearchParams(location.hash.slice(1)).get("token");
-if (fromHash) {
-  sessionStorage.setItem("invitation_token", fromHash);
-  history.replaceState(null, "", location.pathname + location.search);
-}
-const token = fromHash || sessionStorage.getItem("invitation_token");
+const token = fragmentToken("invitation_token");
 
 function showError(error) {
   $("error").textContent = error.message;

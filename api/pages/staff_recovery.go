@@ -1,0 +1,16 @@
+package pages
+
+import "net/http"
+
+// PasswordResetPage serves GET /password-reset: the form that has a reset
+// link mailed, and the page that link opens. The token stays in the URL's
+// fragment, which no server sees; the page's script reads it and sets the
+// new password through the JSON API, as the invitation page accepts.
+func (p *Pages) PasswordResetPage() http.Handler {
+	return p.handle(func(w http.ResponseWriter, r *http.Request) error {
+		lang := p.pageLang(r, nil)
+		renderPage(w, http.StatusOK, lang, "staff_password_reset.html", map[string]any{"Title": word(lang, "reset.title"),
+			"CSRF": p.pageCSRF(w, r), "OtherLang": map[string]string{"ar": "en", "en": "ar"}[lang]})
+		return nil
+	})
+}
