@@ -22,9 +22,12 @@
 //     (CreateNotification, FindNotifications).
 //   - staff_: staff_accounts.go (users, sessions and tokens: CreateUserAndStore,
 //     FindUserByEmail, CreateSession, FindSession, CreateToken,
-//     FindTokenBySecret, RevokeToken, NewSecret, HashSecret); staff.go (roles,
-//     members and invitations: FindMembership, CreateRole, ChangeMemberRole,
-//     RemoveMember, CreateInvitation, AcceptInvitation).
+//     FindTokenBySecret, RevokeToken, NewSecret, HashSecret, SetPassword,
+//     EndSessions); staff.go (roles, members and invitations: FindMembership,
+//     CreateRole, ChangeMemberRole, RemoveMember, CreateInvitation,
+//     AcceptInvitation); staff_recovery.go (an account's own mails and links:
+//     RequestAccountMail, FindAccountMailsDue, MintAccountMailToken,
+//     UseAccountLink).
 //   - app_: app.go (partner apps and OAuth: CreateApp, BurnAuthCode, InstallApp,
 //     UninstallApp, RevokeAppToken).
 //   - audit_: audit.go (RecordAudit, WithCommitHook, FindAuditEntries).
