@@ -204,6 +204,52 @@ func TestStorefrontOrdersPerPhoneAndNetwork(t *testing.T) {
 	require.Equal(t, http.StatusCreated, h.buyer(other, "POST", "/carts/"+cartID+"/checkout", checkoutBody("cod"), token).Status)
 }
 
+// The orders-per-network limit counts a checkout when it is admitted, not
+// when it succeeds: 40 checkouts from one network at once place at most
+// the network's 7 (counting after success let a burst race past it), and a
+// checkout refused for another reason gives its count back.
+func TestStorefrontOrderLimitsHoldUnderABurst(t *testing.T) {
+	h := newHarness(t, api.Config{StorefrontOrdersPerNetwork: 7, StorefrontRateLimitPerMinute: 10_000})
+	s := newShop(t, h, "burst", 1000)
+	carts, tokens := make([]string, 40), make([]string, 40)
+	for i := range carts {
+		carts[i], tokens[i] = h.openCart(s, 1, "")
+	}
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		statuses = map[int]int{}
+	)
+	for i := range carts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			body := checkoutBody("cod")
+			phone := fmt.Sprintf("+2010055510%02d", i) // a phone each: only the network limits
+			body["customer"].(map[string]any)["phone"] = phone
+			body["shipping_address"].(map[string]any)["phone"] = phone
+			r := h.buyer(s, "POST", "/carts/"+carts[i]+"/checkout", body, tokens[i])
+			mu.Lock()
+			defer mu.Unlock()
+			statuses[r.Status]++
+		}()
+	}
+	wg.Wait()
+	require.Equal(t, map[int]int{http.StatusCreated: 7, http.StatusTooManyRequests: 33}, statuses)
+	require.Equal(t, 993, h.variantQuantity(s), "seven orders took stock")
+
+	// A checkout refused for another reason gives its count back: with room
+	// for one order, a refused checkout leaves the room to the next.
+	one := newHarness(t, api.Config{StorefrontOrdersPerNetwork: 1})
+	o := newShop(t, one, "burst1", 100)
+	cartID, token := one.openCart(o, 20, "")
+	require.Equal(t, http.StatusOK, one.settings(o, map[string]any{"max_line_quantity": 10}).Status)
+	require.Equal(t, http.StatusUnprocessableEntity, one.buyer(o, "POST", "/carts/"+cartID+"/checkout", checkoutBody("cod"), token).Status)
+	cartID, token = one.openCart(o, 1, "")
+	placed := one.buyer(o, "POST", "/carts/"+cartID+"/checkout", checkoutBody("cod"), token)
+	require.Equal(t, http.StatusCreated, placed.Status, string(placed.Raw))
+}
+
 // A buyer uploads at most five proofs for one order.
 func TestProofLimitPerOrder(t *testing.T) {
 	h := newHarness(t, api.Config{})

@@ -11,8 +11,10 @@ import (
 
 // buyerOrderLimits bound the storefront orders of one store per hour by
 // phone number (shipping and customer phone alike) and by client network
-// (an IPv4 address or IPv6 /64). Only orders placed count; a checkout
-// refused for another reason costs nothing.
+// (an IPv4 address or IPv6 /64). A checkout counts from its admission and
+// gives its count back when no order is placed, so only orders placed (and
+// checkouts in flight) count; a checkout refused for another reason costs
+// nothing.
 type buyerOrderLimits struct {
 	phones   *slidingLimiter
 	networks *slidingLimiter
@@ -57,34 +59,38 @@ func (b *buyerOrderLimits) keys(storeID uuid.UUID, r *http.Request, phones ...*s
 	return k
 }
 
-// room refuses with 429 when the network or any phone has placed its orders
-// for the hour.
-func (b *buyerOrderLimits) room(k buyerOrderKeys) error {
-	if err := b.refuse(b.networks, k.network); err != nil {
-		return err
-	}
-	for _, p := range k.phones {
-		if err := b.refuse(b.phones, p); err != nil {
-			return err
+// admit reserves one order for the network and each phone, or answers 429
+// having reserved nothing. Counting on admission is what makes the limit
+// hold under a burst: checkouts in flight hold their counts, so the eighth
+// of forty parallel checkouts is refused before any of them commits. The
+// caller gives the counts back (giveBack) unless the order is placed.
+func (b *buyerOrderLimits) admit(k buyerOrderKeys) (giveBack func(), err error) {
+	var held []*reservation
+	giveBack = func() {
+		for _, r := range held {
+			r.giveBack()
 		}
 	}
-	return nil
+	if err := b.reserve(b.networks, k.network, &held); err != nil {
+		return nil, err
+	}
+	for _, p := range k.phones {
+		if err := b.reserve(b.phones, p, &held); err != nil {
+			giveBack()
+			return nil, err
+		}
+	}
+	return giveBack, nil
 }
 
-func (b *buyerOrderLimits) refuse(l *slidingLimiter, key string) error {
-	v := l.room(key)
-	if v.allowed {
+func (b *buyerOrderLimits) reserve(l *slidingLimiter, key string, held *[]*reservation) error {
+	r, v := l.reserve(key)
+	if r != nil {
+		*held = append(*held, r)
 		return nil
 	}
 	return &apiError{Status: http.StatusTooManyRequests, Code: "RATE_LIMITED",
 		Message:   "Too many orders from this phone number or network in the last hour; try again later",
 		MessageAr: "طلبات كثيرة من رقم الهاتف أو الشبكة نفسها خلال الساعة الأخيرة؛ حاول لاحقًا",
 		Header:    http.Header{"Retry-After": {retryAfterSeconds(l.wait(v))}}}
-}
-
-func (b *buyerOrderLimits) record(k buyerOrderKeys) {
-	b.networks.record(k.network)
-	for _, p := range k.phones {
-		b.phones.record(p)
-	}
 }

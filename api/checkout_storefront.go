@@ -425,9 +425,16 @@ func (s *Server) handleCheckout() handlerFunc {
 		// Orders per phone and per client network per hour: a buyer cannot
 		// lock a store's stock or make it message someone over and over.
 		keys := s.buyerOrders.keys(store.ID, r, &shipping.Phone, in.Customer.Phone)
-		if err := s.buyerOrders.room(keys); err != nil {
+		giveBack, err := s.buyerOrders.admit(keys)
+		if err != nil {
 			return err
 		}
+		placed := false
+		defer func() {
+			if !placed {
+				giveBack()
+			}
+		}()
 		card := req.PaymentMethod == "card"
 		if card {
 			if err := s.cardCheckout(r.Context(), store.ID); err != nil {
@@ -451,7 +458,7 @@ func (s *Server) handleCheckout() handlerFunc {
 		if err != nil {
 			return s.withFreshCart(r, store.ID, cartID, in, err)
 		}
-		s.buyerOrders.record(keys)
+		placed = true
 		// The worker's dispatcher starts the order-placed workflow after commit.
 		answer := map[string]any{"order": newBuyerOrder(order), "order_token": token, "payment": nil}
 		if card {

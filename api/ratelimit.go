@@ -66,6 +66,57 @@ func (l *slidingLimiter) allow(key string) verdict { return l.look(key, true) }
 // the attempt, count only the ones that fail.
 func (l *slidingLimiter) room(key string) verdict { return l.look(key, false) }
 
+// reservation is one count reserve took for a key. It stands unless given
+// back, so an attempt counts from the moment it is admitted and a burst
+// cannot run past the limit before the first of it finishes.
+type reservation struct {
+	l     *slidingLimiter
+	key   string
+	at    time.Time
+	given bool // given back already (under l.mu)
+}
+
+// reserve counts one event for key if the key has room, as allow does, and
+// answers the reservation to give back once the attempt turns out not to
+// count (a checkout not placed, a password that was right). Refused, it
+// counts nothing and answers a nil reservation.
+func (l *slidingLimiter) reserve(key string) (*reservation, verdict) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	v, at := l.lookLocked(key, true)
+	if !v.allowed {
+		return nil, v
+	}
+	return &reservation{l: l, key: key, at: at}, v
+}
+
+// giveBack takes the reserved count away again; on a nil reservation, or
+// the second time, it does nothing. A count already shared with the other
+// replicas is taken back from them by the next sync (it adds -1).
+func (r *reservation) giveBack() {
+	if r == nil {
+		return
+	}
+	l := r.l
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	k := l.keys[r.key]
+	if k == nil || r.given {
+		return
+	}
+	r.given = true
+	for i := len(k.admitted) - 1; i >= 0; i-- {
+		if k.admitted[i].Equal(r.at) {
+			k.admitted = append(k.admitted[:i], k.admitted[i+1:]...)
+			second := r.at.Unix()
+			if k.pending[second]--; k.pending[second] == 0 {
+				delete(k.pending, second)
+			}
+			return
+		}
+	}
+}
+
 // wait is how long until a refused key has room again.
 func (l *slidingLimiter) wait(v verdict) time.Duration { return max(v.reset.Sub(l.now()), time.Second) }
 
@@ -91,6 +142,12 @@ func (l *slidingLimiter) keyLog(key string) *keyLog {
 func (l *slidingLimiter) look(key string, count bool) verdict {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	v, _ := l.lookLocked(key, count)
+	return v
+}
+
+// lookLocked is look under l.mu; it also answers the time it counted at.
+func (l *slidingLimiter) lookLocked(key string, count bool) (verdict, time.Time) {
 	now := l.now()
 	start := now.Add(-l.window)
 	k := l.keyLog(key)
@@ -125,7 +182,7 @@ func (l *slidingLimiter) look(key string, count bool) verdict {
 			reset = r
 		}
 	}
-	return verdict{allowed: allowed, remaining: max(l.limit-used, 0), reset: reset}
+	return verdict{allowed: allowed, remaining: max(l.limit-used, 0), reset: reset}, now
 }
 
 // sync adds the counts made here since the last sync to the shared totals

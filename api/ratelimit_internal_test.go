@@ -130,3 +130,39 @@ func TestSlidingLimiterReadsWhatChanged(t *testing.T) {
 	require.NoError(t, a.sync(ctx, db, clock.t))
 	require.Equal(t, 3, a.room("k").remaining, "committed after a's read, read by a's next sync")
 }
+
+// A reservation counts at once and holds room until given back; a refused
+// reserve counts nothing; a count given back after it was shared is taken
+// back from the other replicas too, and giving back twice gives back once.
+func TestSlidingLimiterReservesAndGivesBack(t *testing.T) {
+	ctx := context.Background()
+	db := testenv.DB(t)
+	a, clock := newClockedLimiter(3)
+	b, _ := newClockedLimiter(3)
+	b.now = clock.now
+	var held []*reservation
+	for i := range 3 {
+		r, v := a.reserve("k")
+		require.NotNil(t, r, "reservation %d", i+1)
+		require.Equal(t, 2-i, v.remaining)
+		held = append(held, r)
+	}
+	refused, v := a.reserve("k")
+	require.Nil(t, refused, "the fourth while three are held")
+	require.False(t, v.allowed)
+	refused.giveBack() // nil: nothing
+
+	held[0].giveBack()
+	held[0].giveBack()
+	require.Equal(t, 1, a.room("k").remaining, "one given back, once")
+
+	require.NoError(t, a.sync(ctx, db, clock.t))
+	require.Equal(t, 3, b.room("k").remaining, "b knows only its own yet")
+	require.NoError(t, b.sync(ctx, db, clock.t))
+	require.Equal(t, 1, b.room("k").remaining, "b sees a's two")
+	held[1].giveBack() // after it was shared
+	require.NoError(t, a.sync(ctx, db, clock.t))
+	require.NoError(t, b.sync(ctx, db, clock.t))
+	require.Equal(t, 2, a.room("k").remaining)
+	require.Equal(t, 2, b.room("k").remaining, "the give-back reached b")
+}
