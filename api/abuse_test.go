@@ -75,6 +75,36 @@ func TestSignInLimitsFailuresPerNetwork(t *testing.T) {
 	require.Contains(t, body, `href="/login?next=%2F"`, "the language link goes to the Arabic page")
 }
 
+// The per-network failure limit counts a sign-in when it is admitted: 60
+// wrong passwords at once from one network are checked (hashed) at most
+// the limit's 10 times, the rest refused before any hashing (counting only
+// after the check let the whole burst reach bcrypt). A right password gives
+// its count back.
+func TestSignInNetworkLimitHoldsUnderABurst(t *testing.T) {
+	h := newHarness(t, api.Config{Passwords: api.PasswordLimits{FailuresPerAddress: 10, Wait: time.Minute}})
+	m := h.signup("burst")
+	for range 3 {
+		require.Equal(t, http.StatusOK, h.login(m.email, "correct horse battery").Status, "successes hold no count")
+	}
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		statuses = map[int]int{}
+	)
+	for i := range 60 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := h.login(fmt.Sprintf("burst%d@example.com", i), "not the password")
+			mu.Lock()
+			defer mu.Unlock()
+			statuses[r.Status]++
+		}()
+	}
+	wg.Wait()
+	require.Equal(t, map[int]int{http.StatusUnauthorized: 10, http.StatusTooManyRequests: 50}, statuses)
+}
+
 // Signups are limited per network; a taken email answers the 409 decisions
 // §2 requires, and the limit bounds how many emails one client can probe.
 func TestSignupLimitPerNetwork(t *testing.T) {

@@ -99,7 +99,8 @@ func throttled(l *slidingLimiter, key string) error {
 }
 
 // CheckPassword checks a sign-in under the throttles: a locked account or
-// client network is refused before any hashing, and only failures count.
+// client network is refused before any hashing, and only failures count
+// (the network's from admission on).
 func (s *Server) CheckPassword(r *http.Request, email, password string) (storage.User, error) {
 	g := s.passwords
 	account := limitKey(uuid.Nil, strings.ToLower(strings.TrimSpace(email))) // no email in the shared counts
@@ -107,8 +108,12 @@ func (s *Server) CheckPassword(r *http.Request, email, password string) (storage
 	if err := throttled(g.accounts, account); err != nil {
 		return storage.User{}, err
 	}
-	if err := throttled(g.addresses, network); err != nil {
-		return storage.User{}, err
+	// The network's count is reserved before the check, so a burst of
+	// parallel guesses cannot all reach bcrypt; anything but a failure gives
+	// it back.
+	held, v := g.addresses.reserve(network)
+	if held == nil {
+		return storage.User{}, &session.Throttled{RetryAfter: g.addresses.wait(v)}
 	}
 	var user storage.User
 	err := g.hashing(r.Context(), func() (err error) {
@@ -117,7 +122,8 @@ func (s *Server) CheckPassword(r *http.Request, email, password string) (storage
 	})
 	if err == session.ErrBadLogin {
 		g.accounts.record(account)
-		g.addresses.record(network)
+	} else {
+		held.giveBack()
 	}
 	return user, err
 }
