@@ -67,6 +67,11 @@ type Config struct {
 	StorefrontOrdersPerNetwork int
 	// Passwords throttles sign-ins and signups (defaults in PasswordLimits).
 	Passwords PasswordLimits
+	// InvitationsPerStorePerHour and InvitationsPerUserPerHour bound the
+	// invitation mails (invites and resends) a store sends and a member
+	// asks for in any hour (defaults 30 and 20).
+	InvitationsPerStorePerHour int
+	InvitationsPerUserPerHour  int
 	// Tracing, when enabled, gives every request a server span named by its
 	// route pattern, continuing the caller's traceparent.
 	Tracing *tracing.Tracing
@@ -95,6 +100,7 @@ type Server struct {
 	recoveryLimiter *slidingLimiter
 	passwords       *passwordGuard
 	buyerOrders     *buyerOrderLimits
+	invitationMails invitationMails
 	errRateLimited  *apiError
 	router          *chi.Mux
 	handler         http.Handler // the router, inside the tracing span when on
@@ -143,6 +149,7 @@ func NewServer(cfg Config, db *storage.DB, temporal client.Client, blobStore *bl
 		invitationLimiter: newSlidingLimiter("invitation", invitationsPerMinute, time.Minute),
 		recoveryLimiter:   newSlidingLimiter("recovery", recoveriesPerMinute, time.Minute),
 		passwords:         newPasswordGuard(cfg.Passwords),
+		invitationMails:   newInvitationMails(cfg.InvitationsPerStorePerHour, cfg.InvitationsPerUserPerHour),
 		errRateLimited: newError(http.StatusTooManyRequests, "RATE_LIMITED",
 			fmt.Sprintf("Rate limit exceeded: at most %d requests per minute per token", cfg.RateLimitPerMinute),
 			fmt.Sprintf("تم تجاوز حد الطلبات: %d طلب في الدقيقة لكل رمز كحد أقصى", cfg.RateLimitPerMinute)),

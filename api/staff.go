@@ -36,6 +36,12 @@ var (
 		"This invitation has expired; ask for a new one", "انتهت صلاحية هذه الدعوة؛ اطلب دعوة جديدة")
 	errInvitationEmailMismatch = newError(http.StatusConflict, "INVITATION_EMAIL_MISMATCH",
 		"You are signed in with another email than the invitation's", "أنت مسجّل الدخول ببريد غير بريد الدعوة")
+	errInvitationLimit = newError(http.StatusConflict, "INVITATION_LIMIT_REACHED",
+		fmt.Sprintf("The store has %d pending invitations; revoke one or wait for them to be accepted", storage.MaxPendingInvitations),
+		fmt.Sprintf("لدى المتجر %d دعوة معلّقة؛ ألغِ إحداها أو انتظر قبولها", storage.MaxPendingInvitations))
+	errInvitationMailLimited = newError(http.StatusTooManyRequests, "RATE_LIMITED",
+		"Too many invitations sent from this store or by you in the last hour; try again later",
+		"دعوات كثيرة أُرسلت من هذا المتجر أو منك خلال الساعة الأخيرة؛ حاول لاحقًا")
 	errInvitationSignIn = newError(http.StatusUnauthorized, "UNAUTHENTICATED",
 		"An account with this email exists: sign in as it to accept", "يوجد حساب بهذا البريد: سجّل الدخول به لقبول الدعوة")
 )
@@ -61,6 +67,8 @@ func staffErrors(err error) *apiError {
 		return errInvitationPending
 	case errors.Is(err, storage.ErrInvitationExpired):
 		return errInvitationExpired
+	case errors.Is(err, storage.ErrInvitationLimit):
+		return errInvitationLimit
 	}
 	return nil
 }
@@ -274,10 +282,61 @@ func (s *Server) handleInvite() handlerFunc {
 			return err
 		}
 		roleID, _ := request.ParseUUID(req.RoleID)
-		return writeView(s, w, r, http.StatusCreated, newInvitationResponse, func(tx *storage.Tx) (storage.Invitation, error) {
-			return tx.CreateInvitation(r.Context(), storeIDFrom(r.Context()), strings.TrimSpace(req.Email), roleID, *principalFrom(r.Context()).member)
+		return s.invitationMail(r, func() error {
+			return writeView(s, w, r, http.StatusCreated, newInvitationResponse, func(tx *storage.Tx) (storage.Invitation, error) {
+				return tx.CreateInvitation(r.Context(), storeIDFrom(r.Context()), strings.TrimSpace(req.Email), roleID, *principalFrom(r.Context()).member)
+			})
 		})
 	}
+}
+
+// invitationMails bound the invitation mails (invites and resends) per
+// store and per inviting member, so a store's invitations cannot carry mail
+// to strangers in bulk.
+type invitationMails struct {
+	stores, users *slidingLimiter
+}
+
+func newInvitationMails(perStore, perUser int) invitationMails {
+	if perStore <= 0 {
+		perStore = 30
+	}
+	if perUser <= 0 {
+		perUser = 20
+	}
+	return invitationMails{stores: newSlidingLimiter("invitation-mail-store", perStore, time.Hour),
+		users: newSlidingLimiter("invitation-mail-user", perUser, time.Hour)}
+}
+
+// invitationMail runs send (an invite or a resend) if the store and the
+// member have room for one more mail, and counts it unless send fails:
+// counted on admission, so parallel invites cannot race past the limits.
+func (s *Server) invitationMail(r *http.Request, send func() error) error {
+	var held []*reservation
+	giveBack := func() {
+		for _, h := range held {
+			h.giveBack()
+		}
+	}
+	keys := []struct {
+		l   *slidingLimiter
+		key string
+	}{{s.invitationMails.stores, storeIDFrom(r.Context()).String()}, {s.invitationMails.users, principalFrom(r.Context()).userID.String()}}
+	for _, k := range keys {
+		h, v := k.l.reserve(k.key)
+		if h == nil {
+			giveBack()
+			refusal := *errInvitationMailLimited
+			refusal.Header = http.Header{"Retry-After": {retryAfterSeconds(k.l.wait(v))}}
+			return &refusal
+		}
+		held = append(held, h)
+	}
+	if err := send(); err != nil {
+		giveBack()
+		return err
+	}
+	return nil
 }
 
 // handleListInvitations serves GET /stores/{store_id}/staff/invitations: the pending ones.
@@ -308,8 +367,10 @@ func (s *Server) handleResendInvitation() handlerFunc {
 		if err != nil {
 			return err
 		}
-		return writeView(s, w, r, http.StatusOK, newInvitationResponse, func(tx *storage.Tx) (storage.Invitation, error) {
-			return tx.ResendInvitation(r.Context(), storeIDFrom(r.Context()), id)
+		return s.invitationMail(r, func() error {
+			return writeView(s, w, r, http.StatusOK, newInvitationResponse, func(tx *storage.Tx) (storage.Invitation, error) {
+				return tx.ResendInvitation(r.Context(), storeIDFrom(r.Context()), id)
+			})
 		})
 	}
 }

@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"fmt"
 	"net/http"
 	"regexp"
 	"testing"
@@ -274,4 +275,56 @@ func TestStaffLastSeen(t *testing.T) {
 	require.NotNil(t, first)
 	require.Equal(t, http.StatusOK, h.do(request{method: "GET", path: storePath(owner.storeID, "/products"), auth: owner.auth()}).Status)
 	require.Equal(t, first, lastSeen(), "written at most every five minutes")
+}
+
+// A store is no mail relay: its pending invitations are capped at 50 (409
+// INVITATION_LIMIT_REACHED; a revoke makes room), and invites and resends
+// are limited per store and per inviting member (429 RATE_LIMITED with
+// Retry-After); a refused invite counts nothing.
+func TestInvitationsAreNoMailRelay(t *testing.T) {
+	invite := func(h *harness, m merchant, email, roleID string) response {
+		return h.do(request{method: "POST", path: storePath(m.storeID, "/staff/invitations"), auth: m.auth(),
+			body: map[string]any{"email": email, "role_id": roleID}})
+	}
+	h := newHarness(t, api.Config{InvitationsPerStorePerHour: 1000, InvitationsPerUserPerHour: 1000})
+	owner := h.signup("relaycap")
+	adminID := h.roleID(owner, "Admin")
+	var first string
+	for i := range 50 {
+		r := invite(h, owner, fmt.Sprintf("cap%d@example.com", i), adminID)
+		require.Equal(t, http.StatusCreated, r.Status, "invitation %d: %s", i+1, r.Raw)
+		if i == 0 {
+			first = r.data()["id"].(string)
+		}
+	}
+	over := invite(h, owner, "cap50@example.com", adminID)
+	require.Equal(t, http.StatusConflict, over.Status, string(over.Raw))
+	require.Equal(t, "INVITATION_LIMIT_REACHED", over.errorCode())
+	require.NotEmpty(t, over.errorField("message_ar"))
+	require.Equal(t, http.StatusNoContent, h.do(request{method: "DELETE", path: storePath(owner.storeID, "/staff/invitations/"+first), auth: owner.auth()}).Status)
+	require.Equal(t, http.StatusCreated, invite(h, owner, "cap50@example.com", adminID).Status, "a revoke makes room")
+
+	l := newHarness(t, api.Config{InvitationsPerStorePerHour: 3, InvitationsPerUserPerHour: 2})
+	l.startWorker(nil)
+	o := l.signup("relayrate")
+	adminID = l.roleID(o, "Admin")
+	admin := l.join(o, "relay-admin@example.com", adminID) // the owner's first
+	a := invite(l, o, "relay-a@example.com", adminID)      // and second
+	require.Equal(t, http.StatusCreated, a.Status, string(a.Raw))
+	refused := invite(l, o, "relay-b@example.com", adminID)
+	require.Equal(t, http.StatusTooManyRequests, refused.Status, string(refused.Raw))
+	require.Equal(t, "RATE_LIMITED", refused.errorCode())
+	require.NotEmpty(t, refused.errorField("message_ar"))
+	require.NotEmpty(t, refused.Header.Get("Retry-After"))
+	resend := "/staff/invitations/" + a.data()["id"].(string) + "/resend"
+	require.Equal(t, http.StatusTooManyRequests, l.do(request{method: "POST", path: storePath(o.storeID, resend), auth: o.auth()}).Status, "a resend is a mail too")
+
+	clerk := l.do(request{method: "POST", path: storePath(o.storeID, "/roles"), auth: o.auth(), body: map[string]any{"name": "Clerk", "scopes": []string{"orders:read"}}})
+	require.Equal(t, http.StatusCreated, clerk.Status, string(clerk.Raw))
+	clerkID := clerk.data()["id"].(string)
+	require.Equal(t, "INVITATION_PENDING", invite(l, admin, "relay-a@example.com", clerkID).errorCode(), "refused: counts nothing")
+	require.Equal(t, http.StatusCreated, invite(l, admin, "relay-c@example.com", clerkID).Status, "the admin's own count; the store's third")
+	storeFull := l.do(request{method: "POST", path: storePath(o.storeID, resend), auth: admin.auth()})
+	require.Equal(t, http.StatusTooManyRequests, storeFull.Status, "the admin has room, the store has not: %s", storeFull.Raw)
+	require.NotEmpty(t, storeFull.Header.Get("Retry-After"))
 }

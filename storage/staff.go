@@ -37,7 +37,13 @@ var (
 	ErrAlreadyMember     = errors.New("already a member")
 	ErrInvitationPending = errors.New("an invitation is pending")
 	ErrInvitationExpired = errors.New("invitation expired")
+	ErrInvitationLimit   = errors.New("too many pending invitations")
 )
+
+// MaxPendingInvitations is how many invitations a store may have pending at
+// once: a team grows by a few people at a time, and a store that invites
+// more is mailing strangers.
+const MaxPendingInvitations = 50
 
 // RoleInUseError is a role members still hold.
 type RoleInUseError struct{ MemberCount int }
@@ -437,6 +443,19 @@ func (tx *Tx) CreateInvitation(ctx context.Context, storeID uuid.UUID, email str
 	if _, err := tx.tx.Exec(ctx, `UPDATE staff_invitations SET status = 'revoked', updated_at = $3
 		WHERE store_id = $1 AND lower(email) = lower($2) AND status = 'pending' AND expires_at <= $3`, storeID, email, now); err != nil {
 		return Invitation{}, fmt.Errorf("retire expired invitation: %w", err)
+	}
+	// The store's invites take turns here, so parallel ones cannot all see
+	// room under the cap.
+	var pending int
+	if _, err := tx.tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('staff_invitations:' || $1, 0))`, storeID.String()); err != nil {
+		return Invitation{}, fmt.Errorf("lock invitations: %w", err)
+	}
+	if err := tx.tx.QueryRow(ctx, `SELECT count(*) FROM staff_invitations WHERE store_id = $1 AND status = 'pending' AND expires_at > $2`,
+		storeID, now).Scan(&pending); err != nil {
+		return Invitation{}, fmt.Errorf("count pending invitations: %w", err)
+	}
+	if pending >= MaxPendingInvitations {
+		return Invitation{}, ErrInvitationLimit
 	}
 	if _, err := tx.tx.Exec(ctx, `INSERT INTO staff_invitations (id, store_id, email, role_id, expires_at, invited_by, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $7)`, id, storeID, email, roleID, now.Add(InvitationTTL), actor.UserID, now); err != nil {

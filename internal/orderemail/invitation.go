@@ -30,5 +30,8 @@ func RenderInvitation(storeName, language, to, role, link string) (Email, error)
 	if err := invitationPage.Execute(&buf, map[string]any{"W": w, "Store": storeName, "Role": role, "Link": template.URL(link)}); err != nil {
 		return Email{}, fmt.Errorf("render invitation email: %w", err)
 	}
-	return Email{To: to, Subject: storeName + " — " + w.Subject, HTML: buf.String()}, nil
+	// The subject is fixed text: the store's name is whatever its owner
+	// typed, so it stays in the body, never where a mail client shows it as
+	// the message.
+	return Email{To: to, Subject: w.Subject, HTML: buf.String()}, nil
 }
