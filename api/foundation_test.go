@@ -501,3 +501,30 @@ func TestRateLimitIsSharedAcrossReplicas(t *testing.T) {
 		require.Equal(t, "0", limited.Header.Get("X-RateLimit-Remaining"))
 	}
 }
+
+// A signed-in user's API requests are limited too (they were unlimited):
+// SessionRateLimitPerMinute per user in any 60 s, with the X-RateLimit-*
+// headers tokens get, counted per user however many sessions they hold.
+func TestSessionRateLimit(t *testing.T) {
+	h := newHarness(t, api.Config{SessionRateLimitPerMinute: 5})
+	m := h.signup("sessionlimit")
+	other := h.signup("sessionlimit2")
+	awayFromWindowEdge()
+	path := storePath(m.storeID, "/categories")
+	var last response
+	for i := 1; i <= 6; i++ {
+		last = h.do(request{method: "GET", path: path, auth: m.auth()})
+		if last.Status != http.StatusOK {
+			break
+		}
+		require.Equal(t, "5", last.Header.Get("X-RateLimit-Limit"), "request %d", i)
+		require.NotEmpty(t, last.Header.Get("X-RateLimit-Remaining"))
+		require.NotEmpty(t, last.Header.Get("X-RateLimit-Reset"))
+	}
+	require.Equal(t, http.StatusTooManyRequests, last.Status, string(last.Raw))
+	require.Equal(t, "RATE_LIMITED", last.errorCode())
+	require.NotEmpty(t, last.errorField("message_ar"))
+	require.NotEmpty(t, last.Header.Get("Retry-After"))
+	require.Equal(t, "0", last.Header.Get("X-RateLimit-Remaining"))
+	require.Equal(t, http.StatusOK, h.do(request{method: "GET", path: storePath(other.storeID, "/categories"), auth: other.auth()}).Status, "per user")
+}

@@ -242,13 +242,16 @@ func (s *Server) requireRole(roles ...string) func(http.Handler) http.Handler {
 	}
 }
 
-// rateLimit allows each token RateLimitPerMinute requests in any 60 s and
-// sets the X-RateLimit-* headers on every token-authenticated response.
+// rateLimit allows each token RateLimitPerMinute requests in any 60 s, and
+// each signed-in user SessionRateLimitPerMinute (all their sessions
+// together), and sets the X-RateLimit-* headers on every response.
 func (s *Server) rateLimit(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p := principalFrom(r.Context())
 		if !p.isToken() {
-			next.ServeHTTP(w, r)
+			if s.limit(w, r, s.sessionLimiter, p.userID.String(), s.errSessionRateLimited) {
+				next.ServeHTTP(w, r)
+			}
 			return
 		}
 		if s.limit(w, r, s.tokenLimiter, p.token.ID.String(), s.errRateLimited) {

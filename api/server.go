@@ -32,6 +32,9 @@ import (
 type Config struct {
 	// RateLimitPerMinute is the per-token limit in any 60 s window.
 	RateLimitPerMinute int
+	// SessionRateLimitPerMinute is the per-user limit of session-
+	// authenticated API requests in any 60 s window (default 300).
+	SessionRateLimitPerMinute int
 	// StorefrontRateLimitPerMinute is the public storefront's limit per
 	// client address (default 120).
 	StorefrontRateLimitPerMinute int
@@ -91,30 +94,36 @@ type Server struct {
 	blob         *blob.Store
 	log          *slog.Logger
 	tokenLimiter *slidingLimiter
-	buyerLimiter *slidingLimiter
+	// sessionLimiter limits session-authenticated API requests per user.
+	sessionLimiter *slidingLimiter
+	buyerLimiter   *slidingLimiter
 	// invitationLimiter limits the public invitation lookup and accept
 	// per client network (each accept hashes a password).
 	invitationLimiter *slidingLimiter
 	// recoveryLimiter limits the public password reset, its confirmation
 	// and the email verification per client network.
-	recoveryLimiter *slidingLimiter
-	passwords       *passwordGuard
-	buyerOrders     *buyerOrderLimits
-	invitationMails invitationMails
-	errRateLimited  *apiError
-	router          *chi.Mux
-	handler         http.Handler // the router, inside the tracing span when on
-	metrics         *metrics.API
-	outbox          outboxGauges
-	pages           *pages.Pages
-	streamsEnd      chan struct{} // closed by EndStreams
-	endStreamsOnce  sync.Once
+	recoveryLimiter       *slidingLimiter
+	passwords             *passwordGuard
+	buyerOrders           *buyerOrderLimits
+	invitationMails       invitationMails
+	errRateLimited        *apiError
+	errSessionRateLimited *apiError
+	router                *chi.Mux
+	handler               http.Handler // the router, inside the tracing span when on
+	metrics               *metrics.API
+	outbox                outboxGauges
+	pages                 *pages.Pages
+	streamsEnd            chan struct{} // closed by EndStreams
+	endStreamsOnce        sync.Once
 }
 
 // NewServer wires the API over its dependencies.
 func NewServer(cfg Config, db *storage.DB, temporal client.Client, blobStore *blob.Store, log *slog.Logger) *Server {
 	if cfg.RateLimitPerMinute <= 0 {
 		cfg.RateLimitPerMinute = 300
+	}
+	if cfg.SessionRateLimitPerMinute <= 0 {
+		cfg.SessionRateLimitPerMinute = 300
 	}
 	if cfg.StorefrontRateLimitPerMinute <= 0 {
 		cfg.StorefrontRateLimitPerMinute = 120
@@ -145,6 +154,7 @@ func NewServer(cfg Config, db *storage.DB, temporal client.Client, blobStore *bl
 		log:      log,
 		// The counts are shared by every replica once SyncRateLimits runs.
 		tokenLimiter:      newSlidingLimiter("token", cfg.RateLimitPerMinute, time.Minute),
+		sessionLimiter:    newSlidingLimiter("session", cfg.SessionRateLimitPerMinute, time.Minute),
 		buyerLimiter:      newSlidingLimiter("storefront", cfg.StorefrontRateLimitPerMinute, time.Minute),
 		invitationLimiter: newSlidingLimiter("invitation", invitationsPerMinute, time.Minute),
 		recoveryLimiter:   newSlidingLimiter("recovery", recoveriesPerMinute, time.Minute),
@@ -153,6 +163,9 @@ func NewServer(cfg Config, db *storage.DB, temporal client.Client, blobStore *bl
 		errRateLimited: newError(http.StatusTooManyRequests, "RATE_LIMITED",
 			fmt.Sprintf("Rate limit exceeded: at most %d requests per minute per token", cfg.RateLimitPerMinute),
 			fmt.Sprintf("تم تجاوز حد الطلبات: %d طلب في الدقيقة لكل رمز كحد أقصى", cfg.RateLimitPerMinute)),
+		errSessionRateLimited: newError(http.StatusTooManyRequests, "RATE_LIMITED",
+			fmt.Sprintf("Rate limit exceeded: at most %d requests per minute per signed-in user", cfg.SessionRateLimitPerMinute),
+			fmt.Sprintf("تم تجاوز حد الطلبات: %d طلب في الدقيقة لكل مستخدم مسجّل الدخول كحد أقصى", cfg.SessionRateLimitPerMinute)),
 	}
 	s.buyerOrders = newBuyerOrderLimits(cfg.StorefrontOrdersPerPhone, cfg.StorefrontOrdersPerNetwork,
 		func(r *http.Request) string { return clientNetwork(r, cfg.TrustedProxies) })

@@ -41,6 +41,8 @@ type Config struct {
 	// links of recovery emails.
 	StorefrontURL      string `envconfig:"STOREFRONT_URL"`
 	RateLimitPerMinute int    `envconfig:"RATE_LIMIT_PER_MINUTE" default:"300"`
+	// SessionRateLimitPerMinute limits each signed-in user's API requests.
+	SessionRateLimitPerMinute int `envconfig:"SESSION_RATE_LIMIT_PER_MINUTE" default:"300"`
 	// StorefrontRateLimitPerMinute limits the public storefront per client address.
 	StorefrontRateLimitPerMinute int `envconfig:"STOREFRONT_RATE_LIMIT_PER_MINUTE" default:"120"`
 	// Storefront orders per hour per store, by phone and by client network.
