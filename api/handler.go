@@ -11,8 +11,13 @@ import (
 // every error becomes a response in one place.
 type handlerFunc func(w http.ResponseWriter, r *http.Request) error
 
-// ServeHTTP runs the handler and writes the error it returns, if any.
+// ServeHTTP runs the handler and writes the error it returns, if any. A
+// request whose Idempotency-Key was completed before gets its replay here,
+// after every check of its route.
 func (h handlerFunc) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if idempotentHandler(w, r) {
+		return
+	}
 	if err := h(w, r); err != nil {
 		writeError(w, r, err)
 	}

@@ -422,6 +422,31 @@ type pendingKey struct {
 	// provisional: what was stored there is the answer known at commit (202,
 	// processing); the request's final answer replaces it when it is not a 5xx.
 	provisional bool
+	// replay answers a key completed before. It is written by the route's
+	// handler (handlerFunc.ServeHTTP), not here, so the route's scope and
+	// role checks run first: a replay answers the credential as it is now.
+	replay func(http.ResponseWriter)
+	// reached: the request got past the route's checks to its handler. A
+	// request a check refused leaves its key unspent.
+	reached bool
+}
+
+// idempotentHandler is the route handler's side of an Idempotency-Key: it
+// writes the replay of a completed key, or marks the key as reached by a
+// request that passed the route's checks. It reports whether the handler
+// is done (a replay was written).
+func idempotentHandler(w http.ResponseWriter, r *http.Request) bool {
+	pending, _ := r.Context().Value(idempotencyKey).(*pendingKey)
+	switch {
+	case pending == nil:
+		return false
+	case pending.replay != nil:
+		pending.replay(w)
+		return true
+	default:
+		pending.reached = true
+		return false
+	}
 }
 
 var writeMethods = []string{http.MethodPost, http.MethodPatch, http.MethodPut, http.MethodDelete}
@@ -429,7 +454,10 @@ var writeMethods = []string{http.MethodPost, http.MethodPatch, http.MethodPut, h
 // maxIdempotentBody bounds what is read to fingerprint a request; uploads are 5 MB.
 const maxIdempotentBody = 6 << 20
 
-// idempotency implements the Idempotency-Key of decisions §1.
+// idempotency implements the Idempotency-Key of decisions §1. It claims the
+// key before the route's own checks (chi runs them after the store router's
+// middleware), so a replay is written by the handler (idempotentHandler)
+// once they have passed.
 func (s *Server) idempotency(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		key, has := r.Header.Get("Idempotency-Key"), r.Header.Values("Idempotency-Key") != nil
@@ -458,13 +486,16 @@ func (s *Server) idempotency(next http.Handler) http.Handler {
 			return
 		}
 		if stored != nil {
-			if stored.ContentType != "" {
-				w.Header().Set("Content-Type", stored.ContentType)
-			}
-			w.Header().Set("Idempotent-Replayed", "true")
-			s.metrics.IdempotentReplays.Inc()
-			w.WriteHeader(stored.StatusCode)
-			_, _ = w.Write(stored.Body)
+			replay := &pendingKey{scope: scope, replay: func(w http.ResponseWriter) {
+				if stored.ContentType != "" {
+					w.Header().Set("Content-Type", stored.ContentType)
+				}
+				w.Header().Set("Idempotent-Replayed", "true")
+				s.metrics.IdempotentReplays.Inc()
+				w.WriteHeader(stored.StatusCode)
+				_, _ = w.Write(stored.Body)
+			}}
+			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), idempotencyKey, replay)))
 			return
 		}
 		pending := &pendingKey{scope: scope}
@@ -480,6 +511,10 @@ func (s *Server) idempotency(next http.Handler) http.Handler {
 			if v := recover(); v != nil {
 				release()
 				panic(v)
+			}
+			if !pending.reached && !pending.completed {
+				release() // refused before its handler (scope, role): the key is not spent
+				return
 			}
 			if rec.status >= 500 {
 				if !pending.completed {

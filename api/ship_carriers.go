@@ -37,22 +37,37 @@ const carrierCallbackTolerance = 300 * time.Second
 const maxCarrierEvents = 500
 
 type carrierAccountResponse struct {
-	ID             uuid.UUID `json:"id"`
-	Carrier        string    `json:"carrier"`
-	Name           string    `json:"name"`
-	CallbackURL    string    `json:"callback_url"`
-	CallbackSecret *string   `json:"callback_secret,omitempty"`
-	CreatedAt      time.Time `json:"created_at"`
-	UpdatedAt      time.Time `json:"updated_at"`
+	ID          uuid.UUID `json:"id"`
+	Carrier     string    `json:"carrier"`
+	Name        string    `json:"name"`
+	CallbackURL string    `json:"callback_url"`
+	CreatedAt   time.Time `json:"created_at"`
+	UpdatedAt   time.Time `json:"updated_at"`
 }
 
 func (s *Server) carrierAccountView(a storage.CarrierAccount) carrierAccountResponse {
-	resp := carrierAccountResponse{ID: a.ID, Carrier: a.Carrier, Name: a.Name,
+	return carrierAccountResponse{ID: a.ID, Carrier: a.Carrier, Name: a.Name,
 		CallbackURL: fmt.Sprintf("%s/api/v1/carrier-callbacks/%s", s.cfg.BaseURL, a.ID), CreatedAt: a.CreatedAt.UTC(), UpdatedAt: a.UpdatedAt.UTC()}
-	if a.Secret != "" {
-		resp.CallbackSecret = &a.Secret
-	}
-	return resp
+}
+
+// carrierAccountWithSecret is how a create or a rotation answers: the
+// callback secret once, and null on an idempotent replay.
+type carrierAccountWithSecret struct {
+	carrierAccountResponse
+	CallbackSecret *string `json:"callback_secret"`
+}
+
+// writeCarrierSecret commits change and shows the account's new secret once
+// (a secretAnswer: its replay is stored without it).
+func (s *Server) writeCarrierSecret(w http.ResponseWriter, r *http.Request, status int, change func(tx *storage.Tx) (storage.CarrierAccount, error)) error {
+	return s.writeTx(w, r, status, func(tx *storage.Tx) (any, error) {
+		a, err := change(tx)
+		if err != nil {
+			return nil, err
+		}
+		resp := s.carrierAccountView(a)
+		return secretAnswer{answer: ok(carrierAccountWithSecret{resp, &a.Secret}), replay: ok(carrierAccountWithSecret{resp, nil})}, nil
+	})
 }
 
 // handleCreateCarrierAccount serves POST /stores/{store_id}/carrier-accounts;
@@ -63,7 +78,7 @@ func (s *Server) handleCreateCarrierAccount() handlerFunc {
 		if err != nil {
 			return err
 		}
-		return writeView(s, w, r, http.StatusCreated, s.carrierAccountView, func(tx *storage.Tx) (storage.CarrierAccount, error) {
+		return s.writeCarrierSecret(w, r, http.StatusCreated, func(tx *storage.Tx) (storage.CarrierAccount, error) {
 			return tx.CreateCarrierAccount(r.Context(), storeIDFrom(r.Context()), req.Carrier, strings.TrimSpace(req.Name))
 		})
 	}
@@ -126,7 +141,7 @@ func (s *Server) handleRotateCarrierSecret() handlerFunc {
 		if err != nil {
 			return err
 		}
-		return writeView(s, w, r, http.StatusOK, s.carrierAccountView, func(tx *storage.Tx) (storage.CarrierAccount, error) {
+		return s.writeCarrierSecret(w, r, http.StatusOK, func(tx *storage.Tx) (storage.CarrierAccount, error) {
 			return tx.RotateCarrierSecret(r.Context(), storeIDFrom(r.Context()), id)
 		})
 	}
