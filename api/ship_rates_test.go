@@ -237,3 +237,38 @@ func manyCities(n int) []string {
 	}
 	return cities
 }
+
+// A per-kilogram fee is money arithmetic like any other (decisions part
+// two): a heavy cart on a rate with a large additional_per_kg is not offered
+// that rate (an order asking for it answers 422), never quoted a wrapped
+// negative fee (issue 48 §11).
+func TestShippingPerKgFeeDoesNotOverflow(t *testing.T) {
+	h := newHarness(t, api.Config{})
+	s := newShop(t, h, "perkg", 20)
+	h.exec(`UPDATE variants SET weight_grams = 1000000 WHERE id = $1`, s.variantID)
+	zones := storePath(s.m.storeID, "/shipping/zones")
+	zone := h.do(request{method: "POST", path: zones, auth: bearer(s.token), body: map[string]any{"name": "Egypt",
+		"areas": []any{map[string]any{"country": "EG"}}}})
+	require.Equal(t, http.StatusCreated, zone.Status, string(zone.Raw))
+	rate := h.do(request{method: "POST", path: zones + "/" + zone.data()["id"].(string) + "/rates", auth: bearer(s.token), body: map[string]any{
+		"name": "Freight", "price": 0, "weight_bands": []any{map[string]any{"up_to_grams": 1000, "price": 3000}},
+		"additional_per_kg": 1_000_000_000_000}})
+	require.Equal(t, http.StatusCreated, rate.Status, string(rate.Raw))
+	quote := func(qty int) response {
+		return h.do(request{method: "POST", path: storePath(s.m.storeID, "/shipping/quote"), auth: bearer(s.token), body: map[string]any{
+			"address": map[string]any{"country": "EG", "city": "Cairo"}, "payment_method": "instapay",
+			"lines": []any{map[string]any{"variant_id": s.variantID, "quantity": qty}}}})
+	}
+	heavy := quote(10000) // 10^10 g: 10^7 kilos × 10^12 overflows int64
+	require.Equal(t, http.StatusOK, heavy.Status, string(heavy.Raw))
+	require.Empty(t, heavy.data()["options"], "the rate is not offered, never quoted a wrapped fee")
+	light := quote(1) // 999 started kilos × 10^12 is past MaxAmount
+	require.Empty(t, light.data()["options"], string(light.Raw))
+
+	order := orderBody(s.variantID, 1, "+201004445552")
+	delete(order, "shipping_fee")
+	order["shipping_rate_id"] = rate.data()["id"]
+	placed := h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders"), auth: bearer(s.token), body: order})
+	require.Equal(t, http.StatusUnprocessableEntity, placed.Status, string(placed.Raw))
+	require.Equal(t, "not_offered", placed.fieldCode("shipping_rate_id"))
+}

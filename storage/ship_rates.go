@@ -372,7 +372,7 @@ type RateOption struct {
 // can ship with, paying by paymentMethod, cheapest first (then by
 // position): with weight bands, the first band holding the weight; past
 // the last, each started kilogram adds additional_per_kg, or the rate is
-// not offered; cod_available false rates are not offered to cod, and
+// not offered (nor when that fee passes MaxAmount); cod_available false rates are not offered to cod, and
 // cod_fee counts only for cod.
 func RateOptions(rates []ShippingRate, weightGrams int, discountedSubtotal int64, paymentMethod string) []RateOption {
 	options := []RateOption{}
@@ -401,7 +401,7 @@ func RateOptions(rates []ShippingRate, weightGrams int, discountedSubtotal int64
 // paymentMethod, before free_above_subtotal (left in the quote for the
 // pricing to compare with the discounted subtotal), or the field that
 // refuses it: payment_method (no COD on this rate) or shipping_rate_id
-// (past the last band, no per-kilogram price).
+// (past the last band, no per-kilogram price, or a fee past MaxAmount).
 func rateCharge(r ShippingRate, weightGrams int, paymentMethod string) (ShippingQuote, string) {
 	cod := paymentMethod == "cod"
 	if cod && !r.CODAvailable {
@@ -431,8 +431,15 @@ func bandFee(r ShippingRate, weightGrams int) (int64, bool) {
 		return 0, false
 	}
 	last := r.WeightBands[len(r.WeightBands)-1]
-	kilos := int64((weightGrams - last.UpToGrams + 999) / 1000)
-	return last.Price + kilos**r.AdditionalPerKg, true
+	kilos := (weightGrams - last.UpToGrams + 999) / 1000
+	// A fee past MaxAmount, or past int64, is no fee: the rate is not offered
+	// (decisions part two: no arithmetic overflows, beyond answers 422).
+	extra, ok := mulAmount(*r.AdditionalPerKg, kilos)
+	if !ok {
+		return 0, false
+	}
+	fee, ok := addAmounts(last.Price, extra)
+	return fee, ok && fee <= MaxAmount
 }
 
 // ShipTo is where a cart or a storefront order goes, as zones match it.

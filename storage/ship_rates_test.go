@@ -57,6 +57,8 @@ func TestRateOptions(t *testing.T) {
 		{"free above the subtotal", 800, 100000, "instapay", []option{{"capped", 0, 0, true}, {"banded", 3000, 0, false}, {"flat", 6000, 0, false}}},
 		{"cod: fees count, no cod-less rates", 800, 50000, "cod", []option{{"banded", 3000, 500, false}, {"flat", 6000, 1500, false}}},
 		{"no weight", 0, 0, "cod", []option{{"banded", 3000, 500, false}, {"flat", 6000, 1500, false}}},
+		// Past MaxAmount the banded rate is not offered; it never wraps.
+		{"kilos beyond any amount", 1 << 62, 50000, "instapay", []option{{"flat", 6000, 0, false}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var got []option
