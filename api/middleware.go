@@ -375,6 +375,10 @@ func (s *Server) bindStore(next http.Handler) http.Handler {
 				writeError(w, r, err)
 				return
 			}
+			if !member.StoreOpen() {
+				writeError(w, r, errStoreSuspended)
+				return
+			}
 			if member.LastSeenAt == nil || time.Since(*member.LastSeenAt) > 5*time.Minute {
 				if err := s.db.TouchMember(r.Context(), storeID, p.userID); err != nil {
 					s.log.WarnContext(r.Context(), "record member seen", slog.Any("error", err))

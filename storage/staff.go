@@ -75,7 +75,14 @@ type Membership struct {
 	BuiltIn    string // "", owner or admin
 	Scopes     []string
 	LastSeenAt *time.Time
+	// StoreState is the store's lifecycle state, read with the membership
+	// by FindMembership and FindSessionMember.
+	StoreState string
 }
+
+// StoreOpen reports whether the member's store may still be used: not
+// suspended or closed (a session of a closed store answers as its tokens do).
+func (m Membership) StoreOpen() bool { return storeOpen(m.StoreState) }
 
 // Everything reports whether the role holds every scope (owner, admin).
 func (m Membership) Everything() bool { return m.BuiltIn != "" }
@@ -121,9 +128,10 @@ func (tx *Tx) createBuiltInRoles(ctx context.Context, s Store) error {
 // FindMembership is the user's role in the store (ErrNotFound: not a member).
 func (r reader) FindMembership(ctx context.Context, storeID, userID uuid.UUID) (Membership, error) {
 	m := Membership{StoreID: storeID, UserID: userID}
-	err := r.q.QueryRow(ctx, `SELECT m.role_id, r.name, COALESCE(r.built_in, ''), r.scopes, m.last_seen_at
-		FROM store_members m JOIN roles r ON r.id = m.role_id WHERE m.store_id = $1 AND m.user_id = $2`, storeID, userID).
-		Scan(&m.RoleID, &m.RoleName, &m.BuiltIn, &m.Scopes, &m.LastSeenAt)
+	err := r.q.QueryRow(ctx, `SELECT m.role_id, r.name, COALESCE(r.built_in, ''), r.scopes, m.last_seen_at, st.lifecycle_state
+		FROM store_members m JOIN roles r ON r.id = m.role_id JOIN stores st ON st.id = m.store_id
+		WHERE m.store_id = $1 AND m.user_id = $2`, storeID, userID).
+		Scan(&m.RoleID, &m.RoleName, &m.BuiltIn, &m.Scopes, &m.LastSeenAt, &m.StoreState)
 	if err != nil {
 		return Membership{}, notFoundIfNoRows(err, "find membership")
 	}
@@ -137,20 +145,22 @@ func (db *DB) FindSessionMember(ctx context.Context, secret string, storeID uuid
 	var s Session
 	var roleID *uuid.UUID
 	m := Membership{StoreID: storeID}
-	var roleName, builtIn *string
-	err := db.pool.QueryRow(ctx, `SELECT s.user_id, s.expires_at, m.role_id, r.name, COALESCE(r.built_in, ''), r.scopes, m.last_seen_at
+	var roleName, builtIn, storeState *string
+	err := db.pool.QueryRow(ctx, `SELECT s.user_id, s.expires_at, m.role_id, r.name, COALESCE(r.built_in, ''), r.scopes, m.last_seen_at,
+			st.lifecycle_state
 		FROM sessions s
 		LEFT JOIN store_members m ON m.store_id = $2 AND m.user_id = s.user_id
 		LEFT JOIN roles r ON r.id = m.role_id
+		LEFT JOIN stores st ON st.id = m.store_id
 		WHERE s.id_hash = $1 AND s.expires_at > $3`, HashSecret(secret), storeID, db.now()).
-		Scan(&s.UserID, &s.ExpiresAt, &roleID, &roleName, &builtIn, &m.Scopes, &m.LastSeenAt)
+		Scan(&s.UserID, &s.ExpiresAt, &roleID, &roleName, &builtIn, &m.Scopes, &m.LastSeenAt, &storeState)
 	if err != nil {
 		return Session{}, nil, notFoundIfNoRows(err, "find session")
 	}
 	if roleID == nil {
 		return s, nil, nil
 	}
-	m.UserID, m.RoleID, m.RoleName, m.BuiltIn = s.UserID, *roleID, *roleName, *builtIn
+	m.UserID, m.RoleID, m.RoleName, m.BuiltIn, m.StoreState = s.UserID, *roleID, *roleName, *builtIn, *storeState
 	return s, &m, nil
 }
 

@@ -215,7 +215,11 @@ type Token struct {
 
 // StoreOpen reports whether the token's store may still be used: not
 // suspended or closed.
-func (t Token) StoreOpen() bool { return t.StoreState != "suspended" && t.StoreState != "closed" }
+func (t Token) StoreOpen() bool { return storeOpen(t.StoreState) }
+
+// storeOpen reports whether a store in lifecycle state may still be used:
+// not suspended or closed.
+func storeOpen(state string) bool { return state != "suspended" && state != "closed" }
 
 // Usable reports whether the token may authenticate a request at now.
 func (t Token) Usable(now time.Time) bool {
