@@ -161,6 +161,14 @@ func (tx *Tx) TransitionOrder(ctx context.Context, storeID, id uuid.UUID, to Ord
 	if _, err := tx.ResolveAutopilotExceptions(ctx, storeID, id); err != nil {
 		return Order{}, err
 	}
+	// An outcome the merchant sets is its own word: it counts in its own
+	// store's COD trust check, never in another's (decisions §28).
+	if to == OrderDelivered || to == OrderReturned {
+		if _, err := tx.tx.Exec(ctx, `UPDATE orders SET carrier_confirmed_at = NULL
+			WHERE store_id = $1 AND id = $2 AND carrier_confirmed_at IS NOT NULL`, storeID, id); err != nil {
+			return Order{}, fmt.Errorf("clear carrier confirmation: %w", err)
+		}
+	}
 	if to == OrderCancelled {
 		return tx.cancel(ctx, o, note, actor)
 	}

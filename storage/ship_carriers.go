@@ -233,6 +233,7 @@ func (tx *Tx) ApplyCarrierEvents(ctx context.Context, storeID, accountID uuid.UU
 		order[i] = i
 	}
 	sort.SliceStable(order, func(a, b int) bool { return events[order[a]].OccurredAt.Before(events[order[b]].OccurredAt) })
+	var reported []uuid.UUID // orders an applied report moved
 	for _, i := range order {
 		e := events[i]
 		c, known := byTracking[e.TrackingNumber]
@@ -276,8 +277,28 @@ func (tx *Tx) ApplyCarrierEvents(ctx context.Context, storeID, accountID uuid.UU
 		}
 		c.lastApplied = pgtype.Timestamptz{Time: e.OccurredAt, Valid: true}
 		applied++
+		reported = append(reported, c.OrderID)
 	}
-	return applied, ignored, tx.flushDeferred(ctx)
+	if err := tx.flushDeferred(ctx); err != nil {
+		return 0, nil, err
+	}
+	return applied, ignored, tx.confirmOutcomes(ctx, storeID, reported)
+}
+
+// confirmOutcomes marks the orders a carrier's reports brought to an
+// outcome (DELIVERED, RETURNED) as carrier-confirmed: only these count in
+// other stores' COD trust checks (decisions §28). A carrier's signed
+// callback is the only writer; a merchant's own status moves clear it
+// (TransitionOrder).
+func (tx *Tx) confirmOutcomes(ctx context.Context, storeID uuid.UUID, orderIDs []uuid.UUID) error {
+	if len(orderIDs) == 0 {
+		return nil
+	}
+	if _, err := tx.tx.Exec(ctx, `UPDATE orders SET carrier_confirmed_at = $3
+		WHERE store_id = $1 AND id = ANY($2) AND status IN ('DELIVERED', 'RETURNED')`, storeID, orderIDs, tx.now()); err != nil {
+		return fmt.Errorf("confirm carrier outcomes: %w", err)
+	}
+	return nil
 }
 
 // lockOrdersOf holds, in id order, the orders of the live shipments with
