@@ -404,18 +404,14 @@ func TestUnknownFieldPaths(t *testing.T) {
 // /metrics speaks Prometheus: requests by route pattern (never a raw path),
 // rate-limit rejections, idempotent replays and the outbox backlog.
 func TestMetricsEndpoint(t *testing.T) {
-	h := newHarness(t, api.Config{RateLimitPerMinute: 2})
+	h := newHarness(t, api.Config{RateLimitPerMinute: 2, MetricsToken: scrapeToken})
 	m := h.signup("metrics")
 	token := h.pat(m, "catalog:write")
 	for range 3 {
 		h.do(request{method: "GET", path: storePath(m.storeID, "/products/"+uuid.NewString()), auth: bearer(token)})
 	}
-	resp, err := http.Get(h.url + "/metrics")
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	text := string(body)
-	require.Equal(t, http.StatusOK, resp.StatusCode)
+	status, text := scrape(t, h.url, scrapeToken)
+	require.Equal(t, http.StatusOK, status)
 	require.Contains(t, text, `svc_http_requests_total{method="GET",route="/api/v1/stores/{store_id}/products/{product_id}",status="404"} 2`)
 	require.Contains(t, text, `svc_rate_limit_rejections_total{limit="token"} 1`)
 	require.Contains(t, text, `svc_http_request_duration_seconds_bucket{method="GET",route="/api/v1/stores/{store_id}/products/{product_id}"`)
@@ -428,13 +424,10 @@ func TestMetricsEndpoint(t *testing.T) {
 // methods are OTHER and unknown paths unmatched, so garbage cannot grow
 // /metrics (20 requests with 100 kB methods once grew it by 32 MB).
 func TestMetricsLabelsStayBounded(t *testing.T) {
-	h := newHarness(t, api.Config{})
+	h := newHarness(t, api.Config{MetricsToken: scrapeToken})
 	series := func() int {
-		resp, err := http.Get(h.url + "/metrics")
-		require.NoError(t, err)
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		return strings.Count(string(body), "svc_http_requests_total{")
+		_, text := scrape(t, h.url, scrapeToken)
+		return strings.Count(text, "svc_http_requests_total{")
 	}
 	send := func(method, path string) {
 		req, err := http.NewRequest(method, h.url+path, nil)
@@ -451,12 +444,9 @@ func TestMetricsLabelsStayBounded(t *testing.T) {
 		send("GET", fmt.Sprintf("/garbage-%d", i))
 	}
 	require.LessOrEqual(t, series(), before+2, "at most the OTHER and unmatched combinations seen once more")
-	resp, err := http.Get(h.url + "/metrics")
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	require.NotContains(t, string(body), "MMMM", "no client-chosen method in a label")
-	require.Contains(t, string(body), `method="OTHER"`)
+	_, body := scrape(t, h.url, scrapeToken)
+	require.NotContains(t, body, "MMMM", "no client-chosen method in a label")
+	require.Contains(t, body, `method="OTHER"`)
 }
 
 // Two API replicas over one database share each token's count: the limit

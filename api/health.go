@@ -1,9 +1,12 @@
 package api
 
 import (
+	"context"
 	"net/http"
 	"sort"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/merchantsvc/svc/api/wire"
 )
@@ -16,10 +19,35 @@ func (s *Server) handleHealthz() handlerFunc {
 	}
 }
 
-// handleReadyz serves GET /readyz.
+// readyCache is the last readiness check: probes within readyFor of it
+// share it, and concurrent probes wait for the one check in flight, so
+// however often a load balancer probes, Postgres, Temporal and the object
+// store are asked at most once a second.
+type readyCache struct {
+	mu     sync.Mutex
+	at     time.Time
+	checks map[string]string
+}
+
+// readyFor is how long a readiness check answers probes.
+const readyFor = time.Second
+
+// cachedReadiness is the last check when it is fresh, else a new one.
+func (s *Server) cachedReadiness(ctx context.Context) map[string]string {
+	s.ready.mu.Lock()
+	defer s.ready.mu.Unlock()
+	if s.ready.checks == nil || time.Since(s.ready.at) >= readyFor {
+		// The check answers every waiting probe: one probe's hang-up must
+		// not fail it for the others.
+		s.ready.checks, s.ready.at = s.readiness(context.WithoutCancel(ctx)), time.Now()
+	}
+	return s.ready.checks
+}
+
+// handleReadyz serves GET /readyz from cachedReadiness.
 func (s *Server) handleReadyz() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		checks := s.readiness(r.Context())
+		checks := s.cachedReadiness(r.Context())
 		var failing []string
 		for name, state := range checks {
 			if state != "ok" {

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"crypto/subtle"
 	"net/http"
 	"strconv"
 	"time"
@@ -83,7 +84,29 @@ func newOutboxGauges(reg prometheus.Registerer) outboxGauges {
 	return g
 }
 
-// handleMetrics serves GET /metrics: it reads the outbox once per scrape, within the scrape's own
+// handlePublicMetrics serves GET /metrics on the public port: 404 unless
+// MetricsToken is set, then only to a scraper bearing it (401 otherwise).
+func (s *Server) handlePublicMetrics() http.HandlerFunc {
+	serve := s.MetricsHandler()
+	want := []byte("Bearer " + s.cfg.MetricsToken)
+	return func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case s.cfg.MetricsToken == "":
+			writeError(w, r, errRouteNotFound)
+		case subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1:
+			w.Header().Set("WWW-Authenticate", `Bearer realm="metrics"`)
+			writeError(w, r, errUnauthenticated)
+		default:
+			serve.ServeHTTP(w, r)
+		}
+	}
+}
+
+// MetricsHandler serves the API's metrics without a credential, for an
+// address of its own (svc mounts it on SVC_DEBUG_ADDR, beside the profiles).
+func (s *Server) MetricsHandler() http.Handler { return s.handleMetrics() }
+
+// handleMetrics serves the metrics: it reads the outbox once per scrape, within the scrape's own
 // request, then serves the registry.
 func (s *Server) handleMetrics() http.HandlerFunc {
 	serve := metrics.Handler(s.metrics.Registry)

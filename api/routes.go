@@ -42,7 +42,7 @@ func (s *Server) routes() *chi.Mux {
 	r.Method(http.MethodGet, "/stores/{store_id}/shipments/print", s.pages.WaybillsPrint())
 	r.Method(http.MethodGet, "/stores/{store_id}/orders/{order_id}/returns", s.pages.OrderReturnsPage())
 	r.Method(http.MethodGet, "/healthz", s.handleHealthz())
-	r.Method(http.MethodGet, "/metrics", s.handleMetrics())
+	r.Method(http.MethodGet, "/metrics", s.handlePublicMetrics())
 	r.Method(http.MethodGet, "/readyz", s.handleReadyz())
 
 	r.Route("/api/v1", func(r chi.Router) {

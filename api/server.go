@@ -84,6 +84,10 @@ type Config struct {
 	// StripeAPIBase is Stripe's API address (empty: api.stripe.com;
 	// stripe-mock in dev and tests).
 	StripeAPIBase string
+	// MetricsToken, when set, lets a scraper read /metrics on the public
+	// port with "Authorization: Bearer <token>"; unset, /metrics is 404
+	// there and served only by MetricsHandler (svc: on SVC_DEBUG_ADDR).
+	MetricsToken string
 }
 
 // Server is the HTTP API.
@@ -115,6 +119,7 @@ type Server struct {
 	pages                 *pages.Pages
 	streamsEnd            chan struct{} // closed by EndStreams
 	endStreamsOnce        sync.Once
+	ready                 readyCache
 }
 
 // NewServer wires the API over its dependencies.

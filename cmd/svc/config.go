@@ -14,12 +14,16 @@ import (
 // Config is every SVC_ setting. Only this package reads the environment.
 type Config struct {
 	HTTPAddr string `envconfig:"HTTP_ADDR" default:"127.0.0.1:8080"`
-	// MetricsAddr is where `svc worker` serves /metrics (the API serves it
-	// on HTTPAddr).
+	// MetricsAddr is where `svc worker` serves /metrics (`svc api` serves
+	// it on DebugAddr).
 	MetricsAddr string `envconfig:"METRICS_ADDR" default:"127.0.0.1:9091"`
 	// DebugAddr, when set, serves Go's profiles (/debug/pprof) on an
-	// address of its own; keep it off the public network.
-	DebugAddr         string `envconfig:"DEBUG_ADDR"`
+	// address of its own, and `svc api`'s /metrics; keep it off the public
+	// network.
+	DebugAddr string `envconfig:"DEBUG_ADDR"`
+	// MetricsToken, when set, also lets a scraper read `svc api`'s /metrics
+	// on HTTPAddr with "Authorization: Bearer <token>" (404 there unset).
+	MetricsToken      string `envconfig:"METRICS_TOKEN"`
 	DatabaseURL       string `envconfig:"DATABASE_URL"`
 	TemporalAddress   string `envconfig:"TEMPORAL_ADDRESS" default:"127.0.0.1:7233"`
 	TemporalNamespace string `envconfig:"TEMPORAL_NAMESPACE" default:"default"`

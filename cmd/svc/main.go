@@ -214,7 +214,7 @@ func apiConfig(cfg Config, tr *tracing.Tracing, secrets *storage.Sealer) api.Con
 		ChatWebhookSecret: cfg.ChatWebhookSecret, Tracing: tr, TrustedProxies: cfg.TrustedProxies,
 		StorefrontOrdersPerPhone: cfg.StorefrontOrdersPerPhone, StorefrontOrdersPerNetwork: cfg.StorefrontOrdersPerNetwork,
 		Passwords: api.PasswordLimits{FailuresPerAccount: cfg.LoginFailuresPerAccount, FailuresPerAddress: cfg.LoginFailuresPerNetwork},
-		Secrets:   secrets, StripeAPIBase: cfg.StripeAPIBase}
+		Secrets:   secrets, StripeAPIBase: cfg.StripeAPIBase, MetricsToken: cfg.MetricsToken}
 }
 
 // startWorker runs the Temporal worker and the outbox dispatcher until ctx
@@ -268,7 +268,7 @@ func runAPI(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer)
 	defer d.Close()
 	srv := api.NewServer(apiConfig(cfg, d.tracing, d.secrets), d.db, d.temporal, d.blob, log)
 	go srv.SyncRateLimits(ctx, time.Second) // the replicas share their rate-limit counts
-	defer serveDebug(ctx, cfg.DebugAddr, log)()
+	defer serveDebug(ctx, cfg.DebugAddr, log, srv.MetricsHandler())()
 	return serveHTTP(ctx, cfg.HTTPAddr, srv, log, stdout)
 }
 
@@ -326,7 +326,7 @@ func runWorker(ctx context.Context, cfg Config, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	defer serveDebug(ctx, cfg.DebugAddr, log)()
+	defer serveDebug(ctx, cfg.DebugAddr, log, nil)()
 	// The worker's own /metrics (Temporal SDK, deliveries, import rows), and
 	// the API's probes over the worker's connections: /healthz (the process
 	// is up) and /readyz (Postgres, Temporal and the object store answer).
