@@ -72,7 +72,7 @@ func TestReadinessIsCheckedOncePerSecond(t *testing.T) {
 		w.WriteHeader(http.StatusOK)
 	}))
 	t.Cleanup(store.Close)
-	objects, err := blob.Open(blob.Options{Endpoint: strings.TrimPrefix(store.URL, "http://"), AccessKey: "x", SecretKey: "xxxxxxxx", Bucket: "b"})
+	objects, err := blob.Open(blob.Options{Endpoint: strings.TrimPrefix(store.URL, "http://"), AccessKey: "x", SecretKey: "xxxxxxxx", Bucket: "readiness"})
 	require.NoError(t, err)
 	srv := httptest.NewServer(api.NewServer(api.Config{}, testenv.DB(t), testenv.Temporal(t), objects, slog.New(slog.DiscardHandler)))
 	t.Cleanup(srv.Close)
