@@ -76,6 +76,9 @@ var (
 		"This store is suspended or closed; its access tokens cannot use it", "هذا المتجر موقوف أو مغلق؛ لا يمكن لرموز الوصول استخدامه")
 	errTokenNotAllowed = newError(http.StatusForbidden, "TOKEN_NOT_ALLOWED",
 		"This endpoint is only available to a signed-in merchant, not to access tokens", "هذه العملية متاحة للتاجر المسجّل دخوله فقط وليس لرموز الوصول")
+	errCrossSiteRequest = newError(http.StatusForbidden, "CROSS_SITE_REQUEST",
+		"This change was sent from another site with your session: make it from the merchant pages, or send an access token",
+		"أُرسل هذا التغيير من موقع آخر بجلستك: نفّذه من صفحات التاجر أو أرسل رمز وصول")
 	errNotFound = newError(http.StatusNotFound, "NOT_FOUND",
 		"Resource not found", "المورد غير موجود")
 	errRouteNotFound = newError(http.StatusNotFound, "NOT_FOUND",

@@ -315,7 +315,10 @@ func (h *harness) do(req request) response {
 		httpReq.Header.Set("Authorization", "Bearer "+req.auth.token)
 	}
 	if req.auth.session != "" {
+		// What a browser sends from the merchant's pages; a test of the
+		// origin rule sets its own (an empty value reads as absent).
 		httpReq.AddCookie(&http.Cookie{Name: "svc_session", Value: req.auth.session})
+		httpReq.Header.Set("Sec-Fetch-Site", "same-origin")
 	}
 	for k, v := range req.headers {
 		httpReq.Header.Set(k, v)

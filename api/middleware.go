@@ -136,10 +136,14 @@ const (
 	appPrefix = "svc_app_"
 )
 
-// authenticate requires a bearer token or a session cookie.
+// authenticate requires a bearer token or a session cookie; a write with
+// the cookie must come from the merchant's own pages (fromOwnPages).
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, err := s.identify(r)
+		if err == nil && p.kind == "session" && !s.fromOwnPages(r) {
+			err = errCrossSiteRequest
+		}
 		if err != nil {
 			writeError(w, r, err)
 			return
@@ -188,13 +192,13 @@ func (s *Server) identify(r *http.Request) (*principal, error) {
 		}
 		return p, nil
 	}
-	cookie, err := r.Cookie(session.CookieName)
-	if err != nil || cookie.Value == "" {
+	secret := session.Secret(r, s.cfg.SecureCookies)
+	if secret == "" {
 		return nil, errUnauthenticated
 	}
 	if storeID, err := request.ParseUUID(chi.URLParam(r, "store_id")); err == nil {
 		// A store route: the session and its membership in one query.
-		sess, member, err := s.db.FindSessionMember(ctx, cookie.Value, storeID)
+		sess, member, err := s.db.FindSessionMember(ctx, secret, storeID)
 		if errors.Is(err, storage.ErrNotFound) {
 			return nil, errUnauthenticated
 		}
@@ -203,7 +207,7 @@ func (s *Server) identify(r *http.Request) (*principal, error) {
 		}
 		return &principal{kind: "session", userID: sess.UserID, member: member, memberRead: true}, nil
 	}
-	sess, err := s.db.FindSession(ctx, cookie.Value)
+	sess, err := s.db.FindSession(ctx, secret)
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, errUnauthenticated
 	}
@@ -211,6 +215,30 @@ func (s *Server) identify(r *http.Request) (*principal, error) {
 		return nil, err
 	}
 	return &principal{kind: "session", userID: sess.UserID}, nil
+}
+
+// fromOwnPages reports whether a request carrying the session cookie may
+// go on: a read always; a write when it comes from the merchant's own pages
+// (Sec-Fetch-Site same-origin, or Origin the merchant URL or the API's own)
+// or, saying neither, carries the session's CSRF token in X-CSRF-Token. The
+// cookie is SameSite=Lax, but a sibling subdomain is same-site and sends it
+// with any form post or bodiless fetch (decisions, "Cookie writes").
+func (s *Server) fromOwnPages(r *http.Request) bool {
+	return !session.Writes(r.Method) ||
+		session.WriteAllowed(r, s.cfg.SecureCookies, s.ownOrigins, r.Header.Get("X-CSRF-Token"))
+}
+
+// ownPagesOnly refuses a session-cookie write from anywhere but the
+// merchant's own pages (fromOwnPages): 403 CROSS_SITE_REQUEST. It guards
+// the page routes that answer JSON, which authenticate does not run on.
+func (s *Server) ownPagesOnly(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if session.Secret(r, s.cfg.SecureCookies) != "" && !s.fromOwnPages(r) {
+			writeError(w, r, errCrossSiteRequest)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // sessionOnly refuses bearer tokens (decisions §2).

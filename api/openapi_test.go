@@ -39,7 +39,7 @@ func TestOpenAPIDescriptionsKeepTheirCommas(t *testing.T) {
 	doc, err := openapi3.NewLoader().LoadFromData(raw)
 	require.NoError(t, err)
 	forbidden := doc.Components.Responses["Forbidden"].Value
-	require.Equal(t, "SCOPE_MISSING, STORE_MISMATCH, STORE_SUSPENDED, TOKEN_NOT_ALLOWED, TOKEN_REQUIRED or ROLE_NOT_ALLOWED", *forbidden.Description)
+	require.Equal(t, "SCOPE_MISSING, STORE_MISMATCH, STORE_SUSPENDED, TOKEN_NOT_ALLOWED, TOKEN_REQUIRED, ROLE_NOT_ALLOWED or CROSS_SITE_REQUEST", *forbidden.Description)
 	amount := doc.Components.Schemas["PaymentProof"].Value.Properties["amount"].Value
 	require.Equal(t, "Minor units credited (recorded, or the balance an approval covered)", amount.Description)
 

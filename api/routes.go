@@ -28,7 +28,7 @@ func (s *Server) routes() *chi.Mux {
 	r.Method(http.MethodGet, "/apps/{slug}/launch", s.pages.Launch())
 	r.Method(http.MethodGet, "/stores/{store_id}/themes/editor", s.pages.EditorPage())
 	r.Method(http.MethodGet, "/stores/{store_id}/themes/preview", s.pages.Preview())
-	r.Method(http.MethodPost, "/stores/{store_id}/themes/preview/render", s.pages.PreviewRender())
+	r.With(s.ownPagesOnly).Method(http.MethodPost, "/stores/{store_id}/themes/preview/render", s.pages.PreviewRender())
 	r.Method(http.MethodGet, "/assets/editor/{file}", pages.Assets())
 	r.Method(http.MethodGet, "/assets/store/{file}", pages.Assets())
 	r.Method(http.MethodGet, "/stores/{store_id}/imports", s.pages.ImportsPage())

@@ -21,6 +21,7 @@ import (
 
 	"github.com/merchantsvc/svc/api/pages"
 	"github.com/merchantsvc/svc/internal/metrics"
+	"github.com/merchantsvc/svc/internal/session"
 	"github.com/merchantsvc/svc/internal/tracing"
 	"github.com/merchantsvc/svc/internal/webhook"
 	"github.com/merchantsvc/svc/storage"
@@ -117,6 +118,7 @@ type Server struct {
 	metrics               *metrics.API
 	outbox                outboxGauges
 	pages                 *pages.Pages
+	ownOrigins            []string      // the merchant URL's and the API's origins (fromOwnPages)
 	streamsEnd            chan struct{} // closed by EndStreams
 	endStreamsOnce        sync.Once
 	ready                 readyCache
@@ -174,13 +176,25 @@ func NewServer(cfg Config, db *storage.DB, temporal client.Client, blobStore *bl
 	}
 	s.buyerOrders = newBuyerOrderLimits(cfg.StorefrontOrdersPerPhone, cfg.StorefrontOrdersPerNetwork,
 		func(r *http.Request) string { return clientNetwork(r, cfg.TrustedProxies) })
-	s.pages = pages.New(pages.Config{SecureCookies: cfg.SecureCookies, CheckPassword: s.CheckPassword,
+	s.ownOrigins = originsOf(cfg.BaseURL, cfg.MerchantURL)
+	s.pages = pages.New(pages.Config{SecureCookies: cfg.SecureCookies, OwnOrigins: s.ownOrigins, CheckPassword: s.CheckPassword,
 		WebhookRetrySchedule: cfg.WebhookRetrySchedule, Source: s.requestSource}, db, log)
 	s.metrics = metrics.NewAPI()
 	s.outbox = newOutboxGauges(s.metrics.Registry)
 	s.router = s.routes()
 	s.handler = cfg.Tracing.Handler(s.router)
 	return s
+}
+
+// originsOf is the origin (scheme://host[:port]) of each URL that has one.
+func originsOf(urls ...string) []string {
+	var origins []string
+	for _, raw := range urls {
+		if origin := session.OriginOf(raw); origin != "" {
+			origins = append(origins, origin)
+		}
+	}
+	return origins
 }
 
 // ServeHTTP makes the server an http.Handler.

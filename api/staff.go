@@ -425,9 +425,12 @@ func (s *Server) handleAcceptInvitation() handlerFunc {
 		if err != nil {
 			return err
 		}
-		signedIn, err := session.User(r, s.db)
+		signedIn, err := session.User(r, s.db, s.cfg.SecureCookies)
 		if err != nil && !errors.Is(err, storage.ErrNotFound) {
 			return err
+		}
+		if signedIn != nil && !s.fromOwnPages(r) { // joining a store with the session
+			return errCrossSiteRequest
 		}
 		existing, err := s.db.FindUserByEmail(r.Context(), inv.Email)
 		if err != nil && !errors.Is(err, storage.ErrNotFound) {

@@ -47,12 +47,12 @@ func (s *Server) handleChangePassword() handlerFunc {
 		if err != nil {
 			return err
 		}
-		keep, _ := r.Cookie(session.CookieName) // sessionOnly: the cookie is there
+		keep := session.Secret(r, s.cfg.SecureCookies) // sessionOnly: the cookie is there
 		err = s.db.InTx(r.Context(), func(tx *storage.Tx) error {
 			if err := tx.SetPassword(r.Context(), user.ID, hash); err != nil {
 				return err
 			}
-			return tx.EndSessions(r.Context(), user.ID, keep.Value, "staff.password_changed", s.requestSource(r))
+			return tx.EndSessions(r.Context(), user.ID, keep, "staff.password_changed", s.requestSource(r))
 		})
 		if err != nil {
 			return err

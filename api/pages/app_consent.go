@@ -127,8 +127,10 @@ func (p *Pages) ConsentPage() http.Handler {
 		if c.App.WebhookURL != nil {
 			events = storage.EventsReadable(c.App.WebhookEvents, c.Scopes)
 		}
+		// Allow and Deny both redirect to the app: the form may go there.
 		renderPage(w, http.StatusOK, lang, "app_consent.html", map[string]any{"Title": word(lang, "consent.title"),
-			"CSRF": p.pageCSRF(w, r), "App": c.App.Name, "Store": c.Store.Name, "Scopes": lines, "Events": events, "Params": c.Params})
+			"CSRF": p.sessionCSRF(r), "App": c.App.Name, "Store": c.Store.Name, "Scopes": lines, "Events": events, "Params": c.Params},
+			session.OriginOf(c.Params["redirect_uri"]))
 		return nil
 	})
 }
@@ -138,7 +140,7 @@ func (p *Pages) ConsentPage() http.Handler {
 func (p *Pages) ConsentForm() http.Handler {
 	return p.handle(func(w http.ResponseWriter, r *http.Request) error {
 		r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
-		user, err := session.User(r, p.db)
+		user, err := session.User(r, p.db, p.cfg.SecureCookies)
 		if err != nil {
 			return err
 		}
@@ -147,7 +149,7 @@ func (p *Pages) ConsentForm() http.Handler {
 			return nil
 		}
 		lang := p.pageLang(r, user)
-		if err := r.ParseForm(); err != nil || !csrfValid(r) {
+		if err := r.ParseForm(); err != nil || !p.sessionFormValid(r) {
 			p.problemPage(w, http.StatusForbidden, lang, "problem.bad_form")
 			return nil
 		}

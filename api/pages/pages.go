@@ -40,8 +40,12 @@ var pageTemplates = func() map[string]*template.Template {
 // Config is what the pages need beyond the database.
 type Config struct {
 	// SecureCookies marks the session and CSRF cookies Secure (everywhere
-	// but local development).
+	// but local development), and names them with the __Host- prefix.
 	SecureCookies bool
+	// OwnOrigins are the merchant URL's and the API's origins: a form post
+	// with another Origin, or Sec-Fetch-Site other than same-origin, is
+	// refused (session.RequestOrigin).
+	OwnOrigins []string
 	// CheckPassword checks a sign-in under the server's throttles; it
 	// answers session.ErrBadLogin, *session.Throttled or session.ErrBusy.
 	CheckPassword func(r *http.Request, email, password string) (storage.User, error)
@@ -105,43 +109,79 @@ func (p *Pages) handleStore(scope string, fn func(w http.ResponseWriter, r *http
 	})
 }
 
-const csrfCookie = "svc_csrf"
+// loginCSRFCookie is the sign-in form's CSRF cookie (see session.CookieName).
+const loginCSRFCookie = "svc_csrf"
 
-// pageCSRF returns the request's CSRF token, setting the cookie when the
-// browser has none yet.
-func (p *Pages) pageCSRF(w http.ResponseWriter, r *http.Request) string {
-	if c, err := r.Cookie(csrfCookie); err == nil && len(c.Value) >= 32 {
+// loginCSRF returns the sign-in form's CSRF token, setting its cookie
+// when the browser has none yet: a double-submit cookie, since there is no
+// session yet to bind the token to.
+func (p *Pages) loginCSRF(w http.ResponseWriter, r *http.Request) string {
+	if c, err := r.Cookie(session.CookieName(loginCSRFCookie, p.cfg.SecureCookies)); err == nil && len(c.Value) >= 32 {
 		return c.Value
 	}
 	b := make([]byte, 32)
 	_, _ = rand.Read(b)
 	token := base64.RawURLEncoding.EncodeToString(b)
-	http.SetCookie(w, &http.Cookie{Name: csrfCookie, Value: token, Path: "/", HttpOnly: true, Secure: p.cfg.SecureCookies,
-		SameSite: http.SameSiteStrictMode})
+	http.SetCookie(w, &http.Cookie{Name: session.CookieName(loginCSRFCookie, p.cfg.SecureCookies), Value: token, Path: "/",
+		HttpOnly: true, Secure: p.cfg.SecureCookies, SameSite: http.SameSiteStrictMode})
 	return token
 }
 
-// csrfValid checks a posted form's token against the cookie.
-func csrfValid(r *http.Request) bool {
-	c, err := r.Cookie(csrfCookie)
-	return err == nil && len(c.Value) >= 32 && subtle.ConstantTimeCompare([]byte(c.Value), []byte(r.PostFormValue("csrf"))) == 1
+// loginFormValid checks the sign-in form: not sent from another site, and
+// its token is the cookie's.
+func (p *Pages) loginFormValid(r *http.Request) bool {
+	c, err := r.Cookie(session.CookieName(loginCSRFCookie, p.cfg.SecureCookies))
+	return session.RequestOrigin(r, p.cfg.OwnOrigins) != session.OriginForeign &&
+		err == nil && len(c.Value) >= 32 && subtle.ConstantTimeCompare([]byte(c.Value), []byte(r.PostFormValue("csrf"))) == 1
 }
 
-// renderPage answers with the page's template in lang.
-func renderPage(w http.ResponseWriter, status int, lang, name string, data map[string]any) {
-	pageHeaders(w, "default-src 'self'; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'")
+// sessionCSRF is the CSRF token of the request's session ("" without a
+// session cookie), for a signed-in page's forms and scripts.
+func (p *Pages) sessionCSRF(r *http.Request) string {
+	if secret := session.Secret(r, p.cfg.SecureCookies); secret != "" {
+		return session.CSRFToken(secret)
+	}
+	return ""
+}
+
+// sessionFormValid checks a signed-in page's form: not sent from another
+// site, and its token is the session's.
+func (p *Pages) sessionFormValid(r *http.Request) bool {
+	return session.RequestOrigin(r, p.cfg.OwnOrigins) != session.OriginForeign &&
+		session.CSRFValid(r, p.cfg.SecureCookies, r.PostFormValue("csrf"))
+}
+
+// renderPage answers with the page's template in lang. Its forms post to
+// this origin, and to formTargets (origins) too when given.
+func renderPage(w http.ResponseWriter, status int, lang, name string, data map[string]any, formTargets ...string) {
+	pageHeaders(w, "default-src 'self'; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'", formTargets...)
 	w.WriteHeader(status)
 	_ = pageTemplates[lang].ExecuteTemplate(w, name, data)
 }
 
-// pageHeaders are every page's headers, with its content security policy.
-func pageHeaders(w http.ResponseWriter, csp string) {
+// pageHeaders are every page's headers, with its content security policy:
+// csp, and on every page forms that post only to this origin (and to
+// formTargets) and no <base> to send them or the scripts elsewhere.
+func pageHeaders(w http.ResponseWriter, csp string, formTargets ...string) {
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Frame-Options", "DENY")
-	h.Set("Content-Security-Policy", csp)
+	h.Set("Content-Security-Policy", csp+"; "+formAndBase(formTargets...))
 	h.Set("Referrer-Policy", "no-referrer")
+}
+
+// formAndBase is the part of every page's CSP that keeps its forms and its
+// links here: form-action 'self' (and formTargets; Chromium checks it on
+// the redirect that follows a post too) and base-uri 'none'.
+func formAndBase(formTargets ...string) string {
+	sources := []string{"form-action 'self'"}
+	for _, target := range formTargets {
+		if target != "" {
+			sources = append(sources, target)
+		}
+	}
+	return strings.Join(sources, " ") + "; base-uri 'none'"
 }
 
 // pageLang is the signed-in merchant's language, else ?lang=en, else Arabic.
@@ -162,7 +202,7 @@ var errAnswered = errors.New("the page has answered")
 // signedIn is the signed-in merchant of a page request; without one it
 // sends them to sign in (and back) and returns errAnswered.
 func (p *Pages) signedIn(w http.ResponseWriter, r *http.Request) (*storage.User, error) {
-	user, err := session.User(r, p.db)
+	user, err := session.User(r, p.db, p.cfg.SecureCookies)
 	if err != nil {
 		return nil, err
 	}
@@ -215,7 +255,7 @@ func (p *Pages) LoginPage() http.Handler {
 		lang := p.pageLang(r, nil)
 		next := safeNext(r.URL.Query().Get("next"))
 		renderPage(w, http.StatusOK, lang, "login.html", map[string]any{"Title": word(lang, "login.title"),
-			"CSRF": p.pageCSRF(w, r), "Next": next, "OtherLangURL": otherLoginLanguage(lang, next)})
+			"CSRF": p.loginCSRF(w, r), "Next": next, "OtherLangURL": otherLoginLanguage(lang, next)})
 		return nil
 	})
 }
@@ -226,7 +266,7 @@ func (p *Pages) LoginForm() http.Handler {
 	return p.handle(func(w http.ResponseWriter, r *http.Request) error {
 		r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
 		lang := p.pageLang(r, nil)
-		if err := r.ParseForm(); err != nil || !csrfValid(r) {
+		if err := r.ParseForm(); err != nil || !p.loginFormValid(r) {
 			p.problemPage(w, http.StatusForbidden, lang, "problem.bad_form")
 			return nil
 		}
@@ -249,7 +289,7 @@ func (p *Pages) LoginForm() http.Handler {
 		}
 		if status != 0 {
 			renderPage(w, status, lang, "login.html", map[string]any{"Title": word(lang, "login.title"),
-				"CSRF": p.pageCSRF(w, r), "Next": next, "Email": email, "Error": word(lang, refusal), "OtherLangURL": otherLoginLanguage(lang, next)})
+				"CSRF": p.loginCSRF(w, r), "Next": next, "Email": email, "Error": word(lang, refusal), "OtherLangURL": otherLoginLanguage(lang, next)})
 			return nil
 		}
 		if err := session.Start(w, r, p.db, user.ID, p.cfg.SecureCookies, p.cfg.Source(r)); err != nil {
@@ -333,7 +373,7 @@ func (p *Pages) storeMember(w http.ResponseWriter, r *http.Request) (memberPage,
 	for _, ms := range stores {
 		if ms.Store.ID == storeID {
 			return memberPage{user: user, store: ms.Store, member: ms.Membership, stores: stores, lang: p.pageLang(r, user),
-				csrf: p.pageCSRF(w, r)}, nil
+				csrf: p.sessionCSRF(r)}, nil
 		}
 	}
 	toLogin(w, r)

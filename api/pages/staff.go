@@ -124,12 +124,12 @@ func scopeLabels(lang string, scopes []string, everything bool) string {
 // the JSON API.
 func (p *Pages) InvitationPage() http.Handler {
 	return p.handle(func(w http.ResponseWriter, r *http.Request) error {
-		user, err := session.User(r, p.db)
+		user, err := session.User(r, p.db, p.cfg.SecureCookies)
 		if err != nil {
 			return err
 		}
 		lang := p.pageLang(r, user)
-		data := map[string]any{"Title": word(lang, "invitation.title"), "CSRF": p.pageCSRF(w, r),
+		data := map[string]any{"Title": word(lang, "invitation.title"), "CSRF": p.sessionCSRF(r),
 			"OtherLang": map[string]string{"ar": "en", "en": "ar"}[lang]}
 		if user != nil {
 			data["SignedInAs"] = user.Email

@@ -159,7 +159,7 @@ func (p *Pages) Preview() http.Handler {
 		h := w.Header()
 		h.Set("Content-Type", "text/html; charset=utf-8")
 		h.Set("Cache-Control", "no-store")
-		h.Set("Content-Security-Policy", "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src https: 'self'; frame-ancestors 'self'")
+		h.Set("Content-Security-Policy", "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src https: 'self'; frame-ancestors 'self'; "+formAndBase())
 		w.WriteHeader(http.StatusOK)
 		_ = pageTemplates[mp.lang].ExecuteTemplate(w, "preview-page", map[string]any{"Data": data, "Body": template.HTML(body.String()),
 			"StoreName": store.Name})

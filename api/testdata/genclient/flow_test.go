@@ -40,7 +40,13 @@ func expect(step string, got, want int, body []byte) error {
 
 func run(ctx context.Context, base, receiverURL string) error {
 	jar, _ := cookiejar.New(nil)
-	session, err := NewClientWithResponses(base, WithHTTPClient(&http.Client{Jar: jar, Timeout: time.Minute}))
+	// A session writes only from the API's own origin (or the merchant
+	// pages'), as a browser on them says in Origin.
+	session, err := NewClientWithResponses(base, WithHTTPClient(&http.Client{Jar: jar, Timeout: time.Minute}),
+		WithRequestEditorFn(func(_ context.Context, req *http.Request) error {
+			req.Header.Set("Origin", base)
+			return nil
+		}))
 	if err != nil {
 		return err
 	}

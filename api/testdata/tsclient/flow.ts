@@ -51,10 +51,11 @@ async function run(base: string, receiverURL: string): Promise<void> {
     throw new Error("sign up: no svc_session cookie");
   }
 
-  // Mint a personal access token with the session.
+  // Mint a personal access token with the session: a write with it names
+  // the API's own origin, as a browser on the merchant pages does.
   const minted = await session.POST("/api/v1/stores/{store_id}/access-tokens", {
     params: { path: { store_id: storeId } },
-    headers: { Cookie: cookie },
+    headers: { Cookie: cookie, Origin: new URL(base).origin },
     body: { name: "ts", scopes: ["catalog:write", "orders:write", "settings:write"] },
   });
   expect("mint a token", minted.response, 201, minted.error ?? minted.data);
