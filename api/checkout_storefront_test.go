@@ -239,7 +239,7 @@ func TestAbandonedCheckoutsListFiltersAndRecovery(t *testing.T) {
 	require.Equal(t, http.StatusOK, sent.Status, string(sent.Raw))
 	require.Equal(t, "reem@example.com", sent.data()["to"])
 	firstSentAt := sent.data()["recovery_email_sent_at"].(string)
-	msgs := h.mail.Messages()
+	msgs := h.messagesTo("reem@example.com")
 	require.Len(t, msgs, 1)
 	require.Equal(t, []string{"reem@example.com"}, msgs[0].To)
 	html := mailHTML(t, msgs[0].Data)
@@ -258,7 +258,7 @@ func TestAbandonedCheckoutsListFiltersAndRecovery(t *testing.T) {
 	resent := h.do(request{method: "POST", path: sendPath, auth: bearer(s.token)})
 	require.Equal(t, http.StatusOK, resent.Status)
 	require.NotEqual(t, firstSentAt, resent.data()["recovery_email_sent_at"], "a second send overwrites the time")
-	require.Len(t, h.mail.Messages(), 2)
+	require.Len(t, h.messagesTo("reem@example.com"), 2)
 	got := h.do(request{method: "GET", path: storePath(s.m.storeID, "/abandoned-checkouts/"+withEmail), auth: bearer(s.token)})
 	require.Equal(t, resent.data()["recovery_email_sent_at"], got.data()["recovery_email_sent_at"])
 

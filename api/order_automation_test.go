@@ -74,7 +74,7 @@ func TestOrderPlacedSideEffectsRunOnce(t *testing.T) {
 	require.Zero(t, events[enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED], "no activity task")
 	require.Equal(t, 1, events[enumspb.EVENT_TYPE_MARKER_RECORDED], "one local activity runs the three side effects")
 
-	mails := h.mail.Messages()
+	mails := h.messagesTo("mona@example.com")
 	require.Len(t, mails, 1)
 	require.Equal(t, []string{"mona@example.com"}, mails[0].To)
 	require.Contains(t, string(mails[0].Data), "ORD-1001")
@@ -125,7 +125,7 @@ func TestOrderPlacedRetriesOnlyTheSideEffectThatFailed(t *testing.T) {
 	id := o["id"].(string)
 	waitFor(t, "all three side effects", func() bool { return len(h.sideEffects(id)) == 3 })
 	require.Equal(t, map[string]string{"email": "succeeded", "chat": "succeeded", "shipment": "skipped"}, h.sideEffects(id))
-	require.Len(t, h.mail.Messages(), 1, "the email is not sent again when the chat is retried")
+	require.Len(t, h.messagesTo("mona@example.com"), 1, "the email is not sent again when the chat is retried")
 	require.Len(t, h.chat.messages(), 2, "the chat confirmation, refused once and sent on the retry")
 
 	optOut := h.do(request{method: "PATCH", path: storePath(s.m.storeID, "/customers/"+o["customer_id"].(string)), auth: bearer(s.token),
@@ -171,7 +171,7 @@ func TestDraftConversionFiresSideEffectsExactlyOnce(t *testing.T) {
 	require.Equal(t, 3, h.variantQuantity(s), "conversion reserves the stock")
 	require.Len(t, h.events(s.m.storeID, "order.created"), 1)
 	waitFor(t, "the side effects", func() bool { return len(h.sideEffects(id)) == 3 })
-	require.Len(t, h.mail.Messages(), 1)
+	require.Len(t, h.messagesTo("draft@example.com"), 1)
 	chats := h.chat.messages()
 	require.Len(t, chats, 1)
 	require.Equal(t, "order_confirmation_request", chats[0]["template"].(map[string]any)["name"], "COD on a confirm-in-chat store gets tap-to-confirm")
@@ -189,7 +189,7 @@ func TestDraftConversionFiresSideEffectsExactlyOnce(t *testing.T) {
 	require.Equal(t, http.StatusConflict, refused.Status, string(refused.Raw))
 	require.Equal(t, "INSUFFICIENT_STOCK", refused.errorCode())
 	require.Equal(t, 3, h.variantQuantity(s))
-	require.Len(t, h.mail.Messages(), 1, "still one email: nothing fired twice")
+	require.Len(t, h.messagesTo("draft@example.com"), 1, "still one email: nothing fired twice")
 }
 
 // returnedOrders places n COD orders to phone in a store and moves them to
@@ -284,7 +284,7 @@ func TestEmailPreviewResendAndChatGuards(t *testing.T) {
 	o := h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders"), auth: bearer(s.token),
 		body: withEmail(orderBody(s.variantID, 1, "+201001234567"), "mona@example.com")}).data()
 	id := o["id"].(string)
-	waitFor(t, "the first email", func() bool { return len(h.mail.Messages()) == 1 })
+	waitFor(t, "the first email", func() bool { return len(h.messagesTo("mona@example.com")) == 1 })
 	h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders/"+id+"/comments"), auth: bearer(s.token), body: map[string]any{"body": "STAFF-ONLY-NOTE"}})
 
 	preview := h.do(request{method: "GET", path: storePath(s.m.storeID, "/orders/"+id+"/email-preview"), auth: bearer(s.token)})
@@ -309,7 +309,7 @@ func TestEmailPreviewResendAndChatGuards(t *testing.T) {
 
 	resend := h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders/"+id+"/resend-email"), auth: bearer(s.token)})
 	require.Equal(t, http.StatusOK, resend.Status, string(resend.Raw))
-	require.Len(t, h.mail.Messages(), 2)
+	require.Len(t, h.messagesTo("mona@example.com"), 2)
 	for _, m := range h.mail.Messages() {
 		require.NotContains(t, string(m.Data), "STAFF-ONLY-NOTE")
 	}

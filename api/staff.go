@@ -442,6 +442,8 @@ func (s *Server) handleAcceptInvitation() handlerFunc {
 			return errInvitationEmailMismatch
 		case exists && signedIn == nil:
 			return errInvitationSignIn
+		case exists && !existing.EmailVerified:
+			return errEmailNotVerified
 		}
 		user := existing
 		var hash string
@@ -459,7 +461,9 @@ func (s *Server) handleAcceptInvitation() handlerFunc {
 			if hash, err = s.hashNewPassword(r, *req.Password); err != nil {
 				return err
 			}
-			user = storage.User{Email: inv.Email, PasswordHash: hash, Name: strings.TrimSpace(*req.Name), Locale: inv.StoreLocale}
+			// The invitation's mail proved the address.
+			user = storage.User{Email: inv.Email, PasswordHash: hash, Name: strings.TrimSpace(*req.Name), Locale: inv.StoreLocale,
+				EmailVerified: true}
 		}
 		// The account, the membership, its audit entry and the session
 		// (with its sign-in entries) commit together.

@@ -21,10 +21,12 @@ type userResponse struct {
 	Name      string    `json:"name"`
 	Locale    string    `json:"locale"`
 	CreatedAt time.Time `json:"created_at"`
+	// EmailVerified: the address is proven (issue 48 §8).
+	EmailVerified bool `json:"email_verified"`
 }
 
 func newUserResponse(u storage.User) userResponse {
-	return userResponse{ID: u.ID, Email: u.Email, Name: u.Name, Locale: u.Locale, CreatedAt: u.CreatedAt.UTC()}
+	return userResponse{ID: u.ID, Email: u.Email, Name: u.Name, Locale: u.Locale, CreatedAt: u.CreatedAt.UTC(), EmailVerified: u.EmailVerified}
 }
 
 type storeResponse struct {
@@ -56,7 +58,14 @@ func (s *Server) handleSignup() handlerFunc {
 		user := storage.User{Email: strings.TrimSpace(req.Email), PasswordHash: hash, Name: strings.TrimSpace(req.Name)}
 		store := storage.Store{Name: strings.TrimSpace(req.Store.Name), Subdomain: req.Store.Subdomain,
 			Currency: req.Store.Currency, DefaultLanguage: req.Store.DefaultLanguage}
-		err = s.db.InTx(r.Context(), func(tx *storage.Tx) error { return tx.CreateUserAndStore(r.Context(), &user, &store) })
+		// The verification mail goes out after commit (account-mail workflow).
+		err = s.db.InTx(r.Context(), func(tx *storage.Tx) error {
+			if err := tx.CreateUserAndStore(r.Context(), &user, &store); err != nil {
+				return err
+			}
+			_, err := tx.RequestAccountMail(r.Context(), user.ID, storage.MailEmailVerification, storage.EmailVerificationTTL)
+			return err
+		})
 		if err != nil {
 			return err
 		}

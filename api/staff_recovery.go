@@ -182,3 +182,30 @@ func (s *Server) handleConfirmPasswordReset() handlerFunc {
 		return s.signIn(w, r, user)
 	}
 }
+
+var errEmailNotVerified = newError(http.StatusConflict, "EMAIL_NOT_VERIFIED",
+	"Confirm your email address with the link mailed at signup first, then accept", "أكّد بريدك بالرابط المرسل عند التسجيل أولًا ثم اقبل الدعوة")
+
+// handleVerifyEmail serves POST /auth/verify-email: the token of the
+// signup's mailed link proves the address. Public, as the link may be
+// opened in a browser that is not signed in.
+func (s *Server) handleVerifyEmail() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		req, err := wire.Decode[request.VerifyEmail](r)
+		if err != nil {
+			return err
+		}
+		err = s.db.InTx(r.Context(), func(tx *storage.Tx) error {
+			userID, err := tx.UseAccountLink(r.Context(), req.Token, storage.MailEmailVerification)
+			if err != nil {
+				return linkError(err)
+			}
+			return tx.VerifyEmail(r.Context(), userID)
+		})
+		if err != nil {
+			return err
+		}
+		w.WriteHeader(http.StatusNoContent)
+		return nil
+	}
+}

@@ -3,11 +3,13 @@ package api_test
 import (
 	"context"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/merchantsvc/svc/api"
+	"github.com/merchantsvc/svc/internal/mailsink"
 	"github.com/merchantsvc/svc/internal/testenv"
 )
 
@@ -87,13 +89,20 @@ func (h *harness) accountLinks(email, page string, n int) []string {
 
 // mailsTo counts the mails sent to email.
 func (h *harness) mailsTo(email string) int {
-	n := 0
+	return len(h.messagesTo(email))
+}
+
+// messagesTo answers the mails sent to email alone, oldest first: a test
+// that counts its own mails is not thrown by others, such as the
+// verification mail every signup sends its merchant.
+func (h *harness) messagesTo(email string) []mailsink.Message {
+	var to []mailsink.Message
 	for _, m := range h.mail.Messages() {
 		if len(m.To) == 1 && m.To[0] == email {
-			n++
+			to = append(to, m)
 		}
 	}
-	return n
+	return to
 }
 
 // A forgotten password is reset by a mailed single-use link: the request
@@ -119,12 +128,13 @@ func TestPasswordResetByEmail(t *testing.T) {
 	require.Equal(t, http.StatusAccepted, unknown.Status)
 	require.Equal(t, known.Raw, unknown.Raw, "the answer does not tell which emails have accounts")
 	require.Equal(t, http.StatusAccepted, reset(m.email).Status, "pressed twice")
-	token := h.accountLinks(m.email, "/password-reset", 1)[0]
-	require.Equal(t, 1, h.mailsTo(m.email), "a reset asked for twice within a minute sends one mail")
+	links := h.accountLinks(m.email, "/password-reset", 1)
+	require.Len(t, links, 1, "a reset asked for twice within a minute sends one mail")
+	token := links[0]
 	require.Zero(t, h.mailsTo("nobody-here@example.com"))
 	for _, msg := range h.mail.Messages() {
-		if msg.To[0] == m.email {
-			require.Contains(t, mailHTML(t, msg.Data), "اختر كلمة مرور جديدة", "the account's language, Arabic")
+		if html := mailHTML(t, msg.Data); msg.To[0] == m.email && strings.Contains(html, "/password-reset#") {
+			require.Contains(t, html, "اختر كلمة مرور جديدة", "the account's language, Arabic")
 		}
 	}
 
@@ -156,4 +166,52 @@ func TestPasswordResetByEmail(t *testing.T) {
 	require.Equal(t, http.StatusGone, expired.Status, string(expired.Raw))
 	require.Equal(t, "LINK_EXPIRED", expired.errorCode())
 	require.Equal(t, http.StatusOK, h.login(m.email, "a brand new passphrase").Status)
+}
+
+// verifyEmail uses the verification link mailed at m's signup.
+func (h *harness) verifyEmail(m merchant) {
+	h.t.Helper()
+	token := h.accountLinks(m.email, "/verify-email", 1)[0]
+	verified := h.do(request{method: "POST", path: "/api/v1/auth/verify-email", body: map[string]any{"token": token}})
+	require.Equal(h.t, http.StatusNoContent, verified.Status, string(verified.Raw))
+}
+
+// Signup mails a verification link; until it is used the account cannot
+// accept an invitation for its address. An account created by accepting an
+// invitation is verified already.
+func TestEmailVerificationAtSignup(t *testing.T) {
+	h := newHarness(t, api.Config{})
+	h.startWorker(nil)
+	owner, newcomer := h.signup("verifyowner"), h.signup("verifynew")
+	verified := func(m merchant) any {
+		return h.do(request{method: "GET", path: "/api/v1/auth/me", auth: m.auth()}).data()["user"].(map[string]any)["email_verified"]
+	}
+	require.Equal(t, false, verified(newcomer))
+
+	role := h.do(request{method: "POST", path: storePath(owner.storeID, "/roles"), auth: owner.auth(),
+		body: map[string]any{"name": "Viewer", "scopes": []string{"orders:read"}}}).data()["id"].(string)
+	inv := h.do(request{method: "POST", path: storePath(owner.storeID, "/staff/invitations"), auth: owner.auth(),
+		body: map[string]any{"email": newcomer.email, "role_id": role}})
+	require.Equal(t, http.StatusCreated, inv.Status, string(inv.Raw))
+	invitation := h.invitationToken(newcomer.email, 1)
+	accept := func() response {
+		return h.do(request{method: "POST", path: "/api/v1/staff-invitations/accept", body: map[string]any{"token": invitation}, auth: newcomer.auth()})
+	}
+	refused := accept()
+	require.Equal(t, http.StatusConflict, refused.Status, string(refused.Raw))
+	require.Equal(t, "EMAIL_NOT_VERIFIED", refused.errorCode())
+	require.NotEmpty(t, refused.errorField("message_ar"))
+
+	token := h.accountLinks(newcomer.email, "/verify-email", 1)[0]
+	done := h.do(request{method: "POST", path: "/api/v1/auth/verify-email", body: map[string]any{"token": token}})
+	require.Equal(t, http.StatusNoContent, done.Status, string(done.Raw))
+	require.Equal(t, true, verified(newcomer))
+	again := h.do(request{method: "POST", path: "/api/v1/auth/verify-email", body: map[string]any{"token": token}})
+	require.Equal(t, http.StatusBadRequest, again.Status, "the link works once")
+	require.Equal(t, "LINK_INVALID", again.errorCode())
+	require.Equal(t, http.StatusCreated, accept().Status)
+
+	// A new account made through an invitation: its mail proved the address.
+	clerk := h.join(owner, "verified-clerk@example.com", role)
+	require.Equal(t, true, verified(clerk))
 }

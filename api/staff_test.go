@@ -214,6 +214,7 @@ func TestStaffInvitationForAnExistingAccount(t *testing.T) {
 		return h.do(request{method: "POST", path: "/api/v1/staff-invitations/accept", body: map[string]any{"token": token}, auth: cred})
 	}
 	require.Equal(t, http.StatusUnauthorized, accept(auth{}).Status, "sign in first")
+	h.verifyEmail(other)
 	mismatch := accept(stranger.auth())
 	require.Equal(t, http.StatusConflict, mismatch.Status)
 	require.Equal(t, "INVITATION_EMAIL_MISMATCH", mismatch.errorCode())

@@ -22,6 +22,10 @@ type User struct {
 	Name         string
 	Locale       string
 	CreatedAt    time.Time
+	// EmailVerified says the address is proven: its verification link was
+	// used, it came through an invitation's mail, or the account predates
+	// verification (migration 0051). CreateUser writes it as given.
+	EmailVerified bool
 }
 
 // NewSecret returns prefix + 256 random bits, URL-safe: session ids, access
@@ -73,9 +77,9 @@ func (tx *Tx) CreateUser(ctx context.Context, u *User) error {
 	u.ID = NewID()
 	u.CreatedAt = tx.now()
 	if _, err := tx.tx.Exec(ctx,
-		`INSERT INTO users (id, email, password_hash, name, locale, created_at, updated_at)
-		 VALUES ($1, $2, $3, $4, $5, $6, $6)`,
-		u.ID, u.Email, u.PasswordHash, u.Name, u.Locale, u.CreatedAt); err != nil {
+		`INSERT INTO users (id, email, password_hash, name, locale, created_at, updated_at, email_verified_at)
+		 VALUES ($1, $2, $3, $4, $5, $6, $6, CASE WHEN $7 THEN $6::timestamptz END)`,
+		u.ID, u.Email, u.PasswordHash, u.Name, u.Locale, u.CreatedAt, u.EmailVerified); err != nil {
 		if isUniqueViolation(err, "users_email_key") {
 			return &ConflictError{Field: "email", Message: "email is already registered"}
 		}
@@ -88,8 +92,8 @@ func (tx *Tx) CreateUser(ctx context.Context, u *User) error {
 func (r reader) FindUserByEmail(ctx context.Context, email string) (User, error) {
 	var u User
 	err := r.q.QueryRow(ctx,
-		`SELECT id, email, password_hash, name, locale, created_at FROM users WHERE email = $1`, email).
-		Scan(&u.ID, &u.Email, &u.PasswordHash, &u.Name, &u.Locale, &u.CreatedAt)
+		`SELECT id, email, password_hash, name, locale, created_at, email_verified_at IS NOT NULL FROM users WHERE email = $1`, email).
+		Scan(&u.ID, &u.Email, &u.PasswordHash, &u.Name, &u.Locale, &u.CreatedAt, &u.EmailVerified)
 	if err != nil {
 		return User{}, notFoundIfNoRows(err, "find user by email")
 	}
@@ -100,8 +104,8 @@ func (r reader) FindUserByEmail(ctx context.Context, email string) (User, error)
 func (r reader) FindUserByID(ctx context.Context, id uuid.UUID) (User, error) {
 	var u User
 	err := r.q.QueryRow(ctx,
-		`SELECT id, email, password_hash, name, locale, created_at FROM users WHERE id = $1`, id).
-		Scan(&u.ID, &u.Email, &u.PasswordHash, &u.Name, &u.Locale, &u.CreatedAt)
+		`SELECT id, email, password_hash, name, locale, created_at, email_verified_at IS NOT NULL FROM users WHERE id = $1`, id).
+		Scan(&u.ID, &u.Email, &u.PasswordHash, &u.Name, &u.Locale, &u.CreatedAt, &u.EmailVerified)
 	if err != nil {
 		return User{}, notFoundIfNoRows(err, "find user")
 	}

@@ -170,3 +170,12 @@ func (tx *Tx) UseAccountLink(ctx context.Context, token string, kinds ...Account
 	}
 	return userID, nil
 }
+
+// VerifyEmail marks the account's address as proven.
+func (tx *Tx) VerifyEmail(ctx context.Context, userID uuid.UUID) error {
+	if _, err := tx.tx.Exec(ctx, `UPDATE users SET email_verified_at = COALESCE(email_verified_at, $2) WHERE id = $1`,
+		userID, tx.now()); err != nil {
+		return fmt.Errorf("verify email: %w", err)
+	}
+	return nil
+}

@@ -14,3 +14,15 @@ func (p *Pages) PasswordResetPage() http.Handler {
 		return nil
 	})
 }
+
+// VerifyEmailPage serves GET /verify-email: the page the signup's
+// verification mail opens; its script reads the token from the fragment and
+// proves the address through the JSON API.
+func (p *Pages) VerifyEmailPage() http.Handler {
+	return p.handle(func(w http.ResponseWriter, r *http.Request) error {
+		lang := p.pageLang(r, nil)
+		renderPage(w, http.StatusOK, lang, "staff_verify_email.html", map[string]any{"Title": word(lang, "verify.title"),
+			"CSRF": p.sessionCSRF(r), "OtherLang": map[string]string{"ar": "en", "en": "ar"}[lang]})
+		return nil
+	})
+}

@@ -75,6 +75,7 @@ var decoders = map[string]func(*http.Request) error{
 	"updateSubscription":   func(r *http.Request) error { _, err := wire.Decode[UpdateSubscription](r); return err },
 	"updateVariant":        func(r *http.Request) error { _, err := wire.Decode[UpdateVariant](r); return err },
 	"updateZone":           func(r *http.Request) error { _, err := wire.Decode[UpdateZone](r); return err },
+	"verifyEmail":          func(r *http.Request) error { _, err := wire.Decode[VerifyEmail](r); return err },
 	"zone":                 func(r *http.Request) error { _, err := wire.Decode[Zone](r); return err },
 }
 

@@ -141,3 +141,15 @@ func (req ConfirmPasswordReset) Valid() []wire.FieldError {
 	checkNewPassword(&c, "password", req.Password)
 	return c.Result()
 }
+
+// VerifyEmail is the JSON body handleVerifyEmail reads
+// (api/staff_recovery.go).
+type VerifyEmail struct {
+	Token string `json:"token"`
+}
+
+func (req VerifyEmail) Valid() []wire.FieldError {
+	var c Checker
+	c.Required("token", req.Token != "")
+	return c.Result()
+}
