@@ -386,7 +386,7 @@ func (s *Server) withFreshCart(r *http.Request, storeID, cartID uuid.UUID, in st
 		return err
 	}
 	terms := cart.Terms()
-	terms.ShipTo, terms.PaymentMethod, terms.Phone, terms.Email = in.ShipTo, in.PaymentMethod, in.Customer.Phone, in.Customer.Email
+	terms.ShipTo, terms.PaymentMethod, terms.Phone, terms.Email = in.ShipTo, in.PaymentMethod, in.ContactPhone(), in.Customer.Email
 	if in.ShippingRateID != nil {
 		terms.ShippingRateID = in.ShippingRateID
 	}

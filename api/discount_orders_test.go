@@ -236,3 +236,52 @@ func TestDraftsCountDiscountsAtConversion(t *testing.T) {
 	require.Equal(t, "DISCOUNT_NOT_APPLICABLE", refused.errorCode())
 	require.Equal(t, "DRAFT", h.getOrder(s, other["id"].(string))["status"])
 }
+
+// A once-per-customer code counts the customer §4 finds, by phone then
+// email: an order that leaves customer.phone out is known by its shipping
+// phone, so a fresh email with the same phone is the same customer, and an
+// email in other letters is the same email (issue 48, item 11).
+func TestPerCustomerDiscountFollowsPhoneAndEmail(t *testing.T) {
+	h := newHarness(t, api.Config{})
+	s := discountShop(t, h, "disccontact", 20)
+	welcome := h.discount(s.token, s.m.storeID, map[string]any{"method": "code", "code": "HELLO", "title": "hello", "type": "fixed_amount",
+		"value": 100, "usage_limit_per_customer": 1})
+	require.Equal(t, http.StatusCreated, welcome.Status, string(welcome.Raw))
+	order := func(customer map[string]any, shippingPhone string) response {
+		b := orderBody(s.variantID, 1, shippingPhone)
+		b["customer"], b["discount_code"] = customer, "HELLO"
+		return h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders"), auth: bearer(s.token), body: b})
+	}
+	first := order(map[string]any{"name": "Mona Adel", "phone": "+201008880000", "email": "mona@example.com"}, "+201008880000")
+	require.Equal(t, http.StatusCreated, first.Status, string(first.Raw))
+	customerID := first.data()["customer"].(map[string]any)["id"]
+
+	for _, c := range []struct {
+		name          string
+		customer      map[string]any
+		shippingPhone string
+	}{
+		{"the same phone only as the shipping phone, a fresh email",
+			map[string]any{"name": "Mona A.", "email": "mona.adel@example.org"}, "+20 100 888 0000"},
+		{"the same phone as customer.phone, a fresh email",
+			map[string]any{"name": "Mona A.", "phone": "+201008880000", "email": "mona2@example.org"}, "+201009990000"},
+		{"the email in other letters, no phone",
+			map[string]any{"name": "Mona A.", "email": "MONA@Example.COM"}, "+201007770001"},
+	} {
+		resp := order(c.customer, c.shippingPhone)
+		require.Equal(t, http.StatusConflict, resp.Status, "%s: %s", c.name, resp.Raw)
+		require.Contains(t, []string{"DISCOUNT_USAGE_LIMIT_REACHED", "DISCOUNT_NOT_APPLICABLE"}, resp.errorCode(), "%s: %s", c.name, resp.Raw)
+		if resp.errorCode() == "DISCOUNT_NOT_APPLICABLE" {
+			require.Equal(t, "customer_limit_reached", resp.errorField("reason"), c.name)
+		}
+	}
+	times, _, _ := h.timesUsed(welcome.data()["id"].(string))
+	require.Equal(t, 1, times)
+
+	// Without the code, the shipping phone links the order to the customer.
+	b := orderBody(s.variantID, 1, "+201008880000")
+	b["customer"] = map[string]any{"name": "Mona A.", "email": "mona.adel@example.org"}
+	linked := h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders"), auth: bearer(s.token), body: b})
+	require.Equal(t, http.StatusCreated, linked.Status, string(linked.Raw))
+	require.Equal(t, customerID, linked.data()["customer"].(map[string]any)["id"])
+}

@@ -143,7 +143,8 @@ func (tx *Tx) DeleteCustomer(ctx context.Context, storeID, id uuid.UUID) error {
 }
 
 // FindOrCreateCustomer returns the store's customer with this phone, else
-// this email, else a new one (an order's inline customer).
+// this email (citext: in any letter case), else a new one (an order's
+// inline customer).
 func (tx *Tx) FindOrCreateCustomer(ctx context.Context, storeID uuid.UUID, name string, email, phone *string) (Customer, error) {
 	return tx.findOrCreateCustomer(ctx, storeID, name, email, phone, nil)
 }
@@ -184,7 +185,9 @@ func (tx *Tx) lockAndFindCustomer(ctx context.Context, storeID uuid.UUID, contac
 		batch.Queue(`SELECT `+storeColumns+` FROM stores WHERE id = $1`, storeID)
 	}
 	for _, c := range contacts {
-		batch.Queue(`SELECT pg_advisory_xact_lock(hashtextextended($1 || ':' || $2, 0))`, storeID.String(), c.value)
+		// lower: the email column is citext, so emails in other letters are
+		// one customer and must take one lock.
+		batch.Queue(`SELECT pg_advisory_xact_lock(hashtextextended($1 || ':' || lower($2), 0))`, storeID.String(), c.value)
 	}
 	for _, c := range contacts {
 		batch.Queue(`SELECT `+customerColumns+` FROM customers WHERE store_id = $1 AND `+c.column+` = $2`, storeID, c.value)

@@ -358,6 +358,25 @@ func deref(s *string) string {
 	return *s
 }
 
+// ContactPhone is the phone that identifies the order's inline customer
+// (§4: phone, then email): customer.phone, else the shipping address's.
+// COD buyers are known by the phone the courier calls; without it an order
+// that left customer.phone out was found by its email alone, and a fresh
+// email with the same phone was a new customer whose per-customer discount
+// limits started again (issue 48, item 11).
+func (in NewOrder) ContactPhone() *string {
+	if in.Customer != nil && in.Customer.Phone != nil {
+		return in.Customer.Phone
+	}
+	var addr struct {
+		Phone string `json:"phone"`
+	}
+	if json.Unmarshal(in.ShippingAddress, &addr) != nil || addr.Phone == "" {
+		return nil
+	}
+	return &addr.Phone
+}
+
 // orderCustomer finds (or, inline, creates) the order's customer and reads
 // its store into store: an inline customer's lookups and the store go in
 // one round trip.
@@ -376,7 +395,7 @@ func (tx *Tx) orderCustomer(ctx context.Context, in NewOrder, store *Store) (Ord
 		}
 		return OrderCustomer{ID: c.ID, Name: c.Name, Email: c.Email, Phone: c.Phone}, nil
 	}
-	c, err := tx.findOrCreateCustomer(ctx, in.StoreID, in.Customer.Name, in.Customer.Email, in.Customer.Phone, store)
+	c, err := tx.findOrCreateCustomer(ctx, in.StoreID, in.Customer.Name, in.Customer.Email, in.ContactPhone(), store)
 	if err != nil {
 		return OrderCustomer{}, err
 	}
