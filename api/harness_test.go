@@ -179,6 +179,9 @@ func newHarnessOver(t *testing.T, cfg api.Config, db *storage.DB, temporal clien
 	if cfg.SessionRateLimitPerMinute == 0 {
 		cfg.SessionRateLimitPerMinute = 1_000_000
 	}
+	if cfg.ExportRateLimitPerMinute == 0 {
+		cfg.ExportRateLimitPerMinute = 1_000_000
+	}
 	if cfg.StorefrontOrdersPerPhone == 0 {
 		cfg.StorefrontOrdersPerPhone = 1_000_000
 	}

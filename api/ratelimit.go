@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/merchantsvc/svc/storage"
 )
 
@@ -271,6 +273,17 @@ func (l *slidingLimiter) sync(ctx context.Context, db *storage.DB, now time.Time
 // limit answers 429 when key has no room left, and otherwise sets the
 // X-RateLimit-* headers and reports true.
 func (s *Server) limit(w http.ResponseWriter, r *http.Request, l *slidingLimiter, key string, refusal *apiError) bool {
+	if s.limitHeaders(w, l, key) {
+		return true
+	}
+	writeError(w, r, refusal)
+	return false
+}
+
+// limitHeaders counts a request for key in l and sets the X-RateLimit-*
+// headers, and Retry-After when refused; it reports whether key had room.
+// The caller writes the refusal (limit's JSON error, a page's problem page).
+func (s *Server) limitHeaders(w http.ResponseWriter, l *slidingLimiter, key string) bool {
 	v := l.allow(key)
 	h := w.Header()
 	h.Set("X-RateLimit-Limit", strconv.Itoa(l.limit))
@@ -285,8 +298,41 @@ func (s *Server) limit(w http.ResponseWriter, r *http.Request, l *slidingLimiter
 	}
 	s.metrics.RateLimited.WithLabelValues(l.name).Inc()
 	h.Set("Retry-After", retryAfterSeconds(l.wait(v)))
-	writeError(w, r, refusal)
 	return false
+}
+
+// exportLimit allows each token, and each signed-in user, at most
+// ExportRateLimitPerMinute expensive reads (the CSV exports) in any 60 s,
+// on top of the ordinary limit; with onlyCSV it counts only requests asking
+// for format=csv (the audit log's and the analytics' JSON reads are
+// ordinary). Its X-RateLimit-* headers replace the ordinary limit's.
+func (s *Server) exportLimit(onlyCSV bool) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if onlyCSV && r.URL.Query().Get("format") != "csv" {
+				next.ServeHTTP(w, r)
+				return
+			}
+			if s.limit(w, r, s.exportLimiter, exportKey(principalFrom(r.Context())), s.errExportRateLimited) {
+				next.ServeHTTP(w, r)
+			}
+		})
+	}
+}
+
+// exportKey is whom an expensive read counts against: the token, or the
+// signed-in user (all their sessions together).
+func exportKey(p *principal) string {
+	if p.isToken() {
+		return "token:" + p.token.ID.String()
+	}
+	return "user:" + p.userID.String()
+}
+
+// pageExportAllowed is the pages' ExpensiveRead: the print run counts
+// against the signed-in user's export limit.
+func (s *Server) pageExportAllowed(w http.ResponseWriter, userID uuid.UUID) bool {
+	return s.limitHeaders(w, s.exportLimiter, "user:"+userID.String())
 }
 
 // SyncRateLimits shares this replica's rate-limit counts with the others
@@ -309,7 +355,7 @@ func (s *Server) SyncRateLimits(ctx context.Context, every time.Duration) {
 // ShareRateLimits runs one sync of every limiter's counts.
 func (s *Server) ShareRateLimits(ctx context.Context) error {
 	now := time.Now()
-	for _, l := range []*slidingLimiter{s.tokenLimiter, s.sessionLimiter, s.buyerLimiter, s.invitationLimiter, s.passwords.accounts, s.passwords.addresses, s.passwords.signups, s.buyerOrders.phones, s.buyerOrders.networks,
+	for _, l := range []*slidingLimiter{s.tokenLimiter, s.sessionLimiter, s.exportLimiter, s.buyerLimiter, s.invitationLimiter, s.passwords.accounts, s.passwords.addresses, s.passwords.signups, s.buyerOrders.phones, s.buyerOrders.networks,
 		s.invitationMails.stores, s.invitationMails.users} {
 		if err := l.sync(ctx, s.db, now); err != nil {
 			return fmt.Errorf("%s limiter: %w", l.name, err)

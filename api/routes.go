@@ -120,11 +120,11 @@ func (s *Server) routes() *chi.Mux {
 
 			r.With(s.sessionOnly).Method(http.MethodGet, "/notifications", s.handleListNotifications())
 			r.With(owner).Method(http.MethodDelete, "/apps/{app_id}", s.handleUninstallApp())
-			r.With(owner).Method(http.MethodGet, "/audit-log", s.handleAuditLog())
+			r.With(owner, s.exportLimit(true)).Method(http.MethodGet, "/audit-log", s.handleAuditLog())
 
 			analyticsRead := s.requireScope("analytics:read")
-			r.With(analyticsRead).Method(http.MethodGet, "/analytics/sales", s.handleSales())
-			r.With(analyticsRead).Method(http.MethodGet, "/analytics/top-products", s.handleTopProducts())
+			r.With(analyticsRead, s.exportLimit(true)).Method(http.MethodGet, "/analytics/sales", s.handleSales())
+			r.With(analyticsRead, s.exportLimit(true)).Method(http.MethodGet, "/analytics/top-products", s.handleTopProducts())
 
 			settingsRead, settingsWrite := s.requireScope("settings:read"), s.requireScope("settings:write")
 			r.With(settingsRead).Method(http.MethodGet, "/settings", s.handleGetSettings())
@@ -290,11 +290,11 @@ func (s *Server) routes() *chi.Mux {
 				r.With(write).Method(http.MethodPost, "/", s.handleCreateProduct())
 				r.With(read).Method(http.MethodGet, "/", s.handleListProducts())
 				r.With(read).Method(http.MethodGet, "/template", s.handleCSVTemplate())
-				r.With(read).Method(http.MethodGet, "/export", s.handleExport())
+				r.With(read, s.exportLimit(false)).Method(http.MethodGet, "/export", s.handleExport())
 				r.With(write).Method(http.MethodPost, "/import", s.handleImport())
 				r.With(read).Method(http.MethodGet, "/imports/{import_id}", s.handleGetImport())
 				r.With(read).Method(http.MethodGet, "/imports/{import_id}/events", s.handleImportEvents())
-				r.With(read).Method(http.MethodGet, "/imports/{import_id}/errors", s.handleImportErrors())
+				r.With(read, s.exportLimit(false)).Method(http.MethodGet, "/imports/{import_id}/errors", s.handleImportErrors())
 				r.With(read).Method(http.MethodGet, "/{product_id}", s.handleGetProduct())
 				r.With(write).Method(http.MethodPatch, "/{product_id}", s.handleUpdateProduct())
 				r.With(write).Method(http.MethodDelete, "/{product_id}", s.handleDeleteProduct())

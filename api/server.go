@@ -36,6 +36,10 @@ type Config struct {
 	// SessionRateLimitPerMinute is the per-user limit of session-
 	// authenticated API requests in any 60 s window (default 300).
 	SessionRateLimitPerMinute int
+	// ExportRateLimitPerMinute is the tighter limit of expensive reads (the
+	// CSV exports, the waybill print run) per token or signed-in user in
+	// any 60 s window (default 10).
+	ExportRateLimitPerMinute int
 	// StorefrontRateLimitPerMinute is the public storefront's limit per
 	// client address (default 120).
 	StorefrontRateLimitPerMinute int
@@ -101,7 +105,9 @@ type Server struct {
 	tokenLimiter *slidingLimiter
 	// sessionLimiter limits session-authenticated API requests per user.
 	sessionLimiter *slidingLimiter
-	buyerLimiter   *slidingLimiter
+	// exportLimiter limits expensive reads per token or signed-in user.
+	exportLimiter *slidingLimiter
+	buyerLimiter  *slidingLimiter
 	// invitationLimiter limits the public invitation lookup and accept
 	// per client network (each accept hashes a password).
 	invitationLimiter *slidingLimiter
@@ -113,6 +119,7 @@ type Server struct {
 	invitationMails       invitationMails
 	errRateLimited        *apiError
 	errSessionRateLimited *apiError
+	errExportRateLimited  *apiError
 	router                *chi.Mux
 	handler               http.Handler // the router, inside the tracing span when on
 	metrics               *metrics.API
@@ -131,6 +138,9 @@ func NewServer(cfg Config, db *storage.DB, temporal client.Client, blobStore *bl
 	}
 	if cfg.SessionRateLimitPerMinute <= 0 {
 		cfg.SessionRateLimitPerMinute = 300
+	}
+	if cfg.ExportRateLimitPerMinute <= 0 {
+		cfg.ExportRateLimitPerMinute = 10
 	}
 	if cfg.StorefrontRateLimitPerMinute <= 0 {
 		cfg.StorefrontRateLimitPerMinute = 120
@@ -162,6 +172,7 @@ func NewServer(cfg Config, db *storage.DB, temporal client.Client, blobStore *bl
 		// The counts are shared by every replica once SyncRateLimits runs.
 		tokenLimiter:      newSlidingLimiter("token", cfg.RateLimitPerMinute, time.Minute),
 		sessionLimiter:    newSlidingLimiter("session", cfg.SessionRateLimitPerMinute, time.Minute),
+		exportLimiter:     newSlidingLimiter("export", cfg.ExportRateLimitPerMinute, time.Minute),
 		buyerLimiter:      newSlidingLimiter("storefront", cfg.StorefrontRateLimitPerMinute, time.Minute),
 		invitationLimiter: newSlidingLimiter("invitation", invitationsPerMinute, time.Minute),
 		recoveryLimiter:   newSlidingLimiter("recovery", recoveriesPerMinute, time.Minute),
@@ -173,12 +184,15 @@ func NewServer(cfg Config, db *storage.DB, temporal client.Client, blobStore *bl
 		errSessionRateLimited: newError(http.StatusTooManyRequests, "RATE_LIMITED",
 			fmt.Sprintf("Rate limit exceeded: at most %d requests per minute per signed-in user", cfg.SessionRateLimitPerMinute),
 			fmt.Sprintf("تم تجاوز حد الطلبات: %d طلب في الدقيقة لكل مستخدم مسجّل الدخول كحد أقصى", cfg.SessionRateLimitPerMinute)),
+		errExportRateLimited: newError(http.StatusTooManyRequests, "RATE_LIMITED",
+			fmt.Sprintf("Rate limit exceeded: at most %d exports per minute per token or signed-in user", cfg.ExportRateLimitPerMinute),
+			fmt.Sprintf("تم تجاوز حد الطلبات: %d عمليات تصدير في الدقيقة لكل رمز أو مستخدم كحد أقصى", cfg.ExportRateLimitPerMinute)),
 	}
 	s.buyerOrders = newBuyerOrderLimits(cfg.StorefrontOrdersPerPhone, cfg.StorefrontOrdersPerNetwork,
 		func(r *http.Request) string { return clientNetwork(r, cfg.TrustedProxies) })
 	s.ownOrigins = originsOf(cfg.BaseURL, cfg.MerchantURL)
 	s.pages = pages.New(pages.Config{SecureCookies: cfg.SecureCookies, OwnOrigins: s.ownOrigins, CheckPassword: s.CheckPassword,
-		WebhookRetrySchedule: cfg.WebhookRetrySchedule, Source: s.requestSource}, db, log)
+		WebhookRetrySchedule: cfg.WebhookRetrySchedule, Source: s.requestSource, ExpensiveRead: s.pageExportAllowed}, db, log)
 	s.metrics = metrics.NewAPI()
 	s.outbox = newOutboxGauges(s.metrics.Registry)
 	s.router = s.routes()

@@ -55,6 +55,10 @@ type Config struct {
 	// Source is where a request came from (behind the trusted proxies),
 	// for the audit log's sign-in entries.
 	Source func(r *http.Request) storage.RequestSource
+	// ExpensiveRead counts an expensive page (the waybill print run)
+	// against the user's export limit, setting the X-RateLimit-* headers
+	// and, refused, Retry-After; it reports whether the user had room.
+	ExpensiveRead func(w http.ResponseWriter, userID uuid.UUID) bool
 }
 
 // Pages serves the merchant's server-rendered pages.

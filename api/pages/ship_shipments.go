@@ -74,6 +74,10 @@ func (p *Pages) WaybillsPrint() http.Handler {
 			p.problemPage(w, http.StatusBadRequest, p.pageLang(r, user), "problem.bad_date")
 			return errAnswered
 		}
+		if p.cfg.ExpensiveRead != nil && !p.cfg.ExpensiveRead(w, user.ID) {
+			p.problemPage(w, http.StatusTooManyRequests, mp.lang, "problem.rate_limited")
+			return errAnswered
+		}
 		docs, err := p.db.FindWaybillDocuments(r.Context(), store.ID, day, day.AddDate(0, 0, 1), 500)
 		if err != nil {
 			return err

@@ -47,6 +47,9 @@ type Config struct {
 	RateLimitPerMinute int    `envconfig:"RATE_LIMIT_PER_MINUTE" default:"300"`
 	// SessionRateLimitPerMinute limits each signed-in user's API requests.
 	SessionRateLimitPerMinute int `envconfig:"SESSION_RATE_LIMIT_PER_MINUTE" default:"300"`
+	// ExportRateLimitPerMinute limits expensive reads (CSV exports, the
+	// waybill print run) per token or signed-in user.
+	ExportRateLimitPerMinute int `envconfig:"EXPORT_RATE_LIMIT_PER_MINUTE" default:"10"`
 	// StorefrontRateLimitPerMinute limits the public storefront per client address.
 	StorefrontRateLimitPerMinute int `envconfig:"STOREFRONT_RATE_LIMIT_PER_MINUTE" default:"120"`
 	// Storefront orders per hour per store, by phone and by client network.
