@@ -485,3 +485,43 @@ func TestCardAmountMismatchOpensAnException(t *testing.T) {
 	require.Empty(t, order["payments"])
 	require.NotContains(t, h.timeline(s, orderID), "card_payment_succeeded")
 }
+
+// An event naming an order whose PaymentIntent is not yet recorded on its
+// card payment (the gateway can be faster than the worker that records
+// it) is refused with 409 PAYMENT_NOT_RECORDED, which Stripe redelivers,
+// and changes nothing: the event is not taken, the order stays unpaid.
+// The same event once the intent is recorded is taken as new.
+func TestGatewayEventBeforeTheIntentIsRefused(t *testing.T) {
+	h := newHarness(t, api.Config{})
+	h.startWorker(nil)
+	s := newShop(t, h, "cardearly", 10)
+	h.connectStripe(s)
+	checkout, _ := h.cardCheckout(s, 1)
+	orderID := checkout["order"].(map[string]any)["id"].(string)
+	total := int64(checkout["order"].(map[string]any)["total"].(float64))
+	intent := h.intentOf(s, orderID)
+	db := testenv.SQL(t, h.db)
+	_, err := db.Exec(context.Background(), `UPDATE card_payments SET intent_id = NULL WHERE order_id = $1`, orderID)
+	require.NoError(t, err)
+
+	event := stripeEvent("evt_early", "payment_intent.succeeded", s.m.storeID, orderID, intent, total)
+	early := h.sendStripe(s.m.storeID, event, testStripeHook)
+	require.Equal(t, http.StatusConflict, early.Status, string(early.Raw))
+	require.Equal(t, "PAYMENT_NOT_RECORDED", early.errorCode())
+	require.NotEmpty(t, early.errorField("message_ar"))
+	var taken int
+	require.NoError(t, db.QueryRow(context.Background(), `SELECT count(*) FROM gateway_events WHERE event_id = 'evt_early'`).Scan(&taken))
+	require.Zero(t, taken, "the refused event is not recorded, so its redelivery is taken")
+	require.Equal(t, "pending", h.getOrder(s, orderID)["payment_status"])
+	require.NotContains(t, h.timeline(s, orderID), "card_payment_succeeded")
+	var intentID *string
+	require.NoError(t, db.QueryRow(context.Background(), `SELECT intent_id FROM card_payments WHERE order_id = $1`, orderID).Scan(&intentID))
+	require.Nil(t, intentID, "the card payment is untouched")
+
+	_, err = db.Exec(context.Background(), `UPDATE card_payments SET intent_id = $2 WHERE order_id = $1`, orderID, intent)
+	require.NoError(t, err)
+	redelivered := h.sendStripe(s.m.storeID, event, testStripeHook)
+	require.Equal(t, http.StatusOK, redelivered.Status, string(redelivered.Raw))
+	require.Equal(t, false, redelivered.data()["duplicate"])
+	waitFor(t, "the order paid", func() bool { return h.getOrder(s, orderID)["payment_status"] == "paid" })
+}

@@ -37,6 +37,12 @@ var (
 		"توقيع الحدث لا يتطابق مع سر الويب هوك لهذا المتجر، أو مضى عليه أكثر من 300 ثانية")
 	errEventUnreadable = newError(http.StatusBadRequest, "INVALID_EVENT",
 		"The event is signed but cannot be read", "الحدث موقّع لكن لا يمكن قراءته")
+	// errPaymentNotRecorded answers an event that came before the order's
+	// PaymentIntent was recorded: any non-2xx makes Stripe redeliver it
+	// (backing off, for up to three days), and nothing is taken meanwhile.
+	errPaymentNotRecorded = newError(http.StatusConflict, "PAYMENT_NOT_RECORDED",
+		"The order's gateway payment is not recorded yet; the event is not taken and will be accepted when redelivered",
+		"لم يُسجَّل دفع الطلب لدى البوابة بعد؛ لم يُقبل الحدث وسيُقبل عند إعادة إرساله")
 )
 
 // gatewayProviders are the gateways a store can connect.
@@ -338,6 +344,11 @@ func (s *Server) takeGatewayEvent(ctx context.Context, tx *storage.Tx, storeID u
 		}
 		if err != nil {
 			return err
+		}
+		if p.IntentID == "" {
+			// Refused, not taken: the transaction that would record the
+			// event rolls back, so the gateway's redelivery is new.
+			return errPaymentNotRecorded
 		}
 		if ev.Kind == gateway.EventPaymentFailed {
 			return tx.RecordCardPaymentFailed(ctx, storeID, orderID, ev.Payment, ev.FailureMessage)
