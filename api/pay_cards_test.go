@@ -27,12 +27,13 @@ const (
 	testStripeHook = "whsec_card_payments_secret"
 )
 
-// connectStripe connects the shop's store to stripe-mock.
+// connectStripe connects the shop's store to stripe-mock with the owner's
+// session, as a merchant does (tokens may not: issue 48 §6).
 // Connecting goes under an Idempotency-Key, whose stored answer must hold
 // neither secret.
 func (h *harness) connectStripe(s shop) response {
 	h.t.Helper()
-	resp := h.do(request{method: "PUT", path: storePath(s.m.storeID, "/payment-gateways/stripe"), auth: bearer(s.token),
+	resp := h.do(request{method: "PUT", path: storePath(s.m.storeID, "/payment-gateways/stripe"), auth: s.m.auth(),
 		headers: map[string]string{"Idempotency-Key": "connect-" + s.m.storeID},
 		body:    map[string]any{"secret_key": testStripeKey, "webhook_secret": testStripeHook, "statement_descriptor": "ABAYA"}})
 	require.Equal(h.t, http.StatusOK, resp.Status, string(resp.Raw))
@@ -127,20 +128,20 @@ func TestCardPaymentThroughTheGateway(t *testing.T) {
 
 	// Connecting: every field checked, then the key tried at the gateway.
 	path := storePath(s.m.storeID, "/payment-gateways/stripe")
-	empty := h.do(request{method: "PUT", path: path, auth: bearer(s.token), body: map[string]any{}})
+	empty := h.do(request{method: "PUT", path: path, auth: s.m.auth(), body: map[string]any{}})
 	require.Equal(t, http.StatusUnprocessableEntity, empty.Status)
 	require.ElementsMatch(t, []string{"secret_key", "webhook_secret"}, empty.fieldNames())
-	publishable := h.do(request{method: "PUT", path: path, auth: bearer(s.token),
+	publishable := h.do(request{method: "PUT", path: path, auth: s.m.auth(),
 		body: map[string]any{"secret_key": "pk_test_123456789", "webhook_secret": "secret", "statement_descriptor": strings.Repeat("x", 23)}})
 	require.Equal(t, http.StatusUnprocessableEntity, publishable.Status)
 	require.Equal(t, "invalid", publishable.fieldCode("secret_key"))
 	require.Equal(t, "invalid", publishable.fieldCode("webhook_secret"))
 	require.Equal(t, "too_long", publishable.fieldCode("statement_descriptor"))
-	unknown := h.do(request{method: "PUT", path: storePath(s.m.storeID, "/payment-gateways/paypal"), auth: bearer(s.token),
+	unknown := h.do(request{method: "PUT", path: storePath(s.m.storeID, "/payment-gateways/paypal"), auth: s.m.auth(),
 		body: map[string]any{"secret_key": testStripeKey, "webhook_secret": testStripeHook}})
 	require.Equal(t, http.StatusNotFound, unknown.Status)
 
-	rejected := h.do(request{method: "PUT", path: path, auth: bearer(s.token),
+	rejected := h.do(request{method: "PUT", path: path, auth: s.m.auth(),
 		body: map[string]any{"secret_key": "sk_test_not_a_key_stripe_takes", "webhook_secret": testStripeHook}})
 	require.Equal(t, http.StatusUnprocessableEntity, rejected.Status, string(rejected.Raw))
 	require.Equal(t, "rejected", rejected.fieldCode("secret_key"), "the key is tried at the gateway before it is kept")
@@ -287,9 +288,9 @@ func TestCardPaymentThroughTheGateway(t *testing.T) {
 	require.Contains(t, []string{"REFUND_AUTOMATIC", "REFUND_NOT_PENDING"}, byHand.errorCode())
 
 	// Disconnected, the store takes no more card orders.
-	del := h.do(request{method: "DELETE", path: path, auth: bearer(s.token)})
+	del := h.do(request{method: "DELETE", path: path, auth: s.m.auth()})
 	require.Equal(t, http.StatusNoContent, del.Status, string(del.Raw))
-	require.Equal(t, http.StatusNotFound, h.do(request{method: "DELETE", path: path, auth: bearer(s.token)}).Status)
+	require.Equal(t, http.StatusNotFound, h.do(request{method: "DELETE", path: path, auth: s.m.auth()}).Status)
 	cartID, cartToken = h.openCart(s, 1, "")
 	gone := h.buyer(s, "POST", "/carts/"+cartID+"/checkout", checkoutBody("card"), cartToken)
 	require.Equal(t, http.StatusUnprocessableEntity, gone.Status)
@@ -524,4 +525,42 @@ func TestGatewayEventBeforeTheIntentIsRefused(t *testing.T) {
 	require.Equal(t, http.StatusOK, redelivered.Status, string(redelivered.Raw))
 	require.Equal(t, false, redelivered.data()["duplicate"])
 	waitFor(t, "the order paid", func() bool { return h.getOrder(s, orderID)["payment_status"] == "paid" })
+}
+
+// A gateway's keys decide where the store's money goes (issue 48 §6):
+// connecting, replacing and disconnecting them is the owner's or an
+// admin's, with a session. A token with settings:write gets 403
+// TOKEN_NOT_ALLOWED, a member whose custom role holds settings:write 403
+// ROLE_NOT_ALLOWED, and neither changes the connection.
+func TestGatewayKeysAreOwnerOrAdminSessionOnly(t *testing.T) {
+	h := newHarness(t, api.Config{})
+	h.startWorker(nil)
+	s := newShop(t, h, "cardkeys", 10)
+	path := storePath(s.m.storeID, "/payment-gateways/stripe")
+	keys := map[string]any{"secret_key": testStripeKey, "webhook_secret": testStripeHook}
+	role := h.do(request{method: "POST", path: storePath(s.m.storeID, "/roles"), auth: s.m.auth(),
+		body: map[string]any{"name": "Bookkeeper", "scopes": []string{"settings:write"}}})
+	require.Equal(t, http.StatusCreated, role.Status, string(role.Raw))
+	bookkeeper := h.join(s.m, "bookkeeper-cardkeys@example.com", role.data()["id"].(string))
+	admin := h.join(s.m, "admin-cardkeys@example.com", h.roleID(s.m, "Admin"))
+	token := h.pat(s.m, "settings:write")
+
+	refused := func(a auth, code string) {
+		t.Helper()
+		for _, method := range []string{"PUT", "DELETE"} {
+			resp := h.do(request{method: method, path: path, auth: a, body: keys})
+			require.Equal(t, http.StatusForbidden, resp.Status, "%s %s", method, resp.Raw)
+			require.Equal(t, code, resp.errorCode())
+		}
+	}
+	refused(bearer(token), "TOKEN_NOT_ALLOWED")
+	refused(bookkeeper.auth(), "ROLE_NOT_ALLOWED")
+	require.Equal(t, []any{}, h.do(request{method: "GET", path: storePath(s.m.storeID, "/payment-gateways"), auth: bearer(token)}).Body["data"])
+
+	connected := h.do(request{method: "PUT", path: path, auth: admin.auth(), body: keys})
+	require.Equal(t, http.StatusOK, connected.Status, string(connected.Raw))
+	refused(bearer(token), "TOKEN_NOT_ALLOWED")
+	refused(bookkeeper.auth(), "ROLE_NOT_ALLOWED")
+	require.Len(t, h.do(request{method: "GET", path: storePath(s.m.storeID, "/payment-gateways"), auth: bearer(token)}).Body["data"], 1)
+	require.Equal(t, http.StatusNoContent, h.do(request{method: "DELETE", path: path, auth: s.m.auth()}).Status)
 }

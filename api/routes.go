@@ -131,8 +131,9 @@ func (s *Server) routes() *chi.Mux {
 			r.With(settingsWrite).Method(http.MethodPatch, "/settings", s.handleUpdateSettings())
 			r.Route("/payment-gateways", func(r chi.Router) {
 				r.With(settingsRead).Method(http.MethodGet, "/", s.handleListGateways())
-				r.With(settingsWrite).Method(http.MethodPut, "/{provider}", s.handleConnectGateway())
-				r.With(settingsWrite).Method(http.MethodDelete, "/{provider}", s.handleDisconnectGateway())
+				// The money's destination (issue 48 §6): owner or admin, sessions only.
+				r.With(ownerOrAdmin).Method(http.MethodPut, "/{provider}", s.handleConnectGateway())
+				r.With(ownerOrAdmin).Method(http.MethodDelete, "/{provider}", s.handleDisconnectGateway())
 			})
 			r.Route("/locations", func(r chi.Router) {
 				r.With(settingsWrite).Method(http.MethodPost, "/", s.handleCreateLocation())
