@@ -20,7 +20,7 @@ func TestIdempotentReplaysKeepNoSecret(t *testing.T) {
 	h := newHarness(t, api.Config{WebhookGuard: webhook.Guard{AllowPrivate: true}})
 	rec := newReceiver(t, func(int) int { return http.StatusOK })
 	m := h.signup("secrets")
-	pat := h.pat(m, "settings:write")
+	pat := h.pat(m, "settings:write", "orders:read")
 	for _, tc := range []struct {
 		name, path, field, prefix string
 		auth                      auth

@@ -103,7 +103,7 @@ func TestTracingFollowsARequestThroughTemporalToSQL(t *testing.T) {
 	require.NoError(t, err)
 	h.startWorker(httpClient)
 	s := newShop(t, h, "traced", 10)
-	settings := h.pat(s.m, "settings:write")
+	settings := h.pat(s.m, "settings:write", "orders:read")
 	sub := h.do(request{method: "POST", path: storePath(s.m.storeID, "/webhooks"), auth: bearer(settings),
 		body: map[string]any{"url": rec.url(), "events": []string{"order.created"}}})
 	require.Equal(t, http.StatusCreated, sub.Status)

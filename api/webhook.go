@@ -64,6 +64,19 @@ func (s *Server) checkWebhookURL(ctx context.Context, c *request.Checker, raw st
 	}
 }
 
+// checkEventsReadable refuses (422, the event's field) an event the
+// credential could not read itself: a subscription is a standing read, so
+// order events need orders:read and product events catalog:read, the rule
+// app grants follow (storage.EventReadScope).
+func checkEventsReadable(ctx context.Context, c *request.Checker, events []string) {
+	p := principalFrom(ctx)
+	for i, e := range events {
+		if scope := storage.EventReadScope(e); scope != "" && !p.allows(scope) {
+			c.Add(fmt.Sprintf("events[%d]", i), "scope_required", "needs "+scope+" to receive "+e)
+		}
+	}
+}
+
 // handleCreateWebhook serves POST /stores/{store_id}/webhooks.
 func (s *Server) handleCreateWebhook() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
@@ -73,6 +86,7 @@ func (s *Server) handleCreateWebhook() handlerFunc {
 		}
 		var c request.Checker
 		s.checkWebhookURL(r.Context(), &c, req.URL)
+		checkEventsReadable(r.Context(), &c, req.Events)
 		if len(c.Fields) > 0 {
 			return validationError(c.Fields)
 		}
@@ -150,6 +164,11 @@ func (s *Server) handleUpdateWebhook() handlerFunc {
 			upd.URL = &req.URL.Value
 		}
 		if req.Events.Set {
+			var c request.Checker
+			checkEventsReadable(r.Context(), &c, req.Events.Value)
+			if len(c.Fields) > 0 {
+				return validationError(c.Fields)
+			}
 			upd.Events = dedupe(req.Events.Value)
 		}
 		if req.Description.Set {

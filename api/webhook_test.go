@@ -94,7 +94,7 @@ func newWebhookHarness(t *testing.T, rec *receiver, schedule []time.Duration) *w
 	require.NoError(t, err)
 	h.startWorker(httpClient)
 	m := h.signup("hooks")
-	return &webhookHarness{harness: h, m: m, token: h.pat(m, "settings:write", "catalog:write")}
+	return &webhookHarness{harness: h, m: m, token: h.pat(m, "settings:write", "catalog:write", "orders:read")}
 }
 
 func (h *webhookHarness) subscribe(url string, events ...string) (id, secret string) {
@@ -323,7 +323,7 @@ func TestWebhookTestPing(t *testing.T) {
 func TestWebhookSubscriptionRules(t *testing.T) {
 	h := newHarness(t, api.Config{})
 	m := h.signup("rules")
-	token := h.pat(m, "settings:write")
+	token := h.pat(m, "settings:write", "orders:read")
 	readOnly := h.pat(m, "settings:read")
 	path := storePath(m.storeID, "/webhooks")
 
@@ -471,7 +471,7 @@ func TestWebhooksAreDeliveredWhileTheMainQueueIsBacklogged(t *testing.T) {
 	queue := testenv.TaskQueue(t)
 	h := newHarness(t, api.Config{TaskQueue: queue, WebhookGuard: webhook.Guard{AllowPrivate: true}})
 	s := newShop(t, h, "backlog", 10)
-	settings := h.pat(s.m, "settings:write")
+	settings := h.pat(s.m, "settings:write", "orders:read")
 	sub := h.do(request{method: "POST", path: storePath(s.m.storeID, "/webhooks"), auth: bearer(settings),
 		body: map[string]any{"url": rec.url(), "events": []string{"order.created"}}})
 	require.Equal(t, http.StatusCreated, sub.Status)
@@ -504,4 +504,51 @@ func TestWebhooksAreDeliveredWhileTheMainQueueIsBacklogged(t *testing.T) {
 	var sideEffects int
 	require.NoError(t, testenv.SQL(h.t, h.db).QueryRow(ctx, `SELECT count(*) FROM order_side_effects WHERE store_id = $1`, s.m.storeID).Scan(&sideEffects))
 	require.Zero(t, sideEffects, "nothing polls the main queue, so no order-placed workflow ran")
+}
+
+// A subscription is a standing read: a merchant's subscription names only
+// the events its credential could read (orders:read for order events,
+// catalog:read for product events), as an app's grant does (issue 48 §6).
+func TestWebhookSubscriptionEventsNeedTheirReadScope(t *testing.T) {
+	h := newHarness(t, api.Config{})
+	h.startWorker(nil) // the member's invitation mail
+	m := h.signup("evscope")
+	path := storePath(m.storeID, "/webhooks")
+	hook := func(a auth, events ...string) response {
+		return h.do(request{method: "POST", path: path, auth: a, body: map[string]any{"url": "https://203.0.113.7/h", "events": events}})
+	}
+	count := func() int {
+		list := h.do(request{method: "GET", path: path, auth: m.auth()})
+		require.Equal(t, http.StatusOK, list.Status)
+		return len(list.Body["data"].([]any))
+	}
+
+	settingsOnly := h.pat(m, "settings:write")
+	refused := hook(bearer(settingsOnly), "order.paid", "product.updated")
+	require.Equal(t, http.StatusUnprocessableEntity, refused.Status, string(refused.Raw))
+	require.ElementsMatch(t, []string{"events[0]", "events[1]"}, refused.fieldNames())
+	require.Contains(t, string(refused.Raw), "scope_required")
+	require.Equal(t, 0, count(), "nothing is created")
+
+	orders := h.pat(m, "settings:write", "orders:read")
+	require.Equal(t, []string{"events[1]"}, hook(bearer(orders), "order.paid", "product.created").fieldNames())
+	created := hook(bearer(orders), "order.paid")
+	require.Equal(t, http.StatusCreated, created.Status, string(created.Raw))
+	subID := created.data()["id"].(string)
+	patched := h.do(request{method: "PATCH", path: path + "/" + subID, auth: bearer(orders), body: map[string]any{"events": []string{"product.deleted"}}})
+	require.Equal(t, http.StatusUnprocessableEntity, patched.Status, string(patched.Raw))
+	require.Equal(t, []string{"events[0]"}, patched.fieldNames())
+	got := h.do(request{method: "GET", path: path + "/" + subID, auth: m.auth()})
+	require.Equal(t, []any{"order.paid"}, got.data()["events"], "nothing is changed")
+	// :write implies :read.
+	require.Equal(t, http.StatusCreated, hook(bearer(h.pat(m, "settings:write", "catalog:write")), "product.updated").Status)
+
+	// A session member holds their role's scopes.
+	role := h.do(request{method: "POST", path: storePath(m.storeID, "/roles"), auth: m.auth(),
+		body: map[string]any{"name": "Hooks", "scopes": []string{"settings:write", "catalog:read"}}})
+	require.Equal(t, http.StatusCreated, role.Status, string(role.Raw))
+	member := h.join(m, "hooks-evscope@example.com", role.data()["id"].(string))
+	require.Equal(t, []string{"events[1]"}, hook(member.auth(), "product.created", "order.created").fieldNames())
+	require.Equal(t, http.StatusCreated, hook(member.auth(), "product.created").Status)
+	require.Equal(t, 3, count())
 }

@@ -92,7 +92,7 @@
 //     MarkWaybillReady); ship_rates.go (zones and rates: CreateZone, CreateRate,
 //     RateOptions, MatchZone, WeighItems, chooseShipping).
 //   - webhook_: webhook.go (subscriptions: CreateSubscription,
-//     UpdateSubscription, EventsReadable); webhook_deliveries.go (DispatchOutbox,
+//     UpdateSubscription, EventReadScope, EventsReadable); webhook_deliveries.go (DispatchOutbox,
 //     FindBatchTargets, RecordAttempts, RequeueDeliveries, FindRecentDeliveries).
 //   - analytics_: analytics.go (FindSalesFigures, RecomputeSalesFigures,
 //     FindTopProducts).

@@ -3,7 +3,6 @@ package storage
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -17,13 +16,23 @@ var WebhookEvents = []string{EventOrderCreated, EventOrderPaid, EventOrderStatus
 var eventDomains = map[string]string{EventOrderCreated: "orders", EventOrderPaid: "orders", EventOrderStatusChanged: "orders",
 	EventProductCreated: "catalog", EventProductUpdated: "catalog", EventProductDeleted: "catalog"}
 
+// EventReadScope is the scope a credential needs to receive event (the
+// read scope of its domain; `:write` implies it, see ScopesGrant), "" for
+// an event no subscription may name. Apps' grants (EventsReadable) and
+// merchants' subscriptions (api/webhook.go) both ask it.
+func EventReadScope(event string) string {
+	if d, ok := eventDomains[event]; ok {
+		return d + ":read"
+	}
+	return ""
+}
+
 // EventsReadable keeps the events that scopes can read (`d:read` or
 // `d:write` of the event's domain), in their order.
 func EventsReadable(events, scopes []string) []string {
 	out := []string{}
 	for _, e := range events {
-		d, ok := eventDomains[e]
-		if ok && (slices.Contains(scopes, d+":read") || slices.Contains(scopes, d+":write")) {
+		if scope := EventReadScope(e); scope != "" && ScopesGrant(scopes, scope) {
 			out = append(out, e)
 		}
 	}

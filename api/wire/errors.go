@@ -63,6 +63,8 @@ func ArabicFieldMessage(code string) string {
 		return "الفترة أطول من المسموح: قصّرها أو اختر فاصلًا أكبر"
 	case "unknown_timezone":
 		return "ليست منطقة زمنية معروفة؛ استخدم اسمًا مثل Africa/Cairo"
+	case "scope_required":
+		return "لا تملك صلاحية قراءة هذا الحدث"
 	case "one_of":
 		return "القيمة ليست من القيم المسموح بها"
 	case "invalid_uuid":
