@@ -107,8 +107,8 @@ type refundedSoFar struct {
 	pieces           map[uuid.UUID]int
 }
 
-func (tx *Tx) refundedSoFar(ctx context.Context, o Order) (refundedSoFar, error) {
-	rows, err := tx.tx.Query(ctx, `SELECT amount, shipping, lines FROM order_refunds
+func (r reader) refundedSoFar(ctx context.Context, o Order) (refundedSoFar, error) {
+	rows, err := r.q.Query(ctx, `SELECT amount, shipping, lines FROM order_refunds
 		WHERE store_id = $1 AND order_id = $2 AND status IN ('pending', 'succeeded')`, o.StoreID, o.ID)
 	if err != nil {
 		return refundedSoFar{}, fmt.Errorf("read refunds: %w", err)
@@ -373,32 +373,28 @@ func refundableOf(o Order, so refundedSoFar, card *gatewayPayment) Refundable {
 
 // FindRefundable reads what an order can still give back, judged as
 // CreateRefund would judge a refund now, so a page never shows an amount
-// the API would refuse.
-func (db *DB) FindRefundable(ctx context.Context, storeID, orderID uuid.UUID) (Refundable, error) {
-	var out Refundable
-	err := db.InTx(ctx, func(tx *Tx) error {
-		o, err := tx.FindOrderByRef(ctx, storeID, orderID.String())
-		if err != nil {
-			return err
-		}
-		so, err := tx.refundedSoFar(ctx, o)
-		if err != nil {
-			return err
-		}
-		var card *gatewayPayment
-		if o.PaymentMethod == "card" {
-			if card, err = tx.gatewayPaymentOf(ctx, o); err != nil {
-				var invalid *InvalidError
-				if !errors.As(err, &invalid) {
-					return err
-				}
-				card = nil // paid by card some other way: no card to send back to
+// the API would refuse. It only reads: the pool runs it, or the caller's
+// transaction.
+func (r reader) FindRefundable(ctx context.Context, storeID, orderID uuid.UUID) (Refundable, error) {
+	o, err := scanOrder(r.q.QueryRow(ctx, orderByIDQuery, storeID, orderID))
+	if err != nil {
+		return Refundable{}, notFoundIfNoRows(err, "find order "+orderID.String())
+	}
+	so, err := r.refundedSoFar(ctx, o)
+	if err != nil {
+		return Refundable{}, err
+	}
+	var card *gatewayPayment
+	if o.PaymentMethod == "card" {
+		if card, err = r.gatewayPaymentOf(ctx, o); err != nil {
+			var invalid *InvalidError
+			if !errors.As(err, &invalid) {
+				return Refundable{}, err
 			}
+			card = nil // paid by card some other way: no card to send back to
 		}
-		out = refundableOf(o, so, card)
-		return nil
-	})
-	return out, err
+	}
+	return refundableOf(o, so, card), nil
 }
 
 // gatewayPayment is the card payment an order's `original` refunds go back
@@ -411,10 +407,10 @@ type gatewayPayment struct {
 // gatewayPaymentOf finds the order's succeeded gateway payment; an order
 // paid by card some other way (marked paid by hand) has no original to
 // refund to.
-func (tx *Tx) gatewayPaymentOf(ctx context.Context, o Order) (*gatewayPayment, error) {
+func (r reader) gatewayPaymentOf(ctx context.Context, o Order) (*gatewayPayment, error) {
 	var p gatewayPayment
 	var paid int64
-	err := tx.tx.QueryRow(ctx, `SELECT provider, reference, amount FROM order_payments
+	err := r.q.QueryRow(ctx, `SELECT provider, reference, amount FROM order_payments
 		WHERE store_id = $1 AND order_id = $2 AND source = 'gateway' AND status = 'succeeded' AND provider IS NOT NULL AND reference IS NOT NULL
 		ORDER BY created_at DESC LIMIT 1`, o.StoreID, o.ID).Scan(&p.provider, &p.reference, &paid)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -425,7 +421,7 @@ func (tx *Tx) gatewayPaymentOf(ctx context.Context, o Order) (*gatewayPayment, e
 		return nil, fmt.Errorf("find gateway payment: %w", err)
 	}
 	var back int64
-	if err := tx.tx.QueryRow(ctx, `SELECT COALESCE(sum(amount), 0)::bigint FROM order_refunds
+	if err := r.q.QueryRow(ctx, `SELECT COALESCE(sum(amount), 0)::bigint FROM order_refunds
 		WHERE store_id = $1 AND order_id = $2 AND gateway IS NOT NULL AND status IN ('pending', 'succeeded')`, o.StoreID, o.ID).Scan(&back); err != nil {
 		return nil, fmt.Errorf("sum gateway refunds: %w", err)
 	}
