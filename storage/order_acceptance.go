@@ -182,6 +182,21 @@ func (tx *Tx) stockForAcceptance(ctx context.Context, o Order, shipped bool, ret
 	if err != nil {
 		return err
 	}
+	// Every move below locks the variants it touches, one after another;
+	// holding all of the order's first, in the one lock order, keeps a later
+	// move from locking a variant after an earlier one's levels.
+	var ids []uuid.UUID
+	for _, l := range o.Lines {
+		if l.VariantID != nil {
+			ids = append(ids, *l.VariantID)
+		}
+	}
+	if _, err := tx.lockVariants(ctx, o.StoreID, ids); err != nil {
+		return err
+	}
+	if _, err := tx.lockLevels(ctx, o.StoreID, ids); err != nil {
+		return err
+	}
 	if shipped {
 		return tx.moveShipmentsStock(ctx, o, shipments, returned, restockUnits, actor)
 	}
@@ -224,24 +239,10 @@ func (tx *Tx) acceptanceShipments(ctx context.Context, o Order, departed bool) (
 // moveShipmentsStock moves an order's units shipment by shipment: each
 // moves what want asks of the lines it carries, up to its quantities, and
 // names itself on its movements; what no shipment carries moves as the
-// order's alone. want nil means all the order holds.
+// order's alone. want nil means all the order holds. The caller holds the
+// order's variants and levels (stockForAcceptance): each shipment's move
+// locks its own.
 func (tx *Tx) moveShipmentsStock(ctx context.Context, o Order, shipments []Shipment, want map[uuid.UUID]int, move stockMove, actor Actor) error {
-	if len(shipments) > 0 {
-		// Each move below locks its own variants; holding the order's first,
-		// in the one lock order, keeps them from locking out of it.
-		var ids []uuid.UUID
-		for _, l := range o.Lines {
-			if l.VariantID != nil {
-				ids = append(ids, *l.VariantID)
-			}
-		}
-		if _, err := tx.lockVariants(ctx, o.StoreID, ids); err != nil {
-			return err
-		}
-		if _, err := tx.lockLevels(ctx, o.StoreID, ids); err != nil {
-			return err
-		}
-	}
 	left := maps.Clone(want)
 	for i := range shipments {
 		mine := map[uuid.UUID]int{}
