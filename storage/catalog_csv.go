@@ -5,7 +5,7 @@ import "github.com/merchantsvc/svc/storage/catalogcsv"
 // The catalog's CSV format (decisions §3) is read and written by
 // storage/catalogcsv, a package of its own so that its fuzz tests link
 // nothing but the parser. These names keep it where storage's callers and
-// the import (imports.go) find it.
+// the import (catalog_imports.go) find it.
 type (
 	// RowError is one problem with one cell of an import.
 	RowError = catalogcsv.RowError

@@ -38,8 +38,9 @@
 //     catalog_images.go (CreateProductImage, AttachProductImage,
 //     FindProcessingImages); catalog_imports.go (CreateImport, ApplyImportBatch,
 //     FinishImport, ExportProducts, FindRecentImports); catalog_csv.go (the
-//     CSV format alone, no Postgres: ParseCSVHeader, ParseCSVRow, SplitImport,
-//     ParsePrice).
+//     names storage's callers use of storage/catalogcsv, where the CSV
+//     format lives with no Postgres: ReadCSV, ParseCSVHeader, SplitImport,
+//     FormatPrice).
 //   - stock_: stock.go (levels, movements and reservations: lockVariants,
 //     lockLevels, reserveOrder, queueReservation, moveOrderStock, Adjust,
 //     FindLevels, FindMovements); stock_locations.go (CreateLocation,
@@ -80,9 +81,9 @@
 //     ResealSecrets); pay_remittances.go (RecordRemittance: a carrier paying out
 //     the cash it collected).
 //   - refund_: refund.go (CreateRefund, SettleRefund, RecordGatewayRefund,
-//     RefundAmount, refundedSoFar); refund_returns.go (the return status
-//     machine ReturnAllowedNext; RequestReturn, ReceiveReturn, MoveReturn,
-//     openRefusedReturn).
+//     RefundAmount, FindRefundable, refundedSoFar); refund_returns.go (the
+//     return status machine ReturnAllowedNext; RequestReturn, ReceiveReturn,
+//     MoveReturn, openRefusedReturn).
 //   - ship_: ship_shipments.go (CreateShipment, CreateShipmentForOrder,
 //     UpdateShipment, ReportShipmentStatus, CancelShipment, applyShipmentStatus,
 //     lockShipment); ship_status.go (the shipment status machine:

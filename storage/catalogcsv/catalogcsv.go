@@ -42,8 +42,8 @@ const maxCSVOptions = 3
 var requiredCSVColumns = []string{"sku", "name", "price"}
 
 // MaxPrice is the largest price a file may hold: storage.MaxAmount, which
-// this package cannot import (storage imports it); a storage test keeps the
-// two equal.
+// this package cannot import (storage imports it); a constant in
+// storage/catalog_csv.go does not compile unless the two are equal.
 const MaxPrice int64 = 1_000_000_000_000
 
 // CurrencyExponent is the number of minor-unit digits of a currency (ISO 4217).
