@@ -161,14 +161,6 @@ func (tx *Tx) TransitionOrder(ctx context.Context, storeID, id uuid.UUID, to Ord
 	if _, err := tx.ResolveAutopilotExceptions(ctx, storeID, id); err != nil {
 		return Order{}, err
 	}
-	// An outcome the merchant sets is its own word: it counts in its own
-	// store's COD trust check, never in another's (decisions §28).
-	if to == OrderDelivered || to == OrderReturned {
-		if _, err := tx.tx.Exec(ctx, `UPDATE orders SET carrier_confirmed_at = NULL
-			WHERE store_id = $1 AND id = $2 AND carrier_confirmed_at IS NOT NULL`, storeID, id); err != nil {
-			return Order{}, fmt.Errorf("clear carrier confirmation: %w", err)
-		}
-	}
 	if to == OrderCancelled {
 		return tx.cancel(ctx, o, note, actor)
 	}
@@ -191,7 +183,14 @@ func (tx *Tx) moveOrder(ctx context.Context, o *Order, to OrderStatus, tracking 
 		o.TrackingNumber = tracking
 	}
 	o.UpdatedAt = tx.now()
-	if _, err := tx.tx.Exec(ctx, `UPDATE orders SET status = $3, fulfillment_status = $4, tracking_number = $5, updated_at = $6, collected_total = $7
+	// Whatever moves an order (the status endpoints, a return received, a
+	// carrier's report) ends a carrier's confirmation of its outcome: an
+	// outcome the merchant sets is its own word, counted in its own store's
+	// COD trust check, never in another's (decisions §28). A carrier's batch
+	// confirms the outcomes its reports reached after its moves
+	// (confirmOutcomes).
+	if _, err := tx.tx.Exec(ctx, `UPDATE orders SET status = $3, fulfillment_status = $4, tracking_number = $5, updated_at = $6, collected_total = $7,
+			carrier_confirmed_at = NULL
 		WHERE store_id = $1 AND id = $2`, o.StoreID, o.ID, o.Status, o.FulfillmentStatus, o.TrackingNumber, o.UpdatedAt, o.CollectedTotal); err != nil {
 		return fmt.Errorf("update order status: %w", err)
 	}

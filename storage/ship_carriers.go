@@ -288,8 +288,8 @@ func (tx *Tx) ApplyCarrierEvents(ctx context.Context, storeID, accountID uuid.UU
 // confirmOutcomes marks the orders a carrier's reports brought to an
 // outcome (DELIVERED, RETURNED) as carrier-confirmed: only these count in
 // other stores' COD trust checks (decisions §28). A carrier's signed
-// callback is the only writer; a merchant's own status moves clear it
-// (TransitionOrder).
+// callback is the only writer, after the batch's moves; any other move of
+// the order clears it (moveOrder).
 func (tx *Tx) confirmOutcomes(ctx context.Context, storeID uuid.UUID, orderIDs []uuid.UUID) error {
 	if len(orderIDs) == 0 {
 		return nil
