@@ -248,17 +248,10 @@ func (d *Dispatcher) startLostWork(ctx context.Context, olderThan time.Duration)
 		}
 		return
 	}
-	type lost struct {
-		queue, id string
-		work      workflows.Work
-		workflow  any
-		input     any
-		mark      func() error
-	}
-	var work []lost
+	var work []rowStart
 	for _, ref := range images {
 		store := workflows.StoreLabel(ref.StoreSubdomain, ref.StoreID)
-		work = append(work, lost{d.TaskQueue, workflows.ProductImageWorkflowID(ref.ID),
+		work = append(work, rowStart{d.TaskQueue, workflows.ProductImageWorkflowID(ref.ID),
 			workflows.Work{Kind: workflows.KindProductImage, StoreID: ref.StoreID, ResourceID: ref.ID,
 				Summary: "image of product " + ref.ProductID.String()[:8] + " · " + store},
 			workflows.ProductImage, workflows.ProductImageInput{StoreID: ref.StoreID, ProductID: ref.ProductID, ImageID: ref.ID},
@@ -266,14 +259,14 @@ func (d *Dispatcher) startLostWork(ctx context.Context, olderThan time.Duration)
 	}
 	for _, ref := range imports {
 		store := workflows.StoreLabel(ref.StoreSubdomain, ref.StoreID)
-		work = append(work, lost{d.TaskQueue, workflows.ProductImportWorkflowID(ref.ID),
+		work = append(work, rowStart{d.TaskQueue, workflows.ProductImportWorkflowID(ref.ID),
 			workflows.Work{Kind: workflows.KindProductImport, StoreID: ref.StoreID, ResourceID: ref.ID, Summary: "product import · " + store},
 			workflows.ProductImport, workflows.ProductImportInput{StoreID: ref.StoreID, ImportID: ref.ID},
 			func() error { return d.DB.MarkImportStarted(ctx, ref.StoreID, ref.ID) }})
 	}
 	for _, ref := range ladders {
 		store := workflows.StoreLabel(ref.StoreSubdomain, ref.StoreID)
-		work = append(work, lost{workflows.WebhookTaskQueue(d.TaskQueue), workflows.RedeliveryWorkflowID(ref.ID, ref.From),
+		work = append(work, rowStart{workflows.WebhookTaskQueue(d.TaskQueue), workflows.RedeliveryWorkflowID(ref.ID, ref.From),
 			workflows.DeliveryWork(ref.StoreID, ref.ID, "", ref.From, store), workflows.Delivery,
 			workflows.DeliveryInput{StoreID: ref.StoreID, DeliveryID: ref.ID, Schedule: workflows.RedeliverySchedule(d.Schedule), NextAttempt: ref.From},
 			func() error { return d.DB.MarkLadderStarted(ctx, ref.StoreID, ref.ID, ref.From) }})
@@ -287,22 +280,67 @@ func (d *Dispatcher) startLostWork(ctx context.Context, olderThan time.Duration)
 	}
 	for _, ref := range cards {
 		store := workflows.StoreLabel(ref.StoreSubdomain, ref.StoreID)
-		work = append(work, lost{d.TaskQueue, workflows.CardPaymentWorkflowID(ref.OrderID),
+		work = append(work, rowStart{d.TaskQueue, workflows.CardPaymentWorkflowID(ref.OrderID),
 			workflows.CardPaymentWork(ref.StoreID, ref.OrderID, ref.OrderNumber, store),
 			workflows.CardPayment, workflows.CardPaymentInput{StoreID: ref.StoreID, OrderID: ref.OrderID},
 			func() error { return d.DB.MarkCardPaymentStarted(ctx, ref.StoreID, ref.OrderID) }})
 	}
-	for _, w := range work {
-		if _, err := d.startOnce(ctx, w.queue, w.id, w.work, enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE, w.workflow, w.input); err != nil {
-			d.Log.Warn("start lost workflow", slog.String("workflow_id", w.id), slog.Any("error", err))
-			return // Temporal still unreachable: the next sweep tries again
-		}
-		if err := w.mark(); err != nil {
-			d.Log.Error("mark lost workflow started", slog.String("workflow_id", w.id), slog.Any("error", err))
-			return
-		}
-		d.Log.Info("started lost workflow", slog.String("workflow_id", w.id))
+	for _, id := range d.startRows(ctx, "lost workflow", enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE, work) {
+		d.Log.Info("started lost workflow", slog.String("workflow_id", id))
 	}
+}
+
+// rowStart is the workflow of one row: the queue and the id it starts
+// under (derived from the row), what the Temporal UI lists it as, the
+// workflow and its input, and how the row records that it started.
+type rowStart struct {
+	queue, id string
+	work      workflows.Work
+	workflow  any
+	input     any
+	mark      func() error
+}
+
+// startRows starts each row's workflow in turn under policy and records the
+// start with its row, answering the ids it started. Under ALLOW_DUPLICATE a
+// run still going under the id leaves its row for the next round. The first
+// start or mark that fails ends the round (Temporal or Postgres unreachable):
+// the next round tries again, and a start made but not marked is found then.
+func (d *Dispatcher) startRows(ctx context.Context, what string, policy enumspb.WorkflowIdReusePolicy, rows []rowStart) (started []string) {
+	for _, row := range rows {
+		running, err := d.startOnce(ctx, row.queue, row.id, row.work, policy, row.workflow, row.input)
+		if err != nil {
+			d.Log.Warn("start "+what, slog.String("workflow_id", row.id), slog.Any("error", err))
+			return started
+		}
+		if running {
+			continue // taken next round
+		}
+		if err := row.mark(); err != nil {
+			d.Log.Error("mark "+what+" started", slog.String("workflow_id", row.id), slog.Any("error", err))
+			return started
+		}
+		started = append(started, row.id)
+	}
+	return started
+}
+
+// startDue starts the workflows of the rows find answers (a round of at
+// most 100), each made by start, through startRows.
+func startDue[T any](ctx context.Context, d *Dispatcher, what string, policy enumspb.WorkflowIdReusePolicy,
+	find func(context.Context, int) ([]T, error), start func(T) rowStart) {
+	due, err := find(ctx, 100)
+	if err != nil {
+		if ctx.Err() == nil {
+			d.Log.Error("find rows due", slog.String("work", what), slog.Any("error", err))
+		}
+		return
+	}
+	rows := make([]rowStart, 0, len(due))
+	for _, row := range due {
+		rows = append(rows, start(row))
+	}
+	d.startRows(ctx, what, policy, rows)
 }
 
 // startOnce starts a workflow whose id is derived from a row. Under
@@ -406,58 +444,29 @@ func (d *Dispatcher) startPlacements(ctx context.Context) {
 // startProofHashes starts the payment-proof workflow of every uploaded proof
 // not yet taken; the id derives from the proof, so none is hashed twice.
 func (d *Dispatcher) startProofHashes(ctx context.Context) {
-	proofs, err := d.DB.FindProofsAwaitingHash(ctx, 100)
-	if err != nil {
-		if ctx.Err() == nil {
-			d.Log.Error("find proofs awaiting hash", slog.Any("error", err))
-		}
-		return
-	}
-	for _, p := range proofs {
-		work := workflows.Work{Kind: workflows.KindPaymentProof, StoreID: p.StoreID, ResourceID: p.ProofID,
-			Summary: "payment proof hash · " + workflows.StoreLabel(p.StoreSubdomain, p.StoreID)}
-		_, err := d.startOnce(ctx, d.TaskQueue, workflows.PaymentProofWorkflowID(p.ProofID), work, enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-			workflows.PaymentProof, workflows.PaymentProofInput{StoreID: p.StoreID, ProofID: p.ProofID, ImageKey: p.ImageKey})
-		if err != nil {
-			d.Log.Warn("start payment-proof workflow", slog.String("proof_id", p.ProofID.String()), slog.Any("error", err))
-			return
-		}
-		if err := d.DB.MarkProofHashStarted(ctx, p.StoreID, p.ProofID); err != nil {
-			d.Log.Error("mark proof hash started", slog.Any("error", err))
-			return
-		}
-	}
+	startDue(ctx, d, "payment proof hash", enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE, d.DB.FindProofsAwaitingHash,
+		func(p storage.ProofToHash) rowStart {
+			return rowStart{d.TaskQueue, workflows.PaymentProofWorkflowID(p.ProofID),
+				workflows.Work{Kind: workflows.KindPaymentProof, StoreID: p.StoreID, ResourceID: p.ProofID,
+					Summary: "payment proof hash · " + workflows.StoreLabel(p.StoreSubdomain, p.StoreID)},
+				workflows.PaymentProof, workflows.PaymentProofInput{StoreID: p.StoreID, ProofID: p.ProofID, ImageKey: p.ImageKey},
+				func() error { return d.DB.MarkProofHashStarted(ctx, p.StoreID, p.ProofID) }}
+		})
 }
 
 // startEInvoiceSyncs starts a sync for every e-invoice with news for the
 // authority. An invoice's syncs share one workflow id: while one runs, a new
 // change waits for the next round rather than racing it.
 func (d *Dispatcher) startEInvoiceSyncs(ctx context.Context) {
-	changes, err := d.DB.FindEInvoicesAwaitingSync(ctx, 100)
-	if err != nil {
-		if ctx.Err() == nil {
-			d.Log.Error("find e-invoices awaiting sync", slog.Any("error", err))
-		}
-		return
-	}
-	for _, change := range changes {
-		ref := change.EInvoiceRef
-		work := workflows.Work{Kind: workflows.KindEInvoiceSync, StoreID: ref.StoreID, ResourceID: ref.ID,
-			Summary: "e-invoice sync · " + workflows.StoreLabel(change.StoreSubdomain, ref.StoreID)}
-		running, err := d.startOnce(ctx, d.TaskQueue, workflows.EInvoiceWorkflowID(ref.ID), work, enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
-			workflows.EInvoiceSync, workflows.EInvoiceSyncInput{StoreID: ref.StoreID, InvoiceID: ref.ID})
-		if err != nil {
-			d.Log.Warn("start e-invoice workflow", slog.String("e_invoice_id", ref.ID.String()), slog.Any("error", err))
-			return
-		}
-		if running {
-			continue // this change is taken next round
-		}
-		if err := d.DB.MarkEInvoiceSyncStarted(ctx, change); err != nil {
-			d.Log.Error("mark e-invoice sync started", slog.Any("error", err))
-			return
-		}
-	}
+	startDue(ctx, d, "e-invoice sync", enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE, d.DB.FindEInvoicesAwaitingSync,
+		func(change storage.EInvoiceChange) rowStart {
+			ref := change.EInvoiceRef
+			return rowStart{d.TaskQueue, workflows.EInvoiceWorkflowID(ref.ID),
+				workflows.Work{Kind: workflows.KindEInvoiceSync, StoreID: ref.StoreID, ResourceID: ref.ID,
+					Summary: "e-invoice sync · " + workflows.StoreLabel(change.StoreSubdomain, ref.StoreID)},
+				workflows.EInvoiceSync, workflows.EInvoiceSyncInput{StoreID: ref.StoreID, InvoiceID: ref.ID},
+				func() error { return d.DB.MarkEInvoiceSyncStarted(ctx, change) }}
+		})
 }
 
 // startWaybills starts the render of every waybill asked for (a new
@@ -465,103 +474,50 @@ func (d *Dispatcher) startEInvoiceSyncs(ctx context.Context) {
 // renders share one workflow id: while one runs, the newer request waits
 // for the next round.
 func (d *Dispatcher) startWaybills(ctx context.Context) {
-	due, err := d.DB.FindWaybillsDue(ctx, 100)
-	if err != nil {
-		if ctx.Err() == nil {
-			d.Log.Error("find waybills due", slog.Any("error", err))
-		}
-		return
-	}
-	for _, w := range due {
-		work := workflows.Work{Kind: workflows.KindShipmentWaybill, StoreID: w.StoreID, ResourceID: w.ShipmentID,
-			Summary: "waybill " + w.Number + " · " + workflows.StoreLabel(w.StoreSubdomain, w.StoreID)}
-		running, err := d.startOnce(ctx, d.TaskQueue, workflows.ShipmentWaybillWorkflowID(w.ShipmentID), work, enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
-			workflows.ShipmentWaybill, workflows.ShipmentWaybillInput{StoreID: w.StoreID, ShipmentID: w.ShipmentID, Generation: w.Generation})
-		if err != nil {
-			d.Log.Warn("start waybill workflow", slog.String("shipment_id", w.ShipmentID.String()), slog.Any("error", err))
-			return
-		}
-		if running {
-			continue
-		}
-		if err := d.DB.MarkWaybillStarted(ctx, w); err != nil {
-			d.Log.Error("mark waybill started", slog.Any("error", err))
-			return
-		}
-	}
+	startDue(ctx, d, "waybill", enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE, d.DB.FindWaybillsDue,
+		func(w storage.WaybillRequest) rowStart {
+			return rowStart{d.TaskQueue, workflows.ShipmentWaybillWorkflowID(w.ShipmentID),
+				workflows.Work{Kind: workflows.KindShipmentWaybill, StoreID: w.StoreID, ResourceID: w.ShipmentID,
+					Summary: "waybill " + w.Number + " · " + workflows.StoreLabel(w.StoreSubdomain, w.StoreID)},
+				workflows.ShipmentWaybill, workflows.ShipmentWaybillInput{StoreID: w.StoreID, ShipmentID: w.ShipmentID, Generation: w.Generation},
+				func() error { return d.DB.MarkWaybillStarted(ctx, w) }}
+		})
 }
 
 // startGatewayRefunds starts the refund:<id> workflow of every card refund
 // going back through the gateway.
 func (d *Dispatcher) startGatewayRefunds(ctx context.Context) {
-	due, err := d.DB.FindGatewayRefundsDue(ctx, 100)
-	if err != nil {
-		if ctx.Err() == nil {
-			d.Log.Error("find gateway refunds due", slog.Any("error", err))
-		}
-		return
-	}
-	for _, r := range due {
-		work := workflows.Work{Kind: workflows.KindRefund, StoreID: r.StoreID, ResourceID: r.RefundID, OrderNumber: r.OrderNumber,
-			Summary: "card refund · " + r.OrderNumber + " · " + workflows.StoreLabel(r.StoreSubdomain, r.StoreID)}
-		if _, err := d.startOnce(ctx, d.TaskQueue, workflows.RefundWorkflowID(r.RefundID), work, enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-			workflows.Refund, workflows.RefundInput{StoreID: r.StoreID, RefundID: r.RefundID}); err != nil {
-			d.Log.Warn("start refund workflow", slog.String("refund_id", r.RefundID.String()), slog.Any("error", err))
-			return
-		}
-		if err := d.DB.MarkGatewayRefundStarted(ctx, r.StoreID, r.RefundID); err != nil {
-			d.Log.Error("mark gateway refund started", slog.Any("error", err))
-			return
-		}
-	}
+	startDue(ctx, d, "gateway refund", enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE, d.DB.FindGatewayRefundsDue,
+		func(r storage.GatewayRefundDue) rowStart {
+			return rowStart{d.TaskQueue, workflows.RefundWorkflowID(r.RefundID),
+				workflows.Work{Kind: workflows.KindRefund, StoreID: r.StoreID, ResourceID: r.RefundID, OrderNumber: r.OrderNumber,
+					Summary: "card refund · " + r.OrderNumber + " · " + workflows.StoreLabel(r.StoreSubdomain, r.StoreID)},
+				workflows.Refund, workflows.RefundInput{StoreID: r.StoreID, RefundID: r.RefundID},
+				func() error { return d.DB.MarkGatewayRefundStarted(ctx, r.StoreID, r.RefundID) }}
+		})
 }
 
 // startInvitationMails starts the invitation-mail:<id>:<n> workflow of each
 // staff invitation mail a create or a resend asked for.
 func (d *Dispatcher) startInvitationMails(ctx context.Context) {
-	due, err := d.DB.FindInvitationMailsDue(ctx, 100)
-	if err != nil {
-		if ctx.Err() == nil {
-			d.Log.Error("find invitation mails due", slog.Any("error", err))
-		}
-		return
-	}
-	for _, m := range due {
-		work := workflows.Work{Kind: workflows.KindInvitationMail, StoreID: m.StoreID, ResourceID: m.InvitationID,
-			Summary: "staff invitation · " + workflows.StoreLabel(m.StoreSubdomain, m.StoreID)}
-		if _, err := d.startOnce(ctx, d.TaskQueue, workflows.InvitationMailWorkflowID(m.InvitationID, m.Mail), work,
-			enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE, workflows.InvitationMail,
-			workflows.InvitationMailInput{StoreID: m.StoreID, InvitationID: m.InvitationID, Mail: m.Mail}); err != nil {
-			d.Log.Warn("start invitation mail", slog.String("invitation_id", m.InvitationID.String()), slog.Any("error", err))
-			return
-		}
-		if err := d.DB.MarkInvitationMailStarted(ctx, m.StoreID, m.InvitationID, m.Mail); err != nil {
-			d.Log.Error("mark invitation mail started", slog.Any("error", err))
-			return
-		}
-	}
+	startDue(ctx, d, "invitation mail", enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE, d.DB.FindInvitationMailsDue,
+		func(m storage.InvitationMailDue) rowStart {
+			return rowStart{d.TaskQueue, workflows.InvitationMailWorkflowID(m.InvitationID, m.Mail),
+				workflows.Work{Kind: workflows.KindInvitationMail, StoreID: m.StoreID, ResourceID: m.InvitationID,
+					Summary: "staff invitation · " + workflows.StoreLabel(m.StoreSubdomain, m.StoreID)},
+				workflows.InvitationMail, workflows.InvitationMailInput{StoreID: m.StoreID, InvitationID: m.InvitationID, Mail: m.Mail},
+				func() error { return d.DB.MarkInvitationMailStarted(ctx, m.StoreID, m.InvitationID, m.Mail) }}
+		})
 }
 
 // startAccountMails starts the account-mail:<id> workflow of each password
 // reset, email verification and sign-in lock mail asked for.
 func (d *Dispatcher) startAccountMails(ctx context.Context) {
-	due, err := d.DB.FindAccountMailsDue(ctx, 100)
-	if err != nil {
-		if ctx.Err() == nil {
-			d.Log.Error("find account mails due", slog.Any("error", err))
-		}
-		return
-	}
-	for _, m := range due {
-		work := workflows.Work{Kind: workflows.KindAccountMail, ResourceID: m.ID, Summary: string(m.Kind) + " mail"}
-		if _, err := d.startOnce(ctx, d.TaskQueue, workflows.AccountMailWorkflowID(m.ID), work,
-			enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE, workflows.AccountMail, workflows.AccountMailInput{MailID: m.ID}); err != nil {
-			d.Log.Warn("start account mail", slog.String("mail_id", m.ID.String()), slog.Any("error", err))
-			return
-		}
-		if err := d.DB.MarkAccountMailStarted(ctx, m.ID); err != nil {
-			d.Log.Error("mark account mail started", slog.Any("error", err))
-			return
-		}
-	}
+	startDue(ctx, d, "account mail", enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE, d.DB.FindAccountMailsDue,
+		func(m storage.AccountMailDue) rowStart {
+			return rowStart{d.TaskQueue, workflows.AccountMailWorkflowID(m.ID),
+				workflows.Work{Kind: workflows.KindAccountMail, ResourceID: m.ID, Summary: string(m.Kind) + " mail"},
+				workflows.AccountMail, workflows.AccountMailInput{MailID: m.ID},
+				func() error { return d.DB.MarkAccountMailStarted(ctx, m.ID) }}
+		})
 }
