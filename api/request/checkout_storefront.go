@@ -26,7 +26,7 @@ func (req Cart) Valid() []wire.FieldError {
 		c.Text("discount_code", req.DiscountCode.Value, 1, 64)
 	}
 	if a := req.ShippingAddress; a.Set && !a.Null {
-		a.Value.Check(&c, "shipping_address")
+		a.Value.check(&c, "shipping_address")
 	}
 	if req.ShippingRateID.Set && !req.ShippingRateID.Null {
 		c.UUID("shipping_rate_id", req.ShippingRateID.Value)
@@ -53,7 +53,7 @@ func (req Cart) Empty() bool {
 func (req Cart) Update(replaceLines bool) storage.CartUpdate {
 	upd := storage.CartUpdate{Email: storage.Field[string](req.Email), PaymentMethod: storage.Field[string](req.PaymentMethod),
 		ShipTo: storage.Field[storage.ShipTo]{Set: req.ShippingAddress.Set, Null: req.ShippingAddress.Null,
-			Value: req.ShippingAddress.Value.ShipTo()},
+			Value: req.ShippingAddress.Value.shipTo()},
 		ShippingRateID: storage.Field[uuid.UUID]{Set: req.ShippingRateID.Set, Null: req.ShippingRateID.Null}}
 	if req.ShippingRateID.Set && !req.ShippingRateID.Null {
 		upd.ShippingRateID.Value, _ = ParseUUID(req.ShippingRateID.Value)
@@ -101,7 +101,7 @@ func (req Checkout) Valid() []wire.FieldError {
 	if req.ShippingAddress == nil {
 		c.Add("shipping_address", "required", "is required")
 	} else {
-		req.ShippingAddress.Check(&c, "shipping_address")
+		req.ShippingAddress.check(&c, "shipping_address")
 	}
 	c.Text("customer.name", req.Customer.Name, 1, 200)
 	if req.Customer.Email == nil && req.Customer.Phone == nil {

@@ -24,7 +24,7 @@ type address struct {
 	PostalCode *string `json:"postal_code,omitempty"`
 }
 
-func (a address) Check(c *Checker, prefix string) {
+func (a address) check(c *Checker, prefix string) {
 	c.Text(prefix+".name", a.Name, 1, 200)
 	if !phonePattern.MatchString(NormalizePhone(a.Phone)) {
 		c.Add(prefix+".phone", "invalid", "must be a phone number such as +201001234567")
@@ -69,7 +69,7 @@ func (req CreateCustomer) Valid() []wire.FieldError {
 		checkPhone(&c, "phone", *req.Phone)
 	}
 	for i, a := range req.Addresses {
-		a.Check(&c, "addresses["+strconv.Itoa(i)+"]")
+		a.check(&c, "addresses["+strconv.Itoa(i)+"]")
 	}
 	return c.Result()
 }
@@ -104,7 +104,7 @@ func (req UpdateCustomer) Valid() []wire.FieldError {
 		checkPhone(&c, "phone", req.Phone.Value)
 	}
 	for i, a := range req.Addresses.Value {
-		a.Check(&c, "addresses["+strconv.Itoa(i)+"]")
+		a.check(&c, "addresses["+strconv.Itoa(i)+"]")
 	}
 	notNull(&c, "chat_opt_out", req.ChatOptOut)
 	return c.Result()

@@ -90,7 +90,7 @@ func (req CreateOrder) Valid() []wire.FieldError {
 	if req.ShippingAddress == nil {
 		c.Add("shipping_address", "required", "is required")
 	} else {
-		req.ShippingAddress.Check(&c, "shipping_address")
+		req.ShippingAddress.check(&c, "shipping_address")
 	}
 	c.OneOf("payment_method", req.PaymentMethod, storage.PaymentMethods)
 	c.Amount("shipping_fee", req.ShippingFee)
@@ -175,7 +175,7 @@ func (req UpdateOrder) Valid() []wire.FieldError {
 		c.Text("notes", req.Notes.Value, 0, 2000)
 	}
 	if notNull(&c, "shipping_address", req.ShippingAddress) {
-		req.ShippingAddress.Value.Check(&c, "shipping_address")
+		req.ShippingAddress.Value.check(&c, "shipping_address")
 	}
 	if req.TrackingNumber.Set && !req.TrackingNumber.Null {
 		c.Text("tracking_number", req.TrackingNumber.Value, 1, 100)

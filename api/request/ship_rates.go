@@ -172,7 +172,7 @@ type quoteAddress struct {
 	City    string  `json:"city"`
 }
 
-func (a quoteAddress) Check(c *Checker, prefix string) {
+func (a quoteAddress) check(c *Checker, prefix string) {
 	c.Country(prefix+".country", a.Country)
 	c.Text(prefix+".city", a.City, 1, 100)
 	if a.Region != nil {
@@ -180,7 +180,7 @@ func (a quoteAddress) Check(c *Checker, prefix string) {
 	}
 }
 
-func (a quoteAddress) ShipTo() storage.ShipTo {
+func (a quoteAddress) shipTo() storage.ShipTo {
 	return storage.ShipTo{Country: a.Country, Region: a.Region, City: a.City}
 }
 
@@ -196,7 +196,7 @@ func (req Quote) Valid() []wire.FieldError {
 	if req.Address == nil {
 		c.Add("address", "required", "is required")
 	} else {
-		req.Address.Check(&c, "address")
+		req.Address.check(&c, "address")
 	}
 	if len(req.Lines) == 0 {
 		c.Add("lines", "out_of_range", fmt.Sprintf("must have 1 to %d lines", maxOrderLines))

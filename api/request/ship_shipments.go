@@ -25,7 +25,7 @@ type carrierFields struct {
 	CODAmount      *int64  `json:"cod_amount"`
 }
 
-func (f carrierFields) Check(c *Checker) {
+func (f carrierFields) check(c *Checker) {
 	if f.Carrier != nil {
 		c.OneOf("carrier", *f.Carrier, storage.Carriers)
 	}
@@ -71,7 +71,7 @@ func (req CreateShipment) Valid() []wire.FieldError {
 	if req.CarrierAccountID == nil && req.Carrier == nil {
 		c.Add("carrier", "required", "is required when no carrier_account_id is given")
 	}
-	req.Check(&c)
+	req.check(&c)
 	return c.Result()
 }
 
@@ -82,7 +82,7 @@ type UpdateShipment struct {
 
 func (req UpdateShipment) Valid() []wire.FieldError {
 	var c Checker
-	req.Check(&c)
+	req.check(&c)
 	return c.Result()
 }
 

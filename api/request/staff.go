@@ -12,7 +12,7 @@ type roleRequest struct {
 	Scopes wire.Optional[[]string] `json:"scopes"`
 }
 
-func (req roleRequest) Check(c *Checker, create bool) {
+func (req roleRequest) check(c *Checker, create bool) {
 	if create || req.Name.Set {
 		c.Text("name", strings.TrimSpace(req.Name.Value), 1, 60)
 	}
@@ -31,7 +31,7 @@ type CreateRole struct{ roleRequest }
 
 func (req CreateRole) Valid() []wire.FieldError {
 	var c Checker
-	req.Check(&c, true)
+	req.check(&c, true)
 	return c.Result()
 }
 
@@ -40,7 +40,7 @@ type UpdateRole struct{ roleRequest }
 
 func (req UpdateRole) Valid() []wire.FieldError {
 	var c Checker
-	req.Check(&c, false)
+	req.check(&c, false)
 	return c.Result()
 }
 

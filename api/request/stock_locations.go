@@ -9,7 +9,7 @@ type locationAddress struct {
 	Country string  `json:"country"`
 }
 
-func (a locationAddress) Check(c *Checker, prefix string) {
+func (a locationAddress) check(c *Checker, prefix string) {
 	c.Text(prefix+".line1", a.Line1, 1, 300)
 	c.Text(prefix+".city", a.City, 1, 100)
 	if a.Region != nil {
@@ -33,7 +33,7 @@ func (req CreateLocation) Valid() []wire.FieldError {
 	if req.Address == nil {
 		c.Add("address", "required", "is required")
 	} else {
-		req.Address.Check(&c, "address")
+		req.Address.check(&c, "address")
 	}
 	checkLocationPhone(&c, req.Phone)
 	if req.Priority != nil {
@@ -64,7 +64,7 @@ func (req UpdateLocation) Valid() []wire.FieldError {
 		c.Text("name", req.Name.Value, 1, 120)
 	}
 	if notNull(&c, "address", req.Address) {
-		req.Address.Value.Check(&c, "address")
+		req.Address.Value.check(&c, "address")
 	}
 	if req.Phone.Set && !req.Phone.Null {
 		checkLocationPhone(&c, &req.Phone.Value)
