@@ -124,8 +124,6 @@ func pathUUID(r *http.Request, name string) (uuid.UUID, error) {
 	return id, nil
 }
 
-func itoa(i int) string { return strconv.Itoa(i) }
-
 // dateTime reads an RFC 3339 date-time.
 func (q *queryParser) dateTime(name string) *time.Time {
 	raw := q.values.Get(name)
