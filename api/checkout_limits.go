@@ -65,32 +65,16 @@ func (b *buyerOrderLimits) keys(storeID uuid.UUID, r *http.Request, phones ...*s
 // of forty parallel checkouts is refused before any of them commits. The
 // caller gives the counts back (giveBack) unless the order is placed.
 func (b *buyerOrderLimits) admit(k buyerOrderKeys) (giveBack func(), err error) {
-	var held []*reservation
-	giveBack = func() {
-		for _, r := range held {
-			r.giveBack()
-		}
-	}
-	if err := b.reserve(b.networks, k.network, &held); err != nil {
-		return nil, err
-	}
+	slots := []limitSlot{{b.networks, k.network}}
 	for _, p := range k.phones {
-		if err := b.reserve(b.phones, p, &held); err != nil {
-			giveBack()
-			return nil, err
-		}
+		slots = append(slots, limitSlot{b.phones, p})
+	}
+	giveBack, wait, ok := reserveAll(slots...)
+	if !ok {
+		return nil, &apiError{Status: http.StatusTooManyRequests, Code: "RATE_LIMITED",
+			Message:   "Too many orders from this phone number or network in the last hour; try again later",
+			MessageAr: "طلبات كثيرة من رقم الهاتف أو الشبكة نفسها خلال الساعة الأخيرة؛ حاول لاحقًا",
+			Header:    http.Header{"Retry-After": {retryAfterSeconds(wait)}}}
 	}
 	return giveBack, nil
-}
-
-func (b *buyerOrderLimits) reserve(l *slidingLimiter, key string, held *[]*reservation) error {
-	r, v := l.reserve(key)
-	if r != nil {
-		*held = append(*held, r)
-		return nil
-	}
-	return &apiError{Status: http.StatusTooManyRequests, Code: "RATE_LIMITED",
-		Message:   "Too many orders from this phone number or network in the last hour; try again later",
-		MessageAr: "طلبات كثيرة من رقم الهاتف أو الشبكة نفسها خلال الساعة الأخيرة؛ حاول لاحقًا",
-		Header:    http.Header{"Retry-After": {retryAfterSeconds(l.wait(v))}}}
 }

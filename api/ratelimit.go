@@ -119,6 +119,34 @@ func (r *reservation) giveBack() {
 	}
 }
 
+// limitSlot is one key of one limiter.
+type limitSlot struct {
+	l   *slidingLimiter
+	key string
+}
+
+// reserveAll reserves one count in every slot, in order, or none: when a
+// slot has no room, the counts already taken are given back and wait is
+// how long until that slot has room. Admitted, giveBack returns every
+// count, for an attempt that turns out not to count.
+func reserveAll(slots ...limitSlot) (giveBack func(), wait time.Duration, ok bool) {
+	held := make([]*reservation, 0, len(slots))
+	giveBack = func() {
+		for _, h := range held {
+			h.giveBack()
+		}
+	}
+	for _, slot := range slots {
+		h, v := slot.l.reserve(slot.key)
+		if h == nil {
+			giveBack()
+			return nil, slot.l.wait(v), false
+		}
+		held = append(held, h)
+	}
+	return giveBack, 0, true
+}
+
 // wait is how long until a refused key has room again.
 func (l *slidingLimiter) wait(v verdict) time.Duration { return max(v.reset.Sub(l.now()), time.Second) }
 

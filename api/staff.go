@@ -312,25 +312,12 @@ func newInvitationMails(perStore, perUser int) invitationMails {
 // member have room for one more mail, and counts it unless send fails:
 // counted on admission, so parallel invites cannot race past the limits.
 func (s *Server) invitationMail(r *http.Request, send func() error) error {
-	var held []*reservation
-	giveBack := func() {
-		for _, h := range held {
-			h.giveBack()
-		}
-	}
-	keys := []struct {
-		l   *slidingLimiter
-		key string
-	}{{s.invitationMails.stores, storeIDFrom(r.Context()).String()}, {s.invitationMails.users, principalFrom(r.Context()).userID.String()}}
-	for _, k := range keys {
-		h, v := k.l.reserve(k.key)
-		if h == nil {
-			giveBack()
-			refusal := *errInvitationMailLimited
-			refusal.Header = http.Header{"Retry-After": {retryAfterSeconds(k.l.wait(v))}}
-			return &refusal
-		}
-		held = append(held, h)
+	giveBack, wait, ok := reserveAll(limitSlot{s.invitationMails.stores, storeIDFrom(r.Context()).String()},
+		limitSlot{s.invitationMails.users, principalFrom(r.Context()).userID.String()})
+	if !ok {
+		refusal := *errInvitationMailLimited
+		refusal.Header = http.Header{"Retry-After": {retryAfterSeconds(wait)}}
+		return &refusal
 	}
 	if err := send(); err != nil {
 		giveBack()
