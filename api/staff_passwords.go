@@ -135,8 +135,14 @@ func (s *Server) hashNewPassword(r *http.Request, password string) (string, erro
 	if v := g.signups.allow(clientNetwork(r, s.cfg.TrustedProxies)); !v.allowed {
 		return "", &session.Throttled{RetryAfter: g.signups.wait(v)}
 	}
+	return s.hashPassword(r, password)
+}
+
+// hashPassword hashes a new password in a hashing slot: a signup's after
+// the signup limit (hashNewPassword), a reset's or a change's as it is.
+func (s *Server) hashPassword(r *http.Request, password string) (string, error) {
 	var hash []byte
-	err := g.hashing(r.Context(), func() (err error) {
+	err := s.passwords.hashing(r.Context(), func() (err error) {
 		hash, err = bcrypt.GenerateFromPassword([]byte(password), bcrypt.DefaultCost)
 		return err
 	})

@@ -5,8 +5,6 @@ import (
 	"net/http"
 	"strings"
 
-	"golang.org/x/crypto/bcrypt"
-
 	"github.com/merchantsvc/svc/api/request"
 	"github.com/merchantsvc/svc/api/wire"
 	"github.com/merchantsvc/svc/internal/session"
@@ -79,17 +77,6 @@ func (s *Server) handleLogoutEverywhere() handlerFunc {
 		w.WriteHeader(http.StatusNoContent)
 		return nil
 	}
-}
-
-// hashPassword hashes a new password of an existing account in a hashing
-// slot (a signup's goes through hashNewPassword and the signup limit).
-func (s *Server) hashPassword(r *http.Request, password string) (string, error) {
-	var hash []byte
-	err := s.passwords.hashing(r.Context(), func() (err error) {
-		hash, err = bcrypt.GenerateFromPassword([]byte(password), bcrypt.DefaultCost)
-		return err
-	})
-	return string(hash), err
 }
 
 // recoveriesPerMinute is how many password reset requests and link
