@@ -69,6 +69,10 @@ func staffErrors(err error) *apiError {
 		return errInvitationExpired
 	case errors.Is(err, storage.ErrInvitationLimit):
 		return errInvitationLimit
+	case errors.Is(err, storage.ErrLinkInvalid):
+		return errLinkInvalid
+	case errors.Is(err, storage.ErrLinkExpired):
+		return errLinkExpired
 	}
 	return nil
 }

@@ -94,17 +94,6 @@ var (
 		"This link has expired; ask for a new one", "انتهت صلاحية هذا الرابط؛ اطلب رابطًا جديدًا")
 )
 
-// linkError answers an account link's refusal.
-func linkError(err error) error {
-	switch {
-	case errors.Is(err, storage.ErrLinkInvalid):
-		return errLinkInvalid
-	case errors.Is(err, storage.ErrLinkExpired):
-		return errLinkExpired
-	}
-	return err
-}
-
 // handlePasswordReset serves POST /auth/password-reset: for a known account
 // a reset link is mailed after commit (the account-mail workflow); the
 // answer is 202 either way, so the form tells no one which emails have
@@ -152,7 +141,7 @@ func (s *Server) handleConfirmPasswordReset() handlerFunc {
 		err = s.db.InTx(r.Context(), func(tx *storage.Tx) error {
 			userID, err := tx.UseAccountLink(r.Context(), req.Token, storage.MailPasswordReset, storage.MailSignInLock)
 			if err != nil {
-				return linkError(err)
+				return err
 			}
 			if err := tx.SetPassword(r.Context(), userID, hash); err != nil {
 				return err
@@ -185,7 +174,7 @@ func (s *Server) handleVerifyEmail() handlerFunc {
 		err = s.db.InTx(r.Context(), func(tx *storage.Tx) error {
 			userID, err := tx.UseAccountLink(r.Context(), req.Token, storage.MailEmailVerification)
 			if err != nil {
-				return linkError(err)
+				return err
 			}
 			return tx.VerifyEmail(r.Context(), userID)
 		})
