@@ -43,6 +43,7 @@ func checkAppURL(c *Checker, field, raw string) {
 	}
 }
 
+// Valid lists what is wrong with the body, for wire.Decode's 422.
 func (req Manifest) Valid() []wire.FieldError {
 	var c Checker
 	c.Text("name", req.Name, 1, 100)
@@ -99,6 +100,7 @@ type Token struct {
 	GrantType    *string `json:"grant_type"`
 }
 
+// Valid lists what is wrong with the body, for wire.Decode's 422.
 func (req Token) Valid() []wire.FieldError {
 	var c Checker
 	c.Text("client_id", req.ClientID, 1, 200)
@@ -114,6 +116,7 @@ type Revoke struct {
 	Token        string `json:"token"`
 }
 
+// Valid lists what is wrong with the body, for wire.Decode's 422.
 func (req Revoke) Valid() []wire.FieldError {
 	var c Checker
 	c.Text("client_id", req.ClientID, 1, 200)

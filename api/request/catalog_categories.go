@@ -9,6 +9,7 @@ type CreateCategory struct {
 	Position int     `json:"position"`
 }
 
+// Valid lists what is wrong with the body, for wire.Decode's 422.
 func (req CreateCategory) Valid() []wire.FieldError {
 	var c Checker
 	c.Text("name", req.Name, 1, maxNameLength)
@@ -26,6 +27,7 @@ type UpdateCategory struct {
 	Position wire.Optional[int]    `json:"position"`
 }
 
+// Valid lists what is wrong with the body, for wire.Decode's 422.
 func (req UpdateCategory) Valid() []wire.FieldError {
 	var c Checker
 	if notNull(&c, "name", req.Name) {

@@ -7,6 +7,7 @@ type DeleteImage struct {
 	URL string `json:"url"`
 }
 
+// Valid lists what is wrong with the body, for wire.Decode's 422.
 func (req DeleteImage) Valid() []wire.FieldError {
 	var c Checker
 	c.Required("url", req.URL != "")
@@ -19,6 +20,7 @@ type SetAlt struct {
 	Alt string `json:"alt"`
 }
 
+// Valid lists what is wrong with the body, for wire.Decode's 422.
 func (req SetAlt) Valid() []wire.FieldError {
 	var c Checker
 	c.Required("url", req.URL != "")

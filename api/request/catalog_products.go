@@ -43,6 +43,7 @@ type CreateProduct struct {
 	Attributes  json.RawMessage `json:"attributes"`
 }
 
+// Valid lists what is wrong with the body, for wire.Decode's 422.
 func (req CreateProduct) Valid() []wire.FieldError {
 	var c Checker
 	c.Text("name", req.Name, 1, maxNameLength)
@@ -93,6 +94,7 @@ func notNull[T any](c *Checker, field string, o wire.Optional[T]) bool {
 	return o.Set
 }
 
+// Valid lists what is wrong with the body, for wire.Decode's 422.
 func (req UpdateProduct) Valid() []wire.FieldError {
 	var c Checker
 	if notNull(&c, "name", req.Name) {

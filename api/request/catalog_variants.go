@@ -23,6 +23,7 @@ type CreateVariant struct {
 	WeightGrams *int            `json:"weight_grams"`
 }
 
+// Valid lists what is wrong with the body, for wire.Decode's 422.
 func (req CreateVariant) Valid() []wire.FieldError {
 	var c Checker
 	if req.SKU != nil {
@@ -61,6 +62,7 @@ type UpdateVariant struct {
 	WeightGrams wire.Optional[int]             `json:"weight_grams"`
 }
 
+// Valid lists what is wrong with the body, for wire.Decode's 422.
 func (req UpdateVariant) Valid() []wire.FieldError {
 	var c Checker
 	if req.SKU.Set && !req.SKU.Null {

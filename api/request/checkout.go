@@ -8,6 +8,7 @@ type MarkRecovered struct {
 	Note    *string `json:"note"`
 }
 
+// Valid lists what is wrong with the body, for wire.Decode's 422.
 func (req MarkRecovered) Valid() []wire.FieldError {
 	var c Checker
 	if req.OrderID != nil {

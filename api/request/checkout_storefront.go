@@ -19,6 +19,7 @@ type Cart struct {
 	PaymentMethod   wire.Optional[string]       `json:"payment_method"`
 }
 
+// Valid lists what is wrong with the body, for wire.Decode's 422.
 func (req Cart) Valid() []wire.FieldError {
 	var c Checker
 	checkLines(&c, req.Lines)
@@ -95,6 +96,7 @@ type Checkout struct {
 	ExpectedTotal  *int64  `json:"expected_total"`
 }
 
+// Valid lists what is wrong with the body, for wire.Decode's 422.
 func (req Checkout) Valid() []wire.FieldError {
 	var c Checker
 	c.OneOf("payment_method", req.PaymentMethod, checkoutMethods)

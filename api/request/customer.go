@@ -59,6 +59,7 @@ type CreateCustomer struct {
 	Addresses []address `json:"addresses"`
 }
 
+// Valid lists what is wrong with the body, for wire.Decode's 422.
 func (req CreateCustomer) Valid() []wire.FieldError {
 	var c Checker
 	c.Text("name", req.Name, 1, 200)
@@ -92,6 +93,7 @@ type UpdateCustomer struct {
 	ChatOptOut wire.Optional[bool]      `json:"chat_opt_out"`
 }
 
+// Valid lists what is wrong with the body, for wire.Decode's 422.
 func (req UpdateCustomer) Valid() []wire.FieldError {
 	var c Checker
 	if notNull(&c, "name", req.Name) {

@@ -165,6 +165,7 @@ func (req CreateDiscount) State() DiscountState {
 	return d
 }
 
+// Valid lists what is wrong with the body, for wire.Decode's 422.
 func (req CreateDiscount) Valid() []wire.FieldError {
 	var c Checker
 	req.State().Check(&c, 0)

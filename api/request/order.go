@@ -62,6 +62,7 @@ func checkLines(c *Checker, lines []orderLineRequest) {
 	}
 }
 
+// Valid lists what is wrong with the body, for wire.Decode's 422.
 func (req CreateOrder) Valid() []wire.FieldError {
 	var c Checker
 	switch {
@@ -141,6 +142,7 @@ type UpdateStatus struct {
 	Note           string  `json:"note"`
 }
 
+// Valid lists what is wrong with the body, for wire.Decode's 422.
 func (req UpdateStatus) Valid() []wire.FieldError {
 	var c Checker
 	c.OneOf("status", req.Status, AsStrings(storage.OrderStatuses))
@@ -156,6 +158,7 @@ type Comment struct {
 	Body string `json:"body"`
 }
 
+// Valid lists what is wrong with the body, for wire.Decode's 422.
 func (req Comment) Valid() []wire.FieldError {
 	var c Checker
 	c.Text("body", req.Body, 1, 5000)
@@ -169,6 +172,7 @@ type UpdateOrder struct {
 	TrackingNumber  wire.Optional[string]  `json:"tracking_number"`
 }
 
+// Valid lists what is wrong with the body, for wire.Decode's 422.
 func (req UpdateOrder) Valid() []wire.FieldError {
 	var c Checker
 	if notNull(&c, "notes", req.Notes) {
@@ -190,6 +194,7 @@ type BulkStatus struct {
 	TrackingNumber *string  `json:"tracking_number"`
 }
 
+// Valid lists what is wrong with the body, for wire.Decode's 422.
 func (req BulkStatus) Valid() []wire.FieldError {
 	var c Checker
 	if len(req.OrderIDs) == 0 || len(req.OrderIDs) > 100 {

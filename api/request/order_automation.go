@@ -7,6 +7,7 @@ type Resolve struct {
 	Note string `json:"note"`
 }
 
+// Valid lists what is wrong with the body, for wire.Decode's 422.
 func (req Resolve) Valid() []wire.FieldError {
 	var c Checker
 	c.Text("note", req.Note, 0, 1000)

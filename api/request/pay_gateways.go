@@ -13,6 +13,7 @@ type ConnectGateway struct {
 	StatementDescriptor *string `json:"statement_descriptor"`
 }
 
+// Valid lists what is wrong with the body, for wire.Decode's 422.
 func (req ConnectGateway) Valid() []wire.FieldError {
 	var c Checker
 	switch {

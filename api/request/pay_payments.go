@@ -12,6 +12,7 @@ type Reason struct {
 	Reason string `json:"reason"`
 }
 
+// Valid lists what is wrong with the body, for wire.Decode's 422.
 func (req Reason) Valid() []wire.FieldError {
 	var c Checker
 	c.Text("reason", strings.TrimSpace(req.Reason), 1, 1000)
@@ -29,6 +30,7 @@ type PartialAcceptance struct {
 	Note  string                `json:"note"`
 }
 
+// Valid lists what is wrong with the body, for wire.Decode's 422.
 func (req PartialAcceptance) Valid() []wire.FieldError {
 	var c Checker
 	if len(req.Lines) == 0 || len(req.Lines) > maxOrderLines {

@@ -52,6 +52,7 @@ func validIBAN(raw string) bool {
 	return ok && new(big.Int).Mod(n, big.NewInt(97)).Int64() == 1
 }
 
+// Valid lists what is wrong with the body, for wire.Decode's 422.
 func (req CreateRefund) Valid() []wire.FieldError {
 	var c Checker
 	c.OneOf("method", req.Method, storage.RefundMethods)
@@ -100,6 +101,7 @@ type SettleRefund struct {
 	FailureReason *string `json:"failure_reason"`
 }
 
+// Valid lists what is wrong with the body, for wire.Decode's 422.
 func (req SettleRefund) Valid() []wire.FieldError {
 	var c Checker
 	c.OneOf("status", req.Status, []string{storage.RefundSucceeded, storage.RefundFailed})

@@ -19,6 +19,7 @@ type ReceiveReturn struct {
 	} `json:"lines"`
 }
 
+// Valid lists what is wrong with the body, for wire.Decode's 422.
 func (req ReceiveReturn) Valid() []wire.FieldError {
 	var c Checker
 	if len(req.Lines) == 0 || len(req.Lines) > 100 {
@@ -49,6 +50,7 @@ type RequestReturn struct {
 	Approve bool `json:"approve"`
 }
 
+// Valid lists what is wrong with the body, for wire.Decode's 422.
 func (req RequestReturn) Valid() []wire.FieldError {
 	var c Checker
 	if len(req.Lines) == 0 || len(req.Lines) > 100 {
@@ -89,6 +91,7 @@ type MoveReturn struct {
 	Reason         *string `json:"reason"`
 }
 
+// Valid lists what is wrong with the body, for wire.Decode's 422.
 func (req MoveReturn) Valid() []wire.FieldError {
 	var c Checker
 	if req.TrackingNumber != nil {

@@ -17,6 +17,7 @@ type CreateCarrierAccount struct {
 	Name    string `json:"name"`
 }
 
+// Valid lists what is wrong with the body, for wire.Decode's 422.
 func (req CreateCarrierAccount) Valid() []wire.FieldError {
 	var c Checker
 	if !slices.Contains(storage.Carriers, req.Carrier) {
@@ -42,6 +43,7 @@ type CreateRemittance struct {
 	Items            []remittanceItemJSON `json:"items"`
 }
 
+// Valid lists what is wrong with the body, for wire.Decode's 422.
 func (req CreateRemittance) Valid() []wire.FieldError {
 	var c Checker
 	switch {

@@ -34,6 +34,7 @@ type Zone struct {
 	Areas []storage.ZoneArea `json:"areas"`
 }
 
+// Valid lists what is wrong with the body, for wire.Decode's 422.
 func (req Zone) Valid() []wire.FieldError {
 	var c Checker
 	c.Text("name", req.Name, 1, 120)
@@ -53,6 +54,7 @@ type UpdateZone struct {
 	Areas wire.Optional[[]storage.ZoneArea] `json:"areas"`
 }
 
+// Valid lists what is wrong with the body, for wire.Decode's 422.
 func (req UpdateZone) Valid() []wire.FieldError {
 	var c Checker
 	if notNull(&c, "name", req.Name) {
@@ -117,6 +119,7 @@ func (rs RateState) Check(c *Checker) {
 	}
 }
 
+// Valid lists what is wrong with the body, for wire.Decode's 422.
 func (rs RateState) Valid() []wire.FieldError {
 	var c Checker
 	rs.Check(&c)
@@ -155,6 +158,7 @@ type UpdateRate struct {
 	Position          wire.Optional[int]                  `json:"position"`
 }
 
+// Valid lists what is wrong with the body, for wire.Decode's 422.
 func (req UpdateRate) Valid() []wire.FieldError {
 	var c Checker
 	notNull(&c, "name", req.Name)
@@ -191,6 +195,7 @@ type Quote struct {
 	PaymentMethod *string            `json:"payment_method"`
 }
 
+// Valid lists what is wrong with the body, for wire.Decode's 422.
 func (req Quote) Valid() []wire.FieldError {
 	var c Checker
 	if req.Address == nil {

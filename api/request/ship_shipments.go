@@ -53,6 +53,7 @@ type CreateShipment struct {
 	carrierFields
 }
 
+// Valid lists what is wrong with the body, for wire.Decode's 422.
 func (req CreateShipment) Valid() []wire.FieldError {
 	var c Checker
 	if req.Lines != nil {
@@ -80,6 +81,7 @@ type UpdateShipment struct {
 	carrierFields
 }
 
+// Valid lists what is wrong with the body, for wire.Decode's 422.
 func (req UpdateShipment) Valid() []wire.FieldError {
 	var c Checker
 	req.check(&c)
@@ -94,6 +96,7 @@ type ShipmentEvent struct {
 	Note         *string    `json:"note"`
 }
 
+// Valid lists what is wrong with the body, for wire.Decode's 422.
 func (req ShipmentEvent) Valid() []wire.FieldError {
 	var c Checker
 	c.OneOf("status", req.Status, AsStrings(storage.ShipmentStatuses))
@@ -118,6 +121,7 @@ type CancelShipment struct {
 	Reason string `json:"reason"`
 }
 
+// Valid lists what is wrong with the body, for wire.Decode's 422.
 func (req CancelShipment) Valid() []wire.FieldError {
 	var c Checker
 	c.Text("reason", req.Reason, 0, 1000)

@@ -29,6 +29,7 @@ func (req roleRequest) check(c *Checker, create bool) {
 // CreateRole is the JSON body handleCreateRole reads (api/staff.go).
 type CreateRole struct{ roleRequest }
 
+// Valid lists what is wrong with the body, for wire.Decode's 422.
 func (req CreateRole) Valid() []wire.FieldError {
 	var c Checker
 	req.check(&c, true)
@@ -38,6 +39,7 @@ func (req CreateRole) Valid() []wire.FieldError {
 // UpdateRole is the JSON body handleUpdateRole reads (api/staff.go).
 type UpdateRole struct{ roleRequest }
 
+// Valid lists what is wrong with the body, for wire.Decode's 422.
 func (req UpdateRole) Valid() []wire.FieldError {
 	var c Checker
 	req.check(&c, false)
@@ -49,6 +51,7 @@ type MemberRole struct {
 	RoleID string `json:"role_id"`
 }
 
+// Valid lists what is wrong with the body, for wire.Decode's 422.
 func (req MemberRole) Valid() []wire.FieldError {
 	var c Checker
 	c.UUID("role_id", req.RoleID)
@@ -61,6 +64,7 @@ type Invitation struct {
 	RoleID string `json:"role_id"`
 }
 
+// Valid lists what is wrong with the body, for wire.Decode's 422.
 func (req Invitation) Valid() []wire.FieldError {
 	var c Checker
 	checkEmail(&c, "email", strings.TrimSpace(req.Email))
@@ -73,6 +77,7 @@ type InvitationToken struct {
 	Token string `json:"token"`
 }
 
+// Valid lists what is wrong with the body, for wire.Decode's 422.
 func (req InvitationToken) Valid() []wire.FieldError {
 	var c Checker
 	c.Required("token", req.Token != "")
@@ -86,6 +91,7 @@ type AcceptInvitation struct {
 	Password *string `json:"password"`
 }
 
+// Valid lists what is wrong with the body, for wire.Decode's 422.
 func (req AcceptInvitation) Valid() []wire.FieldError {
 	var c Checker
 	c.Required("token", req.Token != "")

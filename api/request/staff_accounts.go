@@ -28,6 +28,7 @@ type Signup struct {
 	} `json:"store"`
 }
 
+// Valid lists what is wrong with the body, for wire.Decode's 422.
 func (req Signup) Valid() []wire.FieldError {
 	var c Checker
 	if _, err := mail.ParseAddress(req.Email); err != nil || !strings.Contains(req.Email, "@") || strings.ContainsAny(req.Email, "<> ") {
@@ -61,6 +62,7 @@ type Login struct {
 	Password string `json:"password"`
 }
 
+// Valid lists what is wrong with the body, for wire.Decode's 422.
 func (req Login) Valid() []wire.FieldError {
 	var c Checker
 	c.Required("email", req.Email != "")
@@ -82,6 +84,7 @@ type CreateToken struct {
 	ExpiresInDays *int     `json:"expires_in_days"`
 }
 
+// Valid lists what is wrong with the body, for wire.Decode's 422.
 func (req CreateToken) Valid() []wire.FieldError {
 	var c Checker
 	c.Text("name", req.Name, 1, 100)
@@ -106,6 +109,7 @@ type ChangePassword struct {
 	NewPassword     string `json:"new_password"`
 }
 
+// Valid lists what is wrong with the body, for wire.Decode's 422.
 func (req ChangePassword) Valid() []wire.FieldError {
 	var c Checker
 	c.Required("current_password", req.CurrentPassword != "")
@@ -122,6 +126,7 @@ type PasswordReset struct {
 	Email string `json:"email"`
 }
 
+// Valid lists what is wrong with the body, for wire.Decode's 422.
 func (req PasswordReset) Valid() []wire.FieldError {
 	var c Checker
 	c.Text("email", req.Email, 1, 320)
@@ -135,6 +140,7 @@ type ConfirmPasswordReset struct {
 	Password string `json:"password"`
 }
 
+// Valid lists what is wrong with the body, for wire.Decode's 422.
 func (req ConfirmPasswordReset) Valid() []wire.FieldError {
 	var c Checker
 	c.Required("token", req.Token != "")
@@ -148,6 +154,7 @@ type VerifyEmail struct {
 	Token string `json:"token"`
 }
 
+// Valid lists what is wrong with the body, for wire.Decode's 422.
 func (req VerifyEmail) Valid() []wire.FieldError {
 	var c Checker
 	c.Required("token", req.Token != "")

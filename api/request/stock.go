@@ -26,6 +26,7 @@ type Adjustment struct {
 
 const maxAdjustmentChanges = 100
 
+// Valid lists what is wrong with the body, for wire.Decode's 422.
 func (req Adjustment) Valid() []wire.FieldError {
 	var c Checker
 	if req.Reason == "" {

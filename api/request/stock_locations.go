@@ -27,6 +27,7 @@ type CreateLocation struct {
 	IsDefault bool             `json:"is_default"`
 }
 
+// Valid lists what is wrong with the body, for wire.Decode's 422.
 func (req CreateLocation) Valid() []wire.FieldError {
 	var c Checker
 	c.Text("name", req.Name, 1, 120)
@@ -58,6 +59,7 @@ type UpdateLocation struct {
 	IsActive  wire.Optional[bool]            `json:"is_active"`
 }
 
+// Valid lists what is wrong with the body, for wire.Decode's 422.
 func (req UpdateLocation) Valid() []wire.FieldError {
 	var c Checker
 	if notNull(&c, "name", req.Name) {

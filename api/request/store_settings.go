@@ -30,6 +30,7 @@ type UpdateSettings struct {
 	CardPaymentMinutes    wire.Optional[int]      `json:"card_payment_timeout_minutes"`
 }
 
+// Valid lists what is wrong with the body, for wire.Decode's 422.
 func (req UpdateSettings) Valid() []wire.FieldError {
 	var c Checker
 	if notNull(&c, "name", req.Name) {

@@ -7,6 +7,7 @@ type Publish struct {
 	Name *string `json:"name"`
 }
 
+// Valid lists what is wrong with the body, for wire.Decode's 422.
 func (req Publish) Valid() []wire.FieldError {
 	var c Checker
 	if req.Name != nil {

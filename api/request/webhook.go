@@ -29,6 +29,7 @@ type CreateSubscription struct {
 	IsActive    *bool    `json:"is_active"`
 }
 
+// Valid lists what is wrong with the body, for wire.Decode's 422.
 func (req CreateSubscription) Valid() []wire.FieldError {
 	var c Checker
 	c.Required("url", req.URL != "")
@@ -45,6 +46,7 @@ type UpdateSubscription struct {
 	IsActive    wire.Optional[bool]     `json:"is_active"`
 }
 
+// Valid lists what is wrong with the body, for wire.Decode's 422.
 func (req UpdateSubscription) Valid() []wire.FieldError {
 	var c Checker
 	notNull(&c, "url", req.URL)
@@ -63,6 +65,7 @@ type Recover struct {
 	Since *time.Time `json:"since"`
 }
 
+// Valid lists what is wrong with the body, for wire.Decode's 422.
 func (req Recover) Valid() []wire.FieldError {
 	var c Checker
 	c.Required("since", req.Since != nil)
