@@ -119,7 +119,12 @@ async function load() {
     form.elements.date_from.value = sales.date_from;
     form.elements.date_to.value = sales.date_to;
     form.elements.interval.value = sales.interval;
-    document.getElementById("as-of").textContent = `${words.as_of} ${sales.as_of.replace("T", " ").slice(0, 16)} UTC · ${sales.timezone}`;
+    // The time and zone are one left-to-right run, isolated from the Arabic
+    // around them (unisolated, "2026-11-28" shows as "28-11-2026").
+    const asOf = document.createElement("bdi");
+    asOf.dir = "ltr";
+    asOf.textContent = `${sales.as_of.replace("T", " ").slice(0, 16)} UTC · ${sales.timezone}`;
+    document.getElementById("as-of").replaceChildren(`${words.as_of} `, asOf);
     const csv = new URLSearchParams({ date_from: sales.date_from, date_to: sales.date_to, format: "csv", lang });
     document.getElementById("download-sales").href = `${base}/sales?${csv}&interval=${sales.interval}`;
     document.getElementById("download-top").href = `${base}/top-products?${csv}`;
