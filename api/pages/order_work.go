@@ -4,6 +4,8 @@ import (
 	"net/http"
 
 	"github.com/google/uuid"
+
+	"github.com/merchantsvc/svc/storage"
 )
 
 // The background work page (issue 18): what is still processing or
@@ -11,13 +13,20 @@ import (
 
 // WorkPage serves GET /stores/{store_id}/work: images still processing and
 // the orders whose side effects need the merchant (autopilot exceptions).
+// The page is orders:read, as the exceptions' API twin; the images are the
+// catalog's (product names), so a member without catalog:read does not get
+// that section.
 func (p *Pages) WorkPage() http.Handler {
 	return p.handleStore("orders:read", func(w http.ResponseWriter, r *http.Request, mp memberPage) error {
 		store := mp.store
 		lang := mp.lang
-		images, err := p.db.FindProcessingImages(r.Context(), store.ID, 50)
-		if err != nil {
-			return err
+		readsCatalog := mp.member.Allows("catalog:read")
+		var images []storage.ProcessingImage
+		if readsCatalog {
+			var err error
+			if images, err = p.db.FindProcessingImages(r.Context(), store.ID, 50); err != nil {
+				return err
+			}
 		}
 		exceptions, _, err := p.db.FindAutopilotExceptions(r.Context(), store.ID, 50, 0)
 		if err != nil {
@@ -45,7 +54,7 @@ func (p *Pages) WorkPage() http.Handler {
 			excs = append(excs, exception{e.OrderID, e.OrderNumber, e.Reason, reads, utcTime(e.CreatedAt)})
 		}
 		p.storePage(w, mp, "order_work.html", "work", map[string]any{"Title": word(lang, "work.title"),
-			"Images": imgs, "Exceptions": excs})
+			"ReadsCatalog": readsCatalog, "Images": imgs, "Exceptions": excs})
 		return nil
 	})
 }
