@@ -54,6 +54,13 @@ export function apiError(answer, status) {
   };
 }
 
+// showError shows an error (apiError) in el, with its code in data-code.
+export function showError(el, error) {
+  el.textContent = error.message;
+  el.dataset.code = error.code;
+  el.hidden = false;
+}
+
 // fragmentToken is the token a mailed link carries in the URL's fragment
 // (#token=…, which no server and no Referer sees), kept under key for the
 // tab's session so that signing in or switching language does not lose it;

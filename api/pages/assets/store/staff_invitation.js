@@ -3,23 +3,17 @@
 // session (so signing in first, or switching language, does not lose
 // it), looks the invitation up and accepts it through the JSON API.
 
-import { call, fragmentToken, words } from "./api.js";
+import { call, fragmentToken, showError, words } from "./api.js";
 
 const $ = (id) => document.getElementById(id);
 
 const token = fragmentToken("invitation_token");
 
-function showError(error) {
-  $("error").textContent = error.message;
-  $("error").hidden = false;
-  $("error").dataset.code = error.code;
-}
-
 async function accept(extra) {
   $("error").hidden = true;
   const r = await call("POST", "/api/v1/staff-invitations/accept", { body: { token, ...extra } });
   if (!r.ok) {
-    showError(r.error);
+    showError($("error"), r.error);
     return;
   }
   sessionStorage.removeItem("invitation_token");
@@ -39,7 +33,7 @@ async function start() {
   const r = await call("POST", "/api/v1/staff-invitations/lookup", { body: { token } });
   if (!r.ok) {
     $("status").hidden = true;
-    showError(r.error);
+    showError($("error"), r.error);
     return;
   }
   const inv = r.data;

@@ -3,17 +3,11 @@
 // URL's fragment (#token=…), which no server and no Referer sees, and then
 // it sets the new password, which signs this browser in.
 
-import { call, fragmentToken, words } from "./api.js";
+import { call, fragmentToken, showError, words } from "./api.js";
 
 const $ = (id) => document.getElementById(id);
 
 const token = fragmentToken("reset_token");
-
-function showError(error) {
-  $("error").textContent = error.message;
-  $("error").hidden = false;
-  $("error").dataset.code = error.code;
-}
 
 function say(text) {
   $("status").textContent = text;
@@ -25,7 +19,7 @@ $("request").addEventListener("submit", async (event) => {
   $("error").hidden = true;
   const r = await call("POST", "/api/v1/auth/password-reset", { body: { email: $("email").value } });
   if (!r.ok) {
-    showError(r.error);
+    showError($("error"), r.error);
     return;
   }
   $("request").hidden = true;
@@ -38,7 +32,7 @@ $("confirm").addEventListener("submit", async (event) => {
   $("error").hidden = true;
   const r = await call("POST", "/api/v1/auth/password-reset/confirm", { body: { token, password: $("password").value } });
   if (!r.ok) {
-    showError(r.error);
+    showError($("error"), r.error);
     // A dead link will not come back to life: ask for a new one.
     if (r.error.code === "LINK_INVALID" || r.error.code === "LINK_EXPIRED") {
       sessionStorage.removeItem("reset_token");

@@ -1,7 +1,7 @@
 // The page the signup's verification mail opens: the token is in the URL's
 // fragment (#token=…); the page proves the address through the JSON API.
 
-import { call, fragmentToken, words } from "./api.js";
+import { call, fragmentToken, showError, words } from "./api.js";
 
 const $ = (id) => document.getElementById(id);
 const token = fragmentToken("verify_token");
@@ -15,9 +15,7 @@ async function start() {
   sessionStorage.removeItem("verify_token");
   if (!r.ok) {
     $("status").hidden = true;
-    $("error").textContent = r.error.message;
-    $("error").dataset.code = r.error.code;
-    $("error").hidden = false;
+    showError($("error"), r.error);
     return;
   }
   $("status").textContent = words.done;
