@@ -129,8 +129,7 @@ func (p *Pages) InvitationPage() http.Handler {
 			return err
 		}
 		lang := p.pageLang(r, user)
-		data := map[string]any{"Title": word(lang, "invitation.title"), "CSRF": p.sessionCSRF(r),
-			"OtherLang": map[string]string{"ar": "en", "en": "ar"}[lang]}
+		data := map[string]any{"Title": word(lang, "invitation.title"), "CSRF": p.sessionCSRF(r)}
 		if user != nil {
 			data["SignedInAs"] = user.Email
 		}

@@ -10,7 +10,7 @@ func (p *Pages) PasswordResetPage() http.Handler {
 	return p.handle(func(w http.ResponseWriter, r *http.Request) error {
 		lang := p.pageLang(r, nil)
 		renderPage(w, http.StatusOK, lang, "staff_password_reset.html", map[string]any{"Title": word(lang, "reset.title"),
-			"CSRF": p.sessionCSRF(r), "OtherLang": map[string]string{"ar": "en", "en": "ar"}[lang]})
+			"CSRF": p.sessionCSRF(r)})
 		return nil
 	})
 }
@@ -22,7 +22,7 @@ func (p *Pages) VerifyEmailPage() http.Handler {
 	return p.handle(func(w http.ResponseWriter, r *http.Request) error {
 		lang := p.pageLang(r, nil)
 		renderPage(w, http.StatusOK, lang, "staff_verify_email.html", map[string]any{"Title": word(lang, "verify.title"),
-			"CSRF": p.sessionCSRF(r), "OtherLang": map[string]string{"ar": "en", "en": "ar"}[lang]})
+			"CSRF": p.sessionCSRF(r)})
 		return nil
 	})
 }

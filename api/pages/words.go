@@ -10,8 +10,8 @@ import (
 
 // The pages' words: one list per language (words_ar.json, words_en.json),
 // keyed by page ("imports.title", "returns.r_approved") but for the few
-// every page shares ("lang", "dir", "other_lang"). Templates say
-// {{t "key"}}, Go code word(lang, "key"), and a page's script reads the
+// every page shares ("lang", "dir", "other_lang" and its "other_lang_code").
+// Templates say {{t "key"}}, Go code word(lang, "key"), and a page's script reads the
 // words its template hands it with {{words "key" …}}. words_test.go keeps
 // both lists on the same keys and every key a page uses in them.
 
