@@ -349,7 +349,7 @@ function input(def, value) {
       return el("h3", { textContent: def.label });
     case "textarea":
     case "richtext": {
-      const t = el("textarea", { value: value ?? "", name: def.id });
+      const t = el("textarea", { value: value ?? "", name: def.id, dir: "auto" });
       onText(t);
       return t;
     }
@@ -398,7 +398,7 @@ function input(def, value) {
     }
     case "color": {
       const c = el("input", { type: "color", value: value || "#000000", name: def.id });
-      const hex = el("input", { type: "text", value: value || "", size: 9, name: def.id + "_hex" });
+      const hex = el("input", { type: "text", value: value || "", size: 9, name: def.id + "_hex", dir: "ltr" });
       c.addEventListener("change", () => setValue(def.id, c.value));
       onText(hex);
       wrap.append(c, hex);
@@ -407,7 +407,7 @@ function input(def, value) {
     case "color_scheme_group": {
       const group = value || {};
       for (const [scheme, colors] of Object.entries(group)) {
-        wrap.append(el("strong", { textContent: scheme }));
+        wrap.append(el("strong", { textContent: scheme, dir: "ltr" }));
         for (const d of def.definition) {
           const c = el("input", { type: "color", value: colors[d.id] || "#000000", title: `${scheme} ${d.label}` });
           c.addEventListener("change", () => setValue(def.id, { ...group, [scheme]: { ...colors, [d.id]: c.value } }));
@@ -418,14 +418,16 @@ function input(def, value) {
     }
     case "product_list":
     case "collection_list": {
-      const t = el("input", { type: "text", value: (value || []).join(", "), name: def.id, placeholder: words.ids });
+      const t = el("input", { type: "text", value: (value || []).join(", "), name: def.id, placeholder: words.ids, dir: "ltr" });
       t.addEventListener("change", () => setValue(def.id, t.value.split(",").map((s) => s.trim()).filter(Boolean)));
       return t;
     }
     default: {
       // text, inline_richtext, url, video_url, image_picker, font_picker,
-      // color_scheme and the single pickers: one line of text.
-      const t = el("input", { type: def.type.includes("url") || def.type === "image_picker" ? "url" : "text", value: value ?? "", name: def.id });
+      // color_scheme and the single pickers: one line of text, laid out by
+      // what it holds (an Arabic heading right to left, a URL or a font
+      // handle left to right).
+      const t = el("input", { type: def.type.includes("url") || def.type === "image_picker" ? "url" : "text", value: value ?? "", name: def.id, dir: "auto" });
       onText(t);
       return t;
     }
