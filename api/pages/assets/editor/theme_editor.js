@@ -387,7 +387,12 @@ function input(def, value) {
       for (const o of def.options) {
         const r = el("input", { type: "radio", name: def.id, value: o.value, checked: o.value === value });
         r.addEventListener("change", () => setValue(def.id, o.value));
-        wrap.append(el("label", { textContent: o.label }), r);
+        // Each option is one unit, its radio inside its label: side by side,
+        // an English label's neutral radio took the neighbouring label's
+        // direction and sat beside the wrong word in Arabic.
+        const option = el("label", { className: "option" });
+        option.append(r, o.label);
+        wrap.append(option);
       }
       return wrap;
     }
