@@ -86,22 +86,9 @@ func TestSignInNetworkLimitHoldsUnderABurst(t *testing.T) {
 	for range 3 {
 		require.Equal(t, http.StatusOK, h.login(m.email, "correct horse battery").Status, "successes hold no count")
 	}
-	var (
-		wg       sync.WaitGroup
-		mu       sync.Mutex
-		statuses = map[int]int{}
-	)
-	for i := range 60 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r := h.login(fmt.Sprintf("burst%d@example.com", i), "not the password")
-			mu.Lock()
-			defer mu.Unlock()
-			statuses[r.Status]++
-		}()
-	}
-	wg.Wait()
+	statuses := burst(60, func(i int) int {
+		return h.login(fmt.Sprintf("burst%d@example.com", i), "not the password").Status
+	})
 	require.Equal(t, map[int]int{http.StatusUnauthorized: 10, http.StatusTooManyRequests: 50}, statuses)
 }
 
@@ -245,26 +232,13 @@ func TestStorefrontOrderLimitsHoldUnderABurst(t *testing.T) {
 	for i := range carts {
 		carts[i], tokens[i] = h.openCart(s, 1, "")
 	}
-	var (
-		wg       sync.WaitGroup
-		mu       sync.Mutex
-		statuses = map[int]int{}
-	)
-	for i := range carts {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			body := checkoutBody("cod")
-			phone := fmt.Sprintf("+2010055510%02d", i) // a phone each: only the network limits
-			body["customer"].(map[string]any)["phone"] = phone
-			body["shipping_address"].(map[string]any)["phone"] = phone
-			r := h.buyer(s, "POST", "/carts/"+carts[i]+"/checkout", body, tokens[i])
-			mu.Lock()
-			defer mu.Unlock()
-			statuses[r.Status]++
-		}()
-	}
-	wg.Wait()
+	statuses := burst(len(carts), func(i int) int {
+		body := checkoutBody("cod")
+		phone := fmt.Sprintf("+2010055510%02d", i) // a phone each: only the network limits
+		body["customer"].(map[string]any)["phone"] = phone
+		body["shipping_address"].(map[string]any)["phone"] = phone
+		return h.buyer(s, "POST", "/carts/"+carts[i]+"/checkout", body, tokens[i]).Status
+	})
 	require.Equal(t, map[int]int{http.StatusCreated: 7, http.StatusTooManyRequests: 33}, statuses)
 	require.Equal(t, 993, h.variantQuantity(s), "seven orders took stock")
 

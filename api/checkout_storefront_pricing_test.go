@@ -3,7 +3,6 @@ package api_test
 import (
 	"fmt"
 	"net/http"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -188,29 +187,18 @@ func TestStorefrontCheckoutsOfALimitedCode(t *testing.T) {
 		carts[i].id, carts[i].token = h.openCart(s, 1, "")
 		require.Equal(t, http.StatusOK, h.buyer(s, "PUT", "/carts/"+carts[i].id, map[string]any{"discount_code": "once"}, carts[i].token).Status)
 	}
-	var (
-		wg       sync.WaitGroup
-		mu       sync.Mutex
-		statuses = map[string]int{}
-	)
-	for i, c := range carts {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			body := checkoutBody("cod")
-			body["customer"] = map[string]any{"name": "Buyer", "phone": fmt.Sprintf("+2010066%05d", i)}
-			resp := h.buyer(s, "POST", "/carts/"+c.id+"/checkout", body, c.token)
-			mu.Lock()
-			defer mu.Unlock()
-			key := fmt.Sprint(resp.Status)
-			if resp.Status == http.StatusConflict {
-				key += " " + resp.errorCode()
-				require.NotNil(t, resp.Body["current"], "the fresh cart")
-			}
-			statuses[key]++
-		}()
-	}
-	wg.Wait()
+	statuses := burst(len(carts), func(i int) string {
+		c := carts[i]
+		body := checkoutBody("cod")
+		body["customer"] = map[string]any{"name": "Buyer", "phone": fmt.Sprintf("+2010066%05d", i)}
+		resp := h.buyer(s, "POST", "/carts/"+c.id+"/checkout", body, c.token)
+		key := fmt.Sprint(resp.Status)
+		if resp.Status == http.StatusConflict {
+			key += " " + resp.errorCode()
+			require.NotNil(t, resp.Body["current"], "the fresh cart")
+		}
+		return key
+	})
 	require.Equal(t, 1, statuses["201"], "%v", statuses)
 	require.Equal(t, 49, statuses["409 DISCOUNT_USAGE_LIMIT_REACHED"]+statuses["409 DISCOUNT_NOT_APPLICABLE"], "%v", statuses)
 	require.Equal(t, 1, h.orderCount(s.m.storeID))

@@ -131,30 +131,18 @@ func TestDiscountLimitsHoldUnderConcurrency(t *testing.T) {
 	once := h.discount(s.token, s.m.storeID, map[string]any{"method": "code", "code": "ONCE", "title": "once", "type": "fixed_amount", "value": 100,
 		"usage_limit": 1})
 	require.Equal(t, http.StatusCreated, once.Status, string(once.Raw))
-	var (
-		wg       sync.WaitGroup
-		mu       sync.Mutex
-		statuses = map[string]int{}
-	)
-	for i := range 50 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			b := orderBody(s.variantID, 1, fmt.Sprintf("+2010055%05d", i))
-			b["discount_code"] = "ONCE"
-			resp := h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders"), auth: bearer(s.token), body: b})
-			mu.Lock()
-			defer mu.Unlock()
-			key := fmt.Sprint(resp.Status)
-			if resp.Status == http.StatusConflict {
-				key += " " + resp.errorCode()
-			} else if resp.Status == http.StatusUnprocessableEntity {
-				key += " " + resp.fieldCode("discount_code")
-			}
-			statuses[key]++
-		}()
-	}
-	wg.Wait()
+	statuses := burst(50, func(i int) string {
+		b := orderBody(s.variantID, 1, fmt.Sprintf("+2010055%05d", i))
+		b["discount_code"] = "ONCE"
+		resp := h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders"), auth: bearer(s.token), body: b})
+		key := fmt.Sprint(resp.Status)
+		if resp.Status == http.StatusConflict {
+			key += " " + resp.errorCode()
+		} else if resp.Status == http.StatusUnprocessableEntity {
+			key += " " + resp.fieldCode("discount_code")
+		}
+		return key
+	})
 	require.Equal(t, 1, statuses["201"], "%v", statuses)
 	require.Equal(t, 49, statuses["409 DISCOUNT_USAGE_LIMIT_REACHED"]+statuses["422 usage_limit_reached"], "%v", statuses)
 	require.Equal(t, 1, h.orderCount(s.m.storeID))
@@ -168,6 +156,7 @@ func TestDiscountLimitsHoldUnderConcurrency(t *testing.T) {
 	first := orderBody(s.variantID, 1, "+201007770000")
 	require.Equal(t, http.StatusCreated, h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders"), auth: bearer(s.token), body: first}).Status)
 	results := make([]response, 2)
+	var wg sync.WaitGroup
 	for i := range results {
 		wg.Add(1)
 		go func() {

@@ -438,6 +438,29 @@ func awayFromWindowEdge() {
 	}
 }
 
+// burst runs do(0) … do(n-1) at once, each in its own goroutine, and
+// tallies what they answer (a status, or a status and an error code): the
+// shape of every test that a limit or a lock holds under a parallel rush.
+func burst[K comparable](n int, do func(i int) K) map[K]int {
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		tally = map[K]int{}
+	)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			k := do(i)
+			mu.Lock()
+			defer mu.Unlock()
+			tally[k]++
+		}()
+	}
+	wg.Wait()
+	return tally
+}
+
 // list is a page's items, or the elements of a bare array answer.
 func (r response) list() []any {
 	if len(r.Raw) > 0 && r.Raw[0] == '[' {
