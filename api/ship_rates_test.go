@@ -259,16 +259,32 @@ func TestShippingPerKgFeeDoesNotOverflow(t *testing.T) {
 			"address": map[string]any{"country": "EG", "city": "Cairo"}, "payment_method": "instapay",
 			"lines": []any{map[string]any{"variant_id": s.variantID, "quantity": qty}}}})
 	}
+	order := orderBody(s.variantID, 1, "+201004445552")
+	delete(order, "shipping_fee")
+	order["shipping_rate_id"] = rate.data()["id"]
+	placeOrder := func() response {
+		return h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders"), auth: bearer(s.token), body: order})
+	}
+
+	// The rate is offered where its fee fits: within its band the quote
+	// names it and an order takes it, so the refusals below are the fee's,
+	// not the zone's or the rate's.
+	h.exec(`UPDATE variants SET weight_grams = 500 WHERE id = $1`, s.variantID)
+	within := quote(1)
+	require.Equal(t, http.StatusOK, within.Status, string(within.Raw))
+	require.Len(t, within.data()["options"], 1, string(within.Raw))
+	require.Equal(t, "Freight", within.data()["options"].([]any)[0].(map[string]any)["name"])
+	require.Equal(t, http.StatusCreated, placeOrder().Status)
+	h.exec(`UPDATE variants SET weight_grams = 1000000 WHERE id = $1`, s.variantID)
+
 	heavy := quote(10000) // 10^10 g: 10^7 kilos × 10^12 overflows int64
 	require.Equal(t, http.StatusOK, heavy.Status, string(heavy.Raw))
 	require.Empty(t, heavy.data()["options"], "the rate is not offered, never quoted a wrapped fee")
 	light := quote(1) // 999 started kilos × 10^12 is past MaxAmount
+	require.Equal(t, http.StatusOK, light.Status, string(light.Raw))
 	require.Empty(t, light.data()["options"], string(light.Raw))
 
-	order := orderBody(s.variantID, 1, "+201004445552")
-	delete(order, "shipping_fee")
-	order["shipping_rate_id"] = rate.data()["id"]
-	placed := h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders"), auth: bearer(s.token), body: order})
+	placed := placeOrder()
 	require.Equal(t, http.StatusUnprocessableEntity, placed.Status, string(placed.Raw))
 	require.Equal(t, "not_offered", placed.fieldCode("shipping_rate_id"))
 }
