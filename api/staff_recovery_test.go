@@ -141,6 +141,11 @@ func TestPasswordResetByEmail(t *testing.T) {
 	unknownToken := confirm("svc_pwr_not-a-token", "a brand new passphrase")
 	require.Equal(t, http.StatusBadRequest, unknownToken.Status, string(unknownToken.Raw))
 	require.Equal(t, "LINK_INVALID", unknownToken.errorCode())
+	// The verification link signup mailed lives a week: it is no reset link.
+	verification := h.accountLinks(m.email, "/verify-email", 1)[0]
+	otherKind := confirm(verification, "a brand new passphrase")
+	require.Equal(t, http.StatusBadRequest, otherKind.Status, string(otherKind.Raw))
+	require.Equal(t, "LINK_INVALID", otherKind.errorCode())
 	require.Equal(t, []string{"password"}, confirm(token, "short").fieldNames())
 	require.Equal(t, http.StatusOK, me(m.session), "a refused confirmation changes nothing")
 
@@ -201,6 +206,15 @@ func TestEmailVerificationAtSignup(t *testing.T) {
 	require.Equal(t, http.StatusConflict, refused.Status, string(refused.Raw))
 	require.Equal(t, "EMAIL_NOT_VERIFIED", refused.errorCode())
 	require.NotEmpty(t, refused.errorField("message_ar"))
+
+	// A password reset link is not a verification link: it verifies nothing.
+	asked := h.do(request{method: "POST", path: "/api/v1/auth/password-reset", body: map[string]any{"email": newcomer.email}})
+	require.Equal(t, http.StatusAccepted, asked.Status, string(asked.Raw))
+	resetLink := h.accountLinks(newcomer.email, "/password-reset", 1)[0]
+	otherKind := h.do(request{method: "POST", path: "/api/v1/auth/verify-email", body: map[string]any{"token": resetLink}})
+	require.Equal(t, http.StatusBadRequest, otherKind.Status, string(otherKind.Raw))
+	require.Equal(t, "LINK_INVALID", otherKind.errorCode())
+	require.Equal(t, false, verified(newcomer))
 
 	token := h.accountLinks(newcomer.email, "/verify-email", 1)[0]
 	done := h.do(request{method: "POST", path: "/api/v1/auth/verify-email", body: map[string]any{"token": token}})
