@@ -517,4 +517,10 @@ func TestSessionRateLimit(t *testing.T) {
 	require.NotEmpty(t, last.Header.Get("Retry-After"))
 	require.Equal(t, "0", last.Header.Get("X-RateLimit-Remaining"))
 	require.Equal(t, http.StatusOK, h.do(request{method: "GET", path: storePath(other.storeID, "/categories"), auth: other.auth()}).Status, "per user")
+	// Signing in again opens no fresh budget: the user's new session shares
+	// the count.
+	again := sessionCookie(t, h.login(m.email, "correct horse battery"))
+	fresh := h.do(request{method: "GET", path: path, auth: auth{session: again}})
+	require.Equal(t, http.StatusTooManyRequests, fresh.Status, "a second session of the same user: %s", fresh.Raw)
+	require.Equal(t, "RATE_LIMITED", fresh.errorCode())
 }
