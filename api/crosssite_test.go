@@ -248,3 +248,43 @@ func TestCookieNames(t *testing.T) {
 		require.Empty(t, csrf[0].Domain)
 	}
 }
+
+// Accepting an invitation while signed in joins a store with the session
+// (issue 48 §2): from another site it answers 403 CROSS_SITE_REQUEST and
+// joins nothing, so a sibling site cannot make a signed-in merchant join a
+// store; from the merchant's pages the same link joins.
+func TestInvitationAcceptedWhileSignedInChecksWhereItComesFrom(t *testing.T) {
+	h := newHarness(t, api.Config{})
+	h.startWorker(nil) // the invitation's mail
+	owner, invitee := h.signup("xsiteowner"), h.signup("xsiteinvitee")
+	h.verifyEmail(invitee)
+	invited := h.do(request{method: "POST", path: storePath(owner.storeID, "/staff/invitations"), auth: owner.auth(),
+		body: map[string]any{"email": invitee.email, "role_id": h.roleID(owner, "Admin")}})
+	require.Equal(t, http.StatusCreated, invited.Status, string(invited.Raw))
+	token := h.invitationToken(invitee.email, 1)
+	accept := func(headers map[string]string) response {
+		return h.do(request{method: "POST", path: "/api/v1/staff-invitations/accept", auth: invitee.auth(),
+			body: map[string]any{"token": token}, headers: headers})
+	}
+	members := func() int {
+		staff := h.do(request{method: "GET", path: storePath(owner.storeID, "/staff"), auth: owner.auth()})
+		require.Equal(t, http.StatusOK, staff.Status, string(staff.Raw))
+		return len(staff.list())
+	}
+	before := members()
+
+	for _, headers := range []map[string]string{
+		{"Sec-Fetch-Site": "cross-site", "Origin": "https://evil.example"},
+		{"Sec-Fetch-Site": "same-site"},
+		{"Sec-Fetch-Site": ""},
+	} {
+		refused := accept(headers)
+		require.Equal(t, http.StatusForbidden, refused.Status, "%v: %s", headers, refused.Raw)
+		require.Equal(t, "CROSS_SITE_REQUEST", refused.errorCode(), "%v", headers)
+	}
+	require.Equal(t, before, members(), "nobody joined")
+
+	joined := accept(nil)
+	require.Equal(t, http.StatusCreated, joined.Status, string(joined.Raw))
+	require.Equal(t, before+1, members())
+}
