@@ -223,8 +223,9 @@ func TestStorefrontOrdersPerPhoneAndNetwork(t *testing.T) {
 
 // The orders-per-network limit counts a checkout when it is admitted, not
 // when it succeeds: 40 checkouts from one network at once place at most
-// the network's 7 (counting after success let a burst race past it), and a
-// checkout refused for another reason gives its count back.
+// the network's 7 (counting after success let a burst race past it), and
+// 30 from one phone the phone's 5; a checkout refused for another reason
+// gives its count back.
 func TestStorefrontOrderLimitsHoldUnderABurst(t *testing.T) {
 	h := newHarness(t, api.Config{StorefrontOrdersPerNetwork: 7, StorefrontRateLimitPerMinute: 10_000})
 	s := newShop(t, h, "burst", 1000)
@@ -241,6 +242,19 @@ func TestStorefrontOrderLimitsHoldUnderABurst(t *testing.T) {
 	})
 	require.Equal(t, map[int]int{http.StatusCreated: 7, http.StatusTooManyRequests: 33}, statuses)
 	require.Equal(t, 993, h.variantQuantity(s), "seven orders took stock")
+
+	// The orders-per-phone limit holds the same way: 30 checkouts at once
+	// giving one phone place its 5.
+	p := newHarness(t, api.Config{StorefrontOrdersPerPhone: 5, StorefrontRateLimitPerMinute: 10_000})
+	ps := newShop(t, p, "burstphone", 1000)
+	for i := range 30 {
+		carts[i], tokens[i] = p.openCart(ps, 1, "")
+	}
+	statuses = burst(30, func(i int) int {
+		return p.buyer(ps, "POST", "/carts/"+carts[i]+"/checkout", checkoutBody("cod"), tokens[i]).Status
+	})
+	require.Equal(t, map[int]int{http.StatusCreated: 5, http.StatusTooManyRequests: 25}, statuses)
+	require.Equal(t, 995, p.variantQuantity(ps), "five orders took stock")
 
 	// A checkout refused for another reason gives its count back: with room
 	// for one order, a refused checkout leaves the room to the next.
