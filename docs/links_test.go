@@ -4,6 +4,7 @@ package docs
 
 import (
 	"fmt"
+	"iter"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -140,21 +141,7 @@ var (
 // code spans.
 func links(text string) []link {
 	var out []link
-	fence := ""
-	for i, line := range strings.Split(text, "\n") {
-		if f := fenceOf(line); f != "" {
-			switch {
-			case fence == "":
-				fence = f
-				continue
-			case strings.HasPrefix(f, fence):
-				fence = ""
-				continue
-			}
-		}
-		if fence != "" {
-			continue
-		}
+	for i, line := range proseLines(text) {
 		line = codeSpan.ReplaceAllString(line, "")
 		for _, m := range inlineLink.FindAllStringSubmatch(line, -1) {
 			out = append(out, link{i + 1, strings.Trim(m[1], "<>")})
@@ -164,6 +151,32 @@ func links(text string) []link {
 		}
 	}
 	return out
+}
+
+// proseLines yields the lines of a Markdown text outside its fenced code
+// blocks, with their index from 0.
+func proseLines(text string) iter.Seq2[int, string] {
+	return func(yield func(int, string) bool) {
+		fence := ""
+		for i, line := range strings.Split(text, "\n") {
+			if f := fenceOf(line); f != "" {
+				switch {
+				case fence == "":
+					fence = f
+					continue
+				case strings.HasPrefix(f, fence):
+					fence = ""
+					continue
+				}
+			}
+			if fence != "" {
+				continue
+			}
+			if !yield(i, line) {
+				return
+			}
+		}
+	}
 }
 
 // fenceOf is the fence a line opens or closes (``` or ~~~, any length), or "".
@@ -186,21 +199,7 @@ func fenceOf(line string) string {
 func headingAnchors(text string) map[string]bool {
 	anchors := map[string]bool{}
 	seen := map[string]int{}
-	fence := ""
-	for _, line := range strings.Split(text, "\n") {
-		if f := fenceOf(line); f != "" {
-			switch {
-			case fence == "":
-				fence = f
-				continue
-			case strings.HasPrefix(f, fence):
-				fence = ""
-				continue
-			}
-		}
-		if fence != "" {
-			continue
-		}
+	for _, line := range proseLines(text) {
 		for _, m := range htmlAnchor.FindAllStringSubmatch(line, -1) {
 			anchors[strings.ToLower(m[1])] = true
 		}
