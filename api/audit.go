@@ -107,6 +107,11 @@ var auditedRoutes = map[string]auditedRoute{
 	"PUT /themes/v3/customization":                                   {"theme.draft_saved", "theme", ""},
 	"POST /themes/v3/customization/publish":                          {"theme.published", "theme", ""},
 	"POST /themes/v3/versions/{version_id}/restore":                  {"theme.version_restored", "theme_version", "version_id"},
+	"POST /menus":                                                    {"menu.created", "menu", ""},
+	"PATCH /menus/{menu_id}":                                         {"menu.updated", "menu", "menu_id"},
+	"DELETE /menus/{menu_id}":                                        {"menu.deleted", "menu", "menu_id"},
+	"POST /redirects":                                                {"redirect.created", "redirect", ""},
+	"DELETE /redirects/{redirect_id}":                                {"redirect.deleted", "redirect", "redirect_id"},
 	"POST /products":                                                 {"product.created", "product", ""},
 	"POST /products/import":                                          {"product.import_started", "import", ""},
 	"PATCH /products/{product_id}":                                   {"product.updated", "product", "product_id"},
@@ -192,9 +197,10 @@ type auditRecorder struct {
 	method  string
 
 	mu      sync.Mutex
-	before  []byte // the resource as it was, where the handler read it
-	answer  []byte // the answer the change commits with
-	pending bool   // written in a transaction not yet committed
+	before  []byte                         // the resource as it was, where the handler read it
+	answer  []byte                         // the answer the change commits with
+	notes   map[string]storage.AuditChange // what the change did beyond its answer (auditNote)
+	pending bool                           // written in a transaction not yet committed
 	written bool
 }
 
@@ -245,6 +251,12 @@ func (a *auditRecorder) entry(ctx context.Context, route string) storage.AuditEn
 	e.ResourceLabel = resourceLabel(answer)
 	if a.before != nil {
 		e.Changes = fieldChanges(answerObject(a.before), answer)
+	}
+	for field, change := range a.notes {
+		if e.Changes == nil {
+			e.Changes = map[string]storage.AuditChange{}
+		}
+		e.Changes[field] = change
 	}
 	return e
 }
@@ -308,6 +320,26 @@ func noteAnswer(ctx context.Context, body []byte) {
 		a.answer = body
 		a.mu.Unlock()
 	}
+}
+
+// auditNote records in the request's audit entry what its change removed
+// beyond the resource its answer shows (the menu items a product delete
+// took out): field goes from removed to null.
+func auditNote(ctx context.Context, field string, removed any) {
+	a, found := ctx.Value(auditKey).(*auditRecorder)
+	if !found {
+		return
+	}
+	from, err := json.Marshal(removed)
+	if err != nil {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.notes == nil {
+		a.notes = map[string]storage.AuditChange{}
+	}
+	a.notes[field] = storage.AuditChange{From: from, To: jsonNull}
 }
 
 // auditBefore gives the request's audit entry the resource as it was

@@ -120,8 +120,12 @@ func (s *Server) handleDeleteCategory() handlerFunc {
 		if err != nil {
 			return err
 		}
+		storeID := storeIDFrom(r.Context())
 		return s.writeTx(w, r, http.StatusNoContent, func(tx *storage.Tx) (any, error) {
-			return nil, tx.DeleteCategory(r.Context(), storeIDFrom(r.Context()), id)
+			if err := tx.DeleteCategory(r.Context(), storeID, id); err != nil {
+				return nil, err
+			}
+			return nil, s.removeMenuItems(r.Context(), tx, storeID, storage.MenuItemCategory, id)
 		})
 	}
 }

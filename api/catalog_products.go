@@ -147,8 +147,11 @@ func (s *Server) handleDeleteProduct() handlerFunc {
 		}
 		storeID := storeIDFrom(r.Context())
 		if err := s.writeTx(w, r, http.StatusNoContent, func(tx *storage.Tx) (any, error) {
-			_, err := tx.DeleteProduct(r.Context(), storeID, id)
-			return nil, err
+			if _, err := tx.DeleteProduct(r.Context(), storeID, id); err != nil {
+				return nil, err
+			}
+			// Its menu items go with it; the answer stays 204 (decisions §22).
+			return nil, s.removeMenuItems(r.Context(), tx, storeID, storage.MenuItemProduct, id)
 		}); err != nil {
 			return err
 		}

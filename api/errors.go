@@ -35,6 +35,9 @@ type apiError struct {
 	RequiredSubtotal *int64
 	// MemberCount says how many members hold a role (ROLE_IN_USE).
 	MemberCount *int
+	// Details carries what a refusal names beyond the fields, as
+	// error.details (the theme's JSON Pointers beside CONTENT_IN_USE).
+	Details any
 }
 
 func (e *apiError) Error() string { return e.Code + ": " + e.Message }
@@ -50,6 +53,7 @@ type errorBody struct {
 	RequiredSubtotal *int64            `json:"required_subtotal,omitempty"`
 	Conflicts        any               `json:"conflicts,omitempty"`
 	MemberCount      *int              `json:"member_count,omitempty"`
+	Details          any               `json:"details,omitempty"`
 }
 
 type errorEnvelope struct {
@@ -155,6 +159,9 @@ func toAPIError(err error) *apiError {
 		return e
 	}
 	if e := areaOverlapError(err); e != nil {
+		return e
+	}
+	if e := contentErrors(err); e != nil {
 		return e
 	}
 	switch {
@@ -273,7 +280,7 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	encode(w, e.Status, errorEnvelope{Error: errorBody{
 		Code: e.Code, Message: e.Message, MessageAr: e.MessageAr, RequestID: requestID(r.Context()),
 		Fields: e.Fields, AllowedNext: allowedNext(e), Reason: e.Reason, RequiredSubtotal: e.RequiredSubtotal,
-		Conflicts: e.Conflicts, MemberCount: e.MemberCount,
+		Conflicts: e.Conflicts, MemberCount: e.MemberCount, Details: e.Details,
 	}, Current: e.Current})
 }
 

@@ -88,6 +88,7 @@ func (s *Server) routes() *chi.Mux {
 			r.Method(http.MethodPost, "/orders/{order_id}/payment-proofs", s.handleStorefrontProof())
 			r.Method(http.MethodPost, "/orders/{order_id}/card-payment", s.handleStorefrontCardPayment())
 			r.Method(http.MethodGet, "/shipping/areas", s.handleStorefrontShippingAreas())
+			r.Method(http.MethodGet, "/menus/{handle}", s.handleStorefrontMenu())
 		})
 
 		r.Route("/stores/{store_id}", func(r chi.Router) {
@@ -284,6 +285,20 @@ func (s *Server) routes() *chi.Mux {
 				r.With(themesRead).Method(http.MethodGet, "/versions/{version_id}", s.handleGetThemeVersion())
 				r.With(themesWrite).Method(http.MethodPost, "/versions/{version_id}/restore", s.handleRestoreThemeVersion())
 				r.With(themesRead).Method(http.MethodGet, "/schemas", s.handleThemeSchemas())
+			})
+			// The online store's navigation (decisions §22).
+			r.Route("/menus", func(r chi.Router) {
+				r.With(themesWrite).Method(http.MethodPost, "/", s.handleCreateMenu())
+				r.With(themesRead).Method(http.MethodGet, "/", s.handleListMenus())
+				r.With(themesRead).Method(http.MethodGet, "/{menu_id}", s.handleGetMenu())
+				r.With(themesWrite).Method(http.MethodPatch, "/{menu_id}", s.handleUpdateMenu())
+				r.With(themesWrite).Method(http.MethodDelete, "/{menu_id}", s.handleDeleteMenu())
+			})
+			r.Route("/redirects", func(r chi.Router) {
+				r.With(themesWrite).Method(http.MethodPost, "/", s.handleCreateRedirect())
+				r.With(themesRead).Method(http.MethodGet, "/", s.handleListRedirects())
+				r.With(themesRead).Method(http.MethodGet, "/{redirect_id}", s.handleGetRedirect())
+				r.With(themesWrite).Method(http.MethodDelete, "/{redirect_id}", s.handleDeleteRedirect())
 			})
 
 			read, write := s.requireScope("catalog:read"), s.requireScope("catalog:write")

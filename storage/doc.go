@@ -103,6 +103,11 @@
 //     RecordEInvoiceIssued, RecordEInvoiceFailed).
 //   - theme_: theme.go (FindCustomization, SaveDraft, PublishDraft,
 //     RestoreThemeVersion); the document's own rules are storage/theme's.
+//   - content_: the online store's content (decisions §22): content_menus.go
+//     (CreateMenu, UpdateMenu under If-Match, DeleteMenu, ResolveMenu for the
+//     storefront, RemoveMenuItemsTargeting for deletes of what items name,
+//     refuseThemeUses for what the theme names), content_redirects.go
+//     (CreateRedirect collapsing chains, RedirectFor).
 //
 // The platform's plumbing keeps plain names: storage.go (Open, DB, Tx, reader,
 // InTx, savepoint, the sentinel errors), outbox.go (emit, queueEmit, the event

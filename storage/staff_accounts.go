@@ -69,6 +69,9 @@ func (tx *Tx) CreateUserAndStore(ctx context.Context, u *User, s *Store) error {
 	if err := tx.createBuiltInRoles(ctx, *s); err != nil {
 		return err
 	}
+	if err := tx.createBuiltInMenus(ctx, s.ID, now); err != nil {
+		return err
+	}
 	return tx.createDefaultLocation(ctx, *s)
 }
 

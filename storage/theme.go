@@ -60,10 +60,6 @@ type ThemeVersion struct {
 	CreatedAt    time.Time
 }
 
-// defaultMenus are the navigation menus every store starts with (the default
-// theme's pickers name them).
-var defaultMenus = map[string]string{"main-menu": "Main menu", "footer": "Footer"}
-
 // contentRefs answers the theme validator's reference lookups from the
 // store's rows.
 type contentRefs struct {
@@ -81,7 +77,9 @@ func (c contentRefs) Missing(ctx context.Context, kind string, ids []string) (ma
 		query = `SELECT id::text FROM variants WHERE store_id = $1 AND id::text = ANY ($2)`
 	case theme.RefCollection:
 		query = `SELECT id::text FROM categories WHERE store_id = $1 AND id::text = ANY ($2)`
-	case theme.RefPage, theme.RefBlog, theme.RefMenu:
+	case theme.RefMenu:
+		query = `SELECT handle FROM menus WHERE store_id = $1 AND handle = ANY ($2)`
+	case theme.RefPage, theme.RefBlog:
 		query = `SELECT handle FROM store_content WHERE store_id = $1 AND kind = '` + kind + `' AND handle = ANY ($2)`
 	default:
 		return nil, fmt.Errorf("unknown reference kind %q", kind)
@@ -126,7 +124,8 @@ func scanCustomization(row pgx.Row) (Customization, error) {
 }
 
 // FindCustomization reads a store's customization, creating it from the
-// default theme (and the store's default menus) on first use.
+// default theme on first use (the menus it names are the store's built-in
+// ones, there from its signup).
 func (db *DB) FindCustomization(ctx context.Context, storeID uuid.UUID) (Customization, error) {
 	c, err := scanCustomization(db.pool.QueryRow(ctx, `SELECT `+customizationColumns+` FROM theme_customizations WHERE store_id = $1`, storeID))
 	if !errors.Is(err, pgx.ErrNoRows) {
@@ -136,12 +135,6 @@ func (db *DB) FindCustomization(ctx context.Context, storeID uuid.UUID) (Customi
 		return c, nil
 	}
 	err = db.InTx(ctx, func(tx *Tx) error {
-		for h, title := range defaultMenus {
-			if _, err := tx.tx.Exec(ctx, `INSERT INTO store_content (store_id, kind, handle, title) VALUES ($1, 'menu', $2, $3)
-				ON CONFLICT DO NOTHING`, storeID, h, title); err != nil {
-				return fmt.Errorf("create default menus: %w", err)
-			}
-		}
 		doc := theme.Default().DefaultDocument()
 		_, tag, err := theme.Canonical(doc)
 		if err != nil {

@@ -81,6 +81,12 @@ func ArabicFieldMessage(code string) string {
 		return "للمنتج متغيرات؛ اكتب كمية كل متغير على حدة"
 	case "sign":
 		return "إشارة التغيير لا تناسب السبب: الاستلام يزيد المخزون والتالف ينقصه"
+	case "depth_exceeded":
+		return "تتداخل عناصر القائمة ثلاثة مستويات على الأكثر"
+	case "too_many":
+		return "عدد العناصر أكبر من المسموح"
+	case "loop":
+		return "تعود إعادة التوجيه هذه إلى مسارها نفسه عبر إعادات توجيه المتجر"
 	case "duplicate":
 		return "القيمة مكرّرة: عنصر آخر في الطلب يشير إلى الشيء نفسه"
 	case "exceeds_balance":

@@ -62,32 +62,9 @@ func (c *checker) add(e ValidationError) { c.errs = append(c.errs, e) }
 // references, and returns every error (nil when it is valid). Values hidden
 // by visible_if are checked like any other and kept.
 func (t *Theme) Validate(ctx context.Context, doc json.RawMessage, refs References) ([]ValidationError, error) {
-	root, err := decodeValue(doc)
-	if err != nil {
-		return []ValidationError{{Pointer: "", Code: "invalid_json", Message: "the document is not JSON"}}, nil
-	}
-	c := &checker{refs: map[string][]refUse{}}
-	top, ok := root.(map[string]any)
+	c, ok := t.walk(doc)
 	if !ok {
-		return []ValidationError{{Pointer: "", Code: "invalid_type", Message: "the document must be an object"}}, nil
-	}
-	c.onlyKeys(top, []string{"settings", "templates"}, ValidationError{})
-	c.schemes = t.schemeIDs(top["settings"])
-	if settings, present := top["settings"]; present {
-		c.settings(settings, t.Settings, ValidationError{Pointer: "/settings"})
-	}
-	if templates, present := top["templates"]; present {
-		obj, ok := templates.(map[string]any)
-		if !ok {
-			c.add(ValidationError{Pointer: "/templates", Code: "invalid_type", Message: "must be an object of pages"})
-		}
-		for _, page := range sortedKeys(obj) {
-			if !slices.Contains(Pages, page) {
-				c.add(ValidationError{Pointer: Pointer("templates", page), Code: "unknown_key", Message: "is not a page: " + strings.Join(Pages, ", ")})
-				continue
-			}
-			c.template(t, page, obj[page])
-		}
+		return c.errs, nil
 	}
 	for _, kind := range sortedKeys(c.refs) {
 		uses := c.refs[kind]
@@ -108,6 +85,62 @@ func (t *Theme) Validate(ctx context.Context, doc json.RawMessage, refs Referenc
 		}
 	}
 	return c.errs, nil
+}
+
+// Use is one picker value naming the store's content: the id or handle it
+// names and the JSON Pointer of the value in the document.
+type Use struct {
+	ID, Pointer string
+}
+
+// Uses lists where doc's pickers name content of kind (RefMenu, RefPage,
+// RefCollection …), in document order: what a delete or a rename of that
+// content must not leave dangling. A document that is not a JSON object
+// names nothing.
+func (t *Theme) Uses(doc json.RawMessage, kind string) []Use {
+	c, ok := t.walk(doc)
+	if !ok {
+		return nil
+	}
+	uses := make([]Use, 0, len(c.refs[kind]))
+	for _, u := range c.refs[kind] {
+		uses = append(uses, Use{ID: u.id, Pointer: u.err.Pointer})
+	}
+	return uses
+}
+
+// walk checks doc's shape and collects its picker references; ok is false
+// when doc is not a JSON object (c.errs says why).
+func (t *Theme) walk(doc json.RawMessage) (c *checker, ok bool) {
+	root, err := decodeValue(doc)
+	if err != nil {
+		return &checker{errs: []ValidationError{{Pointer: "", Code: "invalid_json", Message: "the document is not JSON"}}}, false
+	}
+	c = &checker{refs: map[string][]refUse{}}
+	top, isObject := root.(map[string]any)
+	if !isObject {
+		c.errs = []ValidationError{{Pointer: "", Code: "invalid_type", Message: "the document must be an object"}}
+		return c, false
+	}
+	c.onlyKeys(top, []string{"settings", "templates"}, ValidationError{})
+	c.schemes = t.schemeIDs(top["settings"])
+	if settings, present := top["settings"]; present {
+		c.settings(settings, t.Settings, ValidationError{Pointer: "/settings"})
+	}
+	if templates, present := top["templates"]; present {
+		obj, isObject := templates.(map[string]any)
+		if !isObject {
+			c.add(ValidationError{Pointer: "/templates", Code: "invalid_type", Message: "must be an object of pages"})
+		}
+		for _, page := range sortedKeys(obj) {
+			if !slices.Contains(Pages, page) {
+				c.add(ValidationError{Pointer: Pointer("templates", page), Code: "unknown_key", Message: "is not a page: " + strings.Join(Pages, ", ")})
+				continue
+			}
+			c.template(t, page, obj[page])
+		}
+	}
+	return c, true
 }
 
 func (c *checker) onlyKeys(obj map[string]any, allowed []string, at ValidationError) {

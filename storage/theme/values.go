@@ -13,6 +13,8 @@ import (
 	"unicode"
 
 	"golang.org/x/net/html"
+
+	contenthandle "github.com/merchantsvc/svc/storage/handle"
 )
 
 // Problem is why a value does not fit its setting, with a stable code.
@@ -207,8 +209,10 @@ func checkStatic(s Setting, raw json.RawMessage) *Problem {
 			return problem("invalid_video", "must be an https YouTube or Vimeo page, or an mp4 file")
 		}
 	case "link_list_picker", "page_picker", "blog_picker":
+		// Content handles follow decisions part three (Arabic letters
+		// allowed, up to 120), not the scheme ids' ASCII pattern.
 		str, ok := v.(string)
-		if !ok || !handle.MatchString(str) {
+		if normalised, err := contenthandle.Normalize(str); !ok || err != nil || normalised != str {
 			return problem("invalid_reference", "must be a handle")
 		}
 	case "product", "collection", "variant_picker":

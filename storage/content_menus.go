@@ -1,0 +1,558 @@
+package storage
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/merchantsvc/svc/storage/theme"
+)
+
+// Navigation menus (decisions §22): a handle the theme's link_list_picker
+// names, a bilingual title and a tree of at most MaxMenuItems items,
+// MaxMenuDepth deep, replaced whole by every write.
+
+// Bilingual is text in Arabic and English; at least one is set.
+type Bilingual struct {
+	AR string `json:"ar,omitempty"`
+	EN string `json:"en,omitempty"`
+}
+
+// In answers the text in lang ("ar" or "en"), or the other language's when
+// that one is empty.
+func (b Bilingual) In(lang string) string {
+	if lang == "en" && b.EN != "" || b.AR == "" {
+		return b.EN
+	}
+	return b.AR
+}
+
+// Menu limits (decisions §22).
+const (
+	MaxMenuItems = 200
+	MaxMenuDepth = 3
+)
+
+// The built-in menus every store has: the default theme names them, so they
+// are never deleted (409 MENU_BUILT_IN) nor renamed.
+var builtInMenus = []struct {
+	handle string
+	title  Bilingual
+}{
+	{"main-menu", Bilingual{AR: "القائمة الرئيسية", EN: "Main menu"}},
+	{"footer", Bilingual{AR: "التذييل", EN: "Footer"}},
+}
+
+// IsBuiltInMenu tells a built-in menu's handle.
+func IsBuiltInMenu(handle string) bool {
+	for _, m := range builtInMenus {
+		if m.handle == handle {
+			return true
+		}
+	}
+	return false
+}
+
+// Menu item types (decisions §22). The first three link to a fixed place,
+// url to the item's URL, the rest to a resource of the store by id.
+const (
+	MenuItemHome       = "home"
+	MenuItemCatalog    = "catalog"
+	MenuItemSearch     = "search"
+	MenuItemURL        = "url"
+	MenuItemPage       = "page"
+	MenuItemBlog       = "blog"
+	MenuItemArticle    = "article"
+	MenuItemCollection = "collection"
+	MenuItemCategory   = "category"
+	MenuItemProduct    = "product"
+)
+
+// MenuItemTypes lists every item type, in the order the docs give them.
+var MenuItemTypes = []string{MenuItemHome, MenuItemCatalog, MenuItemSearch, MenuItemPage, MenuItemBlog, MenuItemArticle,
+	MenuItemCollection, MenuItemCategory, MenuItemProduct, MenuItemURL}
+
+// MenuItemTargetsResource tells the types whose item names a resource_id.
+func MenuItemTargetsResource(itemType string) bool {
+	switch itemType {
+	case MenuItemPage, MenuItemBlog, MenuItemArticle, MenuItemCollection, MenuItemCategory, MenuItemProduct:
+		return true
+	}
+	return false
+}
+
+// MenuItem is one link of a menu, with the items under it. It is stored as
+// the menus row's items document, in this shape.
+type MenuItem struct {
+	ID         uuid.UUID  `json:"id"`
+	Title      Bilingual  `json:"title"`
+	Type       string     `json:"type"`
+	ResourceID *uuid.UUID `json:"resource_id,omitempty"`
+	URL        string     `json:"url,omitempty"`
+	Items      []MenuItem `json:"items,omitempty"`
+}
+
+// Menu is a navigation menu.
+type Menu struct {
+	ID        uuid.UUID
+	StoreID   uuid.UUID
+	Handle    string
+	Title     Bilingual
+	Items     []MenuItem
+	Revision  int64
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// ETag is the menu's entity tag: a PATCH names it in If-Match.
+func (m Menu) ETag() string { return fmt.Sprintf(`"%d"`, m.Revision) }
+
+// MenuChange is what a PATCH sets; nil leaves a part as it is (items are
+// replaced whole).
+type MenuChange struct {
+	Handle *string
+	Title  *Bilingual
+	Items  *[]MenuItem
+}
+
+// RemovedMenuItem is an item a delete of its target took out of a menu.
+type RemovedMenuItem struct {
+	MenuID uuid.UUID `json:"menu_id"`
+	ItemID uuid.UUID `json:"item_id"`
+}
+
+// Refusals of menu writes.
+var (
+	// ErrDuplicateHandle: another menu (page, blog …) of the store has the handle.
+	ErrDuplicateHandle = errors.New("duplicate handle")
+	// ErrMenuBuiltIn: main-menu and footer are neither deleted nor renamed.
+	ErrMenuBuiltIn = errors.New("built-in menu")
+)
+
+// StaleMenuError is a PATCH whose If-Match is not the menu's current tag.
+type StaleMenuError struct{ Current Menu }
+
+func (e *StaleMenuError) Error() string { return "menu changed since it was read" }
+
+// ThemeUsesError refuses a delete or a rename of content the theme's draft
+// or published document names: Code is CONTENT_IN_USE or
+// HANDLE_IN_USE_BY_THEME, Pointers where the documents name it.
+type ThemeUsesError struct {
+	Code     string
+	Pointers []string
+}
+
+func (e *ThemeUsesError) Error() string { return fmt.Sprintf("%s at %v", e.Code, e.Pointers) }
+
+const menuColumns = `id, store_id, handle, title, items, revision, created_at, updated_at`
+
+func scanMenu(row pgx.Row) (Menu, error) {
+	var m Menu
+	err := row.Scan(&m.ID, &m.StoreID, &m.Handle, &m.Title, &m.Items, &m.Revision, &m.CreatedAt, &m.UpdatedAt)
+	if m.Items == nil {
+		m.Items = []MenuItem{}
+	}
+	return m, err
+}
+
+// createBuiltInMenus gives a new store its two built-in menus, empty.
+func (tx *Tx) createBuiltInMenus(ctx context.Context, storeID uuid.UUID, now time.Time) error {
+	for _, m := range builtInMenus {
+		if _, err := tx.tx.Exec(ctx, `INSERT INTO menus (id, store_id, handle, title, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $5)
+			ON CONFLICT (store_id, handle) DO NOTHING`, NewID(), storeID, m.handle, m.title, now); err != nil {
+			return fmt.Errorf("create built-in menus: %w", err)
+		}
+	}
+	return nil
+}
+
+// CreateMenu adds a menu; the handle is normalised by the caller. Every item
+// naming a resource must name one of the store's (422 on its field).
+func (tx *Tx) CreateMenu(ctx context.Context, storeID uuid.UUID, handle string, title Bilingual, items []MenuItem) (Menu, error) {
+	items = withItemIDs(items)
+	if err := tx.checkMenuTargets(ctx, storeID, items); err != nil {
+		return Menu{}, err
+	}
+	now := tx.now()
+	m, err := scanMenu(tx.tx.QueryRow(ctx, `INSERT INTO menus (id, store_id, handle, title, items, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $6) RETURNING `+menuColumns, NewID(), storeID, handle, title, items, now))
+	if isUniqueViolation(err, "menus_store_id_handle_key") {
+		return Menu{}, fmt.Errorf("create menu %q: %w", handle, ErrDuplicateHandle)
+	}
+	if err != nil {
+		return Menu{}, fmt.Errorf("create menu: %w", err)
+	}
+	return m, tx.writeMenuTargets(ctx, m)
+}
+
+// FindMenus lists a store's menus by handle.
+func (r reader) FindMenus(ctx context.Context, storeID uuid.UUID, page Page) ([]Menu, int, error) {
+	return findPage(ctx, r, "menus", listQuery{columns: menuColumns, from: "FROM menus WHERE store_id = $1", args: []any{storeID},
+		orderBy: "handle, id"}, page.Limit, int(page.Offset()), func(row pgx.CollectableRow) (Menu, error) { return scanMenu(row) })
+}
+
+// FindMenu reads one menu by id.
+func (r reader) FindMenu(ctx context.Context, storeID, id uuid.UUID) (Menu, error) {
+	m, err := scanMenu(r.q.QueryRow(ctx, `SELECT `+menuColumns+` FROM menus WHERE store_id = $1 AND id = $2`, storeID, id))
+	if err != nil {
+		return Menu{}, notFoundIfNoRows(err, "find menu "+id.String())
+	}
+	return m, nil
+}
+
+// FindMenuByHandle reads one menu by handle (the storefront's read).
+func (r reader) FindMenuByHandle(ctx context.Context, storeID uuid.UUID, handle string) (Menu, error) {
+	m, err := scanMenu(r.q.QueryRow(ctx, `SELECT `+menuColumns+` FROM menus WHERE store_id = $1 AND handle = $2`, storeID, handle))
+	if err != nil {
+		return Menu{}, notFoundIfNoRows(err, "find menu "+handle)
+	}
+	return m, nil
+}
+
+// UpdateMenu applies a change to the menu whose tag is still ifMatch: a menu
+// changed since is *StaleMenuError with the current one. A built-in menu's
+// handle does not change, and a handle the theme names is not renamed.
+func (tx *Tx) UpdateMenu(ctx context.Context, storeID, id uuid.UUID, ifMatch string, change MenuChange) (before, after Menu, err error) {
+	before, err = scanMenu(tx.tx.QueryRow(ctx, `SELECT `+menuColumns+` FROM menus WHERE store_id = $1 AND id = $2 FOR UPDATE`, storeID, id))
+	if err != nil {
+		return Menu{}, Menu{}, notFoundIfNoRows(err, "update menu "+id.String())
+	}
+	if ifMatch != before.ETag() {
+		return Menu{}, Menu{}, &StaleMenuError{Current: before}
+	}
+	after = before
+	if change.Handle != nil && *change.Handle != before.Handle {
+		if IsBuiltInMenu(before.Handle) {
+			return Menu{}, Menu{}, fmt.Errorf("rename menu %s: %w", before.Handle, ErrMenuBuiltIn)
+		}
+		if err := tx.refuseThemeUses(ctx, storeID, theme.RefMenu, before.Handle, "HANDLE_IN_USE_BY_THEME"); err != nil {
+			return Menu{}, Menu{}, err
+		}
+		after.Handle = *change.Handle
+	}
+	if change.Title != nil {
+		after.Title = *change.Title
+	}
+	if change.Items != nil {
+		after.Items = withItemIDs(*change.Items)
+		if err := tx.checkMenuTargets(ctx, storeID, after.Items); err != nil {
+			return Menu{}, Menu{}, err
+		}
+	}
+	after, err = scanMenu(tx.tx.QueryRow(ctx, `UPDATE menus SET handle = $3, title = $4, items = $5, revision = revision + 1, updated_at = $6
+		WHERE store_id = $1 AND id = $2 RETURNING `+menuColumns, storeID, id, after.Handle, after.Title, after.Items, tx.now()))
+	if isUniqueViolation(err, "menus_store_id_handle_key") {
+		return Menu{}, Menu{}, fmt.Errorf("rename menu to %q: %w", after.Handle, ErrDuplicateHandle)
+	}
+	if err != nil {
+		return Menu{}, Menu{}, fmt.Errorf("update menu: %w", err)
+	}
+	return before, after, tx.writeMenuTargets(ctx, after)
+}
+
+// DeleteMenu removes a menu that is neither built in nor named by the theme.
+func (tx *Tx) DeleteMenu(ctx context.Context, storeID, id uuid.UUID) (Menu, error) {
+	m, err := scanMenu(tx.tx.QueryRow(ctx, `SELECT `+menuColumns+` FROM menus WHERE store_id = $1 AND id = $2 FOR UPDATE`, storeID, id))
+	if err != nil {
+		return Menu{}, notFoundIfNoRows(err, "delete menu "+id.String())
+	}
+	if IsBuiltInMenu(m.Handle) {
+		return Menu{}, fmt.Errorf("delete menu %s: %w", m.Handle, ErrMenuBuiltIn)
+	}
+	if err := tx.refuseThemeUses(ctx, storeID, theme.RefMenu, m.Handle, "CONTENT_IN_USE"); err != nil {
+		return Menu{}, err
+	}
+	if _, err := tx.tx.Exec(ctx, `DELETE FROM menus WHERE store_id = $1 AND id = $2`, storeID, id); err != nil {
+		return Menu{}, fmt.Errorf("delete menu: %w", err)
+	}
+	return m, nil
+}
+
+// refuseThemeUses answers *ThemeUsesError with code when the store's theme
+// draft or published document names the content of kind by id (an id or a
+// handle, as its pickers name it). The customization row is locked, so a
+// draft saved at the same time waits and then finds the content gone.
+func (tx *Tx) refuseThemeUses(ctx context.Context, storeID uuid.UUID, kind, id, code string) error {
+	var draft, published json.RawMessage
+	err := tx.tx.QueryRow(ctx, `SELECT draft, published FROM theme_customizations WHERE store_id = $1 FOR SHARE`, storeID).Scan(&draft, &published)
+	if errors.Is(err, pgx.ErrNoRows) {
+		// A store that never opened its theme names what the default
+		// document names.
+		draft = theme.Default().DefaultDocument()
+	} else if err != nil {
+		return fmt.Errorf("read theme references: %w", err)
+	}
+	var pointers []string
+	for _, doc := range []json.RawMessage{draft, published} {
+		if doc == nil {
+			continue
+		}
+		for _, u := range theme.Default().Uses(doc, kind) {
+			if u.ID == id && !slices.Contains(pointers, u.Pointer) {
+				pointers = append(pointers, u.Pointer)
+			}
+		}
+	}
+	if len(pointers) > 0 {
+		return &ThemeUsesError{Code: code, Pointers: pointers}
+	}
+	return nil
+}
+
+// withItemIDs gives every item without an id a new one; ids a client kept
+// from an earlier read stay.
+func withItemIDs(items []MenuItem) []MenuItem {
+	out := make([]MenuItem, len(items))
+	for i, it := range items {
+		if it.ID == uuid.Nil {
+			it.ID = NewID()
+		}
+		if !MenuItemTargetsResource(it.Type) {
+			it.ResourceID = nil
+		}
+		if it.Type != MenuItemURL {
+			it.URL = ""
+		}
+		it.Items = withItemIDs(it.Items)
+		out[i] = it
+	}
+	return out
+}
+
+// menuTarget is an item that names a resource, with its field path in the
+// request (items[0].items[2].resource_id).
+type menuTarget struct {
+	itemID     uuid.UUID
+	kind       string
+	resourceID uuid.UUID
+	field      string
+}
+
+func menuTargets(items []MenuItem, prefix string, out []menuTarget) []menuTarget {
+	for i, it := range items {
+		path := fmt.Sprintf("%sitems[%d]", prefix, i)
+		if it.ResourceID != nil && MenuItemTargetsResource(it.Type) {
+			out = append(out, menuTarget{it.ID, it.Type, *it.ResourceID, path + ".resource_id"})
+		}
+		out = menuTargets(it.Items, path+".", out)
+	}
+	return out
+}
+
+// menuTargetTables names the table of each kind an item can target, and
+// whether a buyer sees a row of it (its storefront URL left out otherwise).
+var menuTargetTables = map[string]struct{ table, visible string }{
+	MenuItemProduct:  {"products", "status = 'active'"},
+	MenuItemCategory: {"categories", "true"},
+}
+
+// checkMenuTargets refuses (422 not_found on the item's resource_id) an
+// item naming what the store does not have.
+func (tx *Tx) checkMenuTargets(ctx context.Context, storeID uuid.UUID, items []MenuItem) error {
+	targets := menuTargets(items, "", nil)
+	byKind := map[string][]uuid.UUID{}
+	for _, t := range targets {
+		byKind[t.kind] = append(byKind[t.kind], t.resourceID)
+	}
+	found := map[uuid.UUID]bool{}
+	for _, kind := range sortedKinds(byKind) {
+		src, known := menuTargetTables[kind]
+		if !known {
+			continue // nothing of the kind exists yet: every item of it is not_found
+		}
+		rows, err := tx.tx.Query(ctx, `SELECT id FROM `+src.table+` WHERE store_id = $1 AND id = ANY ($2)`, storeID, byKind[kind])
+		if err != nil {
+			return fmt.Errorf("find menu targets: %w", err)
+		}
+		ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+		if err != nil {
+			return fmt.Errorf("find menu targets: %w", err)
+		}
+		for _, id := range ids {
+			found[id] = true
+		}
+	}
+	for _, t := range targets {
+		if !found[t.resourceID] {
+			return &InvalidError{Field: t.field, Code: "not_found", Message: fmt.Sprintf("no %s %s in this store", t.kind, t.resourceID)}
+		}
+	}
+	return nil
+}
+
+func sortedKinds[V any](m map[string]V) []string {
+	kinds := make([]string, 0, len(m))
+	for k := range m {
+		kinds = append(kinds, k)
+	}
+	slices.Sort(kinds)
+	return kinds
+}
+
+// writeMenuTargets replaces the menu's rows in menu_item_targets.
+func (tx *Tx) writeMenuTargets(ctx context.Context, m Menu) error {
+	if _, err := tx.tx.Exec(ctx, `DELETE FROM menu_item_targets WHERE store_id = $1 AND menu_id = $2`, m.StoreID, m.ID); err != nil {
+		return fmt.Errorf("write menu targets: %w", err)
+	}
+	targets := menuTargets(m.Items, "", nil)
+	if len(targets) == 0 {
+		return nil
+	}
+	items, kinds, resources := make([]uuid.UUID, len(targets)), make([]string, len(targets)), make([]uuid.UUID, len(targets))
+	for i, t := range targets {
+		items[i], kinds[i], resources[i] = t.itemID, t.kind, t.resourceID
+	}
+	if _, err := tx.tx.Exec(ctx, `INSERT INTO menu_item_targets (store_id, menu_id, item_id, kind, resource_id)
+		SELECT $1, $2, item, kind, resource FROM unnest($3::uuid[], $4::text[], $5::uuid[]) AS t (item, kind, resource)
+		ON CONFLICT DO NOTHING`, m.StoreID, m.ID, items, kinds, resources); err != nil {
+		return fmt.Errorf("write menu targets: %w", err)
+	}
+	return nil
+}
+
+// RemoveMenuItemsTargeting takes every item naming one of ids (resources of
+// kind) out of the store's menus, in the delete's transaction; the items
+// under a removed one move up into its place. It answers what it removed.
+func (tx *Tx) RemoveMenuItemsTargeting(ctx context.Context, storeID uuid.UUID, kind string, ids ...uuid.UUID) ([]RemovedMenuItem, error) {
+	rows, err := tx.tx.Query(ctx, `SELECT DISTINCT menu_id FROM menu_item_targets WHERE store_id = $1 AND kind = $2 AND resource_id = ANY ($3)
+		ORDER BY menu_id`, storeID, kind, ids)
+	if err != nil {
+		return nil, fmt.Errorf("find menu items targeting %s: %w", kind, err)
+	}
+	menuIDs, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	if err != nil {
+		return nil, fmt.Errorf("find menu items targeting %s: %w", kind, err)
+	}
+	var removed []RemovedMenuItem
+	for _, menuID := range menuIDs {
+		m, err := scanMenu(tx.tx.QueryRow(ctx, `SELECT `+menuColumns+` FROM menus WHERE store_id = $1 AND id = $2 FOR UPDATE`, storeID, menuID))
+		if err != nil {
+			return nil, fmt.Errorf("lock menu %s: %w", menuID, err)
+		}
+		var gone []uuid.UUID
+		m.Items = pruneItems(m.Items, func(it MenuItem) bool {
+			if it.Type == kind && it.ResourceID != nil && slices.Contains(ids, *it.ResourceID) {
+				gone = append(gone, it.ID)
+				return true
+			}
+			return false
+		})
+		if len(gone) == 0 {
+			continue
+		}
+		m, err = scanMenu(tx.tx.QueryRow(ctx, `UPDATE menus SET items = $3, revision = revision + 1, updated_at = $4
+			WHERE store_id = $1 AND id = $2 RETURNING `+menuColumns, storeID, menuID, m.Items, tx.now()))
+		if err != nil {
+			return nil, fmt.Errorf("remove menu items: %w", err)
+		}
+		if err := tx.writeMenuTargets(ctx, m); err != nil {
+			return nil, err
+		}
+		for _, id := range gone {
+			removed = append(removed, RemovedMenuItem{MenuID: menuID, ItemID: id})
+		}
+	}
+	return removed, nil
+}
+
+// pruneItems drops the items drop says to, lifting their children into
+// their place.
+func pruneItems(items []MenuItem, drop func(MenuItem) bool) []MenuItem {
+	out := make([]MenuItem, 0, len(items))
+	for _, it := range items {
+		it.Items = pruneItems(it.Items, drop)
+		if drop(it) {
+			out = append(out, it.Items...)
+			continue
+		}
+		out = append(out, it)
+	}
+	return out
+}
+
+// ResolvedMenuItem is a menu item as a buyer follows it: its URL relative
+// to the storefront (or the item's own URL).
+type ResolvedMenuItem struct {
+	Item  MenuItem
+	URL   string
+	Items []ResolvedMenuItem
+}
+
+// ResolveMenu answers a menu's items with their storefront URLs, leaving out
+// the items whose target is gone or not visible to buyers (the items under
+// one move up into its place).
+func (r reader) ResolveMenu(ctx context.Context, m Menu) ([]ResolvedMenuItem, error) {
+	byKind := map[string][]uuid.UUID{}
+	for _, t := range menuTargets(m.Items, "", nil) {
+		byKind[t.kind] = append(byKind[t.kind], t.resourceID)
+	}
+	paths := map[uuid.UUID]string{}
+	for _, kind := range sortedKinds(byKind) {
+		src, known := menuTargetTables[kind]
+		if !known {
+			continue
+		}
+		rows, err := r.q.Query(ctx, `SELECT id FROM `+src.table+` WHERE store_id = $1 AND id = ANY ($2) AND `+src.visible,
+			m.StoreID, byKind[kind])
+		if err != nil {
+			return nil, fmt.Errorf("resolve menu %s: %w", m.Handle, err)
+		}
+		ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+		if err != nil {
+			return nil, fmt.Errorf("resolve menu %s: %w", m.Handle, err)
+		}
+		for _, id := range ids {
+			paths[id] = menuTargetPath(kind, id.String())
+		}
+	}
+	return resolveItems(m.Items, paths), nil
+}
+
+// menuTargetPath is where a resource lives on the storefront.
+func menuTargetPath(kind, key string) string {
+	switch kind {
+	case MenuItemProduct:
+		return "/products/" + key
+	case MenuItemCategory, MenuItemCollection:
+		return "/collections/" + key
+	case MenuItemPage:
+		return "/pages/" + key
+	case MenuItemBlog:
+		return "/blogs/" + key
+	}
+	return "/" + key
+}
+
+func resolveItems(items []MenuItem, paths map[uuid.UUID]string) []ResolvedMenuItem {
+	out := make([]ResolvedMenuItem, 0, len(items))
+	for _, it := range items {
+		children := resolveItems(it.Items, paths)
+		var url string
+		switch it.Type {
+		case MenuItemHome:
+			url = "/"
+		case MenuItemCatalog:
+			url = "/collections/all"
+		case MenuItemSearch:
+			url = "/search"
+		case MenuItemURL:
+			url = it.URL
+		default:
+			if it.ResourceID != nil {
+				url = paths[*it.ResourceID]
+			}
+		}
+		if url == "" {
+			out = append(out, children...)
+			continue
+		}
+		out = append(out, ResolvedMenuItem{Item: it, URL: url, Items: children})
+	}
+	return out
+}
