@@ -358,8 +358,9 @@ type memberPage struct {
 
 // storeMember is the store named in the path, when the signed-in user is
 // one of its members (any role: handleStore checks the page's scope, and
-// what they may change is the API's to say, decisions §16), or a redirect
-// to sign in.
+// what they may change is the API's to say, decisions §16) and the store
+// is open; a suspended or closed store is the problem page with 403, and
+// anyone else is sent to sign in.
 func (p *Pages) storeMember(w http.ResponseWriter, r *http.Request) (memberPage, error) {
 	user, err := p.signedIn(w, r)
 	if err != nil {
@@ -375,10 +376,20 @@ func (p *Pages) storeMember(w http.ResponseWriter, r *http.Request) (memberPage,
 		return memberPage{}, err
 	}
 	for _, ms := range stores {
-		if ms.Store.ID == storeID {
-			return memberPage{user: user, store: ms.Store, member: ms.Membership, stores: stores, lang: p.pageLang(r, user),
-				csrf: p.sessionCSRF(r)}, nil
+		if ms.Store.ID != storeID {
+			continue
 		}
+		member := ms.Membership
+		member.StoreState = ms.Store.LifecycleState
+		if !member.StoreOpen() {
+			// As the API answers its sessions and tokens (403
+			// STORE_SUSPENDED): a suspended or closed store shows its
+			// members nothing, the print run's consignees included.
+			p.problemPageAbout(w, http.StatusForbidden, p.pageLang(r, user), "problem.store_suspended", "STORE_SUSPENDED")
+			return memberPage{}, errAnswered
+		}
+		return memberPage{user: user, store: ms.Store, member: member, stores: stores, lang: p.pageLang(r, user),
+			csrf: p.sessionCSRF(r)}, nil
 	}
 	toLogin(w, r)
 	return memberPage{}, errAnswered
