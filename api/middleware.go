@@ -370,8 +370,9 @@ func clientAddress(r *http.Request, trusted []netip.Prefix) string {
 	return host
 }
 
-// bindStore checks the {store_id} path parameter against the credential:
-// a token works only on its own store, a merchant only on stores they own.
+// bindStore checks the {store_id} path parameter against the credential
+// (storeAccess): a token works only on its own store, a merchant only on
+// stores they are a member of, and neither on a suspended or closed store.
 // Nothing of another store is read.
 func (s *Server) bindStore(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -380,44 +381,52 @@ func (s *Server) bindStore(next http.Handler) http.Handler {
 			writeError(w, r, err)
 			return
 		}
-		p := principalFrom(r.Context())
-		if p.isToken() {
-			if p.token.StoreID != storeID {
-				writeError(w, r, errStoreMismatch)
-				return
-			}
-			if !p.token.StoreOpen() {
-				writeError(w, r, errStoreSuspended)
-				return
-			}
-		} else {
-			// Membership is read on every request (with the session, by
-			// identify): a role change applies to the next one, a removal
-			// ends access at once.
-			member, err := s.sessionMember(r, p, storeID)
-			if errors.Is(err, storage.ErrNotFound) {
-				writeError(w, r, errStoreMismatch)
-				return
-			}
-			if err != nil {
-				writeError(w, r, err)
-				return
-			}
-			if !member.StoreOpen() {
-				writeError(w, r, errStoreSuspended)
-				return
-			}
-			if member.LastSeenAt == nil || time.Since(*member.LastSeenAt) > 5*time.Minute {
+		p, err := s.storeAccess(r, principalFrom(r.Context()), storeID)
+		if err != nil {
+			writeError(w, r, err)
+			return
+		}
+		if !p.isToken() {
+			if p.member.LastSeenAt == nil || time.Since(*p.member.LastSeenAt) > 5*time.Minute {
 				if err := s.db.TouchMember(r.Context(), storeID, p.userID); err != nil {
 					s.log.WarnContext(r.Context(), "record member seen", slog.Any("error", err))
 				}
 			}
-			scoped := *p
-			scoped.member = &member
-			r = r.WithContext(context.WithValue(r.Context(), principalKey, &scoped))
+			r = r.WithContext(context.WithValue(r.Context(), principalKey, p))
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), storeIDKey, storeID)))
 	})
+}
+
+// storeAccess is p bound to storeID: a token of that store, or a session
+// with its membership there (read on every request, with the session, by
+// identify: a role change applies to the next one, a removal ends access at
+// once). A token of another store, or a user who is no member, is
+// errStoreMismatch; a suspended or closed store errStoreSuspended. The
+// import event streams ask it again while they run (streamAccess).
+func (s *Server) storeAccess(r *http.Request, p *principal, storeID uuid.UUID) (*principal, error) {
+	if p.isToken() {
+		if p.token.StoreID != storeID {
+			return nil, errStoreMismatch
+		}
+		if !p.token.StoreOpen() {
+			return nil, errStoreSuspended
+		}
+		return p, nil
+	}
+	member, err := s.sessionMember(r, p, storeID)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, errStoreMismatch
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !member.StoreOpen() {
+		return nil, errStoreSuspended
+	}
+	scoped := *p
+	scoped.member = &member
+	return &scoped, nil
 }
 
 // sessionMember is a session's membership of storeID: the one identify

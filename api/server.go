@@ -63,6 +63,10 @@ type Config struct {
 	// ImportEventsInterval is how often an import's event stream reads its
 	// progress (default 250 ms).
 	ImportEventsInterval time.Duration
+	// ImportStreamsPerUser is how many import event streams one user (all
+	// their sessions and personal tokens together), or one app token, may
+	// hold open at once on this replica (default 5).
+	ImportStreamsPerUser int
 	// ChatWebhookSecret verifies the chat provider's callbacks; unset, the
 	// callback endpoint answers 404.
 	ChatWebhookSecret string
@@ -120,6 +124,7 @@ type Server struct {
 	errRateLimited        *apiError
 	errSessionRateLimited *apiError
 	errExportRateLimited  *apiError
+	errImportStreamsBusy  *apiError
 	router                *chi.Mux
 	handler               http.Handler // the router, inside the tracing span when on
 	metrics               *metrics.API
@@ -127,6 +132,7 @@ type Server struct {
 	pages                 *pages.Pages
 	ownOrigins            []string      // the merchant URL's and the API's origins (fromOwnPages)
 	streamsEnd            chan struct{} // closed by EndStreams
+	importStreams         *streamSlots  // the open import event streams per user
 	endStreamsOnce        sync.Once
 	ready                 readyCache
 }
@@ -156,6 +162,9 @@ func NewServer(cfg Config, db *storage.DB, temporal client.Client, blobStore *bl
 	}
 	if cfg.ImportEventsInterval == 0 {
 		cfg.ImportEventsInterval = 250 * time.Millisecond
+	}
+	if cfg.ImportStreamsPerUser <= 0 {
+		cfg.ImportStreamsPerUser = 5
 	}
 	if cfg.ImportWait == 0 {
 		cfg.ImportWait = 20 * time.Second
@@ -188,6 +197,8 @@ func NewServer(cfg Config, db *storage.DB, temporal client.Client, blobStore *bl
 			fmt.Sprintf("Rate limit exceeded: at most %d exports per minute per token or signed-in user", cfg.ExportRateLimitPerMinute),
 			fmt.Sprintf("تم تجاوز حد الطلبات: %d عمليات تصدير في الدقيقة لكل رمز أو مستخدم كحد أقصى", cfg.ExportRateLimitPerMinute)),
 	}
+	s.importStreams = newStreamSlots(cfg.ImportStreamsPerUser)
+	s.errImportStreamsBusy = importStreamsBusy(cfg.ImportStreamsPerUser)
 	s.buyerOrders = newBuyerOrderLimits(cfg.StorefrontOrdersPerPhone, cfg.StorefrontOrdersPerNetwork,
 		func(r *http.Request) string { return clientNetwork(r, cfg.TrustedProxies) })
 	s.ownOrigins = originsOf(cfg.BaseURL, cfg.MerchantURL)

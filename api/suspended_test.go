@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
 	"github.com/merchantsvc/svc/api"
@@ -114,4 +115,22 @@ func TestSuspendedStoresPagesAreRefused(t *testing.T) {
 	}
 	h.exec(`UPDATE stores SET lifecycle_state = 'active' WHERE id = $1`, m.storeID)
 	require.Equal(t, http.StatusOK, open(pages[0]).Status, "open again")
+}
+
+// The suspended store's problem page in headless Chromium, in Arabic and
+// English at 390 and 1280 px: the message fits, nothing overflows.
+func TestSuspendedStorePageInHeadlessChromium(t *testing.T) {
+	h := newHarness(t, api.Config{})
+	m := h.signup("suspendedlook")
+	tab, _ := editorBrowser(t, h, m.email)
+	h.exec(`UPDATE stores SET lifecycle_state = 'suspended' WHERE id = $1`, m.storeID)
+	for _, c := range []struct{ locale, message string }{{"ar", "هذا المتجر موقوف أو مغلق"}, {"en", "This store is suspended or closed"}} {
+		h.setLocale(m.email, c.locale)
+		var text string
+		require.NoError(t, chromedp.Run(tab, chromedp.Navigate(h.url+"/stores/"+m.storeID+"/shipments/print"),
+			chromedp.Text(`#error`, &text, chromedp.ByID)))
+		require.Contains(t, text, c.message)
+		require.Contains(t, text, "STORE_SUSPENDED")
+		checkLayout(t, tab, "store-suspended-"+c.locale)
+	}
 }

@@ -65,6 +65,10 @@ function showResult(el, imp) {
   el.dataset.finished = "true";
 }
 
+// follow shows a running import's progress from its event stream. A user
+// may hold only a few streams at once (429), and a stream refused for any
+// reason closes for good, so then the page asks for the import every few
+// seconds instead, until it ends or the answer is a refusal to keep.
 function follow(el) {
   const id = el.dataset.importId;
   const events = new EventSource(`${api}/imports/${id}/events`);
@@ -73,6 +77,21 @@ function follow(el) {
     events.close();
     showResult(el, JSON.parse(ev.data));
   });
+  events.addEventListener("error", () => {
+    if (events.readyState === EventSource.CLOSED) setTimeout(() => poll(el), 3000);
+  });
+}
+
+// poll reads the import once: an ended one shows its result, a running one
+// is read again shortly, and a refusal other than 429 stops.
+async function poll(el) {
+  const r = await call("GET", `${api}/imports/${el.dataset.importId}`);
+  if (r.ok && r.data.status !== "running") {
+    showResult(el, r.data);
+  } else if (r.ok || r.status === 429) {
+    if (r.ok) show(el, r.data);
+    setTimeout(() => poll(el), 3000);
+  }
 }
 
 function add(seed, atTop) {
@@ -83,7 +102,9 @@ function add(seed, atTop) {
   list.querySelector(".empty")?.remove();
   if (atTop) list.prepend(el);
   else list.append(el);
-  follow(el);
+  // Only a running import needs a stream; an ended one is read once.
+  if (seed.status === "running") follow(el);
+  else poll(el);
 }
 
 for (const seed of list.querySelectorAll(".seed")) {
