@@ -37,7 +37,7 @@ type Activities struct {
 	EInvoices einvoice.Authority
 	// ContactInterval is how long after one automatic order confirmation
 	// the same email or phone gets no other from the same store (default
-	// 10 minutes; README "Limits").
+	// 10 minutes; docs/guide/limits.md, "Limits against abuse").
 	ContactInterval time.Duration
 	// Waybills prints shipments' waybills (headless Chromium); nil fails
 	// every render.

@@ -389,8 +389,8 @@ func (s *Server) storeLabel(ctx context.Context, storeID uuid.UUID) string {
 // startWork starts the workflow of a row the request just committed, under
 // an id derived from the row, and records the start with marked. A start
 // Temporal does not take is logged and returned: the row stays unstarted,
-// and the dispatcher's lost-start sweep starts it (README "When a
-// dependency fails"). If the sweep got there first, the run is the same.
+// and the dispatcher's lost-start sweep starts it (docs/guide/conventions.md,
+// "When a dependency fails"). If the sweep got there first, the run is the same.
 func (s *Server) startWork(ctx context.Context, id string, work workflows.Work, workflow, input any, marked func(context.Context) error) (client.WorkflowRun, error) {
 	opts := work.StartOptions(id, s.cfg.TaskQueue)
 	opts.WorkflowIDReusePolicy = enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE

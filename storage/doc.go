@@ -8,8 +8,10 @@
 // each other. Its files are grouped by a domain prefix instead, as gitea's
 // models/ were: a domain's main record is in <prefix>.go where the prefix
 // names it (order.go, refund.go), the rest in <prefix>_<topic>.go. Test files
-// are named the same way (fuzz_test.go holds the package's fuzz targets). This
-// comment is the map; start here.
+// are named the same way. The fuzz targets live beside the code they fuzz, in
+// the subpackages (storage/catalogcsv, storage/orderref, storage/theme,
+// storage/handle; the Makefile's FUZZ_TARGETS lists them). This comment is the
+// map; start here.
 //
 // # Domains
 //

@@ -99,7 +99,7 @@ func (tx *Tx) insertProof(ctx context.Context, in NewProof, kind ProofKind, stat
 }
 
 // MaxProofsPerOrder is how many proofs a buyer may upload for one order,
-// rejected ones included (README "Limits").
+// rejected ones included (docs/guide/limits.md, "Limits against abuse").
 const MaxProofsPerOrder = 5
 
 // ErrProofLimit refuses a proof beyond MaxProofsPerOrder.

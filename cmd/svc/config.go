@@ -11,7 +11,12 @@ import (
 	"go.temporal.io/sdk/client"
 )
 
-// Config is every SVC_ setting. Only this package reads the environment.
+// Config is every SVC_ setting of the service, and only this package reads
+// them. Outside cmd/ the environment is read for switches that are not the
+// service's settings: SVC_TEMPORAL_LOG by internal/devenv's embedded
+// Temporal server (a debugging switch for make dev, make test and the
+// benchmarks, which start it without a Config), GOGC by internal/gcpace, and
+// the test harness's SVC_TEST_* by internal/testenv.
 type Config struct {
 	HTTPAddr string `envconfig:"HTTP_ADDR" default:"127.0.0.1:8080"`
 	// MetricsAddr is where `svc worker` serves /metrics (`svc api` serves

@@ -450,7 +450,9 @@ func (quietLogger) Warn(string, ...any)  {}
 func (quietLogger) Error(string, ...any) {}
 
 // serverLogger is silent unless SVC_TEMPORAL_LOG is set (debugging the
-// embedded server).
+// embedded server). It is read here rather than in cmd/ because make dev,
+// make test and the benchmarks all start the server, and none of them
+// hands it a Config (cmd/svc/config.go lists this exception).
 func serverLogger() log.Logger {
 	if os.Getenv("SVC_TEMPORAL_LOG") != "" {
 		return log.NewCLILogger()
