@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -22,25 +23,56 @@ var errRefundAutomatic = newError(http.StatusConflict, "REFUND_AUTOMATIC",
 	"The refund goes back through the card gateway and settles itself", "يُسترد هذا المبلغ عبر بوابة الدفع وتتم تسويته تلقائيًا")
 
 type refundResponse struct {
-	ID            uuid.UUID            `json:"id"`
-	OrderID       uuid.UUID            `json:"order_id"`
-	ReturnID      *uuid.UUID           `json:"return_id"`
-	Amount        int64                `json:"amount"`
-	Lines         []storage.RefundLine `json:"lines"`
-	Shipping      int64                `json:"shipping"`
-	Method        string               `json:"method"`
-	Status        string               `json:"status"`
-	Reason        string               `json:"reason"`
-	Reference     *string              `json:"reference"`
-	FailureReason *string              `json:"failure_reason"`
-	CreatedAt     time.Time            `json:"created_at"`
-	SettledAt     *time.Time           `json:"settled_at"`
+	ID            uuid.UUID             `json:"id"`
+	OrderID       uuid.UUID             `json:"order_id"`
+	ReturnID      *uuid.UUID            `json:"return_id"`
+	Amount        int64                 `json:"amount"`
+	Lines         []storage.RefundLine  `json:"lines"`
+	Shipping      int64                 `json:"shipping"`
+	Method        string                `json:"method"`
+	Status        string                `json:"status"`
+	Reason        string                `json:"reason"`
+	Reference     *string               `json:"reference"`
+	FailureReason *string               `json:"failure_reason"`
+	Payout        *storage.MaskedPayout `json:"payout"`
+	CreatedAt     time.Time             `json:"created_at"`
+	SettledAt     *time.Time            `json:"settled_at"`
 }
 
+// newRefundResponse is a refund as the API shows it: the payout
+// destination masked, in every answer (issue 48 §6).
 func newRefundResponse(r storage.Refund) refundResponse {
-	return refundResponse{ID: r.ID, OrderID: r.OrderID, ReturnID: r.ReturnID, Amount: r.Amount, Lines: r.Lines, Shipping: r.Shipping,
+	out := refundResponse{ID: r.ID, OrderID: r.OrderID, ReturnID: r.ReturnID, Amount: r.Amount, Lines: r.Lines, Shipping: r.Shipping,
 		Method: r.Method, Status: r.Status, Reason: r.Reason, Reference: r.Reference, FailureReason: r.FailureReason,
 		CreatedAt: r.CreatedAt.UTC(), SettledAt: utcPtr(r.SettledAt)}
+	if r.Payout != nil {
+		masked := r.Payout.Masked()
+		out.Payout = &masked
+	}
+	return out
+}
+
+// refundAuditFields are what a refund's audit entry lists as set by its
+// creation: how much, how and to where (the payout masked, as the answer
+// shows it), so the log says where money went without holding the whole
+// destination.
+var refundAuditFields = []string{"amount", "shipping", "method", "payout", "return_id"}
+
+// auditRefundCreated gives the request's audit entry the new refund's
+// refundAuditFields as changes from null.
+func auditRefundCreated(ctx context.Context, view refundResponse) {
+	body, err := json.Marshal(view)
+	if err != nil {
+		return
+	}
+	var before map[string]any
+	if json.Unmarshal(body, &before) != nil {
+		return
+	}
+	for _, field := range refundAuditFields {
+		delete(before, field)
+	}
+	auditBefore(ctx, before)
 }
 
 // handleCreateRefund serves POST /stores/{store_id}/orders/{order_id}/refunds.
@@ -55,18 +87,16 @@ func (s *Server) handleCreateRefund() handlerFunc {
 			return err
 		}
 		in := storage.NewRefund{Amount: req.Amount, Shipping: req.Shipping, Method: req.Method, Reason: strings.TrimSpace(req.Reason),
-			ReturnID: req.ReturnID, Settled: req.Settled}
+			ReturnID: req.ReturnID, Payout: req.PayoutDestination(), Settled: req.Settled}
 		for _, l := range req.Lines {
 			in.Lines = append(in.Lines, storage.RefundLine{LineID: l.LineID, Quantity: l.Quantity})
 		}
-		if req.Payout != nil {
-			if req.Payout.Phone != nil {
-				req.Payout.Phone = new(request.NormalizePhone(*req.Payout.Phone))
-			}
-			in.Payout, _ = json.Marshal(req.Payout)
-		}
 		return writeView(s, w, r, http.StatusCreated, newRefundResponse, func(tx *storage.Tx) (storage.Refund, error) {
-			return tx.CreateRefund(r.Context(), storeIDFrom(r.Context()), orderID, in, actor(principalFrom(r.Context())))
+			ref, err := tx.CreateRefund(r.Context(), storeIDFrom(r.Context()), orderID, in, actor(principalFrom(r.Context())))
+			if err == nil {
+				auditRefundCreated(r.Context(), newRefundResponse(ref))
+			}
+			return ref, err
 		})
 	}
 }

@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"sync"
@@ -9,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/merchantsvc/svc/api"
+	"github.com/merchantsvc/svc/internal/testenv"
 )
 
 // refund posts a refund with its own Idempotency-Key.
@@ -241,4 +243,111 @@ func TestRefundLinesReleaseUnshippedUnits(t *testing.T) {
 	onHand, reserved = h.level(s.variantID, location)
 	require.Equal(t, [2]int{10, 2}, [2]int{onHand, reserved}, "the refunded piece's reservation is released, nothing restocked")
 	h.requireLedgerBalances(s.m.storeID)
+}
+
+// A refund's payout destination (issue 48 §6) is checked for the method
+// that takes it and refused on the others, and shown only masked: in the
+// refund, its order's refund_created timeline entry and its audit entry.
+// Each refusal is a 422 on the field that keeps nothing; the whole IBAN
+// and phone are in no answer, timeline or audit entry.
+func TestRefundPayoutDestinationIsCheckedAndMasked(t *testing.T) {
+	h := newHarness(t, api.Config{})
+	s := newShop(t, h, "refundpayout", 10)
+	order := h.placeOrder(s, "bank_transfer", 2)
+	orderID := order["id"].(string)
+	require.Equal(t, http.StatusOK, h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders/"+orderID+"/mark-paid"), auth: bearer(s.token)}).Status)
+	const (
+		iban  = "EG380019000500000000263180002"
+		phone = "+201001112223"
+	)
+	for i, c := range []struct {
+		body        map[string]any
+		field, code string
+	}{
+		{map[string]any{"amount": 100, "method": "cash", "reason": "x", "payout": map[string]any{"phone": phone}}, "payout", "not_allowed"},
+		{map[string]any{"amount": 100, "method": "original", "reason": "x", "payout": map[string]any{"iban": iban}}, "payout", "not_allowed"},
+		{map[string]any{"amount": 100, "method": "wallet", "reason": "x", "payout": map[string]any{"phone": phone, "iban": iban}}, "payout.iban", "not_allowed"},
+		{map[string]any{"amount": 100, "method": "wallet", "reason": "x", "payout": map[string]any{"phone": "call me"}}, "payout.phone", "invalid"},
+		{map[string]any{"amount": 100, "method": "bank_transfer", "reason": "x", "payout": map[string]any{"iban": iban, "phone": phone}}, "payout.phone", "not_allowed"},
+		{map[string]any{"amount": 100, "method": "bank_transfer", "reason": "x", "payout": map[string]any{"name": "Mona"}}, "payout.iban", "required"},
+		// The check digits agree, but an Egyptian IBAN has 29 characters.
+		{map[string]any{"amount": 100, "method": "bank_transfer", "reason": "x", "payout": map[string]any{"iban": "EG96001900050000000026318000"}}, "payout.iban", "invalid"},
+		{map[string]any{"amount": 100, "method": "bank_transfer", "reason": "x", "payout": map[string]any{"iban": "US5112345678901234567890"}}, "payout.iban", "invalid"},
+	} {
+		resp := h.refund(s, orderID, fmt.Sprintf("payout-bad-%d", i), c.body)
+		require.Equal(t, http.StatusUnprocessableEntity, resp.Status, "%v: %s", c.body, resp.Raw)
+		require.Equal(t, c.code, resp.fieldCode(c.field), string(resp.Raw))
+		require.NotEmpty(t, resp.fieldMessageAr(c.field))
+	}
+	list := func() response {
+		return h.do(request{method: "GET", path: storePath(s.m.storeID, "/orders/"+orderID+"/refunds"), auth: bearer(s.token)})
+	}
+	require.Empty(t, list().list(), "a refused refund keeps nothing")
+
+	bank := h.refund(s, orderID, "payout-bank", map[string]any{"amount": 1000, "method": "bank_transfer", "reason": "torn hem",
+		"payout": map[string]any{"iban": "eg38 0019 0005 0000 0000 2631 8000 2", "name": "منى عادل"}})
+	require.Equal(t, http.StatusCreated, bank.Status, string(bank.Raw))
+	maskedIBAN := map[string]any{"phone": nil, "iban": "EG** **** … 0002", "name": "منى عادل"}
+	require.Equal(t, maskedIBAN, bank.data()["payout"])
+	wallet := h.refund(s, orderID, "payout-wallet", map[string]any{"amount": 500, "method": "wallet", "reason": "late",
+		"payout": map[string]any{"phone": "+20 100 111 2223"}, "settled": true})
+	require.Equal(t, http.StatusCreated, wallet.Status, string(wallet.Raw))
+	maskedPhone := map[string]any{"phone": "+*** … 2223", "iban": nil, "name": nil}
+	require.Equal(t, maskedPhone, wallet.data()["payout"])
+	cash := h.refund(s, orderID, "payout-cash", map[string]any{"amount": 200, "method": "cash", "reason": "goodwill"})
+	require.Equal(t, http.StatusCreated, cash.Status, string(cash.Raw))
+	require.Nil(t, cash.data()["payout"])
+
+	// The whole destination is kept, normalised, for the payout alone.
+	var stored string
+	require.NoError(t, testenv.SQL(t, h.db).QueryRow(context.Background(), `SELECT payout->>'iban' FROM order_refunds WHERE id = $1`,
+		bank.data()["id"]).Scan(&stored))
+	require.Equal(t, iban, stored)
+
+	leaks := func(what string, raw []byte) {
+		t.Helper()
+		for _, whole := range []string{iban, "0019 0005", phone, "1001112223"} {
+			require.NotContains(t, string(raw), whole, "%s shows the whole destination", what)
+		}
+	}
+	one := h.do(request{method: "GET", path: storePath(s.m.storeID, "/refunds/"+bank.data()["id"].(string)), auth: bearer(s.token)})
+	require.Equal(t, maskedIBAN, one.data()["payout"])
+	all := list()
+	require.Len(t, all.list(), 3)
+	for _, r := range []response{bank, wallet, one, all} {
+		leaks("a refund answer", r.Raw)
+	}
+
+	acts := h.do(request{method: "GET", path: storePath(s.m.storeID, "/orders/"+orderID+"/activities"), auth: bearer(s.token)})
+	require.Equal(t, http.StatusOK, acts.Status, string(acts.Raw))
+	payouts := map[string]any{}
+	for _, a := range acts.data()["items"].([]any) {
+		entry := a.(map[string]any)
+		if entry["kind"] == "refund_created" {
+			data := entry["data"].(map[string]any)
+			payouts[data["method"].(string)] = data["payout"]
+		}
+	}
+	require.Equal(t, map[string]any{"bank_transfer": maskedIBAN, "wallet": maskedPhone, "cash": nil}, payouts)
+	leaks("the activities", acts.Raw)
+	timeline := h.do(request{method: "GET", path: storePath(s.m.storeID, "/orders/"+orderID+"/timeline"), auth: bearer(s.token)})
+	require.Equal(t, http.StatusOK, timeline.Status, string(timeline.Raw))
+	require.Contains(t, string(timeline.Raw), `"iban":"EG** **** … 0002"`)
+	leaks("the timeline", timeline.Raw)
+
+	entries := auditEntries(t, h, s.m, "?action=refund.created")
+	require.Len(t, entries, 3)
+	byID := map[string]map[string]any{}
+	for _, e := range entries {
+		byID[e["resource"].(map[string]any)["id"].(string)] = e["changes"].(map[string]any)
+	}
+	require.Equal(t, map[string]any{"from": nil, "to": maskedIBAN}, byID[bank.data()["id"].(string)]["payout"])
+	require.Equal(t, map[string]any{"from": nil, "to": "bank_transfer"}, byID[bank.data()["id"].(string)]["method"])
+	require.Equal(t, map[string]any{"from": nil, "to": float64(1000)}, byID[bank.data()["id"].(string)]["amount"])
+	require.Equal(t, map[string]any{"from": nil, "to": maskedPhone}, byID[wallet.data()["id"].(string)]["payout"])
+	require.NotContains(t, byID[cash.data()["id"].(string)], "payout", "a cash refund has no destination to log")
+	log := h.do(request{method: "GET", path: storePath(s.m.storeID, "/audit-log?format=csv"), auth: s.m.auth()})
+	require.Equal(t, http.StatusOK, log.Status)
+	leaks("the audit log", log.Raw)
+	leaks("the audit log", h.do(request{method: "GET", path: storePath(s.m.storeID, "/audit-log"), auth: s.m.auth()}).Raw)
 }

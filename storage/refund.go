@@ -64,7 +64,8 @@ type Refund struct {
 	Reason        string
 	Reference     *string
 	FailureReason *string
-	Payout        json.RawMessage
+	// Payout is where a manual refund is paid out, whole: show it Masked.
+	Payout *RefundPayout
 	// Gateway is the provider a card refund goes back through; such a
 	// refund settles itself (the refund:<id> workflow), never by hand.
 	Gateway   *string
@@ -80,7 +81,7 @@ type NewRefund struct {
 	Method   string
 	Reason   string
 	ReturnID *uuid.UUID
-	Payout   json.RawMessage
+	Payout   *RefundPayout
 	Settled  bool
 }
 
@@ -89,11 +90,15 @@ const refundColumns = `id, store_id, order_id, return_id, amount, lines, shippin
 
 func scanRefund(row pgx.Row) (Refund, error) {
 	var (
-		r     Refund
-		lines []byte
+		r             Refund
+		lines, payout []byte
+		err           error
 	)
 	if err := row.Scan(&r.ID, &r.StoreID, &r.OrderID, &r.ReturnID, &r.Amount, &lines, &r.Shipping, &r.Method, &r.Status, &r.Reason,
-		&r.Reference, &r.FailureReason, &r.Payout, &r.Gateway, &r.CreatedAt, &r.SettledAt); err != nil {
+		&r.Reference, &r.FailureReason, &payout, &r.Gateway, &r.CreatedAt, &r.SettledAt); err != nil {
+		return Refund{}, err
+	}
+	if r.Payout, err = scanPayout(payout); err != nil {
 		return Refund{}, err
 	}
 	r.Lines = []RefundLine{}
@@ -217,10 +222,14 @@ func (tx *Tx) CreateRefund(ctx context.Context, storeID, orderID uuid.UUID, in N
 	if card != nil {
 		r.Gateway = &card.provider
 	}
+	payout, err := payoutJSON(r.Payout)
+	if err != nil {
+		return Refund{}, err
+	}
 	if _, err := tx.tx.Exec(ctx, `INSERT INTO order_refunds (id, store_id, order_id, return_id, amount, lines, shipping, method, status, reason,
 			payout, gateway, actor_user_id, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'pending', $9, $10, $11, $12, $13)`, r.ID, storeID, orderID, r.ReturnID, r.Amount, lines, r.Shipping,
-		r.Method, r.Reason, nullJSON(r.Payout), r.Gateway, actor, r.CreatedAt); err != nil {
+		r.Method, r.Reason, payout, r.Gateway, actor, r.CreatedAt); err != nil {
 		return Refund{}, fmt.Errorf("create refund: %w", err)
 	}
 	if card != nil {
@@ -233,7 +242,11 @@ func (tx *Tx) CreateRefund(ctx context.Context, storeID, orderID uuid.UUID, in N
 			return Refund{}, err
 		}
 	}
-	if err := tx.addActivity(ctx, o, ActivityRefundCreated, r.Reason, map[string]any{"refund_id": r.ID, "amount": r.Amount, "method": r.Method}, actor); err != nil {
+	created := map[string]any{"refund_id": r.ID, "amount": r.Amount, "method": r.Method}
+	if r.Payout != nil {
+		created["payout"] = r.Payout.Masked() // the timeline shows the destination masked, never whole
+	}
+	if err := tx.addActivity(ctx, o, ActivityRefundCreated, r.Reason, created, actor); err != nil {
 		return Refund{}, err
 	}
 	if in.Settled {
@@ -257,13 +270,6 @@ func RefundAmount(explicit *int64, covers bool, linesAndShipping, refundDue int6
 	default:
 		return refundDue
 	}
-}
-
-func nullJSON(raw json.RawMessage) any {
-	if len(raw) == 0 {
-		return nil
-	}
-	return []byte(raw)
 }
 
 // SettleRefund records how a pending manual refund ended: succeeded (with
