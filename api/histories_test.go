@@ -26,7 +26,8 @@ import (
 // recordedWorkflows is every workflow type the worker registers; the
 // recorder fails when one of them did not run.
 var recordedWorkflows = []string{"Ping", "OrderPlaced", "OrderMessage", "ProductImage", "ProductImport", "Dispatch",
-	"Delivery", "WebhookTest", "PaymentProof", "EInvoiceSync", "AbandonmentSweep", "RecoveryEmail", "PurgeExpired", "ShipmentWaybill", "Refund", "InvitationMail", "CardPayment", "AccountMail"}
+	"Delivery", "WebhookTest", "PaymentProof", "EInvoiceSync", "AbandonmentSweep", "RecoveryEmail", "PurgeExpired", "ShipmentWaybill", "Refund", "InvitationMail", "CardPayment", "AccountMail",
+	"GatewayChangeMail"}
 
 // TestRecordWorkflowHistories runs every workflow through the real API,
 // worker, dispatcher, Temporal, Postgres and MinIO, and writes each one's
@@ -81,9 +82,19 @@ func TestRecordWorkflowHistories(t *testing.T) {
 		body: map[string]any{"carrier": "other", "tracking_number": "REC-1"}})
 	require.Equal(t, http.StatusCreated, shipment.Status, string(shipment.Raw))
 	// Refund: a card refund through the gateway (whose first call fails).
+	// GatewayChangeMail: the owner's mail about the connect (written here as
+	// the connect route writes it; the fake gateway has no balance to check).
+	store, err := h.db.FindStoreByID(ctx, uuid.MustParse(s.m.storeID))
+	require.NoError(t, err)
 	require.NoError(t, h.db.InTx(ctx, func(tx *storage.Tx) error {
-		return tx.ConnectGateway(ctx, h.secrets, storage.GatewayAccount{StoreID: uuid.MustParse(s.m.storeID), Provider: storage.GatewayStripe,
-			SecretKey: stripe.key, WebhookSecret: "whsec_histories"})
+		if err := tx.ConnectGateway(ctx, h.secrets, storage.GatewayAccount{StoreID: uuid.MustParse(s.m.storeID), Provider: storage.GatewayStripe,
+			SecretKey: stripe.key, WebhookSecret: "whsec_histories"}); err != nil {
+			return err
+		}
+		_, err := tx.RecordGatewayChange(ctx, storage.GatewayChange{StoreID: store.ID, Provider: storage.GatewayStripe,
+			Kind: storage.GatewayConnected, AccountHint: "…ries", ActorUserID: store.OwnerUserID,
+			From: storage.RequestSource{RequestID: "histories", IP: "127.0.0.1"}})
+		return err
 	}))
 	card := h.cardOrderPaid(s, 1, "pi_histories")
 	refund := h.refund(s, card["id"].(string), "histories-refund", map[string]any{"amount": 1000, "method": "original", "reason": "recorded"})

@@ -66,6 +66,7 @@ func (s *Server) newGatewayResponse(storeID uuid.UUID, c storage.GatewayConnecti
 
 // handleConnectGateway serves PUT /stores/{store_id}/payment-gateways/{provider}: it checks the key
 // at the gateway and keeps both secrets sealed (settings:write). The answer never holds a secret.
+// The store's owner is mailed who connected or replaced the keys (issue 48 §6).
 func (s *Server) handleConnectGateway() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		provider, err := gatewayProvider(r)
@@ -96,11 +97,23 @@ func (s *Server) handleConnectGateway() handlerFunc {
 		storeID := storeIDFrom(r.Context())
 		var conn storage.GatewayConnection
 		err = s.db.InTx(r.Context(), func(tx *storage.Tx) error {
+			change := s.gatewayChange(r, storage.GatewayConnected)
+			before, err := tx.FindGatewayConnection(r.Context(), storeID, provider)
+			switch {
+			case err == nil:
+				change.Kind, change.PreviousHint = storage.GatewayReplaced, before.AccountHint
+			case !errors.Is(err, storage.ErrNotFound):
+				return err
+			}
 			if err := tx.ConnectGateway(r.Context(), s.cfg.Secrets, storage.GatewayAccount{StoreID: storeID, Provider: provider,
 				SecretKey: req.SecretKey, WebhookSecret: req.WebhookSecret, StatementDescriptor: req.StatementDescriptor}); err != nil {
 				return err
 			}
-			conn, err = tx.FindGatewayConnection(r.Context(), storeID, provider)
+			if conn, err = tx.FindGatewayConnection(r.Context(), storeID, provider); err != nil {
+				return err
+			}
+			change.AccountHint = conn.AccountHint
+			_, err = tx.RecordGatewayChange(r.Context(), change)
 			return err
 		})
 		if err != nil {
@@ -129,7 +142,7 @@ func (s *Server) handleListGateways() handlerFunc {
 }
 
 // handleDisconnectGateway serves DELETE /stores/{store_id}/payment-gateways/{provider}: card
-// checkout is refused from then on (settings:write).
+// checkout is refused from then on (settings:write), and the store's owner is mailed who did it.
 func (s *Server) handleDisconnectGateway() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		provider, err := gatewayProvider(r)
@@ -137,13 +150,31 @@ func (s *Server) handleDisconnectGateway() handlerFunc {
 			return err
 		}
 		if err := s.db.InTx(r.Context(), func(tx *storage.Tx) error {
-			return tx.DisconnectGateway(r.Context(), storeIDFrom(r.Context()), provider)
+			change := s.gatewayChange(r, storage.GatewayDisconnected)
+			before, err := tx.FindGatewayConnection(r.Context(), change.StoreID, provider)
+			if err != nil {
+				return err
+			}
+			change.PreviousHint = before.AccountHint
+			if err := tx.DisconnectGateway(r.Context(), change.StoreID, provider); err != nil {
+				return err
+			}
+			_, err = tx.RecordGatewayChange(r.Context(), change)
+			return err
 		}); err != nil {
 			return err
 		}
 		w.WriteHeader(http.StatusNoContent)
 		return nil
 	}
+}
+
+// gatewayChange is the owner's notice of a change to the keys of the
+// request's gateway, in the request's name: its member (the routes are
+// owner or admin, session only) and its source as the audit entry has it.
+func (s *Server) gatewayChange(r *http.Request, kind storage.GatewayChangeKind) storage.GatewayChange {
+	return storage.GatewayChange{StoreID: storeIDFrom(r.Context()), Provider: chi.URLParam(r, "provider"), Kind: kind,
+		ActorUserID: principalFrom(r.Context()).userID, From: s.requestSource(r)}
 }
 
 func gatewayProvider(r *http.Request) (string, error) {

@@ -171,6 +171,7 @@ func (d *Dispatcher) startRowWorkflows(ctx context.Context) {
 	d.startGatewayRefunds(ctx)
 	d.startInvitationMails(ctx)
 	d.startAccountMails(ctx)
+	d.startGatewayChangeMails(ctx)
 }
 
 // drainOutbox turns the outbox into batches of deliveries until it is empty
@@ -519,5 +520,18 @@ func (d *Dispatcher) startAccountMails(ctx context.Context) {
 				workflows.Work{Kind: workflows.KindAccountMail, ResourceID: m.ID, Summary: string(m.Kind) + " mail"},
 				workflows.AccountMail, workflows.AccountMailInput{MailID: m.ID},
 				func() error { return d.DB.MarkAccountMailStarted(ctx, m.ID) }}
+		})
+}
+
+// startGatewayChangeMails starts the gateway-change-mail:<id> workflow of
+// each change to a payment gateway's keys, which mails the store's owner.
+func (d *Dispatcher) startGatewayChangeMails(ctx context.Context) {
+	startDue(ctx, d, "gateway change mail", enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE, d.DB.FindGatewayChangeMailsDue,
+		func(m storage.GatewayChangeMailDue) rowStart {
+			return rowStart{d.TaskQueue, workflows.GatewayChangeMailWorkflowID(m.ID),
+				workflows.Work{Kind: workflows.KindGatewayChange, StoreID: m.StoreID, ResourceID: m.ID,
+					Summary: "gateway change mail · " + workflows.StoreLabel(m.StoreSubdomain, m.StoreID)},
+				workflows.GatewayChangeMail, workflows.GatewayChangeMailInput{StoreID: m.StoreID, MailID: m.ID},
+				func() error { return d.DB.MarkGatewayChangeMailStarted(ctx, m.StoreID, m.ID) }}
 		})
 }

@@ -50,6 +50,7 @@ func RegisterWorkflows(r WorkflowRegistry) {
 	r.RegisterWorkflow(workflows.CardPayment)
 	r.RegisterWorkflow(workflows.InvitationMail)
 	r.RegisterWorkflow(workflows.AccountMail)
+	r.RegisterWorkflow(workflows.GatewayChangeMail)
 }
 
 // StopTimeout is how long a stopping worker lets running activities finish

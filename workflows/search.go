@@ -52,6 +52,7 @@ const (
 	KindInvitationMail  WorkKind = "invitation-mail"
 	KindAccountMail     WorkKind = "account-mail"
 	KindCardPayment     WorkKind = "card-payment"
+	KindGatewayChange   WorkKind = "gateway-change-mail"
 )
 
 // Work describes one workflow to an operator: its search attributes and
