@@ -2,10 +2,13 @@ package api_test
 
 import (
 	"bytes"
+	"fmt"
 	"mime"
 	"net/http"
 	"net/mail"
+	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -111,4 +114,41 @@ func TestGatewayKeyChangesMailTheOwner(t *testing.T) {
 		}
 		return toAdmin
 	}(), "the mail goes to the owner, not to whoever made the change")
+}
+
+// Connects at once are told apart: each change reads the keys under a lock,
+// so of six the owner sends together one is "connected" and five
+// "replaced", and each replace names as before the keys another put there.
+func TestGatewayConnectsAtOnceMailOneConnect(t *testing.T) {
+	h := newHarness(t, api.Config{})
+	h.startWorker(nil)
+	s := newShop(t, h, "cardrace", 10)
+	const n = 6
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			resp := h.do(request{method: "PUT", path: storePath(s.m.storeID, "/payment-gateways/stripe"), auth: s.m.auth(),
+				body: map[string]any{"secret_key": fmt.Sprintf("sk_test_raceconnect%04d", i), "webhook_secret": testStripeHook}})
+			require.Equal(t, http.StatusOK, resp.Status, string(resp.Raw))
+		})
+	}
+	wg.Wait()
+	kinds := map[string]int{}
+	now, before := map[string]bool{}, []string{}
+	hint := regexp.MustCompile(`data-hint>(…[0-9]{4})<`)
+	previous := regexp.MustCompile(`data-previous-hint>(…[0-9]{4})<`)
+	for _, m := range h.gatewayMails(s.m.email, n) {
+		kind := regexp.MustCompile(`data-gateway-change="([a-z]+)"`).FindStringSubmatch(m.html)[1]
+		kinds[kind]++
+		now[hint.FindStringSubmatch(m.html)[1]] = true
+		if p := previous.FindStringSubmatch(m.html); p != nil {
+			before = append(before, p[1])
+		}
+	}
+	require.Equal(t, map[string]int{"connected": 1, "replaced": n - 1}, kinds)
+	require.Len(t, now, n)
+	for _, b := range before {
+		require.True(t, now[b], "a replace names keys another change connected")
+	}
+	require.Len(t, before, n-1)
 }

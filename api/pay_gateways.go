@@ -98,7 +98,7 @@ func (s *Server) handleConnectGateway() handlerFunc {
 		var conn storage.GatewayConnection
 		err = s.db.InTx(r.Context(), func(tx *storage.Tx) error {
 			change := s.gatewayChange(r, storage.GatewayConnected)
-			before, err := tx.FindGatewayConnection(r.Context(), storeID, provider)
+			before, err := tx.LockGatewayConnection(r.Context(), storeID, provider)
 			switch {
 			case err == nil:
 				change.Kind, change.PreviousHint = storage.GatewayReplaced, before.AccountHint
@@ -151,7 +151,7 @@ func (s *Server) handleDisconnectGateway() handlerFunc {
 		}
 		if err := s.db.InTx(r.Context(), func(tx *storage.Tx) error {
 			change := s.gatewayChange(r, storage.GatewayDisconnected)
-			before, err := tx.FindGatewayConnection(r.Context(), change.StoreID, provider)
+			before, err := tx.LockGatewayConnection(r.Context(), change.StoreID, provider)
 			if err != nil {
 				return err
 			}

@@ -40,6 +40,18 @@ type GatewayChange struct {
 	OccurredAt   time.Time
 }
 
+// LockGatewayConnection holds a store's gateway at provider for a change
+// of its keys until the transaction ends, and reads it as it is (NotFound
+// when none is connected): two connects at once are then one "connected"
+// and one "replaced", each naming the keys it found.
+func (tx *Tx) LockGatewayConnection(ctx context.Context, storeID uuid.UUID, provider string) (GatewayConnection, error) {
+	if _, err := tx.tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('payment_gateways:' || $1 || ':' || $2, 0))`,
+		storeID.String(), provider); err != nil {
+		return GatewayConnection{}, fmt.Errorf("lock gateway %s: %w", provider, err)
+	}
+	return tx.FindGatewayConnection(ctx, storeID, provider)
+}
+
 // RecordGatewayChange writes the owner's mail of a gateway key change in
 // the change's transaction (the actor's name and email read from their
 // account), to be sent after commit by the gateway-change-mail workflow.
