@@ -79,6 +79,12 @@ func (c contentRefs) Missing(ctx context.Context, kind string, ids []string) (ma
 		query = `SELECT id::text FROM categories WHERE store_id = $1 AND id::text = ANY ($2)`
 	case theme.RefMenu:
 		query = `SELECT handle FROM menus WHERE store_id = $1 AND handle = ANY ($2)`
+	case theme.RefImage:
+		// A ready image of the store's media library, or a value the
+		// store's documents held before image_picker named media (migration
+		// 0058 recorded those, so old drafts and snapshots keep validating).
+		query = `SELECT id::text FROM media WHERE store_id = $1 AND kind = 'image' AND status = 'ready' AND id::text = ANY ($2)
+			UNION ALL SELECT value FROM theme_legacy_images WHERE store_id = $1 AND value = ANY ($2)`
 	case theme.RefPage, theme.RefBlog:
 		query = `SELECT handle FROM store_content WHERE store_id = $1 AND kind = '` + kind + `' AND handle = ANY ($2)`
 	default:

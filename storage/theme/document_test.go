@@ -33,7 +33,9 @@ const (
 )
 
 var refs = fakeRefs{theme.RefProduct: {productA, productB}, theme.RefVariant: {productA}, theme.RefCollection: {productA},
-	theme.RefPage: {"about"}, theme.RefBlog: {"news"}, theme.RefMenu: {"main-menu"}}
+	theme.RefPage: {"about"}, theme.RefBlog: {"news"}, theme.RefMenu: {"main-menu"},
+	// The store's media, and values its documents held before image_picker named media.
+	theme.RefImage: {productA, "https://cdn.example.com/a.webp", "/media/s/i/large.webp"}}
 
 // oneOfEach is a theme with a setting of every type, id = type.
 var oneOfEach = func() *theme.Theme {
@@ -113,7 +115,9 @@ func TestSettingValues(t *testing.T) {
 		{"color_scheme_group", `{"dark": {"fg": "#000"}}`, "unknown_key"},
 		{"color_scheme", `"light"`, ""}, {"color_scheme", `"neon"`, "unknown_scheme"}, {"color_scheme", `7`, "invalid_type"},
 		{"font_picker", `"cairo_n7"`, ""}, {"font_picker", `"noto_sans_arabic_i4"`, ""}, {"font_picker", `"Cairo Bold"`, "invalid_font"},
+		{"image_picker", `"` + productA + `"`, ""}, {"image_picker", `"` + unknown + `"`, "not_found"}, {"image_picker", `7`, "invalid_type"},
 		{"image_picker", `"https://cdn.example.com/a.webp"`, ""}, {"image_picker", `"/media/s/i/large.webp"`, ""},
+		{"image_picker", `"https://cdn.example.com/new.webp"`, "not_found"},
 		{"image_picker", `"data:image/png;base64,AAAA"`, "unsafe_url"}, {"image_picker", `"http://cdn.example.com/a.png"`, "unsafe_url"},
 		{"video_url", `"https://www.youtube.com/watch?v=x"`, ""}, {"video_url", `"https://vimeo.com/1"`, ""},
 		{"video_url", `"https://cdn.example.com/v.mp4"`, ""}, {"video_url", `"https://example.com/page"`, "invalid_video"},

@@ -55,6 +55,8 @@ const (
 	RefPage       = "page"
 	RefBlog       = "blog"
 	RefMenu       = "menu"
+	// RefImage is an image of the store's media library (decisions §22).
+	RefImage = "image"
 )
 
 // referenceKind is what a picker setting points at, "" for other types.
@@ -72,6 +74,8 @@ func referenceKind(settingType string) string {
 		return RefBlog
 	case "link_list_picker":
 		return RefMenu
+	case "image_picker":
+		return RefImage
 	}
 	return ""
 }
@@ -189,12 +193,23 @@ func checkStatic(s Setting, raw json.RawMessage) *Problem {
 		if !ok || !fontPattern.MatchString(str) {
 			return problem("invalid_font", "must be a font handle such as cairo_n7")
 		}
-	case "image_picker", "url":
+	case "image_picker":
+		// A media id; an https URL or store path only where the store's
+		// documents held it before media ids (the reference check decides).
+		str, ok := v.(string)
+		if !ok {
+			return problem("invalid_type", "must be the id of an image of the store's media")
+		}
+		if uuidPattern.MatchString(str) {
+			return nil
+		}
+		return checkURL(str, true)
+	case "url":
 		str, ok := v.(string)
 		if !ok {
 			return problem("invalid_type", "must be a string")
 		}
-		return checkURL(str, s.Type == "image_picker")
+		return checkURL(str, false)
 	case "video_url":
 		str, ok := v.(string)
 		if !ok {

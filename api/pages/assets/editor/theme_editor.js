@@ -432,7 +432,7 @@ function input(def, value) {
       // color_scheme and the single pickers: one line of text, laid out by
       // what it holds (an Arabic heading right to left, a URL or a font
       // handle left to right).
-      const t = el("input", { type: def.type.includes("url") || def.type === "image_picker" ? "url" : "text", value: value ?? "", name: def.id, dir: "auto" });
+      const t = el("input", { type: def.type.includes("url") ? "url" : "text", value: value ?? "", name: def.id, dir: "auto" });
       onText(t);
       return t;
     }
