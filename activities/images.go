@@ -46,22 +46,13 @@ func (a *Activities) ProcessProductImage(ctx context.Context, in ImageInput) (Pr
 }
 
 func (a *Activities) processImage(ctx context.Context, in ImageInput) (storage.ImageEntry, error) {
-	original, err := a.Blob.Get(ctx, storage.ImageKey(in.StoreID, in.ProductID, in.ImageID, "original"))
-	if err != nil {
-		return storage.ImageEntry{}, err
-	}
-	variants, err := imaging.Process(original, imaging.Sizes)
-	if errors.Is(err, imaging.ErrUnreadable) {
-		return storage.ImageEntry{}, temporal.NewNonRetryableApplicationError("the image cannot be decoded", "UNREADABLE_IMAGE", err)
-	}
+	variants, err := a.resizeToWebP(ctx, storage.ImageKey(in.StoreID, in.ProductID, in.ImageID, "original"),
+		func(size string) string { return storage.ImageKey(in.StoreID, in.ProductID, in.ImageID, size+".webp") })
 	if err != nil {
 		return storage.ImageEntry{}, err
 	}
 	entry := storage.ImageEntry{ID: in.ImageID}
 	for _, v := range variants {
-		if err := a.Blob.Put(ctx, storage.ImageKey(in.StoreID, in.ProductID, in.ImageID, v.Name+".webp"), v.WebP, "image/webp"); err != nil {
-			return storage.ImageEntry{}, err
-		}
 		url := a.mediaURL(in.StoreID, in.ImageID, v.Name)
 		switch v.Name {
 		case "large":
@@ -73,6 +64,31 @@ func (a *Activities) processImage(ctx context.Context, in ImageInput) (storage.I
 		}
 	}
 	return a.DB.AttachProductImage(ctx, in.StoreID, in.ImageID, entry)
+}
+
+// resizeToWebP is the image pipeline both product images and the media
+// library run: it reads the original at originalKey, orients, strips and
+// resizes it into the three WebP sizes (imaging.Sizes, largest first) and
+// stores each under keyOf(size). An image libvips cannot read fails for
+// good (no retry).
+func (a *Activities) resizeToWebP(ctx context.Context, originalKey string, keyOf func(size string) string) ([]imaging.Variant, error) {
+	original, err := a.Blob.Get(ctx, originalKey)
+	if err != nil {
+		return nil, err
+	}
+	variants, err := imaging.Process(original, imaging.Sizes)
+	if errors.Is(err, imaging.ErrUnreadable) {
+		return nil, temporal.NewNonRetryableApplicationError("the image cannot be decoded", "UNREADABLE_IMAGE", err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, v := range variants {
+		if err := a.Blob.Put(ctx, keyOf(v.Name), v.WebP, "image/webp"); err != nil {
+			return nil, err
+		}
+	}
+	return variants, nil
 }
 
 // mediaURL is the public address of one image size (served by the API from the object store).

@@ -272,6 +272,20 @@ func (d *Dispatcher) startLostWork(ctx context.Context, olderThan time.Duration)
 			workflows.DeliveryInput{StoreID: ref.StoreID, DeliveryID: ref.ID, Schedule: workflows.RedeliverySchedule(d.Schedule), NextAttempt: ref.From},
 			func() error { return d.DB.MarkLadderStarted(ctx, ref.StoreID, ref.ID, ref.From) }})
 	}
+	media, err := d.DB.FindLostMediaStarts(ctx, olderThan, 100)
+	if err != nil {
+		if ctx.Err() == nil {
+			d.Log.Error("find lost media starts", slog.Any("error", err))
+		}
+		return
+	}
+	for _, ref := range media {
+		store := workflows.StoreLabel(ref.StoreSubdomain, ref.StoreID)
+		work = append(work, rowStart{d.TaskQueue, workflows.MediaWorkflowID(ref.ID),
+			workflows.Work{Kind: workflows.KindMedia, StoreID: ref.StoreID, ResourceID: ref.ID, Summary: workflows.MediaSummary(ref.ID.String()[:8], store)},
+			workflows.Media, workflows.MediaInput{StoreID: ref.StoreID, MediaID: ref.ID},
+			func() error { return d.DB.MarkMediaStarted(ctx, ref.StoreID, ref.ID) }})
+	}
 	cards, err := d.DB.FindCardPaymentsDue(ctx, olderThan, 100)
 	if err != nil {
 		if ctx.Err() == nil {

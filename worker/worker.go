@@ -37,6 +37,7 @@ func RegisterWorkflows(r WorkflowRegistry) {
 	r.RegisterWorkflow(workflows.Delivery)
 	r.RegisterWorkflow(workflows.WebhookTest)
 	r.RegisterWorkflow(workflows.ProductImage)
+	r.RegisterWorkflow(workflows.Media)
 	r.RegisterWorkflow(workflows.ProductImport)
 	r.RegisterWorkflow(workflows.OrderPlaced)
 	r.RegisterWorkflow(workflows.OrderMessage)

@@ -44,6 +44,7 @@ const (
 	KindWebhookTest     WorkKind = "webhook-test"
 	KindProductImport   WorkKind = "product-import"
 	KindProductImage    WorkKind = "product-image"
+	KindMedia           WorkKind = "media"
 	KindRecoveryEmail   WorkKind = "recovery-email"
 	KindAbandonment     WorkKind = "abandonment-sweep"
 	KindPurge           WorkKind = "purge-expired"
