@@ -145,6 +145,7 @@ func toAPIError(err error) *apiError {
 		throttled  *session.Throttled
 
 		themeInvalid *storage.ThemeValidationError
+		mediaInUse   *storage.MediaInUseError
 	)
 	if e := shipmentErrors(err); e != nil {
 		return e
@@ -204,6 +205,8 @@ func toAPIError(err error) *apiError {
 		return errInternal
 	case errors.As(err, &invalid):
 		return validationError([]wire.FieldError{{Field: invalid.Field, Code: invalid.Code, Message: invalid.Message, MessageAr: wire.ArabicFieldMessage(invalid.Code)}})
+	case errors.As(err, &mediaInUse):
+		return mediaInUseError(mediaInUse)
 	case errors.As(err, &conflict):
 		return conflictError(conflict.Field, conflict.Message)
 	case errors.Is(err, storage.ErrNotFound):

@@ -25,7 +25,7 @@ import (
 
 // recordedWorkflows is every workflow type the worker registers; the
 // recorder fails when one of them did not run.
-var recordedWorkflows = []string{"Ping", "OrderPlaced", "OrderMessage", "ProductImage", "ProductImport", "Dispatch",
+var recordedWorkflows = []string{"Ping", "OrderPlaced", "OrderMessage", "ProductImage", "Media", "ProductImport", "Dispatch",
 	"Delivery", "WebhookTest", "PaymentProof", "EInvoiceSync", "AbandonmentSweep", "RecoveryEmail", "PurgeExpired", "ShipmentWaybill", "Refund", "InvitationMail", "CardPayment", "AccountMail",
 	"GatewayChangeMail"}
 
@@ -109,6 +109,9 @@ func TestRecordWorkflowHistories(t *testing.T) {
 	product := h.createProduct(s.token, s.m.storeID, map[string]any{"name": "Scarf", "price": 9900})
 	image := h.uploadFile(s.token, storePath(s.m.storeID, "/products/"+product["id"].(string)+"/images"), "file", jpegBytes(t, 64, 48), nil)
 	require.Equal(t, http.StatusCreated, image.Status, string(image.Raw))
+	// Media.
+	media := h.uploadMedia(h.pat(s.m, "media:write"), s.m.storeID, "recorded.jpg", jpegBytes(t, 64, 48), nil)
+	require.Equal(t, http.StatusCreated, media.Status, string(media.Raw))
 	imported := h.importCSV(s.token, s.m.storeID, "sku,name,price\nREC-1,Recorded,1.00\n", nil)
 	require.Equal(t, http.StatusOK, imported.Status, string(imported.Raw))
 	// RecoveryEmail.

@@ -23,6 +23,7 @@ import (
 // "session" (any member of the store).
 var routeAccess = map[string]string{
 	"GET /media/{store_id}/{image_id}/{file}": "public",
+	"GET /files/{store_id}/{media_id}/{name}": "public",
 	"GET /login":                                                                              "public",
 	"POST /login":                                                                             "public",
 	"GET /oauth/authorize":                                                                    "page",
@@ -234,6 +235,11 @@ var routeAccess = map[string]string{
 	"GET /api/v1/stores/{store_id}/products/{product_id}":                                     "catalog:read",
 	"PATCH /api/v1/stores/{store_id}/products/{product_id}":                                   "catalog:write",
 	"DELETE /api/v1/stores/{store_id}/products/{product_id}":                                  "catalog:write",
+	"POST /api/v1/stores/{store_id}/media/":                                                   "media:write",
+	"GET /api/v1/stores/{store_id}/media/":                                                    "media:read",
+	"GET /api/v1/stores/{store_id}/media/{media_id}":                                          "media:read",
+	"PATCH /api/v1/stores/{store_id}/media/{media_id}":                                        "media:write",
+	"DELETE /api/v1/stores/{store_id}/media/{media_id}":                                       "media:write",
 	"POST /api/v1/stores/{store_id}/products/{product_id}/images":                             "catalog:write",
 	"DELETE /api/v1/stores/{store_id}/products/{product_id}/images":                           "catalog:write",
 	"PATCH /api/v1/stores/{store_id}/products/{product_id}/images/alt":                        "catalog:write",

@@ -492,8 +492,9 @@ func idempotentHandler(w http.ResponseWriter, r *http.Request) bool {
 
 var writeMethods = []string{http.MethodPost, http.MethodPatch, http.MethodPut, http.MethodDelete}
 
-// maxIdempotentBody bounds what is read to fingerprint a request; uploads are 5 MB.
-const maxIdempotentBody = 6 << 20
+// maxIdempotentBody bounds what is read to fingerprint a request; uploads
+// are 5 MB, a media library PDF 10 MB (and the multipart framing).
+const maxIdempotentBody = 11 << 20
 
 // idempotency implements the Idempotency-Key of decisions §1. It claims the
 // key before the route's own checks (chi runs them after the store router's

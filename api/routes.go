@@ -17,6 +17,7 @@ func (s *Server) routes() *chi.Mux {
 	r.MethodNotAllowed(answerError(errMethodNotAllowed))
 
 	r.Method(http.MethodGet, "/media/{store_id}/{image_id}/{file}", s.handleMedia())
+	r.Method(http.MethodGet, "/files/{store_id}/{media_id}/{name}", s.handleMediaFile())
 
 	// The merchant's server-rendered pages ({merchant_url}, decisions §2
 	// and §8), package pages.
@@ -299,6 +300,15 @@ func (s *Server) routes() *chi.Mux {
 				r.With(themesRead).Method(http.MethodGet, "/", s.handleListRedirects())
 				r.With(themesRead).Method(http.MethodGet, "/{redirect_id}", s.handleGetRedirect())
 				r.With(themesWrite).Method(http.MethodDelete, "/{redirect_id}", s.handleDeleteRedirect())
+			})
+
+			mediaRead, mediaWrite := s.requireScope("media:read"), s.requireScope("media:write")
+			r.Route("/media", func(r chi.Router) {
+				r.With(mediaWrite).Method(http.MethodPost, "/", s.handleUploadMedia())
+				r.With(mediaRead).Method(http.MethodGet, "/", s.handleListMedia())
+				r.With(mediaRead).Method(http.MethodGet, "/{media_id}", s.handleGetMedia())
+				r.With(mediaWrite).Method(http.MethodPatch, "/{media_id}", s.handleUpdateMedia())
+				r.With(mediaWrite).Method(http.MethodDelete, "/{media_id}", s.handleDeleteMedia())
 			})
 
 			read, write := s.requireScope("catalog:read"), s.requireScope("catalog:write")

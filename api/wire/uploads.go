@@ -10,10 +10,12 @@ import (
 // maxUploadBytes is the limit of an image or CSV file (spec §8: 5 MB).
 const maxUploadBytes = 5 << 20
 
-// Upload is a multipart request's file and its small form fields.
+// Upload is a multipart request's file, the name the client gave it, and
+// its small form fields.
 type Upload struct {
-	File   []byte
-	Fields map[string]string
+	File     []byte
+	Filename string
+	Fields   map[string]string
 }
 
 var errNotMultipart = newError(http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE",
@@ -29,11 +31,24 @@ func ReadUpload(r *http.Request) (Upload, error) { return ReadUploadField(r, "fi
 
 // ReadUploadField is ReadUpload with the file in the named field.
 func ReadUploadField(r *http.Request, fileField string) (Upload, error) {
+	return ReadUploadLimit(r, fileField, maxUploadBytes, errFileTooLarge)
+}
+
+// ReadUploadLimit is ReadUploadField with the file's limit in bytes and the
+// refusal of a larger one (the media library takes PDFs of 10 MB).
+func ReadUploadLimit(r *http.Request, fileField string, maxUploadBytes int, errFileTooLarge error) (Upload, error) {
+	tooLargeOr := func(err error, otherwise error) error {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return errFileTooLarge
+		}
+		return otherwise
+	}
 	mediaType, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mediaType != "multipart/form-data" {
 		return Upload{}, errNotMultipart
 	}
-	r.Body = http.MaxBytesReader(nil, r.Body, maxUploadBytes+1<<20)
+	r.Body = http.MaxBytesReader(nil, r.Body, int64(maxUploadBytes)+1<<20)
 	mr, err := r.MultipartReader()
 	if err != nil {
 		return Upload{}, errNotMultipart
@@ -49,14 +64,14 @@ func ReadUploadField(r *http.Request, fileField string) (Upload, error) {
 			return Upload{}, tooLargeOr(err, errNotMultipart)
 		}
 		if part.FormName() == fileField {
-			data, err := io.ReadAll(io.LimitReader(part, maxUploadBytes+1))
+			data, err := io.ReadAll(io.LimitReader(part, int64(maxUploadBytes)+1))
 			if err != nil {
 				return Upload{}, tooLargeOr(err, errNotMultipart)
 			}
 			if len(data) > maxUploadBytes {
 				return Upload{}, errFileTooLarge
 			}
-			out.File, found = data, true
+			out.File, out.Filename, found = data, part.FileName(), true
 			continue
 		}
 		value, err := io.ReadAll(io.LimitReader(part, 1024))
@@ -70,12 +85,4 @@ func ReadUploadField(r *http.Request, fileField string) (Upload, error) {
 			MessageAr: ArabicFieldMessage("required")}})
 	}
 	return out, nil
-}
-
-func tooLargeOr(err error, otherwise error) error {
-	var tooLarge *http.MaxBytesError
-	if errors.As(err, &tooLarge) {
-		return errFileTooLarge
-	}
-	return otherwise
 }
