@@ -37,7 +37,8 @@ func contentErrors(err error) *apiError {
 	var uses *storage.ThemeUsesError
 	switch {
 	case errors.As(err, &uses):
-		e := &apiError{Status: http.StatusConflict, Code: uses.Code, Details: map[string]any{"pointers": uses.Pointers}}
+		e := &apiError{Status: http.StatusConflict, Code: uses.Code, Details: map[string]any{"pointers": uses.Pointers,
+			"referrers": contentReferrers(uses.Referrers)}}
 		if uses.Code == "HANDLE_IN_USE_BY_THEME" {
 			e.Message = "The theme names this handle; change the theme first (error.details.pointers says where)"
 			e.MessageAr = "يشير القالب إلى هذا المعرّف النصي؛ عدّل القالب أولًا (error.details.pointers يبيّن المواضع)"

@@ -357,22 +357,31 @@ func (s *Server) handleDeleteMedia() handlerFunc {
 // published), details.referrers every referrer with its kind.
 func mediaInUseError(e *storage.MediaInUseError) *apiError {
 	pointers := []string{}
-	type referrer struct {
-		Kind    string     `json:"kind"`
-		ID      *uuid.UUID `json:"id,omitempty"`
-		Pointer string     `json:"pointer,omitempty"`
-	}
-	referrers := make([]referrer, 0, len(e.Referrers))
 	for _, ref := range e.Referrers {
 		if ref.Pointer != "" && !slices.Contains(pointers, ref.Pointer) {
 			pointers = append(pointers, ref.Pointer)
 		}
-		referrers = append(referrers, referrer{Kind: ref.Kind, ID: ref.ID, Pointer: ref.Pointer})
 	}
 	return &apiError{Status: http.StatusConflict, Code: "CONTENT_IN_USE",
 		Message:   fmt.Sprintf("This media is used in %d places; remove it from them first", len(e.Referrers)),
 		MessageAr: "هذه الوسائط مستخدمة؛ أزلها من أماكن استخدامها أولًا",
-		Details:   map[string]any{"pointers": pointers, "referrers": referrers}}
+		Details:   map[string]any{"pointers": pointers, "referrers": contentReferrers(e.Referrers)}}
+}
+
+// contentReferrer is one place a 409 CONTENT_IN_USE names, in
+// error.details.referrers.
+type contentReferrer struct {
+	Kind    string     `json:"kind"`
+	ID      *uuid.UUID `json:"id,omitempty"`
+	Pointer string     `json:"pointer,omitempty"`
+}
+
+func contentReferrers(refs []storage.ContentReferrer) []contentReferrer {
+	out := make([]contentReferrer, 0, len(refs))
+	for _, ref := range refs {
+		out = append(out, contentReferrer{Kind: ref.Kind, ID: ref.ID, Pointer: ref.Pointer})
+	}
+	return out
 }
 
 // handleMediaFile serves GET /files/{store_id}/{media_id}/{name}: a ready

@@ -144,8 +144,9 @@ func (e *StaleMenuError) Error() string { return "menu changed since it was read
 // or published document names: Code is CONTENT_IN_USE or
 // HANDLE_IN_USE_BY_THEME, Pointers where the documents name it.
 type ThemeUsesError struct {
-	Code     string
-	Pointers []string
+	Code      string
+	Pointers  []string
+	Referrers []ContentReferrer
 }
 
 func (e *ThemeUsesError) Error() string { return fmt.Sprintf("%s at %v", e.Code, e.Pointers) }
@@ -288,19 +289,27 @@ func (tx *Tx) refuseThemeUses(ctx context.Context, storeID uuid.UUID, kind, id, 
 	} else if err != nil {
 		return fmt.Errorf("read theme references: %w", err)
 	}
-	var pointers []string
-	for _, doc := range []json.RawMessage{draft, published} {
-		if doc == nil {
+	var refused ThemeUsesError
+	for _, doc := range []struct {
+		kind string
+		doc  json.RawMessage
+	}{{"theme_draft", draft}, {"theme_published", published}} {
+		if doc.doc == nil {
 			continue
 		}
-		for _, u := range theme.Default().Uses(doc, kind) {
-			if u.ID == id && !slices.Contains(pointers, u.Pointer) {
-				pointers = append(pointers, u.Pointer)
+		for _, u := range theme.Default().Uses(doc.doc, kind) {
+			if u.ID != id {
+				continue
+			}
+			refused.Referrers = append(refused.Referrers, ContentReferrer{Kind: doc.kind, Pointer: u.Pointer})
+			if !slices.Contains(refused.Pointers, u.Pointer) {
+				refused.Pointers = append(refused.Pointers, u.Pointer)
 			}
 		}
 	}
-	if len(pointers) > 0 {
-		return &ThemeUsesError{Code: code, Pointers: pointers}
+	if len(refused.Pointers) > 0 {
+		refused.Code = code
+		return &refused
 	}
 	return nil
 }

@@ -137,10 +137,10 @@ func (tx *Tx) UpdateMediaAlt(ctx context.Context, storeID, id uuid.UUID, alt Med
 	return m, nil
 }
 
-// MediaReferrer is one place that names a media item: today the theme's
+// ContentReferrer is one place that names a media item: today the theme's
 // draft or published document at a JSON Pointer; pages, articles and
-// collections add their own kinds (with the row's ID) in MediaReferrers.
-type MediaReferrer struct {
+// collections add their own kinds (with the row's ID) in ContentReferrers.
+type ContentReferrer struct {
 	Kind    string     // "theme_draft", "theme_published"
 	ID      *uuid.UUID // the referring row, for content that has one
 	Pointer string     // the JSON Pointer, for the theme
@@ -148,7 +148,7 @@ type MediaReferrer struct {
 
 // MediaInUseError refuses deleting a media item something still names.
 type MediaInUseError struct {
-	Referrers []MediaReferrer
+	Referrers []ContentReferrer
 }
 
 func (e *MediaInUseError) Error() string {
@@ -158,18 +158,18 @@ func (e *MediaInUseError) Error() string {
 // Is lets errors.Is(err, ErrConflict) match it.
 func (e *MediaInUseError) Is(target error) bool { return target == ErrConflict }
 
-// MediaReferrers lists every place of the store that names the media item:
+// ContentReferrers lists every place of the store that names the media item:
 // the theme's draft and published document (image_picker settings). It is
 // the one answer to "who refers to this media?": content that comes to name
 // media (page and article bodies, article and collection images) adds its
 // query here, so a delete is refused while any of them does.
-func (r reader) MediaReferrers(ctx context.Context, storeID, mediaID uuid.UUID) ([]MediaReferrer, error) {
+func (r reader) ContentReferrers(ctx context.Context, storeID, mediaID uuid.UUID) ([]ContentReferrer, error) {
 	var draft, published json.RawMessage
 	err := r.q.QueryRow(ctx, `SELECT draft, published FROM theme_customizations WHERE store_id = $1`, storeID).Scan(&draft, &published)
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("find media referrers: %w", err)
 	}
-	var out []MediaReferrer
+	var out []ContentReferrer
 	id := mediaID.String()
 	for _, doc := range []struct {
 		kind string
@@ -180,7 +180,7 @@ func (r reader) MediaReferrers(ctx context.Context, storeID, mediaID uuid.UUID) 
 		}
 		for _, u := range theme.Default().Uses(doc.doc, theme.RefImage) {
 			if u.ID == id {
-				out = append(out, MediaReferrer{Kind: doc.kind, Pointer: u.Pointer})
+				out = append(out, ContentReferrer{Kind: doc.kind, Pointer: u.Pointer})
 			}
 		}
 	}
@@ -197,7 +197,7 @@ func (tx *Tx) DeleteMedia(ctx context.Context, storeID, id uuid.UUID) (Media, er
 	if err != nil {
 		return Media{}, notFoundIfNoRows(err, "delete media "+id.String())
 	}
-	refs, err := tx.MediaReferrers(ctx, storeID, id)
+	refs, err := tx.ContentReferrers(ctx, storeID, id)
 	if err != nil {
 		return Media{}, err
 	}
