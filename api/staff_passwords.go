@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"runtime"
 	"strings"
@@ -20,16 +21,23 @@ import (
 // address or an IPv6 /64), signups are limited per client network, and at
 // most `slots` hashes run at once: a flood waits briefly for a slot and is
 // then shed with 503 instead of starving every other tenant's requests.
+//
+// An account that has used up its failures is locked for new networks
+// only: a network the account signed in from within 30 days
+// (storage.KnownNetworkAge) still gets its password checked, up to the
+// same number of failures of its own (known), so a stranger's guesses do
+// not lock the owner out, and the owner is mailed a notice whose link
+// signs in from anywhere.
 type passwordGuard struct {
 	accounts  *slidingLimiter // failed sign-ins per account email
+	known     *slidingLimiter // failed sign-ins per locked account and known network
 	addresses *slidingLimiter // failed sign-ins per client network
 	signups   *slidingLimiter // signups per client network
 	slots     chan struct{}
 	wait      time.Duration // how long a check waits for a slot
+	window    time.Duration // the failure window, also one lock notice's
 }
 
-// PasswordLimits are the throttles on the password endpoints (README,
-// "Limits"); zero fields take the defaults.
 type PasswordLimits struct {
 	// FailuresPerAccount failed sign-ins per account in Window (10).
 	FailuresPerAccount int
@@ -66,10 +74,12 @@ func newPasswordGuard(l PasswordLimits) *passwordGuard {
 	}
 	return &passwordGuard{
 		accounts:  newSlidingLimiter("login-account", l.FailuresPerAccount, l.Window),
+		known:     newSlidingLimiter("login-known-network", l.FailuresPerAccount, l.Window),
 		addresses: newSlidingLimiter("login-address", l.FailuresPerAddress, l.Window),
 		signups:   newSlidingLimiter("signup-address", l.SignupsPerAddress, time.Hour),
 		slots:     make(chan struct{}, l.Concurrent),
 		wait:      l.Wait,
+		window:    l.Window,
 	}
 }
 
@@ -89,42 +99,78 @@ func (g *passwordGuard) hashing(ctx context.Context, fn func() error) error {
 	return fn()
 }
 
-// throttled is the refusal when a limiter has no room left for key.
-func throttled(l *slidingLimiter, key string) error {
-	v := l.room(key)
-	if v.allowed {
-		return nil
-	}
-	return &session.Throttled{RetryAfter: l.wait(v)}
-}
-
-// CheckPassword checks a sign-in under the throttles: a locked account or
-// client network is refused before any hashing, and only failures count
-// (the network's from admission on).
+// CheckPassword checks a sign-in under the throttles. Every attempt is
+// counted against its client network and its account when it is admitted
+// (a burst of parallel guesses cannot all reach bcrypt), and anything but
+// a failure gives the counts back. A network out of failures is refused
+// before any hashing. An account out of failures is locked: its owner is
+// sent one notice a window (storage.NoteSignInLock), a network it signed
+// in from before is checked as usual (under a limit of its own), and any
+// other network is refused before any hashing, whatever the password, so
+// the refusal tells nothing; that refusal counts as a failure of the
+// network.
 func (s *Server) CheckPassword(r *http.Request, email, password string) (storage.User, error) {
 	g := s.passwords
-	account := limitKey(uuid.Nil, strings.ToLower(strings.TrimSpace(email))) // no email in the shared counts
+	folded := strings.ToLower(strings.TrimSpace(email))
+	account := limitKey(uuid.Nil, folded) // no email in the shared counts
 	network := clientNetwork(r, s.cfg.TrustedProxies)
-	if err := throttled(g.accounts, account); err != nil {
-		return storage.User{}, err
-	}
-	// The network's count is reserved before the check, so a burst of
-	// parallel guesses cannot all reach bcrypt; anything but a failure gives
-	// it back.
-	held, v := g.addresses.reserve(network)
-	if held == nil {
+	heldNetwork, v := g.addresses.reserve(network)
+	if heldNetwork == nil {
 		return storage.User{}, &session.Throttled{RetryAfter: g.addresses.wait(v)}
 	}
+	heldAccount, av := g.accounts.reserve(account)
+	if heldAccount == nil {
+		return s.checkLockedPassword(r, folded, password, network, heldNetwork, g.accounts.wait(av))
+	}
+	user, err := s.comparePassword(r, email, password)
+	if err != session.ErrBadLogin {
+		heldAccount.giveBack()
+		heldNetwork.giveBack()
+		return user, err
+	}
+	if av.remaining == 0 {
+		// This failure locked the account: its owner hears of it now,
+		// even if no one tries again.
+		if _, err := s.db.NoteSignInLock(r.Context(), folded, storage.SignInNetwork(clientAddress(r, s.cfg.TrustedProxies)), g.window); err != nil {
+			s.log.Warn("note sign-in lock", slog.Any("error", err), slog.String("request_id", requestID(r.Context())))
+		}
+	}
+	return storage.User{}, err
+}
+
+// checkLockedPassword is CheckPassword for an account out of failures: the
+// password is checked only from a network the account signed in from
+// before, and only while that network has failures left for it; unlock is
+// how long until the account has room again.
+func (s *Server) checkLockedPassword(r *http.Request, folded, password, network string, heldNetwork *reservation, unlock time.Duration) (storage.User, error) {
+	g := s.passwords
+	known, err := s.db.NoteSignInLock(r.Context(), folded, storage.SignInNetwork(clientAddress(r, s.cfg.TrustedProxies)), g.window)
+	if err != nil {
+		heldNetwork.giveBack()
+		return storage.User{}, err
+	}
+	if !known {
+		return storage.User{}, &session.Throttled{RetryAfter: unlock}
+	}
+	held, v := g.known.reserve(limitKey(uuid.Nil, folded+"|"+network))
+	if held == nil {
+		return storage.User{}, &session.Throttled{RetryAfter: min(unlock, g.known.wait(v))}
+	}
+	user, err := s.comparePassword(r, folded, password)
+	if err != session.ErrBadLogin {
+		held.giveBack()
+		heldNetwork.giveBack()
+	}
+	return user, err
+}
+
+// comparePassword runs the password check itself in a hashing slot.
+func (s *Server) comparePassword(r *http.Request, email, password string) (storage.User, error) {
 	var user storage.User
-	err := g.hashing(r.Context(), func() (err error) {
+	err := s.passwords.hashing(r.Context(), func() (err error) {
 		user, err = session.CheckPassword(r.Context(), s.db, email, password)
 		return err
 	})
-	if err == session.ErrBadLogin {
-		g.accounts.record(account)
-	} else {
-		held.giveBack()
-	}
 	return user, err
 }
 

@@ -29,7 +29,8 @@
 //     CreateRole, ChangeMemberRole, RemoveMember, CreateInvitation,
 //     AcceptInvitation); staff_recovery.go (an account's own mails and links:
 //     RequestAccountMail, FindAccountMailsDue, MintAccountMailToken,
-//     UseAccountLink).
+//     UseAccountLink); staff_lockout.go (the networks each account signed in
+//     from, and a locked account's notice: SignInNetwork, NoteSignInLock).
 //   - app_: app.go (partner apps and OAuth: CreateApp, BurnAuthCode, InstallApp,
 //     UninstallApp, RevokeAppToken).
 //   - audit_: audit.go (RecordAudit, WithCommitHook, FindAuditEntries).

@@ -132,7 +132,8 @@ func (db *DB) CreateSession(ctx context.Context, secret string, userID uuid.UUID
 	return s, err
 }
 
-// CreateSession signs a user in within the transaction: the session and a
+// CreateSession signs a user in within the transaction: the session, its
+// network among the user's known ones (staff_lockout.go) and a
 // staff.signed_in audit entry in each store the user is a member of.
 func (tx *Tx) CreateSession(ctx context.Context, secret string, userID uuid.UUID, ttl time.Duration, from RequestSource) (Session, error) {
 	s := Session{UserID: userID, ExpiresAt: tx.now().Add(ttl)}
@@ -140,6 +141,9 @@ func (tx *Tx) CreateSession(ctx context.Context, secret string, userID uuid.UUID
 		HashSecret(secret), userID, s.ExpiresAt)
 	if err != nil {
 		return Session{}, fmt.Errorf("create session: %w", err)
+	}
+	if err := tx.recordSignInNetwork(ctx, userID, from); err != nil {
+		return Session{}, err
 	}
 	return s, tx.recordSignIns(ctx, userID, from)
 }

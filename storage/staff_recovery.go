@@ -66,15 +66,24 @@ func (tx *Tx) RequestAccountMail(ctx context.Context, userID uuid.UUID, kind Acc
 			return false, nil
 		}
 	}
-	if _, err := tx.tx.Exec(ctx, `INSERT INTO account_mails (id, user_id, kind, expires_at, created_at) VALUES ($1, $2, $3, $4, $5)`,
-		NewID(), userID, kind, now.Add(ttl), now); err != nil {
-		return false, fmt.Errorf("request account mail: %w", err)
-	}
-	// Wake the dispatcher, as a new outbox event does.
-	if _, err := tx.tx.Exec(ctx, `SELECT pg_notify('`+OutboxChannel+`', '')`); err != nil {
-		return false, fmt.Errorf("notify dispatcher: %w", err)
+	if err := tx.insertAccountMail(ctx, userID, kind, ttl); err != nil {
+		return false, err
 	}
 	return true, nil
+}
+
+// insertAccountMail writes the row of one account mail, live for ttl, and
+// wakes the dispatcher, as a new outbox event does.
+func (tx *Tx) insertAccountMail(ctx context.Context, userID uuid.UUID, kind AccountMailKind, ttl time.Duration) error {
+	now := tx.now()
+	if _, err := tx.tx.Exec(ctx, `INSERT INTO account_mails (id, user_id, kind, expires_at, created_at) VALUES ($1, $2, $3, $4, $5)`,
+		NewID(), userID, kind, now.Add(ttl), now); err != nil {
+		return fmt.Errorf("request account mail: %w", err)
+	}
+	if _, err := tx.tx.Exec(ctx, `SELECT pg_notify('`+OutboxChannel+`', '')`); err != nil {
+		return fmt.Errorf("notify dispatcher: %w", err)
+	}
+	return nil
 }
 
 // AccountMailDue is an account mail whose workflow has not started.
