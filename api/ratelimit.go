@@ -63,9 +63,7 @@ type verdict struct {
 // allow counts a request for key if the key has room, and says so.
 func (l *slidingLimiter) allow(key string) verdict { return l.look(key, true) }
 
-// room says whether key has room without counting anything; record counts
-// one event for key regardless. Together they limit failures: look before
-// the attempt, count only the ones that fail.
+// room says whether key has room without counting anything.
 func (l *slidingLimiter) room(key string) verdict { return l.look(key, false) }
 
 // reservation is one count reserve took for a key. It stands unless given
@@ -149,15 +147,6 @@ func reserveAll(slots ...limitSlot) (giveBack func(), wait time.Duration, ok boo
 
 // wait is how long until a refused key has room again.
 func (l *slidingLimiter) wait(v verdict) time.Duration { return max(v.reset.Sub(l.now()), time.Second) }
-
-func (l *slidingLimiter) record(key string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	now := l.now()
-	k := l.keyLog(key)
-	k.admitted = append(k.admitted, now)
-	k.pending[now.Unix()]++
-}
 
 func (l *slidingLimiter) keyLog(key string) *keyLog {
 	k := l.keys[key]

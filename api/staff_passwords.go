@@ -38,6 +38,8 @@ type passwordGuard struct {
 	window    time.Duration // the failure window, also one lock notice's
 }
 
+// PasswordLimits are the throttles on the password endpoints (README,
+// "Limits"); zero fields take the defaults.
 type PasswordLimits struct {
 	// FailuresPerAccount failed sign-ins per account in Window (10).
 	FailuresPerAccount int
