@@ -77,7 +77,8 @@ var (
 	errStoreMismatch = newError(http.StatusForbidden, "STORE_MISMATCH",
 		"This credential is not allowed to access this store", "لا يُسمح لبيانات الاعتماد هذه بالوصول إلى هذا المتجر")
 	errStoreSuspended = newError(http.StatusForbidden, "STORE_SUSPENDED",
-		"This store is suspended or closed; its access tokens cannot use it", "هذا المتجر موقوف أو مغلق؛ لا يمكن لرموز الوصول استخدامه")
+		"This store is suspended or closed; neither its members' sessions nor its tokens can use it until it is reactivated",
+		"هذا المتجر موقوف أو مغلق؛ لا يمكن لجلسات أعضائه ولا لرموز الوصول استخدامه حتى يُعاد تفعيله")
 	errTokenNotAllowed = newError(http.StatusForbidden, "TOKEN_NOT_ALLOWED",
 		"This endpoint is only available to a signed-in merchant, not to access tokens", "هذه العملية متاحة للتاجر المسجّل دخوله فقط وليس لرموز الوصول")
 	errCrossSiteRequest = newError(http.StatusForbidden, "CROSS_SITE_REQUEST",
