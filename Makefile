@@ -26,7 +26,7 @@ export SVC_STRIPE_MOCK_BIN := $(STRIPE_MOCK_BIN)
 # instruments the whole binary, so a cold run would compile that twice.
 FUZZ_TARGETS := ./api/request:FuzzDecodeRequests ./api/wire:FuzzReadUpload ./storage/catalogcsv:FuzzCSVImport \
 	./storage/catalogcsv:FuzzParseCSVRow ./storage/orderref:FuzzOrderRef ./storage/theme:FuzzValidateDocument \
-	./internal/webhook:FuzzCheckURL ./storage/handle:FuzzFromTitle
+	./internal/webhook:FuzzCheckURL ./storage/handle:FuzzFromTitle ./storage/richtext:FuzzCheck
 FUZZTIME  ?= 500x
 FUZZ_LONG ?= 2m
 define run-fuzz

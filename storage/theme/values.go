@@ -47,6 +47,14 @@ var (
 	blockTags  = append([]string{"p", "ul", "ol", "li", "h2", "h3", "h4", "blockquote"}, inlineTags...)
 )
 
+// RichTextTags are the tags a richtext setting allows; page and article
+// bodies (package richtext) allow these and img.
+func RichTextTags() []string { return slices.Clone(blockTags) }
+
+// LinkProblem says why href may not stand on a rich text link (nil when it
+// may): http(s), mailto, tel and site-relative paths only.
+func LinkProblem(href string) *Problem { return checkURL(href, false) }
+
 // Reference kinds: what a picker's value must name in the store.
 const (
 	RefProduct    = "product"
