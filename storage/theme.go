@@ -85,8 +85,10 @@ func (c contentRefs) Missing(ctx context.Context, kind string, ids []string) (ma
 		// 0058 recorded those, so old drafts and snapshots keep validating).
 		query = `SELECT id::text FROM media WHERE store_id = $1 AND kind = 'image' AND status = 'ready' AND id::text = ANY ($2)
 			UNION ALL SELECT value FROM theme_legacy_images WHERE store_id = $1 AND value = ANY ($2)`
-	case theme.RefPage, theme.RefBlog:
-		query = `SELECT handle FROM store_content WHERE store_id = $1 AND kind = '` + kind + `' AND handle = ANY ($2)`
+	case theme.RefPage:
+		query = `SELECT handle FROM pages WHERE store_id = $1 AND handle = ANY ($2)`
+	case theme.RefBlog:
+		query = `SELECT handle FROM blogs WHERE store_id = $1 AND handle = ANY ($2)`
 	default:
 		return nil, fmt.Errorf("unknown reference kind %q", kind)
 	}

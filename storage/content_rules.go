@@ -1,0 +1,220 @@
+package storage
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/merchantsvc/svc/storage/handle"
+	"github.com/merchantsvc/svc/storage/richtext"
+	"github.com/merchantsvc/svc/storage/theme"
+)
+
+// The rules pages, blogs and articles share (decisions §22): handles,
+// bodies, and what the theme names.
+
+// ContentText is a text in the store's two languages; "" is a language
+// the merchant left out. A title has one at least; a body may have none.
+type ContentText struct {
+	AR string
+	EN string
+}
+
+// ContentSEO is what search engines are shown of a page or an article.
+type ContentSEO struct {
+	Title       string
+	Description string
+}
+
+// BodyError is a body the rich text rules refuse, with where.
+type BodyError struct {
+	// Field is the body's path in the request: body.ar, body.en.
+	Field   string
+	Problem *richtext.Problem
+}
+
+func (e *BodyError) Error() string { return e.Field + ": " + e.Problem.Error() }
+
+// ThemeUseError refuses to delete or rename content the theme's draft or
+// published document names (409 CONTENT_IN_USE, HANDLE_IN_USE_BY_THEME).
+type ThemeUseError struct {
+	// Rename is true for a rename, false for a delete.
+	Rename bool
+	// Pointers are RFC 6901 JSON Pointers into the documents, in order,
+	// each once.
+	Pointers []string
+	// Documents are which documents name it: draft, published.
+	Documents []string
+}
+
+func (e *ThemeUseError) Error() string {
+	return fmt.Sprintf("the theme's %s names it at %s", strings.Join(e.Documents, " and "), strings.Join(e.Pointers, ", "))
+}
+
+// only answers the theme validator that every reference exists but one:
+// so the validator's not_found errors are exactly the places that name it.
+type only struct {
+	kind, handle string
+}
+
+// Missing reports the one handle missing, and nothing else.
+func (o only) Missing(_ context.Context, kind string, ids []string) (map[string]bool, error) {
+	missing := map[string]bool{}
+	if kind == o.kind {
+		missing[o.handle] = slices.Contains(ids, o.handle)
+	}
+	return missing, nil
+}
+
+// themeUses answers where the store's theme draft and published document
+// name a page or blog handle (kind theme.RefPage or theme.RefBlog), nil
+// when nowhere. It reads the customization under a share lock, so a
+// publish or a draft save waits for the change that asked.
+func (tx *Tx) themeUses(ctx context.Context, storeID uuid.UUID, kind, h string, rename bool) (*ThemeUseError, error) {
+	var draft, published json.RawMessage
+	err := tx.tx.QueryRow(ctx, `SELECT draft, published FROM theme_customizations WHERE store_id = $1 FOR SHARE`, storeID).Scan(&draft, &published)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read theme references: %w", err)
+	}
+	use := &ThemeUseError{Rename: rename}
+	for _, doc := range []struct {
+		name string
+		json json.RawMessage
+	}{{"draft", draft}, {"published", published}} {
+		if len(doc.json) == 0 {
+			continue
+		}
+		errs, err := theme.Default().Validate(ctx, doc.json, only{kind: kind, handle: h})
+		if err != nil {
+			return nil, fmt.Errorf("read theme references: %w", err)
+		}
+		named := false
+		for _, e := range errs {
+			if e.Code != "not_found" {
+				continue
+			}
+			named = true
+			if !slices.Contains(use.Pointers, e.Pointer) {
+				use.Pointers = append(use.Pointers, e.Pointer)
+			}
+		}
+		if named {
+			use.Documents = append(use.Documents, doc.name)
+		}
+	}
+	if len(use.Documents) == 0 {
+		return nil, nil
+	}
+	return use, nil
+}
+
+// contentHandle answers the handle to store: the one typed, normalised,
+// or, when none was typed, one derived from the title that no row of the
+// table (within scope) has yet, as Shopify does ("about-us", "about-us-2").
+// taken says whether a handle is in use.
+func contentHandle(ctx context.Context, typed string, title ContentText, kind string, taken func(string) (bool, error)) (string, error) {
+	if typed != "" || taken == nil {
+		return typedHandle(typed)
+	}
+	base := handle.FromTitle(title.EN)
+	if base == "" {
+		base = handle.FromTitle(title.AR)
+	}
+	if base == "" {
+		base = kind
+	}
+	for n := 1; n <= 50; n++ {
+		h := base
+		if n > 1 {
+			suffix := fmt.Sprintf("-%d", n)
+			h = string([]rune(base)[:min(len([]rune(base)), handle.MaxLength-len(suffix))]) + suffix
+		}
+		used, err := taken(h)
+		if err != nil {
+			return "", err
+		}
+		if !used {
+			return h, nil
+		}
+	}
+	return "", ErrDuplicateHandle
+}
+
+// typedHandle is a handle the merchant typed, normalised, or 422 handle.
+func typedHandle(typed string) (string, error) {
+	h, err := handle.Normalize(typed)
+	if err != nil {
+		return "", &InvalidError{Field: "handle", Code: err.Error(), Message: "is not a handle: letters, digits, '-' and '_', 1-120 characters"}
+	}
+	return h, nil
+}
+
+// mediaFiles are the sizes of a store image's URL, /media/{store}/{image}/{file}.
+var mediaFiles = []string{"large.webp", "medium.webp", "thumbnail.webp"}
+
+// checkBodies holds each body to the rich text rules: an img must be a
+// ready image of this store, named by its path /media/{store_id}/{image_id}/{size}.webp
+// (the store's product images, until the media library, decisions §22).
+func (r reader) checkBodies(ctx context.Context, storeID uuid.UUID, field string, body ContentText) error {
+	for _, b := range []struct{ lang, html string }{{"ar", body.AR}, {"en", body.EN}} {
+		var lookupErr error
+		policy := richtext.Policy{Image: func(src string) bool {
+			ok, err := r.storeImage(ctx, storeID, src)
+			if err != nil {
+				lookupErr = err
+			}
+			return ok
+		}}
+		problem := richtext.Check(b.html, policy)
+		if lookupErr != nil {
+			return lookupErr
+		}
+		if problem != nil {
+			return &BodyError{Field: field + "." + b.lang, Problem: problem}
+		}
+	}
+	return nil
+}
+
+// storeImage says whether src is the path of one of the store's ready images.
+func (r reader) storeImage(ctx context.Context, storeID uuid.UUID, src string) (bool, error) {
+	parts := strings.Split(src, "/")
+	if len(parts) != 5 || parts[0] != "" || parts[1] != "media" || parts[2] != storeID.String() || !slices.Contains(mediaFiles, parts[4]) {
+		return false, nil
+	}
+	imageID, err := uuid.Parse(parts[3])
+	if err != nil || imageID.String() != parts[3] {
+		return false, nil
+	}
+	var ready bool
+	err = r.q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM product_images WHERE store_id = $1 AND id = $2 AND status = 'ready')`, storeID, imageID).Scan(&ready)
+	if err != nil {
+		return false, fmt.Errorf("find body image: %w", err)
+	}
+	return ready, nil
+}
+
+// nullText is "" as SQL NULL, for a title language left out.
+func nullText(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// textOf is a nullable column's text, "" for NULL.
+func textOf(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
