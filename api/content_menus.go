@@ -9,7 +9,6 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
-	"golang.org/x/text/language"
 
 	"github.com/merchantsvc/svc/api/request"
 	"github.com/merchantsvc/svc/api/wire"
@@ -32,8 +31,9 @@ var (
 		"Send If-Match with the menu's current ETag: items are replaced whole", "أرسل الترويسة If-Match بقيمة ETag الحالية للقائمة: تُستبدل العناصر كلها")
 )
 
-// contentErrors answers the refusals of the online store's content.
-func contentErrors(err error) *apiError {
+// menuErrors answers the refusals of menus and redirects, and the theme's
+// uses of any content (storage.ThemeUsesError).
+func menuErrors(err error) *apiError {
 	var uses *storage.ThemeUsesError
 	switch {
 	case errors.As(err, &uses):
@@ -76,26 +76,11 @@ func newBilingual(b storage.Bilingual, lang string) bilingualResponse {
 	return out
 }
 
-var textLanguages = language.NewMatcher([]language.Tag{language.Arabic, language.English})
-
-// acceptedLanguage is "ar" or "en" when the request's Accept-Language names
-// one of them, else "".
-func acceptedLanguage(r *http.Request) string {
-	tags, _, err := language.ParseAcceptLanguage(r.Header.Get("Accept-Language"))
-	if err != nil || len(tags) == 0 {
-		return ""
-	}
-	if _, i, confidence := textLanguages.Match(tags...); confidence != language.No {
-		return []string{"ar", "en"}[i]
-	}
-	return ""
-}
-
 // textLanguage is the language of a read's `text` (decisions part three):
 // the request's Accept-Language when it names Arabic or English, else the
 // store's language.
 func (s *Server) textLanguage(r *http.Request, storeID uuid.UUID) string {
-	if lang := acceptedLanguage(r); lang != "" {
+	if lang := acceptedLanguage(r.Header.Get("Accept-Language")); lang != "" {
 		return lang
 	}
 	store, err := s.db.FindStoreByID(r.Context(), storeID)
@@ -404,7 +389,7 @@ func (s *Server) handleStorefrontMenu() handlerFunc {
 		if err != nil {
 			return err
 		}
-		lang := acceptedLanguage(r)
+		lang := acceptedLanguage(r.Header.Get("Accept-Language"))
 		if lang == "" {
 			lang = store.DefaultLanguage
 		}

@@ -166,6 +166,9 @@ func toAPIError(err error) *apiError {
 	if e := contentErrors(err); e != nil {
 		return e
 	}
+	if e := menuErrors(err); e != nil {
+		return e
+	}
 	switch {
 	case errors.As(err, &apiErr):
 		return apiErr

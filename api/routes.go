@@ -90,6 +90,9 @@ func (s *Server) routes() *chi.Mux {
 			r.Method(http.MethodPost, "/orders/{order_id}/card-payment", s.handleStorefrontCardPayment())
 			r.Method(http.MethodGet, "/shipping/areas", s.handleStorefrontShippingAreas())
 			r.Method(http.MethodGet, "/menus/{handle}", s.handleStorefrontMenu())
+			r.Method(http.MethodGet, "/pages/{handle}", s.handleStorefrontPage())
+			r.Method(http.MethodGet, "/blogs/{handle}/articles", s.handleStorefrontArticles())
+			r.Method(http.MethodGet, "/blogs/{handle}/articles/{article_handle}", s.handleStorefrontArticle())
 		})
 
 		r.Route("/stores/{store_id}", func(r chi.Router) {
@@ -309,6 +312,27 @@ func (s *Server) routes() *chi.Mux {
 				r.With(mediaRead).Method(http.MethodGet, "/{media_id}", s.handleGetMedia())
 				r.With(mediaWrite).Method(http.MethodPatch, "/{media_id}", s.handleUpdateMedia())
 				r.With(mediaWrite).Method(http.MethodDelete, "/{media_id}", s.handleDeleteMedia())
+			})
+			// Pages, blogs and articles (decisions §22): the online store's
+			// content, under the themes scopes.
+			r.Route("/pages", func(r chi.Router) {
+				r.With(themesWrite).Method(http.MethodPost, "/", s.handleCreatePage())
+				r.With(themesRead).Method(http.MethodGet, "/", s.handleListPages())
+				r.With(themesRead).Method(http.MethodGet, "/{page_id}", s.handleGetPage())
+				r.With(themesWrite).Method(http.MethodPatch, "/{page_id}", s.handleUpdatePage())
+				r.With(themesWrite).Method(http.MethodDelete, "/{page_id}", s.handleDeletePage())
+			})
+			r.Route("/blogs", func(r chi.Router) {
+				r.With(themesWrite).Method(http.MethodPost, "/", s.handleCreateBlog())
+				r.With(themesRead).Method(http.MethodGet, "/", s.handleListBlogs())
+				r.With(themesRead).Method(http.MethodGet, "/{blog_id}", s.handleGetBlog())
+				r.With(themesWrite).Method(http.MethodPatch, "/{blog_id}", s.handleUpdateBlog())
+				r.With(themesWrite).Method(http.MethodDelete, "/{blog_id}", s.handleDeleteBlog())
+				r.With(themesWrite).Method(http.MethodPost, "/{blog_id}/articles", s.handleCreateArticle())
+				r.With(themesRead).Method(http.MethodGet, "/{blog_id}/articles", s.handleListArticles())
+				r.With(themesRead).Method(http.MethodGet, "/{blog_id}/articles/{article_id}", s.handleGetArticle())
+				r.With(themesWrite).Method(http.MethodPatch, "/{blog_id}/articles/{article_id}", s.handleUpdateArticle())
+				r.With(themesWrite).Method(http.MethodDelete, "/{blog_id}/articles/{article_id}", s.handleDeleteArticle())
 			})
 
 			read, write := s.requireScope("catalog:read"), s.requireScope("catalog:write")

@@ -203,7 +203,7 @@ func (r reader) FindArticle(ctx context.Context, storeID, blogID, id uuid.UUID) 
 // FindArticles returns a page of a blog's articles, latest published first
 // (drafts last).
 func (db *DB) FindArticles(ctx context.Context, storeID, blogID uuid.UUID, f ArticleFilter) ([]Article, int, error) {
-	from := "FROM articles WHERE store_id = $1 AND blog_id = $4 AND ($3 = '' OR " + publishedSQL + " = $3) AND ($5 = '' OR $5 = ANY (tags))"
+	from := "FROM articles WHERE store_id = $1 AND blog_id = $4 AND ($3 = '' OR " + publishedSQL + " = $3) AND ($5 = '' OR EXISTS (SELECT 1 FROM unnest(tags) t WHERE lower(t) = lower($5)))"
 	return findPage(ctx, db.reader, "articles", listQuery{
 		columns: articleColumns, from: from, args: []any{storeID, db.now(), f.Status, blogID, f.Tag},
 		orderBy: "published_at DESC NULLS LAST, id DESC",

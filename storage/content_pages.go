@@ -181,3 +181,8 @@ func (tx *Tx) DeletePage(ctx context.Context, storeID, id uuid.UUID) (ContentPag
 	}
 	return p, nil
 }
+
+// ContentClock is the time publication is judged by (the store's clock,
+// which tests may set): a page or article is published once its
+// PublishedAt is at or before it.
+func (db *DB) ContentClock() time.Time { return db.now() }

@@ -11,17 +11,17 @@ import (
 	"github.com/merchantsvc/svc/storage/handle"
 )
 
-// Bilingual is text in Arabic and English as a body sends it; text is what
-// a read adds in the reader's language, taken back and ignored, so a client
-// can send what it read.
-type Bilingual struct {
+// TitleText is a short text in Arabic and English as a body sends it (a
+// menu's or an item's title); text is what a read adds in the reader's
+// language, taken back and ignored, so a client can send what it read.
+type TitleText struct {
 	AR   *string `json:"ar"`
 	EN   *string `json:"en"`
 	Text *string `json:"text"`
 }
 
 // Stored is the text as storage keeps it, trimmed.
-func (b Bilingual) Stored() storage.Bilingual {
+func (b TitleText) Stored() storage.Bilingual {
 	var out storage.Bilingual
 	if b.AR != nil {
 		out.AR = strings.TrimSpace(*b.AR)
@@ -33,7 +33,7 @@ func (b Bilingual) Stored() storage.Bilingual {
 }
 
 // Bilingual checks {ar, en}: one at least, each at most maxLen characters.
-func (c *Checker) Bilingual(field string, b Bilingual, maxLen int) {
+func (c *Checker) Bilingual(field string, b TitleText, maxLen int) {
 	t := b.Stored()
 	if t.AR == "" && t.EN == "" {
 		c.Add(field, "required", "needs ar or en (or both)")
@@ -79,7 +79,7 @@ func HandleOrTitle(typed *string, title storage.Bilingual, fallback string) stri
 // MenuItem is one item of a menu body, with the items under it.
 type MenuItem struct {
 	ID         *string    `json:"id"`
-	Title      Bilingual  `json:"title"`
+	Title      TitleText  `json:"title"`
 	Type       string     `json:"type"`
 	ResourceID *string    `json:"resource_id"`
 	URL        *string    `json:"url"`
@@ -89,7 +89,7 @@ type MenuItem struct {
 // Menu is the JSON body handleCreateMenu reads (api/content_menus.go).
 type Menu struct {
 	Handle *string    `json:"handle"`
-	Title  Bilingual  `json:"title"`
+	Title  TitleText  `json:"title"`
 	Items  []MenuItem `json:"items"`
 }
 
@@ -108,7 +108,7 @@ func (req Menu) Valid() []wire.FieldError {
 // replaced (items whole).
 type UpdateMenu struct {
 	Handle wire.Optional[string]     `json:"handle"`
-	Title  wire.Optional[Bilingual]  `json:"title"`
+	Title  wire.Optional[TitleText]  `json:"title"`
 	Items  wire.Optional[[]MenuItem] `json:"items"`
 }
 
