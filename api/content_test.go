@@ -207,6 +207,15 @@ func TestPagesOverHTTP(t *testing.T) {
 	require.Equal(t, http.StatusConflict, rename.Status, string(rename.Raw))
 	require.Equal(t, "HANDLE_IN_USE_BY_THEME", rename.errorCode())
 	require.Equal(t, []any{"/templates/page/sections/story/settings/page"}, rename.errorField("details").(map[string]any)["pointers"])
+	same := c.call("PATCH", "/pages/"+aboutID, map[string]any{"handle": " About-US"})
+	require.Equal(t, http.StatusOK, same.Status, "the same handle once normalised is no rename: %s", same.Raw)
+	// A handle stored before the rules (a migrated one) stands until it is changed.
+	legacyID := "0190d3c4-0000-7000-8000-0000000056bb"
+	h.exec(`INSERT INTO pages (id, store_id, handle, title_en, created_at, updated_at) VALUES ($1, $2, 'Legacy_Page', 'Legacy', now(), now())`,
+		legacyID, c.m.storeID)
+	retitled := c.call("PATCH", "/pages/"+legacyID, map[string]any{"title": map[string]any{"en": "Old page"}})
+	require.Equal(t, http.StatusOK, retitled.Status, string(retitled.Raw))
+	require.Equal(t, "Legacy_Page", retitled.data()["handle"])
 	// Published and then dropped from the draft: the published document still names it.
 	c.publishTheme()
 	c.themeNames("", "")

@@ -119,8 +119,12 @@ func (tx *Tx) UpdateBlog(ctx context.Context, storeID, id uuid.UUID, change func
 	if err := change(&b); err != nil {
 		return Blog{}, err
 	}
-	if b.Handle, err = typedHandle(b.Handle); err != nil {
-		return Blog{}, err
+	if b.Handle != current.Handle {
+		// Only a handle sent is normalised: one stored before the rules
+		// stands until the merchant changes it.
+		if b.Handle, err = typedHandle(b.Handle); err != nil {
+			return Blog{}, err
+		}
 	}
 	if b.Handle != current.Handle {
 		use, err := tx.themeUses(ctx, storeID, theme.RefBlog, current.Handle, true)
@@ -301,8 +305,12 @@ func (tx *Tx) UpdateArticle(ctx context.Context, storeID, blogID, id uuid.UUID, 
 	if err := checkArticleImage(&a); err != nil {
 		return Article{}, err
 	}
-	if a.Handle, err = typedHandle(a.Handle); err != nil {
-		return Article{}, err
+	if a.Handle != current.Handle {
+		// Only a handle sent is normalised: one stored before the rules
+		// stands until the merchant changes it.
+		if a.Handle, err = typedHandle(a.Handle); err != nil {
+			return Article{}, err
+		}
 	}
 	// A new handle: TODO(redirects, decisions §22): write a redirect from
 	// /blogs/{blog}/articles/{old handle} once redirects exist (no theme

@@ -127,8 +127,12 @@ func (tx *Tx) UpdatePage(ctx context.Context, storeID, id uuid.UUID, change func
 	if err := change(&p); err != nil {
 		return ContentPage{}, err
 	}
-	if p.Handle, err = typedHandle(p.Handle); err != nil {
-		return ContentPage{}, err
+	if p.Handle != current.Handle {
+		// Only a handle sent is normalised: one stored before the rules
+		// stands until the merchant changes it.
+		if p.Handle, err = typedHandle(p.Handle); err != nil {
+			return ContentPage{}, err
+		}
 	}
 	if p.Handle != current.Handle {
 		use, err := tx.themeUses(ctx, storeID, theme.RefPage, current.Handle, true)
