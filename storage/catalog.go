@@ -275,6 +275,9 @@ func (tx *Tx) CreateProduct(ctx context.Context, p *Product) error {
 	if err := tx.createDefaultVariant(ctx, *p); err != nil {
 		return err
 	}
+	if err := tx.syncSmartMembership(ctx, p.StoreID, p.ID); err != nil {
+		return err
+	}
 	return tx.emitProduct(ctx, EventProductCreated, *p)
 }
 
@@ -324,6 +327,9 @@ func (tx *Tx) UpdateProduct(ctx context.Context, storeID, id uuid.UUID, upd Prod
 	if p.Quantity, err = tx.followDefaultVariant(ctx, p, upd); err != nil {
 		return Product{}, err
 	}
+	if err := tx.syncSmartMembership(ctx, storeID, id); err != nil {
+		return Product{}, err
+	}
 	return p, tx.emitProduct(ctx, EventProductUpdated, p)
 }
 
@@ -361,6 +367,10 @@ func (tx *Tx) touchProduct(ctx context.Context, storeID, productID uuid.UUID) er
 		storeID, productID, tx.now()))
 	if err != nil {
 		return notFoundIfNoRows(err, "touch product")
+	}
+	// A variant's price, SKU or stock feeds smart collections' rules.
+	if err := tx.syncSmartMembership(ctx, storeID, productID); err != nil {
+		return err
 	}
 	return tx.emitProduct(ctx, EventProductUpdated, p)
 }

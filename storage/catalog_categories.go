@@ -91,7 +91,8 @@ func (tx *Tx) CreateCategory(ctx context.Context, c *Category) error {
 	if err != nil {
 		return fmt.Errorf("create category: %w", err)
 	}
-	return nil
+	// Every category has its smart collection (decisions §22).
+	return tx.createCategoryCollection(ctx, *c)
 }
 
 // UpdateCategory applies a partial update.
@@ -106,6 +107,7 @@ func (tx *Tx) UpdateCategory(ctx context.Context, storeID, id uuid.UUID, upd Cat
 	if upd.Position != nil {
 		c.Position = *upd.Position
 	}
+	moved := upd.ParentID.Set && !sameParent(c.ParentID, upd.ParentID.ptr())
 	if upd.ParentID.Set {
 		c.ParentID = upd.ParentID.ptr()
 		if err := tx.checkParent(ctx, storeID, id, c.ParentID); err != nil {
@@ -118,11 +120,50 @@ func (tx *Tx) UpdateCategory(ctx context.Context, storeID, id uuid.UUID, upd Cat
 	if err != nil {
 		return Category{}, fmt.Errorf("update category: %w", err)
 	}
+	if moved {
+		// The subtree's products have other ancestors now: category
+		// conditions match descendants.
+		products, err := tx.productsUnder(ctx, storeID, id)
+		if err != nil {
+			return Category{}, err
+		}
+		if err := tx.syncSmartMembership(ctx, storeID, products...); err != nil {
+			return Category{}, err
+		}
+	}
 	return c, nil
 }
 
-// DeleteCategory removes a category; its products and children lose the reference.
+func sameParent(a, b *uuid.UUID) bool {
+	return (a == nil && b == nil) || (a != nil && b != nil && *a == *b)
+}
+
+// productsUnder lists the products of a category and of its descendants.
+func (tx *Tx) productsUnder(ctx context.Context, storeID, id uuid.UUID) ([]uuid.UUID, error) {
+	rows, err := tx.tx.Query(ctx, `WITH RECURSIVE tree (id) AS (
+			SELECT id FROM categories WHERE store_id = $1 AND id = $2
+			UNION
+			SELECT c.id FROM categories c JOIN tree t ON c.parent_id = t.id WHERE c.store_id = $1
+		) SELECT p.id FROM products p JOIN tree t ON p.category_id = t.id WHERE p.store_id = $1`, storeID, id)
+	if err != nil {
+		return nil, fmt.Errorf("find products under category: %w", err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	if err != nil {
+		return nil, fmt.Errorf("find products under category: %w", err)
+	}
+	return ids, nil
+}
+
+// DeleteCategory removes a category; its products and children lose the
+// reference, and leave the smart collections that matched them through it.
+// The category's own collection stays, with no members (docs/decisions.md,
+// "Collections").
 func (tx *Tx) DeleteCategory(ctx context.Context, storeID, id uuid.UUID) error {
+	products, err := tx.productsUnder(ctx, storeID, id)
+	if err != nil {
+		return err
+	}
 	tag, err := tx.tx.Exec(ctx, `DELETE FROM categories WHERE store_id = $1 AND id = $2`, storeID, id)
 	if err != nil {
 		return fmt.Errorf("delete category: %w", err)
@@ -130,5 +171,5 @@ func (tx *Tx) DeleteCategory(ctx context.Context, storeID, id uuid.UUID) error {
 	if tag.RowsAffected() == 0 {
 		return fmt.Errorf("delete category %s: %w", id, ErrNotFound)
 	}
-	return nil
+	return tx.syncSmartMembership(ctx, storeID, products...)
 }

@@ -158,6 +158,9 @@ func (db *DB) ApplyImportBatch(ctx context.Context, storeID, importID uuid.UUID,
 			for i, c := range plan.creates {
 				created[i] = c.product
 			}
+			if err := tx.syncImportedMembership(ctx, storeID, created, updatedProducts(plan.updates), outcome.changed); err != nil {
+				return err
+			}
 			if err := tx.emitProducts(ctx, EventProductCreated, created); err != nil {
 				return err
 			}
@@ -974,4 +977,16 @@ func (r reader) FindRecentImports(ctx context.Context, storeID uuid.UUID, limit 
 		return nil, fmt.Errorf("find recent imports: %w", err)
 	}
 	return imports, nil
+}
+
+// syncImportedMembership brings the smart collections of every product the
+// import wrote up to date, in the import's transaction.
+func (tx *Tx) syncImportedMembership(ctx context.Context, storeID uuid.UUID, lists ...[]Product) error {
+	var ids []uuid.UUID
+	for _, list := range lists {
+		for _, p := range list {
+			ids = append(ids, p.ID)
+		}
+	}
+	return tx.syncSmartMembership(ctx, storeID, ids...)
 }

@@ -197,7 +197,33 @@ func (tx *Tx) writeLevelChanges(ctx context.Context, storeID uuid.UUID, changes 
 	if err != nil {
 		return nil, fmt.Errorf("write stock: %w", err)
 	}
-	return w.collect(rows)
+	movements, err := w.collect(rows)
+	if err != nil {
+		return nil, err
+	}
+	// Stock decides `available` in smart collections' rules.
+	if err := tx.syncStockMembership(ctx, storeID, movements); err != nil {
+		return nil, err
+	}
+	return movements, nil
+}
+
+// syncStockMembership re-evaluates the smart collections of the products
+// whose stock moved.
+func (tx *Tx) syncStockMembership(ctx context.Context, storeID uuid.UUID, movements []Movement) error {
+	variants := make([]uuid.UUID, 0, len(movements))
+	for _, m := range movements {
+		variants = append(variants, m.VariantID)
+	}
+	rows, err := tx.tx.Query(ctx, `SELECT DISTINCT product_id FROM variants WHERE store_id = $1 AND id = ANY ($2)`, storeID, variants)
+	if err != nil {
+		return fmt.Errorf("find moved products: %w", err)
+	}
+	products, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	if err != nil {
+		return fmt.Errorf("find moved products: %w", err)
+	}
+	return tx.syncSmartMembership(ctx, storeID, products...)
 }
 
 // levelWrite is the one statement of writeLevelChanges, and the levels it
