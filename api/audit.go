@@ -137,6 +137,12 @@ var auditedRoutes = map[string]auditedRoute{
 	"POST /categories":                                               {"category.created", "category", ""},
 	"PATCH /categories/{category_id}":                                {"category.updated", "category", "category_id"},
 	"DELETE /categories/{category_id}":                               {"category.deleted", "category", "category_id"},
+	"POST /collections":                                              {"collection.created", "collection", ""},
+	"PATCH /collections/{collection_id}":                             {"collection.updated", "collection", "collection_id"},
+	"DELETE /collections/{collection_id}":                            {"collection.deleted", "collection", "collection_id"},
+	"POST /collections/{collection_id}/products":                     {"collection.products_added", "collection", "collection_id"},
+	"DELETE /collections/{collection_id}/products":                   {"collection.products_removed", "collection", "collection_id"},
+	"PUT /collections/{collection_id}/products/order":                {"collection.products_ordered", "collection", "collection_id"},
 }
 
 // readOnlyPosts are store routes that POST without changing anything.

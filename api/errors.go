@@ -163,6 +163,9 @@ func toAPIError(err error) *apiError {
 	if e := areaOverlapError(err); e != nil {
 		return e
 	}
+	if e := collectionError(err); e != nil {
+		return e
+	}
 	if e := contentErrors(err); e != nil {
 		return e
 	}

@@ -71,6 +71,8 @@ var routeAccess = map[string]string{
 	"GET /api/v1/storefront/{subdomain}/products":                                             "public",
 	"GET /api/v1/storefront/{subdomain}/shipping/areas":                                       "public",
 	"GET /api/v1/storefront/{subdomain}/menus/{handle}":                                       "public",
+	"GET /api/v1/storefront/{subdomain}/collections":                                          "public",
+	"GET /api/v1/storefront/{subdomain}/collections/{handle}/products":                        "public",
 	"GET /api/v1/storefront/{subdomain}/products/{product_id}":                                "public",
 	"POST /api/v1/storefront/{subdomain}/carts":                                               "public",
 	"GET /api/v1/storefront/{subdomain}/carts/{cart_id}":                                      "public",
@@ -271,6 +273,15 @@ var routeAccess = map[string]string{
 	"GET /api/v1/stores/{store_id}/categories/{category_id}":                                  "catalog:read",
 	"PATCH /api/v1/stores/{store_id}/categories/{category_id}":                                "catalog:write",
 	"DELETE /api/v1/stores/{store_id}/categories/{category_id}":                               "catalog:write",
+	"POST /api/v1/stores/{store_id}/collections/":                                             "catalog:write",
+	"GET /api/v1/stores/{store_id}/collections/":                                              "catalog:read",
+	"GET /api/v1/stores/{store_id}/collections/{collection_id}":                               "catalog:read",
+	"PATCH /api/v1/stores/{store_id}/collections/{collection_id}":                             "catalog:write",
+	"DELETE /api/v1/stores/{store_id}/collections/{collection_id}":                            "catalog:write",
+	"GET /api/v1/stores/{store_id}/collections/{collection_id}/products":                      "catalog:read",
+	"POST /api/v1/stores/{store_id}/collections/{collection_id}/products":                     "catalog:write",
+	"DELETE /api/v1/stores/{store_id}/collections/{collection_id}/products":                   "catalog:write",
+	"PUT /api/v1/stores/{store_id}/collections/{collection_id}/products/order":                "catalog:write",
 }
 
 // The isolation and authorization matrix: every route of the router, called

@@ -93,6 +93,8 @@ func (s *Server) routes() *chi.Mux {
 			r.Method(http.MethodGet, "/pages/{handle}", s.handleStorefrontPage())
 			r.Method(http.MethodGet, "/blogs/{handle}/articles", s.handleStorefrontArticles())
 			r.Method(http.MethodGet, "/blogs/{handle}/articles/{article_handle}", s.handleStorefrontArticle())
+			r.Method(http.MethodGet, "/collections", s.handleStorefrontCollections())
+			r.Method(http.MethodGet, "/collections/{handle}/products", s.handleStorefrontCollectionProducts())
 		})
 
 		r.Route("/stores/{store_id}", func(r chi.Router) {
@@ -365,6 +367,17 @@ func (s *Server) routes() *chi.Mux {
 				r.With(read).Method(http.MethodGet, "/{category_id}", s.handleGetCategory())
 				r.With(write).Method(http.MethodPatch, "/{category_id}", s.handleUpdateCategory())
 				r.With(write).Method(http.MethodDelete, "/{category_id}", s.handleDeleteCategory())
+			})
+			r.Route("/collections", func(r chi.Router) {
+				r.With(write).Method(http.MethodPost, "/", s.handleCreateCollection())
+				r.With(read).Method(http.MethodGet, "/", s.handleListCollections())
+				r.With(read).Method(http.MethodGet, "/{collection_id}", s.handleGetCollection())
+				r.With(write).Method(http.MethodPatch, "/{collection_id}", s.handleUpdateCollection())
+				r.With(write).Method(http.MethodDelete, "/{collection_id}", s.handleDeleteCollection())
+				r.With(read).Method(http.MethodGet, "/{collection_id}/products", s.handleListCollectionProducts())
+				r.With(write).Method(http.MethodPost, "/{collection_id}/products", s.handleAddCollectionProducts())
+				r.With(write).Method(http.MethodDelete, "/{collection_id}/products", s.handleRemoveCollectionProducts())
+				r.With(write).Method(http.MethodPut, "/{collection_id}/products/order", s.handleOrderCollectionProducts())
 			})
 		})
 	})

@@ -369,9 +369,9 @@ func (tx *Tx) themePointersTo(ctx context.Context, storeID uuid.UUID, kind, id s
 	return pointers, nil
 }
 
-// collectionHandleFor derives a free handle from a title: FromTitle, or
+// FreeCollectionHandle derives a free handle from a title: FromTitle, or
 // "collection" when nothing of it is usable, then -2, -3 … while taken.
-func (tx *Tx) collectionHandleFor(ctx context.Context, storeID uuid.UUID, title string) (string, error) {
+func (tx *Tx) FreeCollectionHandle(ctx context.Context, storeID uuid.UUID, title string) (string, error) {
 	stem := handle.FromTitle(title)
 	if stem == "" {
 		stem = "collection"
@@ -400,7 +400,7 @@ func (tx *Tx) collectionHandleFor(ctx context.Context, storeID uuid.UUID, title 
 // {category equals <id>}, with the category's id, a handle from its name and
 // the name as its title in the store's language (decisions §22).
 func (tx *Tx) createCategoryCollection(ctx context.Context, cat Category) error {
-	h, err := tx.collectionHandleFor(ctx, cat.StoreID, cat.Name)
+	h, err := tx.FreeCollectionHandle(ctx, cat.StoreID, cat.Name)
 	if err != nil {
 		return err
 	}

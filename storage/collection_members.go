@@ -2,7 +2,7 @@ package storage
 
 import (
 	"context"
-		"fmt"
+	"fmt"
 	"slices"
 	"time"
 
