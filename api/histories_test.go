@@ -27,7 +27,7 @@ import (
 // recorder fails when one of them did not run.
 var recordedWorkflows = []string{"Ping", "OrderPlaced", "OrderMessage", "ProductImage", "Media", "ProductImport", "Dispatch",
 	"Delivery", "WebhookTest", "PaymentProof", "EInvoiceSync", "AbandonmentSweep", "RecoveryEmail", "PurgeExpired", "ShipmentWaybill", "Refund", "InvitationMail", "CardPayment", "AccountMail",
-	"GatewayChangeMail"}
+	"GatewayChangeMail", "CollectionRebuild"}
 
 // TestRecordWorkflowHistories runs every workflow through the real API,
 // worker, dispatcher, Temporal, Postgres and MinIO, and writes each one's
@@ -130,6 +130,13 @@ func TestRecordWorkflowHistories(t *testing.T) {
 	// AccountMail.
 	require.Equal(t, http.StatusAccepted, h.do(request{method: "POST", path: "/api/v1/auth/password-reset",
 		body: map[string]any{"email": s.m.email}}).Status)
+	// CollectionRebuild: a smart collection's rules changed.
+	smart := h.do(request{method: "POST", path: storePath(s.m.storeID, "/collections"), auth: bearer(s.token),
+		body: map[string]any{"kind": "smart", "title": map[string]any{"en": "Recorded"}, "rules": rules("all", rule("price", "less_than", 5000))}})
+	require.Equal(t, http.StatusCreated, smart.Status, string(smart.Raw))
+	rebuilt := h.do(request{method: "PATCH", path: storePath(s.m.storeID, "/collections/"+smart.data()["id"].(string)), auth: bearer(s.token),
+		body: map[string]any{"rules": rules("all", rule("price", "greater_than", 5000))}})
+	require.Equal(t, http.StatusAccepted, rebuilt.Status, string(rebuilt.Raw))
 	// Ping, AbandonmentSweep and PurgeExpired are started directly, as the smoke check and the schedules do.
 	run, err := h.temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: workflows.PingWorkflowID(h.queue), TaskQueue: h.queue},
 		workflows.Ping, workflows.PingInput{From: "recorder"})

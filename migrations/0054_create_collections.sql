@@ -37,7 +37,11 @@ CREATE INDEX collections_smart_idx ON collections (store_id) WHERE kind = 'smart
 CREATE INDEX collections_rebuild_due_idx ON collections (created_at) WHERE rules_version > rebuild_started;
 
 -- Membership, for both kinds: position is the manual order (new members
--- go last).
+-- go last). No foreign key to products: its check would take a key-share
+-- lock on the product row, which a rebuild holding the store's membership
+-- lock would wait for while the product's writer waits for the membership
+-- lock (a deadlock). DeleteProduct removes a product's rows itself, under
+-- that lock.
 CREATE TABLE collection_products (
     store_id      uuid NOT NULL,
     collection_id uuid NOT NULL,
@@ -45,8 +49,7 @@ CREATE TABLE collection_products (
     position      bigint NOT NULL,
     added_at      timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (collection_id, product_id),
-    FOREIGN KEY (store_id, collection_id) REFERENCES collections (store_id, id) ON DELETE CASCADE,
-    FOREIGN KEY (store_id, product_id) REFERENCES products (store_id, id) ON DELETE CASCADE
+    FOREIGN KEY (store_id, collection_id) REFERENCES collections (store_id, id) ON DELETE CASCADE
 );
 CREATE INDEX collection_products_order_idx ON collection_products (collection_id, position, product_id);
 CREATE INDEX collection_products_product_idx ON collection_products (store_id, product_id);

@@ -335,6 +335,14 @@ func (tx *Tx) UpdateProduct(ctx context.Context, storeID, id uuid.UUID, upd Prod
 
 // DeleteProduct removes a product with its variants and SKUs and writes product.deleted.
 func (tx *Tx) DeleteProduct(ctx context.Context, storeID, id uuid.UUID) (Product, error) {
+	// The product leaves its collections under the membership lock, so no
+	// rebuild running now adds it back.
+	if err := tx.lockSmartMembership(ctx, storeID, false); err != nil {
+		return Product{}, err
+	}
+	if _, err := tx.tx.Exec(ctx, `DELETE FROM collection_products WHERE store_id = $1 AND product_id = $2`, storeID, id); err != nil {
+		return Product{}, fmt.Errorf("remove product from collections: %w", err)
+	}
 	if _, err := tx.tx.Exec(ctx, `DELETE FROM skus WHERE store_id = $1 AND
 		(owner_id = $2 OR owner_id IN (SELECT id FROM variants WHERE store_id = $1 AND product_id = $2))`,
 		storeID, id); err != nil {

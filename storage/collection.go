@@ -232,7 +232,7 @@ func (tx *Tx) insertCollection(ctx context.Context, c Collection) error {
 // are stored for the rebuild to apply (Rebuilding); until it runs, the
 // members stay those of the old rules.
 func (tx *Tx) UpdateCollection(ctx context.Context, storeID, id uuid.UUID, upd CollectionUpdate) (Collection, error) {
-	c, err := scanCollection(tx.tx.QueryRow(ctx, `SELECT `+collectionColumns+` FROM collections c WHERE c.store_id = $1 AND c.id = $2 FOR UPDATE`, storeID, id))
+	c, err := scanCollection(tx.tx.QueryRow(ctx, `SELECT `+collectionColumns+` FROM collections c WHERE c.store_id = $1 AND c.id = $2 FOR NO KEY UPDATE`, storeID, id))
 	if err != nil {
 		return Collection{}, notFoundIfNoRows(err, "update collection "+id.String())
 	}
@@ -305,6 +305,11 @@ func (e *CollectionInUseError) Error() string { return "collection is named by t
 // DeleteCollection removes a collection and its membership, unless the
 // theme's draft or published document names it.
 func (tx *Tx) DeleteCollection(ctx context.Context, storeID, id uuid.UUID) error {
+	// Product writes add members under the shared lock: none may be
+	// adding to this collection while it goes (its key would be gone).
+	if err := tx.lockSmartMembership(ctx, storeID, true); err != nil {
+		return err
+	}
 	if _, err := tx.tx.Exec(ctx, `SELECT 1 FROM collections WHERE store_id = $1 AND id = $2 FOR UPDATE`, storeID, id); err != nil {
 		return fmt.Errorf("lock collection: %w", err)
 	}

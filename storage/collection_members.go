@@ -168,7 +168,7 @@ func (tx *Tx) applyRules(ctx context.Context, storeID, id uuid.UUID) error {
 		rules   CollectionRules
 		version int
 	)
-	if err := tx.tx.QueryRow(ctx, `SELECT rules, rules_version FROM collections WHERE store_id = $1 AND id = $2 AND kind = 'smart' FOR UPDATE`,
+	if err := tx.tx.QueryRow(ctx, `SELECT rules, rules_version FROM collections WHERE store_id = $1 AND id = $2 AND kind = 'smart' FOR NO KEY UPDATE`,
 		storeID, id).Scan(&rules, &version); err != nil {
 		return notFoundIfNoRows(err, "rebuild collection "+id.String())
 	}
@@ -281,7 +281,7 @@ type CollectionMembershipChange struct {
 // refusing a smart one.
 func (tx *Tx) lockManualCollection(ctx context.Context, storeID, id uuid.UUID) error {
 	var kind string
-	if err := tx.tx.QueryRow(ctx, `SELECT kind FROM collections WHERE store_id = $1 AND id = $2 FOR UPDATE`, storeID, id).Scan(&kind); err != nil {
+	if err := tx.tx.QueryRow(ctx, `SELECT kind FROM collections WHERE store_id = $1 AND id = $2 FOR NO KEY UPDATE`, storeID, id).Scan(&kind); err != nil {
 		return notFoundIfNoRows(err, "collection "+id.String())
 	}
 	if kind == "smart" {
@@ -294,6 +294,11 @@ func (tx *Tx) lockManualCollection(ctx context.Context, storeID, id uuid.UUID) e
 // order, in the order given. A product of another store is refused with
 // its index; one already in is skipped.
 func (tx *Tx) AddCollectionProducts(ctx context.Context, storeID, id uuid.UUID, productIDs []uuid.UUID) (CollectionMembershipChange, error) {
+	// Shared, like a product write: a product deleted meanwhile waits for
+	// this to commit (its key-share lock below) and then removes its row.
+	if err := tx.lockSmartMembership(ctx, storeID, false); err != nil {
+		return CollectionMembershipChange{}, err
+	}
 	if err := tx.lockManualCollection(ctx, storeID, id); err != nil {
 		return CollectionMembershipChange{}, err
 	}
@@ -351,7 +356,7 @@ func splitChange(asked, changed []uuid.UUID) CollectionMembershipChange {
 }
 
 func (tx *Tx) checkProductsExist(ctx context.Context, storeID uuid.UUID, ids []uuid.UUID) error {
-	rows, err := tx.tx.Query(ctx, `SELECT id FROM products WHERE store_id = $1 AND id = ANY ($2)`, storeID, ids)
+	rows, err := tx.tx.Query(ctx, `SELECT id FROM products WHERE store_id = $1 AND id = ANY ($2) ORDER BY id FOR KEY SHARE`, storeID, ids)
 	if err != nil {
 		return fmt.Errorf("check products: %w", err)
 	}
@@ -376,7 +381,7 @@ func (tx *Tx) OrderCollectionProducts(ctx context.Context, storeID, id uuid.UUID
 	if err := tx.lockSmartMembership(ctx, storeID, true); err != nil {
 		return err
 	}
-	if _, err := tx.tx.Exec(ctx, `SELECT 1 FROM collections WHERE store_id = $1 AND id = $2 FOR UPDATE`, storeID, id); err != nil {
+	if _, err := tx.tx.Exec(ctx, `SELECT 1 FROM collections WHERE store_id = $1 AND id = $2 FOR NO KEY UPDATE`, storeID, id); err != nil {
 		return fmt.Errorf("lock collection: %w", err)
 	}
 	if _, err := tx.FindCollectionByID(ctx, storeID, id); err != nil {

@@ -172,6 +172,7 @@ func (d *Dispatcher) startRowWorkflows(ctx context.Context) {
 	d.startInvitationMails(ctx)
 	d.startAccountMails(ctx)
 	d.startGatewayChangeMails(ctx)
+	d.startCollectionRebuilds(ctx)
 }
 
 // drainOutbox turns the outbox into batches of deliveries until it is empty
@@ -496,6 +497,20 @@ func (d *Dispatcher) startWaybills(ctx context.Context) {
 					Summary: "waybill " + w.Number + " · " + workflows.StoreLabel(w.StoreSubdomain, w.StoreID)},
 				workflows.ShipmentWaybill, workflows.ShipmentWaybillInput{StoreID: w.StoreID, ShipmentID: w.ShipmentID, Generation: w.Generation},
 				func() error { return d.DB.MarkWaybillStarted(ctx, w) }}
+		})
+}
+
+// startCollectionRebuilds starts the collection-rebuild:<id> workflow of
+// every smart collection whose rules changed. A collection's rebuilds share
+// one id: rules changed while one runs wait for the next round.
+func (d *Dispatcher) startCollectionRebuilds(ctx context.Context) {
+	startDue(ctx, d, "collection rebuild", enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE, d.DB.FindCollectionRebuildsDue,
+		func(c storage.CollectionRebuild) rowStart {
+			return rowStart{d.TaskQueue, workflows.CollectionRebuildWorkflowID(c.CollectionID),
+				workflows.Work{Kind: workflows.KindCollectionRebuild, StoreID: c.StoreID, ResourceID: c.CollectionID,
+					Summary: "collection " + c.Handle + " · " + workflows.StoreLabel(c.StoreSubdomain, c.StoreID)},
+				workflows.CollectionRebuild, workflows.CollectionRebuildInput{StoreID: c.StoreID, CollectionID: c.CollectionID, Version: c.Version},
+				func() error { return d.DB.MarkCollectionRebuildStarted(ctx, c) }}
 		})
 }
 

@@ -52,6 +52,7 @@ func RegisterWorkflows(r WorkflowRegistry) {
 	r.RegisterWorkflow(workflows.InvitationMail)
 	r.RegisterWorkflow(workflows.AccountMail)
 	r.RegisterWorkflow(workflows.GatewayChangeMail)
+	r.RegisterWorkflow(workflows.CollectionRebuild)
 }
 
 // StopTimeout is how long a stopping worker lets running activities finish
