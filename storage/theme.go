@@ -76,7 +76,7 @@ func (c contentRefs) Missing(ctx context.Context, kind string, ids []string) (ma
 	case theme.RefVariant:
 		query = `SELECT id::text FROM variants WHERE store_id = $1 AND id::text = ANY ($2)`
 	case theme.RefCollection:
-		query = `SELECT id::text FROM categories WHERE store_id = $1 AND id::text = ANY ($2)`
+		query = `SELECT id::text FROM collections WHERE store_id = $1 AND id::text = ANY ($2)`
 	case theme.RefMenu:
 		query = `SELECT handle FROM menus WHERE store_id = $1 AND handle = ANY ($2)`
 	case theme.RefImage:
