@@ -279,8 +279,13 @@ func (s *Server) handleDeleteCollection() handlerFunc {
 		if err != nil {
 			return err
 		}
+		storeID := storeIDFrom(r.Context())
 		return s.writeTx(w, r, http.StatusNoContent, func(tx *storage.Tx) (any, error) {
-			return nil, tx.DeleteCollection(r.Context(), storeIDFrom(r.Context()), id)
+			if err := tx.DeleteCollection(r.Context(), storeID, id); err != nil {
+				return nil, err
+			}
+			removed, err := tx.RemoveMenuItemsTargeting(r.Context(), storeID, storage.MenuItemCollection, id)
+			return deleteAnswer(r.Context(), removed), err
 		})
 	}
 }

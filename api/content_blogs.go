@@ -143,11 +143,16 @@ func (s *Server) handleDeleteBlog() handlerFunc {
 		}
 		storeID := storeIDFrom(r.Context())
 		return s.writeTx(w, r, http.StatusNoContent, func(tx *storage.Tx) (any, error) {
-			b, err := tx.DeleteBlog(r.Context(), storeID, id)
-			if err == nil {
-				auditBefore(r.Context(), blogView("en")(b))
+			removed, err := tx.RemoveMenuItemsOfBlog(r.Context(), storeID, id)
+			if err != nil {
+				return nil, err
 			}
-			return nil, err
+			b, err := tx.DeleteBlog(r.Context(), storeID, id)
+			if err != nil {
+				return nil, err
+			}
+			auditBefore(r.Context(), blogView("en")(b))
+			return deleteAnswer(r.Context(), removed), nil
 		})
 	}
 }
@@ -361,10 +366,12 @@ func (s *Server) handleDeleteArticle() handlerFunc {
 		storeID := storeIDFrom(r.Context())
 		return s.writeTx(w, r, http.StatusNoContent, func(tx *storage.Tx) (any, error) {
 			a, err := tx.DeleteArticle(r.Context(), storeID, blogID, id)
-			if err == nil {
-				auditBefore(r.Context(), articleView("en", s.db.ContentClock())(a))
+			if err != nil {
+				return nil, err
 			}
-			return nil, err
+			auditBefore(r.Context(), articleView("en", s.db.ContentClock())(a))
+			removed, err := tx.RemoveMenuItemsTargeting(r.Context(), storeID, storage.MenuItemArticle, id)
+			return deleteAnswer(r.Context(), removed), err
 		})
 	}
 }

@@ -398,6 +398,22 @@ func (s *Server) handleStorefrontMenu() handlerFunc {
 	}
 }
 
+// menuRemovals is what a content delete took out of menus.
+type menuRemovals struct {
+	RemovedMenuItems []storage.RemovedMenuItem `json:"removed_menu_items"`
+}
+
+// deleteAnswer is the answer of a delete of content menus can name
+// (decisions §22): 204, or 200 {removed_menu_items} when the delete took
+// items out of menus, which its audit entry lists too.
+func deleteAnswer(ctx context.Context, removed []storage.RemovedMenuItem) any {
+	if len(removed) == 0 {
+		return nil
+	}
+	auditNote(ctx, "removed_menu_items", removed)
+	return withStatus{status: http.StatusOK, body: ok(menuRemovals{RemovedMenuItems: removed})}
+}
+
 // removeMenuItems takes the menu items naming a deleted resource out of the
 // store's menus in the delete's transaction, and lists them in its audit
 // entry as removed_menu_items.

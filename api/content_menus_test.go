@@ -131,7 +131,7 @@ func TestMenus(t *testing.T) {
 		{"not a uuid", []any{menuItem("x", "product", map[string]any{"resource_id": "12"})}, "items[0].resource_id", "invalid_uuid"},
 		{"a product the store lacks", []any{menuItem("x", "home", nil, menuItem("y", "product", map[string]any{"resource_id": missing}))},
 			"items[0].items[0].resource_id", "not_found"},
-		{"a page before pages exist", []any{menuItem("x", "page", map[string]any{"resource_id": missing})}, "items[0].resource_id", "not_found"},
+		{"a page the store lacks", []any{menuItem("x", "page", map[string]any{"resource_id": missing})}, "items[0].resource_id", "not_found"},
 		{"javascript", []any{menuItem("x", "url", map[string]any{"url": "javascript:alert(1)"})}, "items[0].url", "invalid"},
 		{"another host by //", []any{menuItem("x", "url", map[string]any{"url": "//evil.example/"})}, "items[0].url", "invalid"},
 		{"plain http", []any{menuItem("x", "url", map[string]any{"url": "http://example.com/"})}, "items[0].url", "invalid"},
@@ -271,8 +271,10 @@ func TestMenusFollowTheThemeAndTheCatalog(t *testing.T) {
 		}
 	}
 	walk(sf.data()["items"].([]any))
+	collection := h.do(request{method: "GET", path: storePath(m.storeID, "/collections/"+category.data()["id"].(string)), auth: bearer(token)})
+	require.Equal(t, http.StatusOK, collection.Status, "every category has its collection: %s", collection.Raw)
 	require.Equal(t, []string{"/", "/products/" + doomed["id"].(string), "/products/" + shown["id"].(string),
-		"/collections/" + category.data()["id"].(string), "https://wa.me/201000000000"}, urls, "the draft product is left out")
+		"/collections/" + collection.data()["handle"].(string), "https://wa.me/201000000000"}, urls, "the draft product is left out")
 	require.Equal(t, http.StatusNotFound, storefront("no-such-menu").Status)
 	require.Equal(t, http.StatusNotFound, h.do(request{method: "GET", path: "/api/v1/storefront/no-such-shop-x/menus/main-menu"}).Status)
 
@@ -375,4 +377,79 @@ func TestRedirects(t *testing.T) {
 
 	require.Equal(t, http.StatusNoContent, h.do(request{method: "DELETE", path: redirects + "/" + ext.data()["id"].(string), auth: bearer(token)}).Status)
 	require.Equal(t, http.StatusNotFound, h.do(request{method: "GET", path: redirects + "/" + ext.data()["id"].(string), auth: bearer(token)}).Status)
+}
+
+// Menu items of pages, blogs, articles and collections (decisions §22): the
+// storefront gives them their handles' URLs and leaves out what is not
+// published; deleting one answers 200 with the menu items it took out (a
+// blog's delete takes its articles' too), 204 when none named it.
+func TestMenusOfTheStoreContent(t *testing.T) {
+	h := newHarness(t, api.Config{})
+	m := h.signup("menus-content")
+	token := h.pat(m, "themes:write", "catalog:write")
+	post := func(path string, body map[string]any) map[string]any {
+		t.Helper()
+		resp := h.do(request{method: "POST", path: storePath(m.storeID, path), auth: bearer(token), body: body})
+		require.Equal(t, http.StatusCreated, resp.Status, "%s: %s", path, resp.Raw)
+		return resp.data()
+	}
+	past := "2026-01-01T00:00:00Z"
+	about := post("/pages", map[string]any{"handle": "من-نحن", "title": map[string]any{"ar": "من نحن"}, "published_at": past})
+	draft := post("/pages", map[string]any{"handle": "soon", "title": map[string]any{"en": "Soon"}})
+	blog := post("/blogs", map[string]any{"handle": "news", "title": map[string]any{"en": "News"}})
+	article := post("/blogs/"+blog["id"].(string)+"/articles", map[string]any{"handle": "eid-hours", "title": map[string]any{"en": "Eid hours"},
+		"published_at": past})
+	sale := post("/collections", map[string]any{"handle": "sale", "title": map[string]any{"en": "Sale"}, "kind": "manual", "published": true})
+	lonely := post("/pages", map[string]any{"handle": "lonely", "title": map[string]any{"en": "Lonely"}})
+
+	menu := post("/menus", map[string]any{"handle": "content", "title": map[string]any{"en": "Content"}, "items": []any{
+		menuItem("about", "page", map[string]any{"resource_id": about["id"]}),
+		menuItem("soon", "page", map[string]any{"resource_id": draft["id"]}),
+		menuItem("news", "blog", map[string]any{"resource_id": blog["id"]},
+			menuItem("eid", "article", map[string]any{"resource_id": article["id"]})),
+		menuItem("sale", "collection", map[string]any{"resource_id": sale["id"]}),
+	}})
+	sf := h.do(request{method: "GET", path: "/api/v1/storefront/" + h.storeSubdomain(m) + "/menus/content"})
+	require.Equal(t, http.StatusOK, sf.Status, string(sf.Raw))
+	var urls []string
+	var walk func(items []any)
+	walk = func(items []any) {
+		for _, it := range items {
+			urls = append(urls, it.(map[string]any)["url"].(string))
+			walk(it.(map[string]any)["items"].([]any))
+		}
+	}
+	walk(sf.data()["items"].([]any))
+	require.Equal(t, []string{"/pages/" + url.PathEscape("من-نحن"), "/blogs/news", "/blogs/news/articles/eid-hours", "/collections/sale"}, urls,
+		"the draft page is left out; Arabic handles are percent-encoded")
+
+	// A rename keeps the old URL: a redirect from it, chained ones collapsed.
+	for _, rename := range []struct{ path, from, to string }{
+		{"/pages/" + about["id"].(string), "/pages/من-نحن", "/pages/عن-المتجر"},
+		{"/pages/" + about["id"].(string), "/pages/عن-المتجر", "/pages/about"},
+		{"/blogs/" + blog["id"].(string) + "/articles/" + article["id"].(string), "/blogs/news/articles/eid-hours", "/blogs/news/articles/eid"},
+		{"/blogs/" + blog["id"].(string), "/blogs/news", "/blogs/updates"},
+	} {
+		handle := rename.to[strings.LastIndex(rename.to, "/")+1:]
+		resp := h.do(request{method: "PATCH", path: storePath(m.storeID, rename.path), auth: bearer(token), body: map[string]any{"handle": handle}})
+		require.Equal(t, http.StatusOK, resp.Status, "%s: %s", rename.path, resp.Raw)
+		found := h.do(request{method: "GET", path: storePath(m.storeID, "/redirects?path="+url.QueryEscape(rename.from)), auth: bearer(token)})
+		require.Len(t, found.list(), 1, "%s is redirected: %s", rename.from, found.Raw)
+		require.Equal(t, rename.to, found.list()[0].(map[string]any)["to"])
+	}
+	first := h.do(request{method: "GET", path: storePath(m.storeID, "/redirects?path="+url.QueryEscape("/pages/من-نحن")), auth: bearer(token)})
+	require.Equal(t, "/pages/about", first.list()[0].(map[string]any)["to"], "the first rename's redirect follows the second")
+
+	del := h.do(request{method: "DELETE", path: storePath(m.storeID, "/pages/"+about["id"].(string)), auth: bearer(token)})
+	require.Equal(t, http.StatusOK, del.Status, string(del.Raw))
+	require.Equal(t, []any{map[string]any{"menu_id": menu["id"], "item_id": menu["items"].([]any)[0].(map[string]any)["id"]}},
+		del.data()["removed_menu_items"])
+	gone := h.do(request{method: "DELETE", path: storePath(m.storeID, "/blogs/"+blog["id"].(string)), auth: bearer(token)})
+	require.Equal(t, http.StatusOK, gone.Status, string(gone.Raw))
+	require.Len(t, gone.data()["removed_menu_items"], 2, "the blog's item and its article's")
+	require.Equal(t, http.StatusOK, h.do(request{method: "DELETE", path: storePath(m.storeID, "/collections/"+sale["id"].(string)), auth: bearer(token)}).Status)
+	require.Equal(t, http.StatusNoContent, h.do(request{method: "DELETE", path: storePath(m.storeID, "/pages/"+lonely["id"].(string)), auth: bearer(token)}).Status,
+		"a delete that removes no item stays 204")
+	left := h.do(request{method: "GET", path: storePath(m.storeID, "/menus/"+menu["id"].(string)), auth: bearer(token)})
+	require.Len(t, left.data()["items"], 1, "only the draft page's item is left")
 }

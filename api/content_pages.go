@@ -175,10 +175,12 @@ func (s *Server) handleDeletePage() handlerFunc {
 		storeID := storeIDFrom(r.Context())
 		return s.writeTx(w, r, http.StatusNoContent, func(tx *storage.Tx) (any, error) {
 			p, err := tx.DeletePage(r.Context(), storeID, id)
-			if err == nil {
-				auditBefore(r.Context(), pageView("en", s.db.ContentClock())(p))
+			if err != nil {
+				return nil, err
 			}
-			return nil, err
+			auditBefore(r.Context(), pageView("en", s.db.ContentClock())(p))
+			removed, err := tx.RemoveMenuItemsTargeting(r.Context(), storeID, storage.MenuItemPage, id)
+			return deleteAnswer(r.Context(), removed), err
 		})
 	}
 }

@@ -237,6 +237,13 @@ func (s *Server) Routes() ([][2]string, error) {
 	return routes, err
 }
 
+// withStatus is an answer whose status the change decides: a content
+// delete answers 200 with the menu items it removed, else 204.
+type withStatus struct {
+	status int
+	body   any
+}
+
 // writeTx runs fn in one transaction and answers with what it returns. When
 // the request carries an Idempotency-Key the response is stored in that same
 // transaction, so the key commits with the change it guards.
@@ -250,6 +257,9 @@ func (s *Server) writeTx(w http.ResponseWriter, r *http.Request, status int, fn 
 		result, err := fn(tx)
 		if err != nil {
 			return err
+		}
+		if decided, ok := result.(withStatus); ok {
+			status, result = decided.status, decided.body
 		}
 		stored := result
 		if once, ok := result.(secretAnswer); ok {

@@ -134,8 +134,9 @@ func (tx *Tx) UpdateBlog(ctx context.Context, storeID, id uuid.UUID, change func
 		if use != nil {
 			return Blog{}, use
 		}
-		// TODO(redirects, decisions §22): write a redirect from
-		// /blogs/{old handle} (and its articles' paths) once redirects exist.
+		if err := tx.redirectRenamed(ctx, storeID, "/blogs/"+current.Handle, "/blogs/"+b.Handle); err != nil {
+			return Blog{}, err
+		}
 	}
 	b.UpdatedAt = tx.now()
 	err = tx.savepoint(ctx, true, func(sub *Tx) error {
@@ -298,7 +299,7 @@ func (tx *Tx) UpdateArticle(ctx context.Context, storeID, blogID, id uuid.UUID, 
 		return Article{}, notFoundIfNoRows(err, "update article "+id.String())
 	}
 	a := current
-	a.Tags = append([]string(nil), current.Tags...)
+	a.Tags = append([]string{}, current.Tags...) // never nil: the column is NOT NULL
 	if err := change(&a); err != nil {
 		return Article{}, err
 	}
@@ -312,9 +313,17 @@ func (tx *Tx) UpdateArticle(ctx context.Context, storeID, blogID, id uuid.UUID, 
 			return Article{}, err
 		}
 	}
-	// A new handle: TODO(redirects, decisions §22): write a redirect from
-	// /blogs/{blog}/articles/{old handle} once redirects exist (no theme
-	// setting names an article, so nothing refuses the rename).
+	// A new handle keeps the old URL working (no theme setting names an
+	// article, so nothing refuses the rename).
+	if a.Handle != current.Handle {
+		var blog string
+		if err := tx.tx.QueryRow(ctx, `SELECT handle FROM blogs WHERE store_id = $1 AND id = $2`, storeID, blogID).Scan(&blog); err != nil {
+			return Article{}, fmt.Errorf("read the article's blog: %w", err)
+		}
+		if err := tx.redirectRenamed(ctx, storeID, "/blogs/"+blog+"/articles/"+current.Handle, "/blogs/"+blog+"/articles/"+a.Handle); err != nil {
+			return Article{}, err
+		}
+	}
 	if a.Body != current.Body {
 		if err := tx.checkBodies(ctx, storeID, "body", a.Body); err != nil {
 			return Article{}, err

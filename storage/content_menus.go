@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/merchantsvc/svc/storage/handle"
 	"github.com/merchantsvc/svc/storage/theme"
 )
 
@@ -354,41 +355,65 @@ func menuTargets(items []MenuItem, prefix string, out []menuTarget) []menuTarget
 	return out
 }
 
-// menuTargetTables names the table of each kind an item can target, and
-// whether a buyer sees a row of it (its storefront URL left out otherwise).
-var menuTargetTables = map[string]struct{ table, visible string }{
-	MenuItemProduct:  {"products", "status = 'active'"},
-	MenuItemCategory: {"categories", "true"},
+// menuTargetQueries read, for the ids of a kind an item can target, each
+// row's id, the handles of its storefront path and whether buyers see it.
+// A category's path is its collection's (the same id), a draft or archived
+// product, an unpublished collection and a page or article not yet
+// published are not seen.
+var menuTargetQueries = map[string]string{
+	MenuItemProduct: `SELECT id, id::text, '', status = 'active' FROM products WHERE store_id = $1 AND id = ANY ($2)`,
+	MenuItemCategory: `SELECT c.id, COALESCE(col.handle, c.id::text), '', COALESCE(col.published, true)
+		FROM categories c LEFT JOIN collections col ON col.store_id = c.store_id AND col.id = c.id WHERE c.store_id = $1 AND c.id = ANY ($2)`,
+	MenuItemCollection: `SELECT id, handle, '', published FROM collections WHERE store_id = $1 AND id = ANY ($2)`,
+	MenuItemPage:       `SELECT id, handle, '', published_at IS NOT NULL AND published_at <= now() FROM pages WHERE store_id = $1 AND id = ANY ($2)`,
+	MenuItemBlog:       `SELECT id, handle, '', true FROM blogs WHERE store_id = $1 AND id = ANY ($2)`,
+	MenuItemArticle: `SELECT a.id, b.handle, a.handle, a.published_at IS NOT NULL AND a.published_at <= now()
+		FROM articles a JOIN blogs b ON b.store_id = a.store_id AND b.id = a.blog_id WHERE a.store_id = $1 AND a.id = ANY ($2)`,
+}
+
+// menuTargetRow is one target an item names, as menuTargetQueries read it.
+type menuTargetRow struct {
+	id             uuid.UUID
+	handle, second string
+	visible        bool
+}
+
+// findMenuTargets reads the targets the items name, by id.
+func (r reader) findMenuTargets(ctx context.Context, storeID uuid.UUID, items []MenuItem) (map[uuid.UUID]menuTargetRow, error) {
+	byKind := map[string][]uuid.UUID{}
+	for _, t := range menuTargets(items, "", nil) {
+		byKind[t.kind] = append(byKind[t.kind], t.resourceID)
+	}
+	found := map[uuid.UUID]menuTargetRow{}
+	for _, kind := range sortedKinds(byKind) {
+		rows, err := r.q.Query(ctx, menuTargetQueries[kind], storeID, byKind[kind])
+		if err != nil {
+			return nil, fmt.Errorf("find menu targets: %w", err)
+		}
+		targets, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (menuTargetRow, error) {
+			var t menuTargetRow
+			err := row.Scan(&t.id, &t.handle, &t.second, &t.visible)
+			return t, err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("find menu targets: %w", err)
+		}
+		for _, t := range targets {
+			found[t.id] = t
+		}
+	}
+	return found, nil
 }
 
 // checkMenuTargets refuses (422 not_found on the item's resource_id) an
 // item naming what the store does not have.
 func (tx *Tx) checkMenuTargets(ctx context.Context, storeID uuid.UUID, items []MenuItem) error {
-	targets := menuTargets(items, "", nil)
-	byKind := map[string][]uuid.UUID{}
-	for _, t := range targets {
-		byKind[t.kind] = append(byKind[t.kind], t.resourceID)
+	found, err := tx.findMenuTargets(ctx, storeID, items)
+	if err != nil {
+		return err
 	}
-	found := map[uuid.UUID]bool{}
-	for _, kind := range sortedKinds(byKind) {
-		src, known := menuTargetTables[kind]
-		if !known {
-			continue // nothing of the kind exists yet: every item of it is not_found
-		}
-		rows, err := tx.tx.Query(ctx, `SELECT id FROM `+src.table+` WHERE store_id = $1 AND id = ANY ($2)`, storeID, byKind[kind])
-		if err != nil {
-			return fmt.Errorf("find menu targets: %w", err)
-		}
-		ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
-		if err != nil {
-			return fmt.Errorf("find menu targets: %w", err)
-		}
-		for _, id := range ids {
-			found[id] = true
-		}
-	}
-	for _, t := range targets {
-		if !found[t.resourceID] {
+	for _, t := range menuTargets(items, "", nil) {
+		if _, ok := found[t.resourceID]; !ok {
 			return &InvalidError{Field: t.field, Code: "not_found", Message: fmt.Sprintf("no %s %s in this store", t.kind, t.resourceID)}
 		}
 	}
@@ -423,6 +448,25 @@ func (tx *Tx) writeMenuTargets(ctx context.Context, m Menu) error {
 		return fmt.Errorf("write menu targets: %w", err)
 	}
 	return nil
+}
+
+// RemoveMenuItemsOfBlog takes out of the store's menus the items naming a
+// blog or one of its articles, before the blog's delete takes its articles.
+func (tx *Tx) RemoveMenuItemsOfBlog(ctx context.Context, storeID, blogID uuid.UUID) ([]RemovedMenuItem, error) {
+	rows, err := tx.tx.Query(ctx, `SELECT id FROM articles WHERE store_id = $1 AND blog_id = $2`, storeID, blogID)
+	if err != nil {
+		return nil, fmt.Errorf("find the blog's articles: %w", err)
+	}
+	articles, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	if err != nil {
+		return nil, fmt.Errorf("find the blog's articles: %w", err)
+	}
+	removed, err := tx.RemoveMenuItemsTargeting(ctx, storeID, MenuItemBlog, blogID)
+	if err != nil || len(articles) == 0 {
+		return removed, err
+	}
+	more, err := tx.RemoveMenuItemsTargeting(ctx, storeID, MenuItemArticle, articles...)
+	return append(removed, more...), err
 }
 
 // RemoveMenuItemsTargeting takes every item naming one of ids (resources of
@@ -497,45 +541,35 @@ type ResolvedMenuItem struct {
 // the items whose target is gone or not visible to buyers (the items under
 // one move up into its place).
 func (r reader) ResolveMenu(ctx context.Context, m Menu) ([]ResolvedMenuItem, error) {
-	byKind := map[string][]uuid.UUID{}
-	for _, t := range menuTargets(m.Items, "", nil) {
-		byKind[t.kind] = append(byKind[t.kind], t.resourceID)
+	found, err := r.findMenuTargets(ctx, m.StoreID, m.Items)
+	if err != nil {
+		return nil, fmt.Errorf("resolve menu %s: %w", m.Handle, err)
 	}
 	paths := map[uuid.UUID]string{}
-	for _, kind := range sortedKinds(byKind) {
-		src, known := menuTargetTables[kind]
-		if !known {
-			continue
-		}
-		rows, err := r.q.Query(ctx, `SELECT id FROM `+src.table+` WHERE store_id = $1 AND id = ANY ($2) AND `+src.visible,
-			m.StoreID, byKind[kind])
-		if err != nil {
-			return nil, fmt.Errorf("resolve menu %s: %w", m.Handle, err)
-		}
-		ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
-		if err != nil {
-			return nil, fmt.Errorf("resolve menu %s: %w", m.Handle, err)
-		}
-		for _, id := range ids {
-			paths[id] = menuTargetPath(kind, id.String())
+	for _, t := range menuTargets(m.Items, "", nil) {
+		if row, ok := found[t.resourceID]; ok && row.visible {
+			paths[t.resourceID] = menuTargetPath(t.kind, row.handle, row.second)
 		}
 	}
 	return resolveItems(m.Items, paths), nil
 }
 
-// menuTargetPath is where a resource lives on the storefront.
-func menuTargetPath(kind, key string) string {
+// menuTargetPath is where a resource lives on the storefront, its handles
+// percent-encoded (an article's path names its blog's handle, then its own).
+func menuTargetPath(kind, key, second string) string {
 	switch kind {
 	case MenuItemProduct:
-		return "/products/" + key
+		return "/products/" + handle.Path(key)
 	case MenuItemCategory, MenuItemCollection:
-		return "/collections/" + key
+		return "/collections/" + handle.Path(key)
 	case MenuItemPage:
-		return "/pages/" + key
+		return "/pages/" + handle.Path(key)
 	case MenuItemBlog:
-		return "/blogs/" + key
+		return "/blogs/" + handle.Path(key)
+	case MenuItemArticle:
+		return "/blogs/" + handle.Path(key) + "/articles/" + handle.Path(second)
 	}
-	return "/" + key
+	return "/" + handle.Path(key)
 }
 
 func resolveItems(items []MenuItem, paths map[uuid.UUID]string) []ResolvedMenuItem {

@@ -142,8 +142,9 @@ func (tx *Tx) UpdatePage(ctx context.Context, storeID, id uuid.UUID, change func
 		if use != nil {
 			return ContentPage{}, use
 		}
-		// TODO(redirects, decisions §22): write a redirect from
-		// /pages/{old handle} to the new one once redirects exist.
+		if err := tx.redirectRenamed(ctx, storeID, "/pages/"+current.Handle, "/pages/"+p.Handle); err != nil {
+			return ContentPage{}, err
+		}
 	}
 	if p.Body != current.Body {
 		if err := tx.checkBodies(ctx, storeID, "body", p.Body); err != nil {

@@ -185,3 +185,18 @@ func (tx *Tx) DeleteRedirect(ctx context.Context, storeID, id uuid.UUID) (Redire
 	}
 	return rd, nil
 }
+
+// redirectRenamed keeps a renamed page's, blog's or article's old URL
+// working (decisions §22: a rename writes a redirect, no silent dead link):
+// a redirect from oldPath to newPath, replacing one that started at oldPath,
+// and dropping one that started at newPath, where the content now lives.
+// A blog's rename redirects the blog's path; its articles' old paths are
+// not redirected one by one.
+func (tx *Tx) redirectRenamed(ctx context.Context, storeID uuid.UUID, oldPath, newPath string) error {
+	if _, err := tx.tx.Exec(ctx, `DELETE FROM redirects WHERE store_id = $1 AND from_key IN ($2, $3)`,
+		storeID, redirectKey(oldPath), redirectKey(newPath)); err != nil {
+		return fmt.Errorf("redirect renamed %s: %w", oldPath, err)
+	}
+	_, err := tx.CreateRedirect(ctx, storeID, oldPath, newPath)
+	return err
+}
