@@ -12,7 +12,8 @@ import (
 
 // Migration 0056 makes the page and blog handles store_content held (the
 // ones theme pickers named) draft pages and blogs with empty bodies, titled
-// in the store's language, and leaves the menus where they were.
+// in the store's language, and leaves the menus where they were; 0059 then
+// makes the menus rows of their own table.
 func TestCreatePagesMigrationFromTheOldWay(t *testing.T) {
 	ctx, db := context.Background(), databaseAt(t, 55)
 	exec := func(query string, args ...any) {
@@ -65,5 +66,17 @@ func TestCreatePagesMigrationFromTheOldWay(t *testing.T) {
 		require.NoError(t, rows.Scan(&k))
 		left = append(left, k)
 	}
-	require.Equal(t, []string{"menu:main-menu"}, left, "menus stay in store_content; pages and blogs left it")
+	require.Empty(t, left, "pages and blogs left store_content in 0056, menus in 0059")
+	// 0059: the seeded menu is an empty menu of the menus table, and the
+	// store has both built-in menus.
+	var menus []string
+	rows, err = db.QueryContext(ctx, `SELECT handle || ' ' || (title->>'ar') || ' ' || jsonb_array_length(items) FROM menus
+		WHERE store_id = '00000000-0000-0000-0000-0000000056b1' ORDER BY handle`)
+	require.NoError(t, err)
+	for rows.Next() {
+		var m string
+		require.NoError(t, rows.Scan(&m))
+		menus = append(menus, m)
+	}
+	require.Equal(t, []string{"footer التذييل 0", "main-menu القائمة الرئيسية 0"}, menus)
 }
