@@ -330,46 +330,19 @@ func (tx *Tx) DeleteCollection(ctx context.Context, storeID, id uuid.UUID) error
 	return nil
 }
 
-// oneMissing answers the theme validator as if only id of kind were gone,
-// so the places that name it come back as not_found.
-type oneMissing struct{ kind, id string }
-
-func (o oneMissing) Missing(_ context.Context, kind string, ids []string) (map[string]bool, error) {
-	out := map[string]bool{}
-	for _, id := range ids {
-		out[id] = kind == o.kind && id == o.id
-	}
-	return out, nil
-}
-
 // themePointersTo lists where the draft and the published theme document
 // name a reference, as JSON Pointers prefixed /draft and /published.
 func (tx *Tx) themePointersTo(ctx context.Context, storeID uuid.UUID, kind, id string) ([]string, error) {
-	var draft, published json.RawMessage
-	err := tx.tx.QueryRow(ctx, `SELECT draft, published FROM theme_customizations WHERE store_id = $1`, storeID).Scan(&draft, &published)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, nil
-	}
+	draft, published, _, err := tx.themeDocuments(ctx, storeID)
 	if err != nil {
-		return nil, fmt.Errorf("read theme documents: %w", err)
+		return nil, err
 	}
 	var pointers []string
-	for _, doc := range []struct {
-		prefix string
-		body   json.RawMessage
-	}{{"/draft", draft}, {"/published", published}} {
-		if len(doc.body) == 0 || string(doc.body) == "null" {
-			continue
-		}
-		errs, err := theme.Default().Validate(ctx, doc.body, oneMissing{kind: kind, id: id})
-		if err != nil {
-			return nil, err
-		}
-		for _, e := range errs {
-			if e.Code == "not_found" {
-				pointers = append(pointers, doc.prefix+e.Pointer)
-			}
-		}
+	for _, pointer := range pointersTo(draft, kind, id) {
+		pointers = append(pointers, "/draft"+pointer)
+	}
+	for _, pointer := range pointersTo(published, kind, id) {
+		pointers = append(pointers, "/published"+pointer)
 	}
 	return pointers, nil
 }

@@ -276,35 +276,60 @@ func (tx *Tx) DeleteMenu(ctx context.Context, storeID, id uuid.UUID) (Menu, erro
 	return m, nil
 }
 
-// refuseThemeUses answers *ThemeUsesError with code when the store's theme
-// draft or published document names the content of kind by id (an id or a
-// handle, as its pickers name it). The customization row is locked, so a
-// draft saved at the same time waits and then finds the content gone.
-func (tx *Tx) refuseThemeUses(ctx context.Context, storeID uuid.UUID, kind, id, code string) error {
-	var draft, published json.RawMessage
-	err := tx.tx.QueryRow(ctx, `SELECT draft, published FROM theme_customizations WHERE store_id = $1 FOR SHARE`, storeID).Scan(&draft, &published)
+// themeDocuments reads the store's theme draft and published document
+// under a share lock, so a draft save or a publish waits for the change that
+// asked and then finds the content as it left it; found is false for a
+// store that never opened its theme.
+func (tx *Tx) themeDocuments(ctx context.Context, storeID uuid.UUID) (draft, published json.RawMessage, found bool, err error) {
+	err = tx.tx.QueryRow(ctx, `SELECT draft, published FROM theme_customizations WHERE store_id = $1 FOR SHARE`, storeID).Scan(&draft, &published)
 	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil, false, nil
+	}
+	if err != nil {
+		return nil, nil, false, fmt.Errorf("read theme documents: %w", err)
+	}
+	if string(published) == "null" {
+		published = nil
+	}
+	return draft, published, true, nil
+}
+
+// pointersTo lists where doc's pickers of kind name id (an id or a handle,
+// as its pickers name it), each place once, in document order.
+func pointersTo(doc json.RawMessage, kind, id string) []string {
+	if len(doc) == 0 {
+		return nil
+	}
+	var pointers []string
+	for _, u := range theme.Default().Uses(doc, kind) {
+		if u.ID == id && !slices.Contains(pointers, u.Pointer) {
+			pointers = append(pointers, u.Pointer)
+		}
+	}
+	return pointers
+}
+
+// refuseThemeUses answers *ThemeUsesError with code when the store's theme
+// draft or published document names the content of kind by id.
+func (tx *Tx) refuseThemeUses(ctx context.Context, storeID uuid.UUID, kind, id, code string) error {
+	draft, published, found, err := tx.themeDocuments(ctx, storeID)
+	if err != nil {
+		return err
+	}
+	if !found {
 		// A store that never opened its theme names what the default
 		// document names.
 		draft = theme.Default().DefaultDocument()
-	} else if err != nil {
-		return fmt.Errorf("read theme references: %w", err)
 	}
 	var refused ThemeUsesError
 	for _, doc := range []struct {
 		kind string
 		doc  json.RawMessage
 	}{{"theme_draft", draft}, {"theme_published", published}} {
-		if doc.doc == nil {
-			continue
-		}
-		for _, u := range theme.Default().Uses(doc.doc, kind) {
-			if u.ID != id {
-				continue
-			}
-			refused.Referrers = append(refused.Referrers, ContentReferrer{Kind: doc.kind, Pointer: u.Pointer})
-			if !slices.Contains(refused.Pointers, u.Pointer) {
-				refused.Pointers = append(refused.Pointers, u.Pointer)
+		for _, pointer := range pointersTo(doc.doc, kind, id) {
+			refused.Referrers = append(refused.Referrers, ContentReferrer{Kind: doc.kind, Pointer: pointer})
+			if !slices.Contains(refused.Pointers, pointer) {
+				refused.Pointers = append(refused.Pointers, pointer)
 			}
 		}
 	}

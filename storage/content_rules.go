@@ -3,17 +3,14 @@ package storage
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/merchantsvc/svc/storage/handle"
 	"github.com/merchantsvc/svc/storage/richtext"
-	"github.com/merchantsvc/svc/storage/theme"
 )
 
 // The rules pages, blogs and articles share (decisions §22): handles,
@@ -57,57 +54,27 @@ func (e *ThemeUseError) Error() string {
 	return fmt.Sprintf("the theme's %s names it at %s", strings.Join(e.Documents, " and "), strings.Join(e.Pointers, ", "))
 }
 
-// only answers the theme validator that every reference exists but one:
-// so the validator's not_found errors are exactly the places that name it.
-type only struct {
-	kind, handle string
-}
-
-// Missing reports the one handle missing, and nothing else.
-func (o only) Missing(_ context.Context, kind string, ids []string) (map[string]bool, error) {
-	missing := map[string]bool{}
-	if kind == o.kind {
-		missing[o.handle] = slices.Contains(ids, o.handle)
-	}
-	return missing, nil
-}
-
 // themeUses answers where the store's theme draft and published document
 // name a page or blog handle (kind theme.RefPage or theme.RefBlog), nil
 // when nowhere. It reads the customization under a share lock, so a
 // publish or a draft save waits for the change that asked.
 func (tx *Tx) themeUses(ctx context.Context, storeID uuid.UUID, kind, h string, rename bool) (*ThemeUseError, error) {
-	var draft, published json.RawMessage
-	err := tx.tx.QueryRow(ctx, `SELECT draft, published FROM theme_customizations WHERE store_id = $1 FOR SHARE`, storeID).Scan(&draft, &published)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read theme references: %w", err)
+	draft, published, found, err := tx.themeDocuments(ctx, storeID)
+	if err != nil || !found {
+		return nil, err
 	}
 	use := &ThemeUseError{Rename: rename}
 	for _, doc := range []struct {
 		name string
 		json json.RawMessage
 	}{{"draft", draft}, {"published", published}} {
-		if len(doc.json) == 0 {
-			continue
-		}
-		errs, err := theme.Default().Validate(ctx, doc.json, only{kind: kind, handle: h})
-		if err != nil {
-			return nil, fmt.Errorf("read theme references: %w", err)
-		}
-		named := false
-		for _, e := range errs {
-			if e.Code != "not_found" {
-				continue
-			}
-			named = true
-			if !slices.Contains(use.Pointers, e.Pointer) {
-				use.Pointers = append(use.Pointers, e.Pointer)
+		pointers := pointersTo(doc.json, kind, h)
+		for _, pointer := range pointers {
+			if !slices.Contains(use.Pointers, pointer) {
+				use.Pointers = append(use.Pointers, pointer)
 			}
 		}
-		if named {
+		if len(pointers) > 0 {
 			use.Documents = append(use.Documents, doc.name)
 		}
 	}
