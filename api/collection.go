@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -346,27 +347,23 @@ func parseProductIDs(ids []string) []uuid.UUID {
 
 // handleAddCollectionProducts serves POST /stores/{store_id}/collections/{collection_id}/products.
 func (s *Server) handleAddCollectionProducts() handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
-		id, err := pathUUID(r, "collection_id")
-		if err != nil {
-			return err
-		}
-		req, err := wire.Decode[request.CollectionProducts](r)
-		if err != nil {
-			return err
-		}
-		return s.writeTx(w, r, http.StatusOK, func(tx *storage.Tx) (any, error) {
-			change, err := tx.AddCollectionProducts(r.Context(), storeIDFrom(r.Context()), id, parseProductIDs(req.ProductIDs))
-			if err != nil {
-				return nil, err
-			}
-			return ok(collectionAddResponse{Added: change.Changed, Skipped: change.Skipped}), nil
-		})
-	}
+	return s.changeCollectionProducts((*storage.Tx).AddCollectionProducts, func(c storage.CollectionMembershipChange) any {
+		return collectionAddResponse{Added: c.Changed, Skipped: c.Skipped}
+	})
 }
 
 // handleRemoveCollectionProducts serves DELETE /stores/{store_id}/collections/{collection_id}/products.
 func (s *Server) handleRemoveCollectionProducts() handlerFunc {
+	return s.changeCollectionProducts((*storage.Tx).RemoveCollectionProducts, func(c storage.CollectionMembershipChange) any {
+		return collectionRemoveResponse{Removed: c.Changed, Skipped: c.Skipped}
+	})
+}
+
+// changeCollectionProducts serves a manual collection's add or remove of
+// {product_ids}: change writes it, answer shapes what changed.
+func (s *Server) changeCollectionProducts(
+	change func(*storage.Tx, context.Context, uuid.UUID, uuid.UUID, []uuid.UUID) (storage.CollectionMembershipChange, error),
+	answer func(storage.CollectionMembershipChange) any) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := pathUUID(r, "collection_id")
 		if err != nil {
@@ -377,11 +374,11 @@ func (s *Server) handleRemoveCollectionProducts() handlerFunc {
 			return err
 		}
 		return s.writeTx(w, r, http.StatusOK, func(tx *storage.Tx) (any, error) {
-			change, err := tx.RemoveCollectionProducts(r.Context(), storeIDFrom(r.Context()), id, parseProductIDs(req.ProductIDs))
+			changed, err := change(tx, r.Context(), storeIDFrom(r.Context()), id, parseProductIDs(req.ProductIDs))
 			if err != nil {
 				return nil, err
 			}
-			return ok(collectionRemoveResponse{Removed: change.Changed, Skipped: change.Skipped}), nil
+			return ok(answer(changed)), nil
 		})
 	}
 }
