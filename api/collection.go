@@ -152,6 +152,10 @@ func (s *Server) handleCreateCollection() handlerFunc {
 		if req.Handle != nil {
 			c.Handle, _ = handle.Normalize(*req.Handle)
 		}
+		if req.ImageID != nil {
+			id, _ := request.ParseUUID(*req.ImageID)
+			c.ImageID = &id
+		}
 		lang := s.merchantLanguage(r)
 		return s.writeTx(w, r, http.StatusCreated, func(tx *storage.Tx) (any, error) {
 			if c.Handle == "" {
@@ -236,6 +240,13 @@ func (s *Server) handleUpdateCollection() handlerFunc {
 		}
 		if req.Description.Set {
 			upd.Description = new(req.Description.Value.Stored())
+		}
+		if req.ImageID.Set {
+			upd.ImageID = &uuid.NullUUID{}
+			if !req.ImageID.Null {
+				id, _ := request.ParseUUID(req.ImageID.Value)
+				upd.ImageID = &uuid.NullUUID{UUID: id, Valid: true}
+			}
 		}
 		if req.Rules.Set {
 			upd.Rules = &req.Rules.Value

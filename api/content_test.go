@@ -157,11 +157,10 @@ func TestPagesOverHTTP(t *testing.T) {
 	require.Equal(t, 3, c.count("/pages"), "a refused page writes nothing")
 
 	// An image of the store's own media is taken.
-	product := h.createProduct(h.pat(c.m, "catalog:write"), c.m.storeID, map[string]any{"name": "Abaya", "price": 100, "sku": "PAGES-1"})
 	imageID := "0190d3c4-0000-7000-8000-0000000056aa"
-	h.exec(`INSERT INTO product_images (id, store_id, product_id, status, original_key, content_type, position)
-		VALUES ($1, $2, $3, 'ready', 'k', 'image/jpeg', 1)`, imageID, c.m.storeID, product["id"])
-	own := fmt.Sprintf(`<p><img src="/media/%s/%s/large.webp" alt="عباية"></p>`, c.m.storeID, imageID)
+	h.exec(`INSERT INTO media (id, store_id, kind, filename, mime, size, original_key, status, created_at, updated_at)
+		VALUES ($1, $2, 'image', 'abaya.jpg', 'image/jpeg', 10, 'k', 'ready', now(), now())`, imageID, c.m.storeID)
+	own := fmt.Sprintf(`<p><img src="/files/%s/%s/large.webp" alt="عباية"></p>`, c.m.storeID, imageID)
 	withImage := c.call("PATCH", "/pages/"+aboutID, map[string]any{"body": map[string]any{"ar": own}})
 	require.Equal(t, http.StatusOK, withImage.Status, string(withImage.Raw))
 	other := newContentShop(h, "pages-other")

@@ -386,3 +386,82 @@ func TestMediaInTheThemeAndDelete(t *testing.T) {
 	require.Contains(t, actions, "media.uploaded")
 	require.Contains(t, actions, "media.deleted")
 }
+
+// Pages, articles and collections name media too (decisions §22): a body's
+// img by one of the item's URLs, an article's or collection's image_id by
+// its id; while any does, the delete is refused with every referrer.
+func TestMediaInContentAndDelete(t *testing.T) {
+	h := newHarness(t, api.Config{})
+	h.startWorker(nil)
+	m := h.signup("media-content")
+	token := h.pat(m, "media:write", "themes:write", "catalog:write")
+	call := func(method, path string, body any) response {
+		return h.do(request{method: method, path: storePath(m.storeID, path), auth: bearer(token), body: body})
+	}
+	img := h.uploadMedia(token, m.storeID, "banner.png", jpegBytes(t, 320, 200), nil).data()
+	pdf := h.uploadMedia(token, m.storeID, "menu.pdf", pdfBytes(1000), nil).data()
+	require.Equal(t, "ready", img["status"])
+	imageID := img["id"].(string)
+	other := h.signup("media-content-other")
+	theirs := h.uploadMedia(h.pat(other, "media:write"), other.storeID, "theirs.png", jpegBytes(t, 64, 64), nil).data()
+
+	// A body's img: the absolute URL the media answer gives, or its path.
+	large := img["urls"].(map[string]any)["large"].(string)
+	page := call("POST", "/pages", map[string]any{"title": map[string]any{"en": "About"},
+		"body": map[string]any{"en": `<p><img src="` + large + `" alt="banner"></p>`}})
+	require.Equal(t, http.StatusCreated, page.Status, string(page.Raw))
+	thumbPath := "/files/" + m.storeID + "/" + imageID + "/thumbnail.webp"
+	blog := call("POST", "/blogs", map[string]any{"title": map[string]any{"en": "News"}})
+	require.Equal(t, http.StatusCreated, blog.Status, string(blog.Raw))
+	articles := "/blogs/" + blog.data()["id"].(string) + "/articles"
+	article := call("POST", articles, map[string]any{"title": map[string]any{"en": "Sale"}, "image_id": imageID,
+		"body": map[string]any{"en": `<img src="` + thumbPath + `">`}})
+	require.Equal(t, http.StatusCreated, article.Status, string(article.Raw))
+	require.Equal(t, imageID, article.data()["image_id"])
+	collection := call("POST", "/collections", map[string]any{"title": map[string]any{"en": "Summer"}, "kind": "manual", "image_id": imageID})
+	require.Equal(t, http.StatusCreated, collection.Status, string(collection.Raw))
+	require.Equal(t, imageID, collection.data()["image_id"])
+
+	// Anything else is refused with its field and changes nothing.
+	for name, c := range map[string]struct {
+		path, field string
+		body        map[string]any
+	}{
+		"a PDF as an article's image":     {articles, "image_id", map[string]any{"title": map[string]any{"en": "x"}, "image_id": pdf["id"]}},
+		"another store's image":           {"/collections", "image_id", map[string]any{"title": map[string]any{"en": "x"}, "kind": "manual", "image_id": theirs["id"]}},
+		"an unknown id":                   {"/collections", "image_id", map[string]any{"title": map[string]any{"en": "x"}, "kind": "manual", "image_id": "0190d3c4-0000-7000-8000-00000000abcd"}},
+		"not an id":                       {"/collections", "image_id", map[string]any{"title": map[string]any{"en": "x"}, "kind": "manual", "image_id": "banner.png"}},
+		"an img of another host":          {"/pages", "body.en", map[string]any{"title": map[string]any{"en": "x"}, "body": map[string]any{"en": `<img src="https://cdn.example.com` + thumbPath + `">`}}},
+		"an img of another store's media": {"/pages", "body.en", map[string]any{"title": map[string]any{"en": "x"}, "body": map[string]any{"en": `<img src="/files/` + other.storeID + "/" + theirs["id"].(string) + `/large.webp">`}}},
+		"an img of a PDF":                 {"/pages", "body.en", map[string]any{"title": map[string]any{"en": "x"}, "body": map[string]any{"en": `<img src="/files/` + m.storeID + "/" + pdf["id"].(string) + `/file.pdf">`}}},
+	} {
+		resp := call("POST", c.path, c.body)
+		require.Equal(t, http.StatusUnprocessableEntity, resp.Status, "%s: %s", name, resp.Raw)
+		require.Contains(t, resp.fieldNames(), c.field, name)
+	}
+	require.Len(t, call("GET", "/pages", nil).list(), 1, "a refused page writes nothing")
+
+	// Named three ways: the delete is refused and lists them all.
+	del := func() response { return call("DELETE", "/media/"+imageID, nil) }
+	refused := del()
+	require.Equal(t, http.StatusConflict, refused.Status, string(refused.Raw))
+	require.Equal(t, "CONTENT_IN_USE", refused.errorCode())
+	details := refused.errorField("details").(map[string]any)
+	require.Equal(t, []any{}, details["pointers"], "no theme pointer")
+	require.ElementsMatch(t, []any{
+		map[string]any{"kind": "article", "id": article.data()["id"]},
+		map[string]any{"kind": "collection", "id": collection.data()["id"]},
+		map[string]any{"kind": "page", "id": page.data()["id"]},
+	}, details["referrers"])
+
+	// Each let go in turn; the last one frees it.
+	require.Equal(t, http.StatusOK, call("PATCH", "/pages/"+page.data()["id"].(string), map[string]any{"body": map[string]any{"en": "<p>About</p>"}}).Status)
+	require.Equal(t, http.StatusOK, call("PATCH", articles+"/"+article.data()["id"].(string), map[string]any{"image_id": nil, "body": map[string]any{"en": "<p>Sale</p>"}}).Status)
+	require.Equal(t, http.StatusConflict, del().Status, "the collection still shows it")
+	cleared := call("PATCH", "/collections/"+collection.data()["id"].(string), map[string]any{"image_id": nil})
+	require.Equal(t, http.StatusOK, cleared.Status, string(cleared.Raw))
+	require.Nil(t, cleared.data()["image_id"])
+	require.Equal(t, http.StatusNoContent, del().Status)
+	gone := call("PATCH", "/collections/"+collection.data()["id"].(string), map[string]any{"image_id": imageID})
+	require.Equal(t, http.StatusUnprocessableEntity, gone.Status, "a deleted image can no longer be named: %s", gone.Raw)
+}

@@ -254,6 +254,7 @@ func (s *Server) writeTx(w http.ResponseWriter, r *http.Request, status int, fn 
 	pending, _ := r.Context().Value(idempotencyKey).(*pendingKey)
 	err := s.db.InTx(r.Context(), func(tx *storage.Tx) error {
 		tx.ActAs(stockActor(principalFrom(r.Context())))
+		tx.ServeFilesAt(s.cfg.BaseURL)
 		result, err := fn(tx)
 		if err != nil {
 			return err

@@ -73,6 +73,7 @@ type CollectionUpdate struct {
 	Handle      *string
 	Title       *CollectionText
 	Description *CollectionText
+	ImageID     *uuid.NullUUID // an image of the store's media; Valid false removes it
 	Rules       *CollectionRules
 	Sort        *string
 	Published   *bool
@@ -169,6 +170,9 @@ func (tx *Tx) checkRuleCategories(ctx context.Context, storeID uuid.UUID, rules 
 // CreateCollection adds a collection; a smart one is filled from its rules
 // before the transaction commits, so it answers with its members.
 func (tx *Tx) CreateCollection(ctx context.Context, c *Collection) error {
+	if err := tx.checkMediaImage(ctx, c.StoreID, "image_id", c.ImageID); err != nil {
+		return err
+	}
 	c.ID = NewID()
 	now := tx.now()
 	c.CreatedAt, c.UpdatedAt = now, now
@@ -258,6 +262,15 @@ func (tx *Tx) UpdateCollection(ctx context.Context, storeID, id uuid.UUID, upd C
 	if upd.Description != nil {
 		c.Description = *upd.Description
 	}
+	if upd.ImageID != nil {
+		c.ImageID = nil
+		if upd.ImageID.Valid {
+			c.ImageID = &upd.ImageID.UUID
+			if err := tx.checkMediaImage(ctx, storeID, "image_id", c.ImageID); err != nil {
+				return Collection{}, err
+			}
+		}
+	}
 	if upd.Sort != nil {
 		c.Sort = *upd.Sort
 	}
@@ -277,9 +290,9 @@ func (tx *Tx) UpdateCollection(ctx context.Context, storeID, id uuid.UUID, upd C
 		rules = c.Rules
 	}
 	_, err = tx.tx.Exec(ctx, `UPDATE collections SET handle = $3, title = $4, description = $5, rules = $6, sort = $7, published = $8,
-			seo = $9, updated_at = $10, rules_version = rules_version + $11
+			seo = $9, updated_at = $10, rules_version = rules_version + $11, image_id = $12
 		WHERE store_id = $1 AND id = $2`,
-		storeID, id, c.Handle, c.Title, c.Description, rules, c.Sort, c.Published, c.SEO, c.UpdatedAt, bump)
+		storeID, id, c.Handle, c.Title, c.Description, rules, c.Sort, c.Published, c.SEO, c.UpdatedAt, bump, c.ImageID)
 	if isUniqueViolation(err, "collections_store_id_handle_key") {
 		return Collection{}, fmt.Errorf("collection handle %q: %w", c.Handle, ErrCollectionHandleTaken)
 	}

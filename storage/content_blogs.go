@@ -236,22 +236,13 @@ func (tx *Tx) articleHandleTaken(ctx context.Context, blogID uuid.UUID, h string
 	return taken, nil
 }
 
-// checkArticleImage refuses an image until the media library exists: no
-// id can name one of the store's media yet (decisions §22).
-func checkArticleImage(a *Article) error {
-	if a.ImageID != nil {
-		return &InvalidError{Field: "image_id", Code: "not_found", Message: "no media of this store has this id"}
-	}
-	return nil
-}
-
 // CreateArticle adds an article to a blog of the store; an empty handle is
 // derived from the title.
 func (tx *Tx) CreateArticle(ctx context.Context, a *Article) error {
 	if _, err := tx.FindBlog(ctx, a.StoreID, a.BlogID); err != nil {
 		return err
 	}
-	if err := checkArticleImage(a); err != nil {
+	if err := tx.checkMediaImage(ctx, a.StoreID, "image_id", a.ImageID); err != nil {
 		return err
 	}
 	h, err := contentHandle(ctx, a.Handle, a.Title, "article", func(h string) (bool, error) { return tx.articleHandleTaken(ctx, a.BlogID, h) })
@@ -303,8 +294,10 @@ func (tx *Tx) UpdateArticle(ctx context.Context, storeID, blogID, id uuid.UUID, 
 	if err := change(&a); err != nil {
 		return Article{}, err
 	}
-	if err := checkArticleImage(&a); err != nil {
-		return Article{}, err
+	if a.ImageID != nil && (current.ImageID == nil || *a.ImageID != *current.ImageID) {
+		if err := tx.checkMediaImage(ctx, storeID, "image_id", a.ImageID); err != nil {
+			return Article{}, err
+		}
 	}
 	if a.Handle != current.Handle {
 		// Only a handle sent is normalised: one stored before the rules

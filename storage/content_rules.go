@@ -125,17 +125,14 @@ func typedHandle(typed string) (string, error) {
 	return h, nil
 }
 
-// mediaFiles are the sizes of a store image's URL, /media/{store}/{image}/{file}.
-var mediaFiles = []string{"large.webp", "medium.webp", "thumbnail.webp"}
-
-// checkBodies holds each body to the rich text rules: an img must be a
-// ready image of this store, named by its path /media/{store_id}/{image_id}/{size}.webp
-// (the store's product images, until the media library, decisions §22).
-func (r reader) checkBodies(ctx context.Context, storeID uuid.UUID, field string, body ContentText) error {
+// checkBodies holds each body to the rich text rules: an img must name one
+// of the store's ready media by its URL, /files/{store_id}/{media_id}/{name}
+// or that path under the API's base URL (decisions §22).
+func (tx *Tx) checkBodies(ctx context.Context, storeID uuid.UUID, field string, body ContentText) error {
 	for _, b := range []struct{ lang, html string }{{"ar", body.AR}, {"en", body.EN}} {
 		var lookupErr error
 		policy := richtext.Policy{Image: func(src string) bool {
-			ok, err := r.storeImage(ctx, storeID, src)
+			ok, err := tx.isMediaURL(ctx, storeID, src)
 			if err != nil {
 				lookupErr = err
 			}
@@ -150,24 +147,6 @@ func (r reader) checkBodies(ctx context.Context, storeID uuid.UUID, field string
 		}
 	}
 	return nil
-}
-
-// storeImage says whether src is the path of one of the store's ready images.
-func (r reader) storeImage(ctx context.Context, storeID uuid.UUID, src string) (bool, error) {
-	parts := strings.Split(src, "/")
-	if len(parts) != 5 || parts[0] != "" || parts[1] != "media" || parts[2] != storeID.String() || !slices.Contains(mediaFiles, parts[4]) {
-		return false, nil
-	}
-	imageID, err := uuid.Parse(parts[3])
-	if err != nil || imageID.String() != parts[3] {
-		return false, nil
-	}
-	var ready bool
-	err = r.q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM product_images WHERE store_id = $1 AND id = $2 AND status = 'ready')`, storeID, imageID).Scan(&ready)
-	if err != nil {
-		return false, fmt.Errorf("find body image: %w", err)
-	}
-	return ready, nil
 }
 
 // nullText is "" as SQL NULL, for a title language left out.

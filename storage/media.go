@@ -159,10 +159,10 @@ func (e *MediaInUseError) Error() string {
 func (e *MediaInUseError) Is(target error) bool { return target == ErrConflict }
 
 // ContentReferrers lists every place of the store that names the media item:
-// the theme's draft and published document (image_picker settings). It is
-// the one answer to "who refers to this media?": content that comes to name
-// media (page and article bodies, article and collection images) adds its
-// query here, so a delete is refused while any of them does.
+// the theme's draft and published document (image_picker settings), page
+// and article bodies (an img of one of its URLs), and article and collection
+// images. It is the one answer to "who refers to this media?", so a delete is
+// refused while any of them does.
 func (r reader) ContentReferrers(ctx context.Context, storeID, mediaID uuid.UUID) ([]ContentReferrer, error) {
 	var draft, published json.RawMessage
 	err := r.q.QueryRow(ctx, `SELECT draft, published FROM theme_customizations WHERE store_id = $1`, storeID).Scan(&draft, &published)
@@ -184,7 +184,50 @@ func (r reader) ContentReferrers(ctx context.Context, storeID, mediaID uuid.UUID
 			}
 		}
 	}
-	return out, nil
+	// A body names the item by a URL whose path holds /files/{store}/{id}/;
+	// the id is a UUID, so the substring names no other item.
+	inBody := "%" + MediaURLPath(storeID, mediaID, "") + "%"
+	rows, err := r.q.Query(ctx, `
+		SELECT 'page', id, created_at FROM pages WHERE store_id = $1 AND (body_ar LIKE $3 OR body_en LIKE $3)
+		UNION ALL
+		SELECT 'article', id, created_at FROM articles WHERE store_id = $1 AND (image_id = $2 OR body_ar LIKE $3 OR body_en LIKE $3)
+		UNION ALL
+		SELECT 'collection', id, created_at FROM collections WHERE store_id = $1 AND image_id = $2
+		ORDER BY 1, 3, 2`, storeID, mediaID, inBody)
+	if err != nil {
+		return nil, fmt.Errorf("find media referrers: %w", err)
+	}
+	content, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (ContentReferrer, error) {
+		var ref ContentReferrer
+		var id uuid.UUID
+		var created time.Time
+		err := row.Scan(&ref.Kind, &id, &created)
+		ref.ID = &id
+		return ref, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("find media referrers: %w", err)
+	}
+	return append(out, content...), nil
+}
+
+// checkMediaImage refuses an image id that is not a ready image of the
+// store's media, under field; the item is share-locked, so a delete waits
+// for this write (and then sees it) or has gone before it (decisions §22).
+func (tx *Tx) checkMediaImage(ctx context.Context, storeID uuid.UUID, field string, id *uuid.UUID) error {
+	if id == nil {
+		return nil
+	}
+	var kind MediaKind
+	var status ImageStatus
+	err := tx.tx.QueryRow(ctx, `SELECT kind, status FROM media WHERE store_id = $1 AND id = $2 FOR SHARE`, storeID, *id).Scan(&kind, &status)
+	if errors.Is(err, pgx.ErrNoRows) || (err == nil && (kind != MediaImage || status != ImageReady)) {
+		return &InvalidError{Field: field, Code: "not_found", Message: "no ready image of this store's media has this id"}
+	}
+	if err != nil {
+		return fmt.Errorf("find media %s: %w", id, err)
+	}
+	return nil
 }
 
 // DeleteMedia removes an item no content names, returning it so the caller
@@ -210,27 +253,6 @@ func (tx *Tx) DeleteMedia(ctx context.Context, storeID, id uuid.UUID) (Media, er
 	return m, nil
 }
 
-// StoreMediaIDs reports which of ids are the store's media of kind (any
-// kind when kind is ""), ready to be shown: what content that names media
-// by id (an article's or a collection's image, a page body) checks before
-// it saves.
-func (r reader) StoreMediaIDs(ctx context.Context, storeID uuid.UUID, kind MediaKind, ids []uuid.UUID) (map[uuid.UUID]bool, error) {
-	rows, err := r.q.Query(ctx, `SELECT id FROM media WHERE store_id = $1 AND id = ANY ($2) AND status = 'ready'
-		AND ($3::text = '' OR kind = $3::text)`, storeID, ids, string(kind))
-	if err != nil {
-		return nil, fmt.Errorf("find store media: %w", err)
-	}
-	found, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
-	if err != nil {
-		return nil, fmt.Errorf("find store media: %w", err)
-	}
-	out := make(map[uuid.UUID]bool, len(ids))
-	for _, id := range ids {
-		out[id] = slices.Contains(found, id)
-	}
-	return out, nil
-}
-
 // MediaURLPath is the path, under the API's base URL, of one file of a
 // media item: /files/{store_id}/{media_id}/{name}.
 func MediaURLPath(storeID, mediaID uuid.UUID, name string) string {
@@ -246,28 +268,42 @@ func MediaFileName(kind MediaKind, size string) string {
 	return size + ".webp"
 }
 
-// FindMediaByURL answers whether url (absolute under baseURL, or a path) is
-// one of the store's ready media, of any size: what a page or article body's
-// `img src` must be (decisions §22). It returns the item, or ErrNotFound.
-func (r reader) FindMediaByURL(ctx context.Context, storeID uuid.UUID, baseURL, url string) (Media, error) {
-	path := strings.TrimPrefix(url, strings.TrimSuffix(baseURL, "/"))
-	rest, ok := strings.CutPrefix(path, "/files/"+storeID.String()+"/")
-	if !ok {
-		return Media{}, fmt.Errorf("media url %q: %w", url, ErrNotFound)
+// mediaOfURL is the media id and served file name url names when it is a
+// media URL of the store: the path /files/{store_id}/{media_id}/{name}, or
+// that path under baseURL (when baseURL is set). ok is false otherwise.
+func mediaOfURL(storeID uuid.UUID, baseURL, url string) (id uuid.UUID, name string, ok bool) {
+	path := url
+	if base := strings.TrimSuffix(baseURL, "/"); base != "" {
+		path = strings.TrimPrefix(url, base)
 	}
-	rawID, name, ok := strings.Cut(rest, "/")
+	rest, found := strings.CutPrefix(path, "/files/"+storeID.String()+"/")
+	if !found {
+		return uuid.Nil, "", false
+	}
+	rawID, name, found := strings.Cut(rest, "/")
 	id, err := uuid.Parse(rawID)
-	if !ok || err != nil || id.String() != rawID {
-		return Media{}, fmt.Errorf("media url %q: %w", url, ErrNotFound)
+	if !found || err != nil || id.String() != rawID || name == "" || strings.ContainsAny(name, "/?#") {
+		return uuid.Nil, "", false
 	}
-	m, err := r.FindMedia(ctx, storeID, id)
+	return id, name, true
+}
+
+// isMediaURL answers whether src is the URL of one of the store's ready
+// images, of any size: what a page or article body's img must name
+// (decisions §22). The item is share-locked like checkMediaImage's.
+func (tx *Tx) isMediaURL(ctx context.Context, storeID uuid.UUID, src string) (bool, error) {
+	id, name, ok := mediaOfURL(storeID, tx.filesBase, src)
+	if !ok {
+		return false, nil
+	}
+	m, err := scanMedia(tx.tx.QueryRow(ctx, `SELECT `+mediaColumns+` FROM media WHERE store_id = $1 AND id = $2 FOR SHARE`, storeID, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
 	if err != nil {
-		return Media{}, err
+		return false, fmt.Errorf("find body media: %w", err)
 	}
-	if m.Status != ImageReady || !slices.Contains(m.ServedNames(), name) {
-		return Media{}, fmt.Errorf("media url %q: %w", url, ErrNotFound)
-	}
-	return m, nil
+	return m.Kind == MediaImage && m.Status == ImageReady && slices.Contains(m.ServedNames(), name), nil
 }
 
 // ServedNames are the file names under which a ready item is served.

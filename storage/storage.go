@@ -57,6 +57,10 @@ type querier interface {
 
 type reader struct {
 	q querier
+	// filesBase is the API's base URL, under which the store's media are
+	// served (/files/…): a content body's img may name one by its absolute
+	// URL there as well as by its path. Empty accepts paths only.
+	filesBase string
 }
 
 // DB is the service's handle on Postgres.
@@ -76,6 +80,10 @@ type Tx struct {
 	// deferred, when set, holds back row writes nothing in the transaction reads (deferWrites).
 	deferred *deferredWrites
 }
+
+// ServeFilesAt names the base URL the API serves media files under, so a
+// content body's absolute media URL is recognised as the store's own.
+func (tx *Tx) ServeFilesAt(baseURL string) { tx.filesBase = baseURL }
 
 // ActAs names who the transaction's catalog stock writes (quantity fields,
 // imports) are by, for the inventory ledger.
@@ -188,7 +196,7 @@ func (tx *Tx) savepoint(ctx context.Context, keep bool, fn func(sub *Tx) error) 
 	if err != nil {
 		return fmt.Errorf("savepoint: %w", err)
 	}
-	err = fn(&Tx{reader: reader{q: sp}, tx: sp, now: tx.now, actor: tx.actor})
+	err = fn(&Tx{reader: reader{q: sp, filesBase: tx.filesBase}, tx: sp, now: tx.now, actor: tx.actor})
 	if err != nil || !keep {
 		if rbErr := sp.Rollback(ctx); rbErr != nil {
 			return errors.Join(err, fmt.Errorf("roll back to savepoint: %w", rbErr))

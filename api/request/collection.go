@@ -200,9 +200,7 @@ func (req CreateCollection) Valid() []wire.FieldError {
 		CollectionHandle(&c, *req.Handle)
 	}
 	if req.ImageID != nil {
-		// The media library names images by id; until it serves them
-		// no image can be named.
-		addCollection(&c, "image_id", "not_found", "no such media in this store")
+		c.UUID("image_id", *req.ImageID)
 	}
 	switch req.Kind {
 	case "smart":
@@ -244,7 +242,7 @@ func (req UpdateCollection) Valid() []wire.FieldError {
 		checkCollectionText(&c, "description", req.Description.Value, false, 65535)
 	}
 	if req.ImageID.Set && !req.ImageID.Null {
-		addCollection(&c, "image_id", "not_found", "no such media in this store")
+		c.UUID("image_id", req.ImageID.Value)
 	}
 	if notNull(&c, "rules", req.Rules) {
 		CheckCollectionRules(&c, &req.Rules.Value)
