@@ -91,6 +91,8 @@ func TestCSVImportCreatesAndUpdatesBySKU(t *testing.T) {
 	require.Equal(t, "سطر أول\nسطر ثانٍ", tea["description"])
 	require.EqualValues(t, 14999, tea["price"])
 	require.Equal(t, "active", tea["status"])
+	require.Equal(t, "شاي-أخضر", tea["handle"], "an imported product's handle is made from its name")
+	require.Equal(t, "old-mug", mug["handle"], "an update keeps the handle")
 	require.EqualValues(t, 1+2+1, h.outboxCount(m.storeID), "one event per created or updated product")
 }
 

@@ -11,12 +11,14 @@ import (
 	"github.com/merchantsvc/svc/api/request"
 	"github.com/merchantsvc/svc/api/wire"
 	"github.com/merchantsvc/svc/storage"
+	"github.com/merchantsvc/svc/storage/handle"
 )
 
 type productResponse struct {
 	ID          uuid.UUID       `json:"id"`
 	StoreID     uuid.UUID       `json:"store_id"`
 	Name        string          `json:"name"`
+	Handle      string          `json:"handle"`
 	Description string          `json:"description"`
 	SKU         *string         `json:"sku"`
 	Price       int64           `json:"price"`
@@ -32,7 +34,7 @@ type productResponse struct {
 }
 
 func newProductResponse(p storage.Product) productResponse {
-	return productResponse{ID: p.ID, StoreID: p.StoreID, Name: p.Name, Description: p.Description, SKU: p.SKU,
+	return productResponse{ID: p.ID, StoreID: p.StoreID, Name: p.Name, Handle: p.Handle, Description: p.Description, SKU: p.SKU,
 		Price: p.Price, CostPrice: p.CostPrice, Status: p.Status, Quantity: p.Quantity, CategoryID: p.CategoryID,
 		Attributes: p.Attributes, Images: p.Images, MediaURLs: p.MediaURLs,
 		CreatedAt: p.CreatedAt.UTC(), UpdatedAt: p.UpdatedAt.UTC()}
@@ -49,6 +51,9 @@ func (s *Server) handleCreateProduct() handlerFunc {
 			SKU: req.SKU, Price: *req.Price, CostPrice: req.CostPrice, Quantity: req.Quantity}
 		if req.Status != nil {
 			p.Status = *req.Status
+		}
+		if req.Handle != nil {
+			p.Handle, _ = handle.Normalize(*req.Handle)
 		}
 		if req.CategoryID != nil {
 			id, _ := request.ParseUUID(*req.CategoryID)

@@ -87,6 +87,7 @@ type storefrontVariant struct {
 type storefrontProductSummary struct {
 	ID          uuid.UUID       `json:"id"`
 	Name        string          `json:"name"`
+	Handle      string          `json:"handle"`
 	Description string          `json:"description"`
 	Price       int64           `json:"price"`
 	Currency    string          `json:"currency"`
@@ -101,7 +102,7 @@ type storefrontProduct struct {
 }
 
 func newStorefrontProduct(p storage.Product, currency string) storefrontProductSummary {
-	return storefrontProductSummary{ID: p.ID, Name: p.Name, Description: p.Description, Price: p.Price, Currency: currency, Images: p.Images,
+	return storefrontProductSummary{ID: p.ID, Name: p.Name, Handle: p.Handle, Description: p.Description, Price: p.Price, Currency: currency, Images: p.Images,
 		Available: p.Quantity > 0}
 }
 

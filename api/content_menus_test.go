@@ -273,7 +273,7 @@ func TestMenusFollowTheThemeAndTheCatalog(t *testing.T) {
 	walk(sf.data()["items"].([]any))
 	collection := h.do(request{method: "GET", path: storePath(m.storeID, "/collections/"+category.data()["id"].(string)), auth: bearer(token)})
 	require.Equal(t, http.StatusOK, collection.Status, "every category has its collection: %s", collection.Raw)
-	require.Equal(t, []string{"/", "/products/" + doomed["id"].(string), "/products/" + shown["id"].(string),
+	require.Equal(t, []string{"/", "/products/" + doomed["handle"].(string), "/products/" + shown["handle"].(string),
 		"/collections/" + collection.data()["handle"].(string), "https://wa.me/201000000000"}, urls, "the draft product is left out")
 	require.Equal(t, http.StatusNotFound, storefront("no-such-menu").Status)
 	require.Equal(t, http.StatusNotFound, h.do(request{method: "GET", path: "/api/v1/storefront/no-such-shop-x/menus/main-menu"}).Status)

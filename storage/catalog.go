@@ -11,6 +11,8 @@ import (
 	sq "github.com/Masterminds/squirrel"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/merchantsvc/svc/storage/handle"
 )
 
 // Field is an update to one column of a PATCH: Set false leaves the column
@@ -35,9 +37,12 @@ var ProductStatuses = []string{"draft", "active", "archived"}
 
 // Product is a catalog item.
 type Product struct {
-	ID          uuid.UUID
-	StoreID     uuid.UUID
-	Name        string
+	ID      uuid.UUID
+	StoreID uuid.UUID
+	Name    string
+	// Handle is the product's storefront address, /products/{handle}:
+	// made from the name at creation, kept when the name changes.
+	Handle      string
 	Description string
 	SKU         *string
 	Price       int64
@@ -55,6 +60,7 @@ type Product struct {
 // ProductUpdate is a partial update; nil pointers and unset fields are left alone.
 type ProductUpdate struct {
 	Name        *string
+	Handle      *string // normalised; the old address redirects to the new
 	Description *string
 	SKU         Field[string]
 	Price       *int64
@@ -86,14 +92,14 @@ type ProductFilter struct {
 // (each the available stock over active locations, decisions §11).
 const productColumns = `id, store_id, name, description, sku, price, cost_price, status,
 	(SELECT COALESCE(sum(v.quantity), 0)::bigint FROM variants v WHERE v.store_id = products.store_id AND v.product_id = products.id) AS quantity,
-	category_id, attributes, images, media_urls, created_at, updated_at`
+	category_id, attributes, images, media_urls, created_at, updated_at, handle`
 
-const productInsertColumns = `id, store_id, name, description, sku, price, cost_price, status, category_id, attributes, images, media_urls, created_at, updated_at`
+const productInsertColumns = `id, store_id, name, description, sku, price, cost_price, status, category_id, attributes, images, media_urls, created_at, updated_at, handle`
 
 func scanProduct(row pgx.Row) (Product, error) {
 	var p Product
 	err := row.Scan(&p.ID, &p.StoreID, &p.Name, &p.Description, &p.SKU, &p.Price, &p.CostPrice, &p.Status,
-		&p.Quantity, &p.CategoryID, &p.Attributes, &p.Images, &p.MediaURLs, &p.CreatedAt, &p.UpdatedAt)
+		&p.Quantity, &p.CategoryID, &p.Attributes, &p.Images, &p.MediaURLs, &p.CreatedAt, &p.UpdatedAt, &p.Handle)
 	return p, err
 }
 
@@ -265,10 +271,20 @@ func (tx *Tx) CreateProduct(ctx context.Context, p *Product) error {
 	if err := tx.claimSKU(ctx, p.StoreID, "product", p.ID, nil, p.SKU); err != nil {
 		return err
 	}
+	if p.Handle == "" {
+		free, err := tx.freeHandles(ctx, "products", p.StoreID, []string{productStem(p.Name)})
+		if err != nil {
+			return err
+		}
+		p.Handle = free[0]
+	}
 	_, err := tx.tx.Exec(ctx, `INSERT INTO products (`+productInsertColumns+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
 		p.ID, p.StoreID, p.Name, p.Description, p.SKU, p.Price, p.CostPrice, p.Status, p.CategoryID,
-		p.Attributes, p.Images, p.MediaURLs, p.CreatedAt, p.UpdatedAt)
+		p.Attributes, p.Images, p.MediaURLs, p.CreatedAt, p.UpdatedAt, p.Handle)
+	if isUniqueViolation(err, "products_store_handle_key") {
+		return fmt.Errorf("product handle %q: %w", p.Handle, ErrDuplicateHandle)
+	}
 	if err != nil {
 		return fmt.Errorf("create product: %w", categoryRefError(err))
 	}
@@ -298,6 +314,10 @@ func (tx *Tx) UpdateProduct(ctx context.Context, storeID, id uuid.UUID, upd Prod
 	if upd.Name != nil {
 		p.Name = *upd.Name
 	}
+	oldHandle := p.Handle
+	if upd.Handle != nil {
+		p.Handle = *upd.Handle
+	}
 	if upd.Description != nil {
 		p.Description = *upd.Description
 	}
@@ -318,11 +338,20 @@ func (tx *Tx) UpdateProduct(ctx context.Context, storeID, id uuid.UUID, upd Prod
 	}
 	p.UpdatedAt = tx.now()
 	_, err = tx.tx.Exec(ctx, `UPDATE products SET name = $3, description = $4, sku = $5, price = $6, cost_price = $7,
-		status = $8, category_id = $9, attributes = $10, updated_at = $11
+		status = $8, category_id = $9, attributes = $10, updated_at = $11, handle = $12
 		WHERE store_id = $1 AND id = $2`,
-		storeID, id, p.Name, p.Description, p.SKU, p.Price, p.CostPrice, p.Status, p.CategoryID, p.Attributes, p.UpdatedAt)
+		storeID, id, p.Name, p.Description, p.SKU, p.Price, p.CostPrice, p.Status, p.CategoryID, p.Attributes, p.UpdatedAt, p.Handle)
+	if isUniqueViolation(err, "products_store_handle_key") {
+		return Product{}, fmt.Errorf("product handle %q: %w", p.Handle, ErrDuplicateHandle)
+	}
 	if err != nil {
 		return Product{}, fmt.Errorf("update product: %w", categoryRefError(err))
+	}
+	if p.Handle != oldHandle {
+		// The old address keeps working (decisions §23: renamed ones 301).
+		if err := tx.redirectRenamed(ctx, storeID, "/products/"+oldHandle, "/products/"+p.Handle); err != nil {
+			return Product{}, err
+		}
 	}
 	if p.Quantity, err = tx.followDefaultVariant(ctx, p, upd); err != nil {
 		return Product{}, err
@@ -381,4 +410,13 @@ func (tx *Tx) touchProduct(ctx context.Context, storeID, productID uuid.UUID) er
 		return err
 	}
 	return tx.emitProduct(ctx, EventProductUpdated, p)
+}
+
+// productStem is the handle a product's name makes (decisions §23), before
+// a number keeps it unique: "product" when nothing of the name is usable.
+func productStem(name string) string {
+	if stem := handle.FromTitle(name); stem != "" {
+		return stem
+	}
+	return "product"
 }

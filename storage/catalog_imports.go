@@ -519,11 +519,19 @@ func (tx *Tx) insertProducts(ctx context.Context, cs []importCreate) error {
 		return err
 	}
 	actor := tx.movementActor()
+	stems := make([]string, len(cs))
+	for i, c := range cs {
+		stems[i] = productStem(c.product.Name)
+	}
+	handles, err := tx.freeHandles(ctx, "products", storeID, stems)
+	if err != nil {
+		return err
+	}
 	var productRows, skuRows, variantRows, levelRows, movementRows [][]any
-	for _, c := range cs {
+	for i, c := range cs {
 		p := c.product
 		productRows = append(productRows, []any{p.ID, p.StoreID, p.Name, p.Description, *p.SKU, p.Price, p.CostPrice, p.Status,
-			p.CategoryID, p.Attributes, p.Images, p.MediaURLs, p.CreatedAt, p.UpdatedAt})
+			p.CategoryID, p.Attributes, p.Images, p.MediaURLs, p.CreatedAt, p.UpdatedAt, handles[i]})
 		skuRows = append(skuRows, []any{p.StoreID, *p.SKU, "product", p.ID})
 		for _, v := range c.variants {
 			quantity := int32(v.Quantity)
@@ -545,7 +553,7 @@ func (tx *Tx) insertProducts(ctx context.Context, cs []importCreate) error {
 		rows    [][]any
 	}{
 		{"products", []string{"id", "store_id", "name", "description", "sku", "price", "cost_price", "status", "category_id",
-			"attributes", "images", "media_urls", "created_at", "updated_at"}, productRows},
+			"attributes", "images", "media_urls", "created_at", "updated_at", "handle"}, productRows},
 		{"variants", []string{"id", "store_id", "product_id", "sku", "barcode", "price", "cost_price", "quantity", "options", "position",
 			"is_default", "weight_grams", "created_at", "updated_at"}, variantRows},
 		{"inventory_levels", []string{"store_id", "variant_id", "location_id", "product_id", "on_hand", "reserved", "updated_at"}, levelRows},

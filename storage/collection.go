@@ -367,24 +367,11 @@ func (tx *Tx) FreeCollectionHandle(ctx context.Context, storeID uuid.UUID, title
 	if stem == "" {
 		stem = "collection"
 	}
-	for n := 1; ; n++ {
-		h := stem
-		if n > 1 {
-			suffix := "-" + strconv.Itoa(n)
-			r := []rune(stem)
-			if len(r)+len(suffix) > handle.MaxLength {
-				r = r[:handle.MaxLength-len(suffix)]
-			}
-			h = string(r) + suffix
-		}
-		var taken bool
-		if err := tx.tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM collections WHERE store_id = $1 AND handle = $2)`, storeID, h).Scan(&taken); err != nil {
-			return "", fmt.Errorf("find free collection handle: %w", err)
-		}
-		if !taken {
-			return h, nil
-		}
+	free, err := tx.freeHandles(ctx, "collections", storeID, []string{stem})
+	if err != nil {
+		return "", err
 	}
+	return free[0], nil
 }
 
 // createCategoryCollection gives a new category its smart collection

@@ -386,7 +386,7 @@ func menuTargets(items []MenuItem, prefix string, out []menuTarget) []menuTarget
 // product, an unpublished collection and a page or article not yet
 // published are not seen.
 var menuTargetQueries = map[string]string{
-	MenuItemProduct: `SELECT id, id::text, '', status = 'active' FROM products WHERE store_id = $1 AND id = ANY ($2)`,
+	MenuItemProduct: `SELECT id, handle, '', status = 'active' FROM products WHERE store_id = $1 AND id = ANY ($2)`,
 	MenuItemCategory: `SELECT c.id, COALESCE(col.handle, c.id::text), '', COALESCE(col.published, true)
 		FROM categories c LEFT JOIN collections col ON col.store_id = c.store_id AND col.id = c.id WHERE c.store_id = $1 AND c.id = ANY ($2)`,
 	MenuItemCollection: `SELECT id, handle, '', published FROM collections WHERE store_id = $1 AND id = ANY ($2)`,

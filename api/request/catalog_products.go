@@ -7,6 +7,7 @@ import (
 
 	"github.com/merchantsvc/svc/api/wire"
 	"github.com/merchantsvc/svc/storage"
+	"github.com/merchantsvc/svc/storage/handle"
 )
 
 const (
@@ -33,6 +34,7 @@ func checkSKU(c *Checker, field, sku string) {
 // CreateProduct is the JSON body handleCreateProduct reads (api/catalog_products.go).
 type CreateProduct struct {
 	Name        string          `json:"name"`
+	Handle      *string         `json:"handle"`
 	Description string          `json:"description"`
 	SKU         *string         `json:"sku"`
 	Price       *int64          `json:"price"`
@@ -47,6 +49,9 @@ type CreateProduct struct {
 func (req CreateProduct) Valid() []wire.FieldError {
 	var c Checker
 	c.Text("name", req.Name, 1, maxNameLength)
+	if req.Handle != nil {
+		Handle(&c, *req.Handle)
+	}
 	c.Text("description", req.Description, 0, maxDescriptionLength)
 	if req.SKU != nil {
 		checkSKU(&c, "sku", *req.SKU)
@@ -75,6 +80,7 @@ func (req CreateProduct) Valid() []wire.FieldError {
 // UpdateProduct is the JSON body handleUpdateProduct reads (api/catalog_products.go).
 type UpdateProduct struct {
 	Name        wire.Optional[string]          `json:"name"`
+	Handle      wire.Optional[string]          `json:"handle"`
 	Description wire.Optional[string]          `json:"description"`
 	SKU         wire.Optional[string]          `json:"sku"`
 	Price       wire.Optional[int64]           `json:"price"`
@@ -99,6 +105,9 @@ func (req UpdateProduct) Valid() []wire.FieldError {
 	var c Checker
 	if notNull(&c, "name", req.Name) {
 		c.Text("name", req.Name.Value, 1, maxNameLength)
+	}
+	if notNull(&c, "handle", req.Handle) {
+		Handle(&c, req.Handle.Value)
 	}
 	if notNull(&c, "description", req.Description) {
 		c.Text("description", req.Description.Value, 0, maxDescriptionLength)
@@ -133,6 +142,10 @@ func (req UpdateProduct) Update() storage.ProductUpdate {
 	if req.Name.Set {
 		name := strings.TrimSpace(req.Name.Value)
 		upd.Name = &name
+	}
+	if req.Handle.Set {
+		h, _ := handle.Normalize(req.Handle.Value)
+		upd.Handle = &h
 	}
 	if req.Description.Set {
 		upd.Description = &req.Description.Value

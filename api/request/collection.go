@@ -81,9 +81,9 @@ func checkCollectionSEO(c *Checker, seo CollectionSEO) {
 	}
 }
 
-// CollectionHandle normalises a handle a merchant typed, or records why it
-// cannot be one.
-func CollectionHandle(c *Checker, typed string) string {
+// Handle normalises a handle a merchant typed (a collection's, a product's),
+// or records why it cannot be one.
+func Handle(c *Checker, typed string) string {
 	h, err := handle.Normalize(typed)
 	switch {
 	case errors.Is(err, handle.ErrBlank):
@@ -197,7 +197,7 @@ func (req CreateCollection) Valid() []wire.FieldError {
 	checkCollectionText(&c, "description", req.Description, false, 65535)
 	c.OneOf("kind", req.Kind, []string{"manual", "smart"})
 	if req.Handle != nil {
-		CollectionHandle(&c, *req.Handle)
+		Handle(&c, *req.Handle)
 	}
 	if req.ImageID != nil {
 		c.UUID("image_id", *req.ImageID)
@@ -233,7 +233,7 @@ type UpdateCollection struct {
 func (req UpdateCollection) Valid() []wire.FieldError {
 	var c Checker
 	if notNull(&c, "handle", req.Handle) {
-		CollectionHandle(&c, req.Handle.Value)
+		Handle(&c, req.Handle.Value)
 	}
 	if notNull(&c, "title", req.Title) {
 		checkCollectionText(&c, "title", req.Title.Value, true, 255)
