@@ -21,25 +21,15 @@ import (
 // Collections (decisions §21): merchandising sets, manual or smart.
 
 var (
-	errCollectionHandleTaken = newError(http.StatusConflict, "DUPLICATE_HANDLE",
-		"Another collection of this store has this handle", "لمجموعة أخرى في هذا المتجر المعرّف نفسه")
 	errCollectionIsSmart = newError(http.StatusConflict, "COLLECTION_IS_SMART",
 		"A smart collection's products follow its rules; change the rules instead", "منتجات المجموعة الذكية تتبع شروطها؛ عدّل الشروط بدلًا من ذلك")
 )
 
 // collectionError maps the errors only collections answer.
 func collectionError(err error) *apiError {
-	var inUse *storage.CollectionInUseError
 	switch {
-	case errors.Is(err, storage.ErrCollectionHandleTaken):
-		return errCollectionHandleTaken
 	case errors.Is(err, storage.ErrCollectionIsSmart):
 		return errCollectionIsSmart
-	case errors.As(err, &inUse):
-		return &apiError{Status: http.StatusConflict, Code: "CONTENT_IN_USE",
-			Message:   "The theme names this collection; take it out of the theme's draft and published document first",
-			MessageAr: "القالب يستخدم هذه المجموعة؛ أزلها من مسودة القالب والنسخة المنشورة أولًا",
-			Details:   map[string]any{"pointers": inUse.Pointers}}
 	}
 	return nil
 }

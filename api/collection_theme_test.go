@@ -55,20 +55,31 @@ func TestCollectionsInTheTheme(t *testing.T) {
 	// The draft moves on without spare; the published document keeps it.
 	require.Equal(t, http.StatusOK, put(categoryID, []string{picks}).Status)
 
-	for id, pointers := range map[string][]string{
-		picks:      {"/draft/templates/index/sections/picks/settings/collections/0", "/published/templates/index/sections/picks/settings/collections/1"},
-		spare:      {"/published/templates/index/sections/picks/settings/collections/0"},
-		categoryID: {"/draft/templates/index/sections/featured-collection/settings/collection", "/published/templates/index/sections/featured-collection/settings/collection"},
+	// pointers are the places in either document, each once; referrers say
+	// which document holds each.
+	for id, want := range map[string]struct{ pointers, referrers []string }{
+		picks: {[]string{"/templates/index/sections/picks/settings/collections/0", "/templates/index/sections/picks/settings/collections/1"},
+			[]string{"theme_draft /templates/index/sections/picks/settings/collections/0", "theme_published /templates/index/sections/picks/settings/collections/1"}},
+		spare: {[]string{"/templates/index/sections/picks/settings/collections/0"},
+			[]string{"theme_published /templates/index/sections/picks/settings/collections/0"}},
+		categoryID: {[]string{"/templates/index/sections/featured-collection/settings/collection"},
+			[]string{"theme_draft /templates/index/sections/featured-collection/settings/collection", "theme_published /templates/index/sections/featured-collection/settings/collection"}},
 	} {
 		refused := s.call("DELETE", "/collections/"+id, nil)
 		require.Equal(t, http.StatusConflict, refused.Status, string(refused.Raw))
 		require.Equal(t, "CONTENT_IN_USE", refused.errorCode())
 		require.NotEmpty(t, refused.Body["error"].(map[string]any)["message_ar"])
-		got := []string{}
-		for _, p := range refused.errorField("details").(map[string]any)["pointers"].([]any) {
-			got = append(got, p.(string))
+		details := refused.errorField("details").(map[string]any)
+		pointers, referrers := []string{}, []string{}
+		for _, p := range details["pointers"].([]any) {
+			pointers = append(pointers, p.(string))
 		}
-		require.ElementsMatch(t, pointers, got)
+		for _, r := range details["referrers"].([]any) {
+			ref := r.(map[string]any)
+			referrers = append(referrers, ref["kind"].(string)+" "+ref["pointer"].(string))
+		}
+		require.ElementsMatch(t, want.pointers, pointers)
+		require.ElementsMatch(t, want.referrers, referrers)
 	}
 	require.Equal(t, http.StatusOK, s.call("GET", "/collections/"+picks, nil).Status, "a refused delete changes nothing")
 

@@ -20,8 +20,6 @@ import (
 // themes:write, and the storefront's read of a menu.
 
 var (
-	errDuplicateHandle = newError(http.StatusConflict, "DUPLICATE_HANDLE",
-		"Another item of this kind in the store already has this handle", "لعنصر آخر من النوع نفسه في المتجر هذا المعرّف النصي (handle)")
 	errMenuBuiltIn = newError(http.StatusConflict, "MENU_BUILT_IN",
 		"main-menu and footer are built in: they are neither deleted nor renamed; empty their items instead",
 		"القائمتان main-menu وfooter مدمجتان: لا تُحذفان ولا يُغيَّر معرّفهما؛ أفرغ عناصرهما بدلًا من ذلك")
@@ -47,8 +45,6 @@ func menuErrors(err error) *apiError {
 			e.MessageAr = "يستخدم القالب هذا العنصر؛ أزله من القالب أولًا (error.details.pointers يبيّن المواضع)"
 		}
 		return e
-	case errors.Is(err, storage.ErrDuplicateHandle):
-		return errDuplicateHandle
 	case errors.Is(err, storage.ErrMenuBuiltIn):
 		return errMenuBuiltIn
 	case errors.Is(err, storage.ErrDuplicateRedirect):

@@ -201,7 +201,7 @@ func TestPagesOverHTTP(t *testing.T) {
 	require.Equal(t, "CONTENT_IN_USE", inUse.errorCode())
 	details := inUse.errorField("details").(map[string]any)
 	require.Equal(t, []any{"/templates/page/sections/story/settings/page"}, details["pointers"])
-	require.Equal(t, []any{"draft"}, details["documents"])
+	require.Equal(t, []any{map[string]any{"kind": "theme_draft", "pointer": "/templates/page/sections/story/settings/page"}}, details["referrers"])
 	rename := c.call("PATCH", "/pages/"+aboutID, map[string]any{"handle": "who-we-are"})
 	require.Equal(t, http.StatusConflict, rename.Status, string(rename.Raw))
 	require.Equal(t, "HANDLE_IN_USE_BY_THEME", rename.errorCode())
@@ -220,7 +220,8 @@ func TestPagesOverHTTP(t *testing.T) {
 	c.themeNames("", "")
 	stillInUse := c.call("DELETE", "/pages/"+aboutID, nil)
 	require.Equal(t, http.StatusConflict, stillInUse.Status, string(stillInUse.Raw))
-	require.Equal(t, []any{"published"}, stillInUse.errorField("details").(map[string]any)["documents"])
+	require.Equal(t, []any{map[string]any{"kind": "theme_published", "pointer": "/templates/page/sections/story/settings/page"}},
+		stillInUse.errorField("details").(map[string]any)["referrers"])
 	require.Equal(t, "about-us", c.call("GET", "/pages/"+aboutID, nil).data()["handle"], "nothing changed")
 
 	// A page the theme does not name renames and deletes.

@@ -179,10 +179,7 @@ var bodyMessagesAr = map[string]string{
 
 // contentErrors maps the refusals of pages, blogs and articles.
 func contentErrors(err error) *apiError {
-	var (
-		body *storage.BodyError
-		use  *storage.ThemeUseError
-	)
+	var body *storage.BodyError
 	switch {
 	case errors.As(err, &body):
 		p := body.Problem
@@ -191,16 +188,6 @@ func contentErrors(err error) *apiError {
 			MessageAr: fmt.Sprintf("%s (عند %s، البايت %d)", bodyMessagesAr[p.Code], p.Pointer, p.Offset)}})
 		e.Details = map[string]any{"field": body.Field, "pointer": p.Pointer, "offset": p.Offset}
 		return e
-	case errors.As(err, &use) && use.Rename:
-		return &apiError{Status: http.StatusConflict, Code: "HANDLE_IN_USE_BY_THEME",
-			Message:   "The theme names this handle; change the theme first, then rename",
-			MessageAr: "يستخدم القالب هذا المعرّف؛ غيّر القالب أولًا ثم أعد التسمية",
-			Details:   map[string]any{"pointers": use.Pointers, "documents": use.Documents}}
-	case errors.As(err, &use):
-		return &apiError{Status: http.StatusConflict, Code: "CONTENT_IN_USE",
-			Message:   "The theme names this content; change the theme first, then delete",
-			MessageAr: "يستخدم القالب هذا المحتوى؛ غيّر القالب أولًا ثم احذفه",
-			Details:   map[string]any{"pointers": use.Pointers, "documents": use.Documents}}
 	case errors.Is(err, storage.ErrDuplicateHandle):
 		return &apiError{Status: http.StatusConflict, Code: "DUPLICATE_HANDLE",
 			Message:   "Another item of this kind already has this handle",

@@ -23,8 +23,6 @@ import (
 
 // Errors of collections the API maps to their own codes.
 var (
-	// ErrCollectionHandleTaken: another collection of the store has the handle.
-	ErrCollectionHandleTaken = errors.New("duplicate collection handle")
 	// ErrCollectionIsSmart: a smart collection's members follow its rules.
 	ErrCollectionIsSmart = errors.New("collection is smart")
 )
@@ -224,7 +222,7 @@ func (tx *Tx) insertCollection(ctx context.Context, c Collection) error {
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9, $10, $11, $12, $12)`,
 		c.ID, c.StoreID, c.Handle, c.Title, c.Description, c.ImageID, c.Kind, rules, c.Sort, c.Published, c.SEO, c.CreatedAt)
 	if isUniqueViolation(err, "collections_store_id_handle_key") {
-		return fmt.Errorf("collection handle %q: %w", c.Handle, ErrCollectionHandleTaken)
+		return fmt.Errorf("collection handle %q: %w", c.Handle, ErrDuplicateHandle)
 	}
 	if err != nil {
 		return fmt.Errorf("create collection: %w", err)
@@ -294,7 +292,7 @@ func (tx *Tx) UpdateCollection(ctx context.Context, storeID, id uuid.UUID, upd C
 		WHERE store_id = $1 AND id = $2`,
 		storeID, id, c.Handle, c.Title, c.Description, rules, c.Sort, c.Published, c.SEO, c.UpdatedAt, bump, c.ImageID)
 	if isUniqueViolation(err, "collections_store_id_handle_key") {
-		return Collection{}, fmt.Errorf("collection handle %q: %w", c.Handle, ErrCollectionHandleTaken)
+		return Collection{}, fmt.Errorf("collection handle %q: %w", c.Handle, ErrDuplicateHandle)
 	}
 	if err != nil {
 		return Collection{}, fmt.Errorf("update collection: %w", err)
@@ -307,14 +305,6 @@ func (tx *Tx) UpdateCollection(ctx context.Context, storeID, id uuid.UUID, upd C
 	return tx.FindCollectionByID(ctx, storeID, id)
 }
 
-// CollectionInUseError refuses to delete a collection the theme names:
-// Pointers are JSON Pointers into the draft and published documents.
-type CollectionInUseError struct {
-	Pointers []string
-}
-
-func (e *CollectionInUseError) Error() string { return "collection is named by the theme" }
-
 // DeleteCollection removes a collection and its membership, unless the
 // theme's draft or published document names it.
 func (tx *Tx) DeleteCollection(ctx context.Context, storeID, id uuid.UUID) error {
@@ -326,12 +316,8 @@ func (tx *Tx) DeleteCollection(ctx context.Context, storeID, id uuid.UUID) error
 	if _, err := tx.tx.Exec(ctx, `SELECT 1 FROM collections WHERE store_id = $1 AND id = $2 FOR UPDATE`, storeID, id); err != nil {
 		return fmt.Errorf("lock collection: %w", err)
 	}
-	pointers, err := tx.themePointersTo(ctx, storeID, theme.RefCollection, id.String())
-	if err != nil {
+	if err := tx.refuseThemeUses(ctx, storeID, theme.RefCollection, id.String(), "CONTENT_IN_USE"); err != nil {
 		return err
-	}
-	if len(pointers) > 0 {
-		return &CollectionInUseError{Pointers: pointers}
 	}
 	tag, err := tx.tx.Exec(ctx, `DELETE FROM collections WHERE store_id = $1 AND id = $2`, storeID, id)
 	if err != nil {
@@ -341,23 +327,6 @@ func (tx *Tx) DeleteCollection(ctx context.Context, storeID, id uuid.UUID) error
 		return fmt.Errorf("delete collection %s: %w", id, ErrNotFound)
 	}
 	return nil
-}
-
-// themePointersTo lists where the draft and the published theme document
-// name a reference, as JSON Pointers prefixed /draft and /published.
-func (tx *Tx) themePointersTo(ctx context.Context, storeID uuid.UUID, kind, id string) ([]string, error) {
-	draft, published, _, err := tx.themeDocuments(ctx, storeID)
-	if err != nil {
-		return nil, err
-	}
-	var pointers []string
-	for _, pointer := range pointersTo(draft, kind, id) {
-		pointers = append(pointers, "/draft"+pointer)
-	}
-	for _, pointer := range pointersTo(published, kind, id) {
-		pointers = append(pointers, "/published"+pointer)
-	}
-	return pointers, nil
 }
 
 // FreeCollectionHandle derives a free handle from a title: FromTitle, or

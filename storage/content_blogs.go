@@ -127,12 +127,8 @@ func (tx *Tx) UpdateBlog(ctx context.Context, storeID, id uuid.UUID, change func
 		}
 	}
 	if b.Handle != current.Handle {
-		use, err := tx.themeUses(ctx, storeID, theme.RefBlog, current.Handle, true)
-		if err != nil {
+		if err := tx.refuseThemeUses(ctx, storeID, theme.RefBlog, current.Handle, "HANDLE_IN_USE_BY_THEME"); err != nil {
 			return Blog{}, err
-		}
-		if use != nil {
-			return Blog{}, use
 		}
 		if err := tx.redirectRenamed(ctx, storeID, "/blogs/"+current.Handle, "/blogs/"+b.Handle); err != nil {
 			return Blog{}, err
@@ -159,12 +155,8 @@ func (tx *Tx) DeleteBlog(ctx context.Context, storeID, id uuid.UUID) (Blog, erro
 	if err != nil {
 		return Blog{}, notFoundIfNoRows(err, "delete blog "+id.String())
 	}
-	use, err := tx.themeUses(ctx, storeID, theme.RefBlog, b.Handle, false)
-	if err != nil {
+	if err := tx.refuseThemeUses(ctx, storeID, theme.RefBlog, b.Handle, "CONTENT_IN_USE"); err != nil {
 		return Blog{}, err
-	}
-	if use != nil {
-		return Blog{}, use
 	}
 	if _, err := tx.tx.Exec(ctx, `DELETE FROM blogs WHERE store_id = $1 AND id = $2`, storeID, id); err != nil {
 		return Blog{}, fmt.Errorf("delete blog: %w", err)

@@ -135,12 +135,8 @@ func (tx *Tx) UpdatePage(ctx context.Context, storeID, id uuid.UUID, change func
 		}
 	}
 	if p.Handle != current.Handle {
-		use, err := tx.themeUses(ctx, storeID, theme.RefPage, current.Handle, true)
-		if err != nil {
+		if err := tx.refuseThemeUses(ctx, storeID, theme.RefPage, current.Handle, "HANDLE_IN_USE_BY_THEME"); err != nil {
 			return ContentPage{}, err
-		}
-		if use != nil {
-			return ContentPage{}, use
 		}
 		if err := tx.redirectRenamed(ctx, storeID, "/pages/"+current.Handle, "/pages/"+p.Handle); err != nil {
 			return ContentPage{}, err
@@ -174,12 +170,8 @@ func (tx *Tx) DeletePage(ctx context.Context, storeID, id uuid.UUID) (ContentPag
 	if err != nil {
 		return ContentPage{}, notFoundIfNoRows(err, "delete page "+id.String())
 	}
-	use, err := tx.themeUses(ctx, storeID, theme.RefPage, p.Handle, false)
-	if err != nil {
+	if err := tx.refuseThemeUses(ctx, storeID, theme.RefPage, p.Handle, "CONTENT_IN_USE"); err != nil {
 		return ContentPage{}, err
-	}
-	if use != nil {
-		return ContentPage{}, use
 	}
 	if _, err := tx.tx.Exec(ctx, `DELETE FROM pages WHERE store_id = $1 AND id = $2`, storeID, id); err != nil {
 		return ContentPage{}, fmt.Errorf("delete page: %w", err)

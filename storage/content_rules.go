@@ -2,10 +2,7 @@ package storage
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"slices"
-	"strings"
 
 	"github.com/google/uuid"
 
@@ -37,52 +34,6 @@ type BodyError struct {
 }
 
 func (e *BodyError) Error() string { return e.Field + ": " + e.Problem.Error() }
-
-// ThemeUseError refuses to delete or rename content the theme's draft or
-// published document names (409 CONTENT_IN_USE, HANDLE_IN_USE_BY_THEME).
-type ThemeUseError struct {
-	// Rename is true for a rename, false for a delete.
-	Rename bool
-	// Pointers are RFC 6901 JSON Pointers into the documents, in order,
-	// each once.
-	Pointers []string
-	// Documents are which documents name it: draft, published.
-	Documents []string
-}
-
-func (e *ThemeUseError) Error() string {
-	return fmt.Sprintf("the theme's %s names it at %s", strings.Join(e.Documents, " and "), strings.Join(e.Pointers, ", "))
-}
-
-// themeUses answers where the store's theme draft and published document
-// name a page or blog handle (kind theme.RefPage or theme.RefBlog), nil
-// when nowhere. It reads the customization under a share lock, so a
-// publish or a draft save waits for the change that asked.
-func (tx *Tx) themeUses(ctx context.Context, storeID uuid.UUID, kind, h string, rename bool) (*ThemeUseError, error) {
-	draft, published, found, err := tx.themeDocuments(ctx, storeID)
-	if err != nil || !found {
-		return nil, err
-	}
-	use := &ThemeUseError{Rename: rename}
-	for _, doc := range []struct {
-		name string
-		json json.RawMessage
-	}{{"draft", draft}, {"published", published}} {
-		pointers := pointersTo(doc.json, kind, h)
-		for _, pointer := range pointers {
-			if !slices.Contains(use.Pointers, pointer) {
-				use.Pointers = append(use.Pointers, pointer)
-			}
-		}
-		if len(pointers) > 0 {
-			use.Documents = append(use.Documents, doc.name)
-		}
-	}
-	if len(use.Documents) == 0 {
-		return nil, nil
-	}
-	return use, nil
-}
 
 // contentHandle answers the handle to store: the one typed, normalised,
 // or, when none was typed, one derived from the title that no row of the
