@@ -58,6 +58,7 @@ func (s *Server) handleListBlogs() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		q := newQueryParser(r)
 		page, limit := q.page(20)
+		search := contentSearch(q)
 		if err := q.err(); err != nil {
 			return err
 		}
@@ -66,7 +67,7 @@ func (s *Server) handleListBlogs() handlerFunc {
 		if err != nil {
 			return err
 		}
-		blogs, total, err := s.db.FindBlogs(r.Context(), storeID, storage.Page{Page: page, Limit: limit})
+		blogs, total, err := s.db.FindBlogs(r.Context(), storeID, storage.BlogFilter{Page: storage.Page{Page: page, Limit: limit}, Search: search})
 		if err != nil {
 			return err
 		}

@@ -161,11 +161,12 @@ func (s *Server) handleListMenus() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		q := newQueryParser(r)
 		page, limit := q.page(20)
+		search := contentSearch(q)
 		if err := q.err(); err != nil {
 			return err
 		}
 		storeID := storeIDFrom(r.Context())
-		menus, total, err := s.db.FindMenus(r.Context(), storeID, storage.Page{Page: page, Limit: limit})
+		menus, total, err := s.db.FindMenusMatching(r.Context(), storeID, storage.MenuFilter{Page: storage.Page{Page: page, Limit: limit}, Search: search})
 		if err != nil {
 			return err
 		}

@@ -78,6 +78,7 @@ func (s *Server) handleListPages() handlerFunc {
 		q := newQueryParser(r)
 		page, limit := q.page(20)
 		status := q.enum("status", []string{"published", "scheduled", "draft"}, "")
+		search := contentSearch(q)
 		if err := q.err(); err != nil {
 			return err
 		}
@@ -86,7 +87,7 @@ func (s *Server) handleListPages() handlerFunc {
 		if err != nil {
 			return err
 		}
-		pages, total, err := s.db.FindPages(r.Context(), storeID, storage.PageFilter{Page: storage.Page{Page: page, Limit: limit}, Status: status})
+		pages, total, err := s.db.FindPages(r.Context(), storeID, storage.PageFilter{Page: storage.Page{Page: page, Limit: limit}, Status: status, Search: search})
 		if err != nil {
 			return err
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"golang.org/x/text/unicode/norm"
 
 	"github.com/merchantsvc/svc/api/request"
 	"github.com/merchantsvc/svc/api/wire"
@@ -120,6 +121,13 @@ func utcOrNil(t *time.Time) *time.Time {
 	}
 	u := t.UTC()
 	return &u
+}
+
+// contentSearch reads the `search` of a page, blog or menu list (the
+// theme editor's pickers search with it): NFKC-normalised and trimmed like
+// the media library's q, "" for none.
+func contentSearch(q *queryParser) string {
+	return strings.TrimSpace(norm.NFKC.String(q.values.Get("search")))
 }
 
 // readerLanguage is the language bilingual reads answer in: the first of

@@ -70,12 +70,21 @@ func (r reader) FindBlogByHandle(ctx context.Context, storeID uuid.UUID, h strin
 	return b, nil
 }
 
+// BlogFilter narrows a list of blogs.
+type BlogFilter struct {
+	Page
+	// Search keeps blogs whose handle or title in either language holds
+	// it, ignoring case; "" keeps every blog.
+	Search string
+}
+
 // FindBlogs returns a page of the store's blogs, newest first.
-func (r reader) FindBlogs(ctx context.Context, storeID uuid.UUID, page Page) ([]Blog, int, error) {
+func (r reader) FindBlogs(ctx context.Context, storeID uuid.UUID, f BlogFilter) ([]Blog, int, error) {
 	return findPage(ctx, r, "blogs", listQuery{
-		columns: blogColumns, from: "FROM blogs WHERE store_id = $1", args: []any{storeID},
+		columns: blogColumns, from: "FROM blogs WHERE store_id = $1 AND " + contentSearchSQL(2, "title_ar", "title_en"),
+		args:    []any{storeID, contentSearchPattern(f.Search)},
 		orderBy: "created_at DESC, id DESC",
-	}, page.Limit, int(page.Offset()), func(row pgx.CollectableRow) (Blog, error) { return scanBlog(row) })
+	}, f.Limit, int(f.Offset()), func(row pgx.CollectableRow) (Blog, error) { return scanBlog(row) })
 }
 
 // CreateBlog adds a blog; an empty handle is derived from the title.

@@ -195,8 +195,23 @@ func (tx *Tx) CreateMenu(ctx context.Context, storeID uuid.UUID, handle string, 
 
 // FindMenus lists a store's menus by handle.
 func (r reader) FindMenus(ctx context.Context, storeID uuid.UUID, page Page) ([]Menu, int, error) {
-	return findPage(ctx, r, "menus", listQuery{columns: menuColumns, from: "FROM menus WHERE store_id = $1", args: []any{storeID},
-		orderBy: "handle, id"}, page.Limit, int(page.Offset()), func(row pgx.CollectableRow) (Menu, error) { return scanMenu(row) })
+	return r.FindMenusMatching(ctx, storeID, MenuFilter{Page: page})
+}
+
+// MenuFilter narrows a list of menus.
+type MenuFilter struct {
+	Page
+	// Search keeps menus whose handle or title in either language holds
+	// it, ignoring case; "" keeps every menu.
+	Search string
+}
+
+// FindMenusMatching lists a store's menus that match f by handle.
+func (r reader) FindMenusMatching(ctx context.Context, storeID uuid.UUID, f MenuFilter) ([]Menu, int, error) {
+	return findPage(ctx, r, "menus", listQuery{columns: menuColumns,
+		from: "FROM menus WHERE store_id = $1 AND " + contentSearchSQL(2, "title->>'ar'", "title->>'en'"),
+		args: []any{storeID, contentSearchPattern(f.Search)}, orderBy: "handle, id"},
+		f.Limit, int(f.Offset()), func(row pgx.CollectableRow) (Menu, error) { return scanMenu(row) })
 }
 
 // FindMenu reads one menu by id.

@@ -31,6 +31,9 @@ type PageFilter struct {
 	Page
 	// Status is published, scheduled or draft; "" is every page.
 	Status string
+	// Search keeps pages whose handle or title in either language holds
+	// it, ignoring case; "" keeps every page.
+	Search string
 }
 
 const pageColumns = `id, store_id, handle, title_ar, title_en, body_ar, body_en, template, published_at, seo_title, seo_description, created_at, updated_at`
@@ -60,11 +63,28 @@ const publishedSQL = `CASE WHEN published_at IS NULL THEN 'draft' WHEN published
 
 // FindPages returns a page of the store's pages, newest first.
 func (db *DB) FindPages(ctx context.Context, storeID uuid.UUID, f PageFilter) ([]ContentPage, int, error) {
-	from := "FROM pages WHERE store_id = $1 AND ($3 = '' OR " + publishedSQL + " = $3)"
+	from := "FROM pages WHERE store_id = $1 AND ($3 = '' OR " + publishedSQL + " = $3) AND " + contentSearchSQL(4, "title_ar", "title_en")
 	return findPage(ctx, db.reader, "pages", listQuery{
-		columns: pageColumns, from: from, args: []any{storeID, db.now(), f.Status},
+		columns: pageColumns, from: from, args: []any{storeID, db.now(), f.Status, contentSearchPattern(f.Search)},
 		orderBy: "created_at DESC, id DESC",
 	}, f.Limit, int(f.Offset()), func(row pgx.CollectableRow) (ContentPage, error) { return scanPage(row) })
+}
+
+// contentSearchSQL is the search condition of a content list on the
+// argument $n: the handle or either title holds the pattern
+// (contentSearchPattern), case ignored like the products' and
+// collections' search; an empty pattern keeps every row.
+func contentSearchSQL(n int, titleAR, titleEN string) string {
+	p := fmt.Sprintf("$%d::text", n)
+	return "(" + p + " = '' OR handle ILIKE " + p + " OR " + titleAR + " ILIKE " + p + " OR " + titleEN + " ILIKE " + p + ")"
+}
+
+// contentSearchPattern is the LIKE pattern of a search, "" for none.
+func contentSearchPattern(search string) string {
+	if search == "" {
+		return ""
+	}
+	return "%" + escapeLike(search) + "%"
 }
 
 // FindPublishedPage returns the page a buyer may read at handle: one whose
