@@ -158,6 +158,7 @@ func TestScriptsReadTheWordsTheirTemplateHands(t *testing.T) {
 	wordsCall := regexp.MustCompile(`\{\{words ([^}]*)\}\}`)
 	quoted := regexp.MustCompile(`"([^"]+)"`)
 	read := regexp.MustCompile(`\bwords(?:\.(\w+)|\["(\w+)")`)
+	sibling := regexp.MustCompile(`from "\./([\w.]+\.js)"`)
 	templates, err := filepath.Glob("*.html")
 	require.NoError(t, err)
 	for _, name := range templates {
@@ -173,6 +174,12 @@ func TestScriptsReadTheWordsTheirTemplateHands(t *testing.T) {
 		for _, script := range scriptSrc.FindAllStringSubmatch(string(src), -1) {
 			js, err := os.ReadFile(filepath.Join("assets", script[1]))
 			require.NoError(t, err)
+			// The modules it imports from beside it read the same words.
+			for _, imported := range sibling.FindAllStringSubmatch(string(js), -1) {
+				more, err := os.ReadFile(filepath.Join("assets", filepath.Dir(script[1]), imported[1]))
+				require.NoError(t, err)
+				js = append(js, more...)
+			}
 			for _, m := range read.FindAllStringSubmatch(string(js), -1) {
 				if m[1] != "" {
 					require.True(t, handed[m[1]], "%s reads words.%s, which %s does not hand it", script[1], m[1], name)

@@ -4,6 +4,7 @@
 // local change on top of the server's draft, publish and history.
 
 import { call as apiCall, lang, storeAPI, words } from "../store/api.js";
+import { picker, pickerKind } from "./theme_pickers.js";
 
 const api = storeAPI("/themes/v3");
 const DEBOUNCE_MS = 1500;
@@ -421,17 +422,19 @@ function input(def, value) {
       }
       return wrap;
     }
-    case "product_list":
-    case "collection_list": {
-      const t = el("input", { type: "text", value: (value || []).join(", "), name: def.id, placeholder: words.ids, dir: "ltr" });
-      t.addEventListener("change", () => setValue(def.id, t.value.split(",").map((s) => s.trim()).filter(Boolean)));
-      return t;
-    }
     default: {
-      // text, inline_richtext, url, video_url, image_picker, font_picker,
-      // color_scheme and the single pickers: one line of text, laid out by
-      // what it holds (an Arabic heading right to left, a URL or a font
-      // handle left to right).
+      if (pickerKind(def.type)) {
+        // The content pickers search the store (theme_pickers.js); a
+        // variant picker starts from the product its section chose.
+        const { defs, values } = currentTarget();
+        const productDef = defs.find((d) => d.type === "product");
+        const productID = productDef ? valueOf(productDef, values) : null;
+        return picker(def, value, (v) => setValue(def.id, v), { productID });
+      }
+      // text, inline_richtext, url, video_url, font_picker and
+      // color_scheme: one line of text, laid out by what it holds (an
+      // Arabic heading right to left, a URL or a font handle left to
+      // right).
       const t = el("input", { type: def.type.includes("url") ? "url" : "text", value: value ?? "", name: def.id, dir: "auto" });
       onText(t);
       return t;

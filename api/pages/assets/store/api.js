@@ -19,11 +19,12 @@ const writes = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 export const storeAPI = (path) => `/api/v1/stores/${document.body.dataset.storeId}${path}`;
 
 // call sends one request: body is sent as JSON, or as it is when it is
-// FormData. It answers { ok, status, data, answer, error }: answer is the
-// whole JSON body, data its "data", and error (when not ok) the envelope's
-// error in the page's language (see apiError).
-export async function call(method, path, { body, headers = {} } = {}) {
-  const init = { method, credentials: "same-origin", headers: { Accept: "application/json", ...headers } };
+// FormData; a signal (AbortSignal) lets the caller abort it. It answers
+// { ok, status, data, answer, error }: answer is the whole JSON body, data
+// its "data", and error (when not ok) the envelope's error in the page's
+// language (see apiError).
+export async function call(method, path, { body, headers = {}, signal } = {}) {
+  const init = { method, credentials: "same-origin", headers: { Accept: "application/json", ...headers }, signal };
   if (csrf) init.headers["X-CSRF-Token"] = csrf;
   if (writes.has(method)) init.headers["Idempotency-Key"] = crypto.randomUUID();
   if (body instanceof FormData) {
