@@ -103,8 +103,12 @@ function handleKind(path) {
 
 const productItem = (p) => p && { value: p.id, label: p.name, detail: p.sku || "" };
 const collectionItem = (c) => c && { value: c.id, label: titleOf(c.title) || c.handle, detail: c.handle };
+// A thumbnail is read from this page's origin (the binary serves /media/
+// here too): the page's CSP loads images from itself only, and the API's
+// base URL may be another host than the merchant pages'.
+const sameOrigin = (url) => (url ? new URL(url, location.href).pathname : "");
 const mediaItem = (m) =>
-  m && { value: m.id, label: m.alt ? titleOf(m.alt) || m.filename : m.filename, detail: m.filename, thumb: m.urls?.thumbnail || "" };
+  m && { value: m.id, label: m.alt ? titleOf(m.alt) || m.filename : m.filename, detail: m.filename, thumb: sameOrigin(m.urls?.thumbnail) };
 const variantItem = (productName, v) => ({
   value: v.id,
   label: `${productName} — ${optionsText(v) || v.sku || words.picker_default_variant}`,
@@ -283,6 +287,14 @@ export function picker(def, value, setValue, context = {}) {
     const q = input.value.trim();
     status.textContent = words.picker_loading;
     status.hidden = false;
+    if (popup.hidden) {
+      // Opened: say it is searching rather than show nothing meanwhile.
+      items = [];
+      listbox.replaceChildren();
+      popup.hidden = false;
+      input.setAttribute("aria-expanded", "true");
+      root.classList.add("open");
+    }
     try {
       let found;
       if (product) found = [{ label: words.picker_back, back: true }, ...(await source.variants(product, signal))];
