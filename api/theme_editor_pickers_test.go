@@ -258,6 +258,35 @@ func TestThemeEditorPickersInHeadlessChromium(t *testing.T) {
 	require.Equal(t, 2, count)
 	pickerShots(t, tab, "products", "pickers-products-en")
 
+	// Collections up to the setting's limit (6): then the search takes no
+	// more and says why; taking one out opens it again.
+	var extras []string
+	for i := range 5 {
+		c := h.do(request{method: "POST", path: storePath(s.m.storeID, "/collections"), auth: s.m.auth(),
+			body: map[string]any{"kind": "manual", "title": map[string]any{"en": fmt.Sprintf("Extra %d", i+1)}}})
+		require.Equal(t, http.StatusCreated, c.Status, string(c.Raw))
+		extras = append(extras, c.data()["id"].(string))
+	}
+	for i, id := range extras {
+		require.NoError(t, chromedp.Run(tab, pick("collections", fmt.Sprintf("Extra %d", i+1), id, false)))
+	}
+	var disabled bool
+	var placeholder string
+	collectionsInput := `[data-setting-id="collections"] input[role="combobox"]`
+	require.NoError(t, chromedp.Run(tab,
+		waitSaved(),
+		chromedp.Evaluate(`document.querySelector('`+collectionsInput+`').disabled`, &disabled),
+		chromedp.AttributeValue(collectionsInput, "placeholder", &placeholder, nil, chromedp.ByQuery),
+	))
+	require.True(t, disabled, "six of six")
+	require.Equal(t, "At most 6; remove one to add another", placeholder)
+	require.NoError(t, chromedp.Run(tab,
+		chromedp.Click(`[data-setting-id="collections"] .picker-choice[data-value="`+extras[0]+`"] .picker-remove`, chromedp.ByQuery),
+		waitSaved(),
+		chromedp.Evaluate(`document.querySelector('`+collectionsInput+`').disabled`, &disabled),
+	))
+	require.False(t, disabled)
+
 	_, draft := h.draftRevision(s.m)
 	settings := draft["settings"].(map[string]any)
 	require.Equal(t, s.imageID, settings["favicon"])
@@ -272,7 +301,7 @@ func TestThemeEditorPickersInHeadlessChromium(t *testing.T) {
 	require.Equal(t, s.vase, sectionSettings("featured-product-1")["product"])
 	require.Equal(t, s.vaseLarge, sectionSettings("featured-product-1")["variant"])
 	require.Equal(t, []any{s.lamp, s.vase}, sectionSettings("product-grid-1")["products"])
-	require.Equal(t, []any{s.summer}, sectionSettings("product-grid-1")["collections"])
+	require.Equal(t, []any{s.summer, extras[1], extras[2], extras[3], extras[4]}, sectionSettings("product-grid-1")["collections"])
 
 	// Taking one out saves the rest; undo puts it back.
 	require.NoError(t, chromedp.Run(tab,
