@@ -32,7 +32,7 @@ func TestCreatePagesMigrationFromTheOldWay(t *testing.T) {
 		('00000000-0000-0000-0000-0000000056b1', 'menu', 'main-menu', 'Main menu'),
 		('00000000-0000-0000-0000-0000000056b2', 'page', 'about', 'About us')`)
 
-	require.NoError(t, migrations.Up(ctx, db))
+	require.NoError(t, migrations.UpTo(ctx, db, 59))
 
 	type page struct {
 		store, handle    string
@@ -79,4 +79,13 @@ func TestCreatePagesMigrationFromTheOldWay(t *testing.T) {
 		menus = append(menus, m)
 	}
 	require.Equal(t, []string{"footer التذييل 0", "main-menu القائمة الرئيسية 0"}, menus)
+
+	// 0062: store_content, emptied, goes; the content stays.
+	require.NoError(t, migrations.Up(ctx, db))
+	var table sql.NullString
+	require.NoError(t, db.QueryRowContext(ctx, `SELECT to_regclass('store_content')::text`).Scan(&table))
+	require.False(t, table.Valid, "store_content is dropped")
+	var count int
+	require.NoError(t, db.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM pages) + (SELECT count(*) FROM blogs) + (SELECT count(*) FROM menus)`).Scan(&count))
+	require.Equal(t, 2+1+2*2, count, "two pages, a blog, two menus in each store")
 }
