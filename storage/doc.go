@@ -71,6 +71,10 @@
 //   - discount_: discount.go (CreateDiscount, UpdateDiscount, FindDiscounts,
 //     FindRedemptions, NormalizeDiscountCode; countDiscounts, releaseDiscounts
 //     and recheckDiscounts, which placing, cancelling and converting call).
+//   - giftcard.go: gift cards and store credit (CreateGiftCard, FindGiftCards,
+//     FindGiftCardByCode, AdjustGiftCard, DisableGiftCard, RecordGiftCardSend;
+//     DebitGiftCard and CreditGiftCard, the ledger moves checkout, cancel and
+//     refunds call in their own transactions).
 //   - customer_: customer.go (CreateCustomer, UpdateCustomer,
 //     FindOrCreateCustomer); customer_codrisk.go (a phone's cash-on-delivery
 //     record across stores: CODRisk, codRisk, trustCheck, flagCODRisk).

@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/aes"
 	"crypto/cipher"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -31,37 +33,77 @@ var ErrNoSecretsKey = errors.New("no secrets key is configured (SVC_SECRETS_KEY)
 type Sealer struct {
 	aead     cipher.AEAD
 	previous cipher.AEAD
+	// digestKey and previousDigest key the lookup digests (Digest), each
+	// derived from its secrets key so no key serves two algorithms.
+	digestKey, previousDigest []byte
 }
 
 // NewSealer takes a 32-byte key, base64 (standard or URL alphabet), and
 // optionally the previous key it replaces.
 func NewSealer(keyBase64 string, previousBase64 ...string) (*Sealer, error) {
-	aead, err := newAEAD(keyBase64)
+	aead, digestKey, err := newAEAD(keyBase64)
 	if err != nil {
 		return nil, err
 	}
-	s := &Sealer{aead: aead}
+	s := &Sealer{aead: aead, digestKey: digestKey}
 	if len(previousBase64) > 0 && previousBase64[0] != "" {
-		if s.previous, err = newAEAD(previousBase64[0]); err != nil {
+		if s.previous, s.previousDigest, err = newAEAD(previousBase64[0]); err != nil {
 			return nil, fmt.Errorf("previous key: %w", err)
 		}
 	}
 	return s, nil
 }
 
-func newAEAD(keyBase64 string) (cipher.AEAD, error) {
+// newAEAD opens a secrets key: its AES-GCM and the key of its digests.
+func newAEAD(keyBase64 string) (cipher.AEAD, []byte, error) {
 	key, err := base64.StdEncoding.DecodeString(keyBase64)
 	if err != nil {
 		key, err = base64.URLEncoding.DecodeString(keyBase64)
 	}
 	if err != nil || len(key) != 32 {
-		return nil, errors.New("the secrets key must be 32 bytes, base64")
+		return nil, nil, errors.New("the secrets key must be 32 bytes, base64")
 	}
 	block, err := aes.NewCipher(key)
 	if err != nil {
+		return nil, nil, err
+	}
+	aead, err := cipher.NewGCM(block)
+	if err != nil {
+		return nil, nil, err
+	}
+	return aead, hmacSHA256(key, []byte("svc lookup digest v1")), nil
+}
+
+func hmacSHA256(key, msg []byte) []byte {
+	m := hmac.New(sha256.New, key)
+	m.Write(msg)
+	return m.Sum(nil)
+}
+
+// Digest is the HMAC-SHA256 of a secret under the current key, for finding
+// a row by a secret that is stored only sealed (a gift card's code): equal
+// secrets of one purpose have equal digests, and nobody without the key can
+// compute one. purpose separates the digests of different uses and stores.
+func (s *Sealer) Digest(secret, purpose string) ([]byte, error) {
+	if s == nil {
+		return nil, ErrNoSecretsKey
+	}
+	return hmacSHA256(s.digestKey, []byte(purpose+"\x00"+secret)), nil
+}
+
+// Digests are the digests a lookup matches: the current key's, and during a
+// key rotation the previous key's, until `svc secrets reseal` has replaced
+// every stored digest.
+func (s *Sealer) Digests(secret, purpose string) ([][]byte, error) {
+	d, err := s.Digest(secret, purpose)
+	if err != nil {
 		return nil, err
 	}
-	return cipher.NewGCM(block)
+	out := [][]byte{d}
+	if s.previousDigest != nil {
+		out = append(out, hmacSHA256(s.previousDigest, []byte(purpose+"\x00"+secret)))
+	}
+	return out, nil
 }
 
 // Seal encrypts a secret; what is sealed names its purpose (additional
@@ -270,7 +312,9 @@ func (db *DB) ResealSecrets(ctx context.Context, sealer *Sealer) (int, error) {
 			}
 			n++
 		}
-		return nil
+		cards, err := tx.resealGiftCardCodes(ctx, sealer)
+		n += cards
+		return err
 	})
 	return n, err
 }

@@ -1,0 +1,174 @@
+package storage_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/merchantsvc/svc/internal/testenv"
+	"github.com/merchantsvc/svc/storage"
+)
+
+// What people type reaches the code: case, spaces, dashes of any kind,
+// full-width letters and Arabic-Indic or Persian digits do not count.
+func TestGiftCardCodeNormalization(t *testing.T) {
+	const code = "ABCDEFGHJKMNPQ23"
+	for _, c := range []struct {
+		name, typed string
+	}{
+		{"printed", "ABCD-EFGH-JKMN-PQ23"},
+		{"lower case", "abcd-efgh-jkmn-pq23"},
+		{"spaces", "  abcd efgh jkmn pq23 "},
+		{"no separators", "abcdefghjkmnpq23"},
+		{"Arabic-Indic digits", "ABCD-EFGH-JKMN-PQ٢٣"},
+		{"Persian digits", "ABCD-EFGH-JKMN-PQ۲۳"},
+		{"en dash and non-breaking space", "ABCD–EFGH\u00a0JKMN—PQ23"},
+		{"full-width (NFKC)", "ＡＢＣＤ-ＥＦＧＨ-ＪＫＭＮ-ＰＱ２３"},
+		{"tab and newline", "ABCD\tEFGH\nJKMN PQ23"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := storage.NormalizeGiftCardCode(c.typed)
+			require.Equal(t, code, got)
+			require.True(t, storage.ValidGiftCardCode(got))
+		})
+	}
+	for _, c := range []struct {
+		name, typed string
+	}{
+		{"too short", "ABCD-EFGH-JKMN-PQ2"},
+		{"too long", "ABCD-EFGH-JKMN-PQ234"},
+		{"zero", "ABCD-EFGH-JKMN-PQ20"},
+		{"letter O", "ABCD-EFGH-JKMN-PQ2O"},
+		{"one", "ABCD-EFGH-JKMN-PQ21"},
+		{"letter I", "ABCD-EFGH-JKMN-PQ2I"},
+		{"letter L", "ABCD-EFGH-JKMN-PQ2L"},
+		{"Arabic zero", "ABCD-EFGH-JKMN-PQ2٠"},
+		{"symbol", "ABCD-EFGH-JKMN-PQ2#"},
+		{"empty", "   "},
+	} {
+		t.Run("refused "+c.name, func(t *testing.T) {
+			require.False(t, storage.ValidGiftCardCode(storage.NormalizeGiftCardCode(c.typed)))
+		})
+	}
+	require.Equal(t, "ABCD-EFGH-JKMN-PQ23", storage.FormatGiftCardCode(code))
+}
+
+// Drawn codes are 16 characters of the alphabet, and every character of
+// the alphabet turns up (none is left out, none added).
+func TestGiftCardCodeGeneration(t *testing.T) {
+	seen := map[rune]bool{}
+	codes := map[string]bool{}
+	for range 500 {
+		code, err := storage.GenerateGiftCardCode()
+		require.NoError(t, err)
+		require.Len(t, code, storage.GiftCardCodeLength)
+		require.True(t, storage.ValidGiftCardCode(code), code)
+		require.Equal(t, code, storage.NormalizeGiftCardCode(storage.FormatGiftCardCode(code)))
+		for _, r := range code {
+			require.True(t, strings.ContainsRune(storage.GiftCardCodeAlphabet, r), "%q in %s", r, code)
+			seen[r] = true
+		}
+		codes[code] = true
+	}
+	require.Len(t, seen, len(storage.GiftCardCodeAlphabet))
+	require.Len(t, codes, 500)
+	require.Equal(t, 31, len(storage.GiftCardCodeAlphabet))
+	require.NotContains(t, storage.GiftCardCodeAlphabet, "0")
+	require.NotContains(t, storage.GiftCardCodeAlphabet, "O")
+	require.NotContains(t, storage.GiftCardCodeAlphabet, "1")
+	require.NotContains(t, storage.GiftCardCodeAlphabet, "I")
+	require.NotContains(t, storage.GiftCardCodeAlphabet, "L")
+}
+
+// 200 concurrent debits of one card, each in its own transaction through
+// DebitGiftCard, never overspend, and the ledger explains the balance:
+// balance = initial − Σ debits, and the amounts of all entries sum to it.
+func TestGiftCardConcurrentDebits(t *testing.T) {
+	ctx, db := context.Background(), testenv.DB(t)
+	sealer := testenv.Sealer(t)
+	var storeID uuid.UUID
+	require.NoError(t, db.InTx(ctx, func(tx *storage.Tx) error {
+		user := storage.User{Email: uuid.NewString() + "@example.com", PasswordHash: "x", Name: "M"}
+		store := storage.Store{Name: "Cards", Subdomain: "cards-" + uuid.NewString()[:8], Currency: "EGP", DefaultLanguage: "ar"}
+		err := tx.CreateUserAndStore(ctx, &user, &store)
+		storeID = store.ID
+		return err
+	}))
+	const initial, each, workers = 10000, 70, 200 // 142 debits fit, 58 must be refused
+	var card storage.GiftCard
+	require.NoError(t, db.InTx(ctx, func(tx *storage.Tx) error {
+		var err error
+		card, _, err = tx.CreateGiftCard(ctx, sealer, storage.NewGiftCard{StoreID: storeID, InitialValue: initial})
+		return err
+	}))
+
+	var (
+		wg               sync.WaitGroup
+		mu               sync.Mutex
+		debited, refused int
+	)
+	start := make(chan struct{})
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			err := db.InTx(ctx, func(tx *storage.Tx) error {
+				_, err := tx.DebitGiftCard(ctx, storeID, card.ID, each, storage.GiftCardMove{})
+				return err
+			})
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				debited++
+			case errors.Is(err, storage.ErrGiftCardBalanceChanged):
+				refused++
+			default:
+				t.Errorf("debit: %v", err)
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	require.Equal(t, initial/each, debited)
+	require.Equal(t, workers-initial/each, refused)
+
+	got, err := db.FindGiftCard(ctx, storeID, card.ID)
+	require.NoError(t, err)
+	require.Equal(t, int64(initial-debited*each), got.Balance)
+	require.GreaterOrEqual(t, got.Balance, int64(0))
+	entries, err := db.FindGiftCardTransactions(ctx, storeID, card.ID, 1000)
+	require.NoError(t, err)
+	require.Len(t, entries, debited+1)
+	var sum, redeemed int64
+	for _, e := range entries {
+		sum += e.Amount
+		if e.Kind == storage.GiftCardRedeem {
+			redeemed -= e.Amount
+		}
+	}
+	require.Equal(t, got.Balance, sum, "the ledger sums to the balance")
+	require.Equal(t, int64(initial)-redeemed, got.Balance, "balance = initial − Σ ledger debits")
+
+	// A credit (a cancelled order's reversal) goes back through the ledger.
+	require.NoError(t, db.InTx(ctx, func(tx *storage.Tx) error {
+		_, err := tx.CreditGiftCard(ctx, storeID, card.ID, storage.GiftCardReverse, each, storage.GiftCardMove{})
+		return err
+	}))
+	got, err = db.FindGiftCard(ctx, storeID, card.ID)
+	require.NoError(t, err)
+	require.Equal(t, int64(initial-(debited-1)*each), got.Balance)
+
+	// Another store's id reaches nothing.
+	err = db.InTx(ctx, func(tx *storage.Tx) error {
+		_, err := tx.DebitGiftCard(ctx, uuid.New(), card.ID, 1, storage.GiftCardMove{})
+		return err
+	})
+	require.ErrorIs(t, err, storage.ErrGiftCardBalanceChanged)
+}
