@@ -143,6 +143,11 @@ var auditedRoutes = map[string]auditedRoute{
 	"POST /collections/{collection_id}/products":                     {"collection.products_added", "collection", "collection_id"},
 	"DELETE /collections/{collection_id}/products":                   {"collection.products_removed", "collection", "collection_id"},
 	"PUT /collections/{collection_id}/products/order":                {"collection.products_ordered", "collection", "collection_id"},
+	"POST /gift-cards":                                               {"gift_card.created", "gift_card", ""},
+	"PATCH /gift-cards/{gift_card_id}":                               {"gift_card.updated", "gift_card", "gift_card_id"},
+	"POST /gift-cards/{gift_card_id}/adjustments":                    {"gift_card.adjusted", "gift_card", "gift_card_id"},
+	"POST /gift-cards/{gift_card_id}/disable":                        {"gift_card.disabled", "gift_card", "gift_card_id"},
+	"POST /gift-cards/{gift_card_id}/send":                           {"gift_card.sent", "gift_card", "gift_card_id"},
 }
 
 // readOnlyPosts are store routes that POST without changing anything.

@@ -172,6 +172,9 @@ func toAPIError(err error) *apiError {
 	if e := menuErrors(err); e != nil {
 		return e
 	}
+	if e := giftCardErrors(err); e != nil {
+		return e
+	}
 	switch {
 	case errors.As(err, &apiErr):
 		return apiErr

@@ -282,6 +282,14 @@ var routeAccess = map[string]string{
 	"POST /api/v1/stores/{store_id}/collections/{collection_id}/products":                     "catalog:write",
 	"DELETE /api/v1/stores/{store_id}/collections/{collection_id}/products":                   "catalog:write",
 	"PUT /api/v1/stores/{store_id}/collections/{collection_id}/products/order":                "catalog:write",
+	"POST /api/v1/stores/{store_id}/gift-cards/":                                              "orders:write",
+	"GET /api/v1/stores/{store_id}/gift-cards/":                                               "orders:read",
+	"GET /api/v1/stores/{store_id}/gift-cards/{gift_card_id}":                                 "orders:read",
+	"PATCH /api/v1/stores/{store_id}/gift-cards/{gift_card_id}":                               "orders:write",
+	"POST /api/v1/stores/{store_id}/gift-cards/{gift_card_id}/adjustments":                    "orders:write",
+	"POST /api/v1/stores/{store_id}/gift-cards/{gift_card_id}/disable":                        "orders:write",
+	"POST /api/v1/stores/{store_id}/gift-cards/{gift_card_id}/send":                           "orders:write",
+	"POST /api/v1/storefront/{subdomain}/gift-cards/balance":                                  "public",
 }
 
 // The isolation and authorization matrix: every route of the router, called

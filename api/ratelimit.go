@@ -373,7 +373,7 @@ func (s *Server) SyncRateLimits(ctx context.Context, every time.Duration) {
 func (s *Server) ShareRateLimits(ctx context.Context) error {
 	now := time.Now()
 	for _, l := range []*slidingLimiter{s.tokenLimiter, s.sessionLimiter, s.exportLimiter, s.buyerLimiter, s.invitationLimiter, s.passwords.accounts, s.passwords.known, s.passwords.addresses, s.passwords.signups, s.buyerOrders.phones, s.buyerOrders.networks,
-		s.invitationMails.stores, s.invitationMails.users} {
+		s.invitationMails.stores, s.invitationMails.users, s.giftCardMisses} {
 		if err := l.sync(ctx, s.db, now); err != nil {
 			return fmt.Errorf("%s limiter: %w", l.name, err)
 		}

@@ -95,6 +95,7 @@ func (s *Server) routes() *chi.Mux {
 			r.Method(http.MethodGet, "/blogs/{handle}/articles/{article_handle}", s.handleStorefrontArticle())
 			r.Method(http.MethodGet, "/collections", s.handleStorefrontCollections())
 			r.Method(http.MethodGet, "/collections/{handle}/products", s.handleStorefrontCollectionProducts())
+			r.Method(http.MethodPost, "/gift-cards/balance", s.handleStorefrontGiftCardBalance())
 		})
 
 		r.Route("/stores/{store_id}", func(r chi.Router) {
@@ -211,6 +212,16 @@ func (s *Server) routes() *chi.Mux {
 				r.With(ordersWrite).Method(http.MethodPost, "/{order_id}/returns", s.handleRequestReturn())
 				r.With(ordersWrite, requireIdempotencyKey).Method(http.MethodPost, "/{order_id}/refunds", s.handleCreateRefund())
 				r.With(ordersRead).Method(http.MethodGet, "/{order_id}/refunds", s.handleListRefunds())
+			})
+			// Gift cards and store credit (decisions §19).
+			r.Route("/gift-cards", func(r chi.Router) {
+				r.With(ordersWrite, requireIdempotencyKey).Method(http.MethodPost, "/", s.handleCreateGiftCard())
+				r.With(ordersRead).Method(http.MethodGet, "/", s.handleListGiftCards())
+				r.With(ordersRead).Method(http.MethodGet, "/{gift_card_id}", s.handleGetGiftCard())
+				r.With(ordersWrite).Method(http.MethodPatch, "/{gift_card_id}", s.handleUpdateGiftCard())
+				r.With(ordersWrite, requireIdempotencyKey).Method(http.MethodPost, "/{gift_card_id}/adjustments", s.handleAdjustGiftCard())
+				r.With(ordersWrite).Method(http.MethodPost, "/{gift_card_id}/disable", s.handleDisableGiftCard())
+				r.With(ordersWrite).Method(http.MethodPost, "/{gift_card_id}/send", s.handleSendGiftCard())
 			})
 			r.Route("/shipments", func(r chi.Router) {
 				r.With(ordersRead).Method(http.MethodGet, "/", s.handleListShipments(false))

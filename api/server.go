@@ -117,7 +117,10 @@ type Server struct {
 	invitationLimiter *slidingLimiter
 	// recoveryLimiter limits the public password reset, its confirmation
 	// and the email verification per client network.
-	recoveryLimiter       *slidingLimiter
+	recoveryLimiter *slidingLimiter
+	// giftCardMisses counts the storefront's gift card codes that reach no
+	// usable card, per cart and per client network, an hour long.
+	giftCardMisses        *slidingLimiter
 	passwords             *passwordGuard
 	buyerOrders           *buyerOrderLimits
 	invitationMails       invitationMails
@@ -185,6 +188,7 @@ func NewServer(cfg Config, db *storage.DB, temporal client.Client, blobStore *bl
 		buyerLimiter:      newSlidingLimiter("storefront", cfg.StorefrontRateLimitPerMinute, time.Minute),
 		invitationLimiter: newSlidingLimiter("invitation", invitationsPerMinute, time.Minute),
 		recoveryLimiter:   newSlidingLimiter("recovery", recoveriesPerMinute, time.Minute),
+		giftCardMisses:    newSlidingLimiter("gift_card_misses", giftCardMissesPerHour, time.Hour),
 		passwords:         newPasswordGuard(cfg.Passwords),
 		invitationMails:   newInvitationMails(cfg.InvitationsPerStorePerHour, cfg.InvitationsPerUserPerHour),
 		errRateLimited: newError(http.StatusTooManyRequests, "RATE_LIMITED",
@@ -263,13 +267,22 @@ func (s *Server) writeTx(w http.ResponseWriter, r *http.Request, status int, fn 
 			status, result = decided.status, decided.body
 		}
 		stored := result
-		if once, ok := result.(secretAnswer); ok {
+		once, secret := result.(secretAnswer)
+		if secret {
 			result, stored = once.answer, once.replay
 		}
 		if body, err = encodeBody(result); err != nil {
 			return err
 		}
-		noteAnswer(r.Context(), body)
+		// The audit entry notes the answer without its secret (a token, a
+		// gift card's code): the log never holds one.
+		audited := body
+		if secret {
+			if audited, err = encodeBody(stored); err != nil {
+				return err
+			}
+		}
+		noteAnswer(r.Context(), audited)
 		if pending != nil {
 			storedBody, err := encodeBody(stored)
 			if err != nil {

@@ -803,3 +803,14 @@ func (tx *Tx) resealGiftCardCodes(ctx context.Context, sealer *Sealer) (int, err
 	}
 	return len(codes), nil
 }
+
+// CartOfToken answers the cart an X-Cart-Token opens in a store, or
+// ErrNotFound (the storefront's balance check names no cart in its path).
+func (r reader) CartOfToken(ctx context.Context, storeID uuid.UUID, token string) (uuid.UUID, error) {
+	var id uuid.UUID
+	err := r.q.QueryRow(ctx, `SELECT cart_id FROM cart_tokens WHERE token_hash = $1 AND store_id = $2`, hashToken(token), storeID).Scan(&id)
+	if err != nil {
+		return uuid.Nil, notFoundIfNoRows(err, "find cart of token")
+	}
+	return id, nil
+}

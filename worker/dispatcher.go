@@ -173,6 +173,7 @@ func (d *Dispatcher) startRowWorkflows(ctx context.Context) {
 	d.startAccountMails(ctx)
 	d.startGatewayChangeMails(ctx)
 	d.startCollectionRebuilds(ctx)
+	d.startGiftCardMails(ctx)
 }
 
 // drainOutbox turns the outbox into batches of deliveries until it is empty
@@ -549,6 +550,19 @@ func (d *Dispatcher) startAccountMails(ctx context.Context) {
 				workflows.Work{Kind: workflows.KindAccountMail, ResourceID: m.ID, Summary: string(m.Kind) + " mail"},
 				workflows.AccountMail, workflows.AccountMailInput{MailID: m.ID},
 				func() error { return d.DB.MarkAccountMailStarted(ctx, m.ID) }}
+		})
+}
+
+// startGiftCardMails starts the gift-card-mail:<id> workflow of each email
+// send of a gift card's code (decisions §19).
+func (d *Dispatcher) startGiftCardMails(ctx context.Context) {
+	startDue(ctx, d, "gift card mail", enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE, d.DB.FindGiftCardSendsDue,
+		func(m storage.GiftCardSendDue) rowStart {
+			return rowStart{d.TaskQueue, workflows.GiftCardMailWorkflowID(m.ID),
+				workflows.Work{Kind: workflows.KindGiftCardMail, StoreID: m.StoreID, ResourceID: m.ID,
+					Summary: "gift card mail · " + workflows.StoreLabel(m.StoreSubdomain, m.StoreID)},
+				workflows.GiftCardMail, workflows.GiftCardMailInput{StoreID: m.StoreID, SendID: m.ID},
+				func() error { return d.DB.MarkGiftCardSendStarted(ctx, m.StoreID, m.ID) }}
 		})
 }
 

@@ -53,6 +53,7 @@ func RegisterWorkflows(r WorkflowRegistry) {
 	r.RegisterWorkflow(workflows.AccountMail)
 	r.RegisterWorkflow(workflows.GatewayChangeMail)
 	r.RegisterWorkflow(workflows.CollectionRebuild)
+	r.RegisterWorkflow(workflows.GiftCardMail)
 }
 
 // StopTimeout is how long a stopping worker lets running activities finish

@@ -55,6 +55,7 @@ const (
 	KindCardPayment       WorkKind = "card-payment"
 	KindGatewayChange     WorkKind = "gateway-change-mail"
 	KindCollectionRebuild WorkKind = "collection-rebuild"
+	KindGiftCardMail      WorkKind = "gift-card-mail"
 )
 
 // Work describes one workflow to an operator: its search attributes and

@@ -119,6 +119,14 @@ func ArabicFieldMessage(code string) string {
 		return "الرابط غير صالح"
 	case "default_location":
 		return "لا يمكن إيقاف الموقع الافتراضي أو نزع صفته؛ اجعل موقعًا آخر هو الافتراضي أولًا"
+	case "past":
+		return "التاريخ مضى؛ اختر اليوم أو تاريخًا لاحقًا بتوقيت المتجر"
+	case "no_contact":
+		return "ليس لدى مستلم البطاقة وسيلة التواصل هذه"
+	case "not_sendable":
+		return "رصيد المتجر بلا رمز يُرسل"
+	case "not_usable":
+		return "لا يمكن استخدام رمز بطاقة الهدايا هذا"
 	default:
 		return "القيمة غير صالحة"
 	}
