@@ -27,7 +27,7 @@ import (
 // recorder fails when one of them did not run.
 var recordedWorkflows = []string{"Ping", "OrderPlaced", "OrderMessage", "ProductImage", "Media", "ProductImport", "Dispatch",
 	"Delivery", "WebhookTest", "PaymentProof", "EInvoiceSync", "AbandonmentSweep", "RecoveryEmail", "PurgeExpired", "ShipmentWaybill", "Refund", "InvitationMail", "CardPayment", "AccountMail",
-	"GatewayChangeMail", "CollectionRebuild"}
+	"GatewayChangeMail", "CollectionRebuild", "GiftCardMail"}
 
 // TestRecordWorkflowHistories runs every workflow through the real API,
 // worker, dispatcher, Temporal, Postgres and MinIO, and writes each one's
@@ -137,6 +137,11 @@ func TestRecordWorkflowHistories(t *testing.T) {
 	rebuilt := h.do(request{method: "PATCH", path: storePath(s.m.storeID, "/collections/"+smart.data()["id"].(string)), auth: bearer(s.token),
 		body: map[string]any{"rules": rules("all", rule("price", "greater_than", 5000))}})
 	require.Equal(t, http.StatusAccepted, rebuilt.Status, string(rebuilt.Raw))
+	// GiftCardMail: a gift card issued and sent to its recipient by email.
+	gift := h.do(request{method: "POST", path: storePath(s.m.storeID, "/gift-cards"), auth: bearer(s.token),
+		headers: map[string]string{"Idempotency-Key": "histories-gift-card"},
+		body:    map[string]any{"initial_value": 5000, "send": "email", "recipient": map[string]any{"name": "Recorded", "email": "gift@example.com"}}})
+	require.Equal(t, http.StatusCreated, gift.Status, string(gift.Raw))
 	// Ping, AbandonmentSweep and PurgeExpired are started directly, as the smoke check and the schedules do.
 	run, err := h.temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: workflows.PingWorkflowID(h.queue), TaskQueue: h.queue},
 		workflows.Ping, workflows.PingInput{From: "recorder"})

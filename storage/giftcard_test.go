@@ -2,6 +2,7 @@ package storage_test
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"strings"
 	"sync"
@@ -171,4 +172,68 @@ func TestGiftCardConcurrentDebits(t *testing.T) {
 		return err
 	})
 	require.ErrorIs(t, err, storage.ErrGiftCardBalanceChanged)
+}
+
+// A key rotation keeps codes findable and sendable: during it a lookup
+// matches the previous key's digest, `svc secrets reseal` re-keys digest and
+// sealed code, and after it the old key finds nothing.
+func TestGiftCardCodesSurviveKeyRotation(t *testing.T) {
+	ctx, db := context.Background(), testenv.DB(t)
+	oldKey := base64.StdEncoding.EncodeToString([]byte(strings.Repeat("o", 32)))
+	newKey := base64.StdEncoding.EncodeToString([]byte(strings.Repeat("n", 32)))
+	oldSealer, err := storage.NewSealer(oldKey)
+	require.NoError(t, err)
+	rotating, err := storage.NewSealer(newKey, oldKey)
+	require.NoError(t, err)
+	newSealer, err := storage.NewSealer(newKey)
+	require.NoError(t, err)
+
+	var (
+		storeID uuid.UUID
+		card    storage.GiftCard
+		code    string
+		send    storage.GiftCardSend
+	)
+	require.NoError(t, db.InTx(ctx, func(tx *storage.Tx) error {
+		user := storage.User{Email: uuid.NewString() + "@example.com", PasswordHash: "x", Name: "M"}
+		store := storage.Store{Name: "Keys", Subdomain: "keys-" + uuid.NewString()[:8], Currency: "SAR", DefaultLanguage: "en"}
+		if err := tx.CreateUserAndStore(ctx, &user, &store); err != nil {
+			return err
+		}
+		storeID = store.ID
+		email := "r@example.com"
+		card, code, err = tx.CreateGiftCard(ctx, oldSealer, storage.NewGiftCard{StoreID: storeID, InitialValue: 500,
+			Recipient: &storage.GiftCardRecipient{Name: "R", Email: &email}})
+		if err != nil {
+			return err
+		}
+		send, err = tx.RecordGiftCardSend(ctx, storeID, card.ID, "email")
+		return err
+	}))
+	var stored []byte
+	require.NoError(t, testenv.SQL(t, db).QueryRow(ctx, `SELECT code_sealed || code_hmac FROM gift_cards WHERE id = $1`, card.ID).Scan(&stored))
+	require.NotContains(t, string(stored), strings.ReplaceAll(code, "-", ""), "the code is never stored in the clear")
+	require.NotContains(t, string(stored), code)
+
+	_, err = db.FindGiftCardByCode(ctx, newSealer, storeID, code)
+	require.ErrorIs(t, err, storage.ErrNotFound, "before the reseal the new key alone finds nothing")
+	found, err := db.FindGiftCardByCode(ctx, rotating, storeID, strings.ToLower(code))
+	require.NoError(t, err, "during the rotation the previous key's digest matches")
+	require.Equal(t, card.ID, found.ID)
+	_, err = db.FindGiftCardByCode(ctx, oldSealer, uuid.New(), code)
+	require.ErrorIs(t, err, storage.ErrNotFound, "another store's purpose finds nothing")
+
+	n, err := db.ResealSecrets(ctx, rotating)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	found, err = db.FindGiftCardByCode(ctx, newSealer, storeID, code)
+	require.NoError(t, err)
+	require.Equal(t, card.ID, found.ID)
+	_, err = db.FindGiftCardByCode(ctx, oldSealer, storeID, code)
+	require.ErrorIs(t, err, storage.ErrNotFound)
+	mail, err := db.FindGiftCardMail(ctx, newSealer, storeID, send.ID)
+	require.NoError(t, err)
+	require.Equal(t, code, mail.Code)
+	require.Equal(t, "r@example.com", mail.To)
+	require.Equal(t, "SAR", mail.Currency)
 }
