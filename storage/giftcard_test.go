@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
@@ -236,4 +237,70 @@ func TestGiftCardCodesSurviveKeyRotation(t *testing.T) {
 	require.Equal(t, code, mail.Code)
 	require.Equal(t, "r@example.com", mail.To)
 	require.Equal(t, "SAR", mail.Currency)
+}
+
+// The checkout's debit refuses a disabled card and one expired in the
+// store's time zone (its expiry day itself still pays), and writes nothing;
+// a credit reaches a card whatever its status.
+func TestGiftCardDebitRefusesUnusableCards(t *testing.T) {
+	ctx, db := context.Background(), testenv.DB(t)
+	sealer := testenv.Sealer(t)
+	var storeID uuid.UUID
+	require.NoError(t, db.InTx(ctx, func(tx *storage.Tx) error {
+		user := storage.User{Email: uuid.NewString() + "@example.com", PasswordHash: "x", Name: "M"}
+		store := storage.Store{Name: "Cards", Subdomain: "debits-" + uuid.NewString()[:8], Currency: "EGP", DefaultLanguage: "ar"}
+		err := tx.CreateUserAndStore(ctx, &user, &store)
+		storeID = store.ID
+		return err
+	}))
+	issue := func() storage.GiftCard {
+		var c storage.GiftCard
+		require.NoError(t, db.InTx(ctx, func(tx *storage.Tx) error {
+			var err error
+			c, _, err = tx.CreateGiftCard(ctx, sealer, storage.NewGiftCard{StoreID: storeID, InitialValue: 1000})
+			return err
+		}))
+		return c
+	}
+	debit := func(c storage.GiftCard, amount int64) error {
+		return db.InTx(ctx, func(tx *storage.Tx) error {
+			_, err := tx.DebitGiftCard(ctx, storeID, c.ID, amount, storage.GiftCardMove{})
+			return err
+		})
+	}
+	cairo, err := time.LoadLocation("Africa/Cairo")
+	require.NoError(t, err)
+	today := time.Now().In(cairo).Format(time.DateOnly)
+
+	disabled, expired, lastDay, plain := issue(), issue(), issue(), issue()
+	require.NoError(t, db.InTx(ctx, func(tx *storage.Tx) error {
+		_, _, err := tx.DisableGiftCard(ctx, storeID, disabled.ID, "lost")
+		return err
+	}))
+	_, err = testenv.SQL(t, db).Exec(ctx, `UPDATE gift_cards SET expires_on = $2::date - 1 WHERE id = $1`, expired.ID, today)
+	require.NoError(t, err)
+	_, err = testenv.SQL(t, db).Exec(ctx, `UPDATE gift_cards SET expires_on = $2::date WHERE id = $1`, lastDay.ID, today)
+	require.NoError(t, err)
+
+	require.ErrorIs(t, debit(disabled, 1), storage.ErrGiftCardBalanceChanged)
+	require.ErrorIs(t, debit(expired, 1), storage.ErrGiftCardBalanceChanged)
+	require.ErrorIs(t, debit(plain, 1001), storage.ErrGiftCardBalanceChanged)
+	require.NoError(t, debit(lastDay, 1000), "a card pays through its expiry day")
+	for _, c := range []storage.GiftCard{disabled, expired, plain} {
+		entries, err := db.FindGiftCardTransactions(ctx, storeID, c.ID, 10)
+		require.NoError(t, err)
+		require.Len(t, entries, 1, "a refused debit writes no entry")
+	}
+	got, err := db.FindGiftCard(ctx, storeID, lastDay.ID)
+	require.NoError(t, err)
+	require.Equal(t, storage.GiftCardDepleted, got.Status)
+
+	require.NoError(t, db.InTx(ctx, func(tx *storage.Tx) error {
+		_, err := tx.CreditGiftCard(ctx, storeID, disabled.ID, storage.GiftCardReverse, 300, storage.GiftCardMove{})
+		return err
+	}))
+	got, err = db.FindGiftCard(ctx, storeID, disabled.ID)
+	require.NoError(t, err)
+	require.Equal(t, int64(1300), got.Balance)
+	require.Equal(t, storage.GiftCardDisabled, got.Status)
 }
