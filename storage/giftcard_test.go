@@ -176,7 +176,7 @@ func TestGiftCardConcurrentDebits(t *testing.T) {
 }
 
 // A key rotation keeps codes findable and sendable: during it a lookup
-// matches the previous key's digest, `svc secrets reseal` re-keys digest and
+// matches the previous key's digest, `svc reseal-secrets` re-keys digest and
 // sealed code, and after it the old key finds nothing.
 func TestGiftCardCodesSurviveKeyRotation(t *testing.T) {
 	ctx, db := context.Background(), testenv.DB(t)

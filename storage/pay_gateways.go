@@ -92,7 +92,7 @@ func (s *Sealer) Digest(secret, purpose string) ([]byte, error) {
 }
 
 // Digests are the digests a lookup matches: the current key's, and during a
-// key rotation the previous key's, until `svc secrets reseal` has replaced
+// key rotation the previous key's, until `svc reseal-secrets` has replaced
 // every stored digest.
 func (s *Sealer) Digests(secret, purpose string) ([][]byte, error) {
 	d, err := s.Digest(secret, purpose)

@@ -83,6 +83,12 @@ var decoders = map[string]func(*http.Request) error{
 	"updateZone":           func(r *http.Request) error { _, err := wire.Decode[UpdateZone](r); return err },
 	"verifyEmail":          func(r *http.Request) error { _, err := wire.Decode[VerifyEmail](r); return err },
 	"zone":                 func(r *http.Request) error { _, err := wire.Decode[Zone](r); return err },
+	"createGiftCard":       func(r *http.Request) error { _, err := wire.Decode[CreateGiftCard](r); return err },
+	"updateGiftCard":       func(r *http.Request) error { _, err := wire.Decode[UpdateGiftCard](r); return err },
+	"adjustGiftCard":       func(r *http.Request) error { _, err := wire.Decode[AdjustGiftCard](r); return err },
+	"disableGiftCard":      func(r *http.Request) error { _, err := wire.Decode[DisableGiftCard](r); return err },
+	"sendGiftCard":         func(r *http.Request) error { _, err := wire.Decode[SendGiftCard](r); return err },
+	"giftCardBalance":      func(r *http.Request) error { _, err := wire.Decode[GiftCardBalance](r); return err },
 }
 
 // Any body, for every request type, decodes and checks without panicking
