@@ -372,28 +372,29 @@ func (s *Server) handleStorefrontGiftCardBalance() handlerFunc {
 		if err != nil {
 			return err
 		}
-		slots := []string{"cart:" + cartID.String(), "network:" + clientNetwork(r, s.cfg.TrustedProxies)}
-		for _, key := range slots {
-			if v := s.giftCardMisses.room(key); !v.allowed {
-				e := *errGiftCardLookupLimited
-				e.Header = http.Header{"Retry-After": {retryAfterSeconds(s.giftCardMisses.wait(v))}}
-				return &e
-			}
+		// Every lookup counts as a miss from its admission, so parallel
+		// guesses cannot race past the limit; a hit gives its count back.
+		giveBack, wait, admitted := reserveAll(limitSlot{s.giftCardMisses, "cart:" + cartID.String()},
+			limitSlot{s.giftCardMisses, "network:" + clientNetwork(r, s.cfg.TrustedProxies)})
+		if !admitted {
+			e := *errGiftCardLookupLimited
+			e.Header = http.Header{"Retry-After": {retryAfterSeconds(wait)}}
+			return &e
 		}
 		req, err := wire.Decode[request.GiftCardBalance](r)
 		if err != nil {
+			giveBack() // a malformed body is not a guess
 			return err
 		}
 		card, err := s.db.FindGiftCardByCode(r.Context(), s.cfg.Secrets, store.ID, req.Code)
 		if err != nil && !errors.Is(err, storage.ErrNotFound) {
+			giveBack()
 			return err
 		}
 		if err != nil || card.Status != storage.GiftCardActive {
-			for _, key := range slots {
-				s.giftCardMisses.allow(key)
-			}
 			return errGiftCardNotUsable
 		}
+		giveBack()
 		respond(w, http.StatusOK, giftCardBalanceResponse{Last4: *card.Last4, Balance: card.Balance, Currency: card.Currency,
 			ExpiresOn: dateString(card.ExpiresOn)})
 		return nil

@@ -450,4 +450,10 @@ func TestGiftCardBalanceLimiter(t *testing.T) {
 		require.Equal(t, http.StatusTooManyRequests, resp.Status, string(resp.Raw))
 	}
 	require.Equal(t, http.StatusOK, lookup(cartB, "10.4.0.1", code).Status, "cart B has 5 misses of its own: not limited yet")
+
+	// A parallel rush of guesses from a fresh cart and network gets 10
+	// answers, no more: a lookup counts from its admission.
+	_, cartD := h.openCart(s.shop, 1, "")
+	tally := burst(30, func(int) int { return lookup(cartD, "10.5.0.1", "ZZZZ-ZZZZ-ZZZZ-ZZZZ").Status })
+	require.Equal(t, map[int]int{http.StatusUnprocessableEntity: 10, http.StatusTooManyRequests: 20}, tally)
 }
