@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"net/url"
 	"strings"
 	"time"
 
 	"github.com/kelseyhightower/envconfig"
 	"go.temporal.io/sdk/client"
+	"golang.org/x/net/publicsuffix"
 )
 
 // Config is every SVC_ setting of the service, and only this package reads
@@ -48,7 +50,11 @@ type Config struct {
 	MerchantURL  string `envconfig:"MERCHANT_URL"`
 	// StorefrontURL is the buyer-facing shop with {subdomain} in it, for the
 	// links of recovery emails.
-	StorefrontURL      string `envconfig:"STOREFRONT_URL"`
+	StorefrontURL string `envconfig:"STOREFRONT_URL"`
+	// StorefrontDomain, when set, is where each store's rendered website
+	// answers, {subdomain}.{domain} (decisions §23); it must be another site
+	// (registrable domain) than the merchant application and the API.
+	StorefrontDomain   string `envconfig:"STOREFRONT_DOMAIN"`
 	RateLimitPerMinute int    `envconfig:"RATE_LIMIT_PER_MINUTE" default:"300"`
 	// SessionRateLimitPerMinute limits each signed-in user's API requests.
 	SessionRateLimitPerMinute int `envconfig:"SESSION_RATE_LIMIT_PER_MINUTE" default:"300"`
@@ -210,4 +216,38 @@ func loopback(hostPort string) bool {
 	}
 	addr, err := netip.ParseAddr(host)
 	return err == nil && addr.IsLoopback()
+}
+
+// checkStorefrontDomain refuses a SVC_STOREFRONT_DOMAIN that is not a bare
+// host name, is a public suffix itself, or shares its registrable domain
+// (eTLD+1, by the public suffix list) with the merchant application or the
+// API: a storefront on the same site would be same-site with a merchant's
+// session, which SameSite cookies then no longer keep apart (decisions §23).
+func (cfg Config) checkStorefrontDomain() error {
+	domain := cfg.StorefrontDomain
+	if domain == "" {
+		return nil
+	}
+	if domain != strings.ToLower(domain) || strings.ContainsAny(domain, "/:@?#* ") || strings.Trim(domain, ".") != domain {
+		return fmt.Errorf("SVC_STOREFRONT_DOMAIN is %q: want a lower-case host name such as shops.example.com, without scheme, port or path", domain)
+	}
+	site, err := publicsuffix.EffectiveTLDPlusOne(domain)
+	if err != nil {
+		return fmt.Errorf("SVC_STOREFRONT_DOMAIN is %q: %w (a public suffix cannot hold the stores)", domain, err)
+	}
+	for _, other := range []struct{ name, url string }{{"SVC_MERCHANT_URL", cfg.MerchantURL}, {"SVC_BASE_URL", cfg.BaseURL}} {
+		u, err := url.Parse(other.url)
+		if err != nil {
+			return fmt.Errorf("%s is %q: %w", other.name, other.url, err)
+		}
+		host := strings.ToLower(u.Hostname())
+		otherSite, err := publicsuffix.EffectiveTLDPlusOne(host)
+		if err != nil {
+			otherSite = host // an address or a single label is its own site
+		}
+		if otherSite == site {
+			return fmt.Errorf("SVC_STOREFRONT_DOMAIN %q shares the site %q with %s (%s): serve the storefronts from another registrable domain, so nothing a store serves is same-site with the merchant application", domain, site, other.name, other.url)
+		}
+	}
+	return nil
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"io"
 	"net/http"
 	"net/netip"
 	"testing"
@@ -105,4 +107,45 @@ func TestTemporalCompression(t *testing.T) {
 			require.IsType(t, tc.want, got)
 		})
 	}
+}
+
+// svc api refuses a storefront domain on the merchant application's or the
+// API's site (decisions §23): by registrable domain, as browsers decide
+// same-site, so a public suffix such as github.io keeps two of its sites apart.
+func TestStorefrontDomainIsAnotherSite(t *testing.T) {
+	for _, tc := range []struct {
+		domain, merchant, base string
+		err                    string
+	}{
+		{"", "https://app.example.com", "https://api.example.com", ""},
+		{"myshops.example", "https://app.example.com", "https://api.example.com", ""},
+		{"shops.example.net", "https://example.com", "https://api.example.com", ""},
+		{"shop.github.io", "https://merchant.github.io", "https://api.example.com", ""},
+		{"shops.example.com", "https://app.example.com", "https://api.other.com", "shares the site \"example.com\" with SVC_MERCHANT_URL"},
+		{"example.com", "https://example.com", "https://api.other.com", "SVC_MERCHANT_URL"},
+		{"s.example.co.uk", "https://other.net", "https://api.example.co.uk", "shares the site \"example.co.uk\" with SVC_BASE_URL"},
+		{"shops.localhost", "http://127.0.0.1:8080", "http://127.0.0.1:8080", ""},
+		{"co.uk", "https://a.example.com", "https://api.example.com", "public suffix"},
+		{"https://shops.example", "https://a.example.com", "https://api.example.com", "host name"},
+		{"Shops.Example", "https://a.example.com", "https://api.example.com", "host name"},
+		{"shops.example:443", "https://a.example.com", "https://api.example.com", "host name"},
+	} {
+		t.Run(tc.domain, func(t *testing.T) {
+			cfg := Config{StorefrontDomain: tc.domain, MerchantURL: tc.merchant, BaseURL: tc.base}
+			err := cfg.checkStorefrontDomain()
+			if tc.err == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorContains(t, err, tc.err)
+		})
+	}
+}
+
+// The refusal stops svc api before it connects to anything.
+func TestAPIRefusesAStorefrontDomainOnTheMerchantSite(t *testing.T) {
+	cfg := Config{StorefrontDomain: "shops.example.com", MerchantURL: "https://app.example.com", BaseURL: "https://api.example.com",
+		DatabaseURL: "postgres://unreachable.invalid/x"}
+	err := run(context.Background(), cfg, []string{"api"}, io.Discard, io.Discard)
+	require.ErrorContains(t, err, "SVC_STOREFRONT_DOMAIN")
 }

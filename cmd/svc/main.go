@@ -261,6 +261,9 @@ func startWorker(ctx context.Context, cfg Config, d deps, log *slog.Logger, work
 }
 
 func runAPI(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer) error {
+	if err := cfg.checkStorefrontDomain(); err != nil {
+		return err
+	}
 	d, err := connect(ctx, cfg, log, "svc-api", nil)
 	if err != nil {
 		return err
