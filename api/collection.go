@@ -471,14 +471,14 @@ func (s *Server) handleStorefrontCollectionProducts() handlerFunc {
 		if err != nil {
 			return errNotFound
 		}
-		c, err := s.db.FindPublishedCollection(r.Context(), store.ID, h)
+		id, collectionSort, err := s.db.FindPublishedCollectionPage(r.Context(), store.ID, h)
 		if err != nil {
 			return err
 		}
 		if sort == "" {
-			sort = c.Sort
+			sort = collectionSort
 		}
-		products, total, err := s.db.FindCollectionProducts(r.Context(), store.ID, c.ID, storage.CollectionProductsQuery{Sort: sort, ActiveOnly: true,
+		products, total, err := s.db.FindCollectionProducts(r.Context(), store.ID, id, storage.CollectionProductsQuery{Sort: sort, ActiveOnly: true,
 			Page: storage.Page{Page: page, Limit: limit}})
 		if err != nil {
 			return err

@@ -106,14 +106,20 @@ func (r reader) FindCollectionByID(ctx context.Context, storeID, id uuid.UUID) (
 	return c, nil
 }
 
-// FindPublishedCollection returns a published collection by its handle.
-func (r reader) FindPublishedCollection(ctx context.Context, storeID uuid.UUID, h string) (Collection, error) {
-	c, err := scanCollection(r.q.QueryRow(ctx, `SELECT `+collectionColumns+` FROM collections c
-		WHERE c.store_id = $1 AND c.handle = $2 AND c.published`, storeID, h))
+// FindPublishedCollectionPage returns what a page of a published
+// collection's products needs of it, found by its handle: its id and sort.
+// (The storefront's page answers no more of the collection, so it does not
+// count its members.)
+func (r reader) FindPublishedCollectionPage(ctx context.Context, storeID uuid.UUID, h string) (uuid.UUID, string, error) {
+	var (
+		id   uuid.UUID
+		sort string
+	)
+	err := r.q.QueryRow(ctx, `SELECT id, sort FROM collections WHERE store_id = $1 AND handle = $2 AND published`, storeID, h).Scan(&id, &sort)
 	if err != nil {
-		return Collection{}, notFoundIfNoRows(err, "find collection "+h)
+		return uuid.Nil, "", notFoundIfNoRows(err, "find collection "+h)
 	}
-	return c, nil
+	return id, sort, nil
 }
 
 // FindCollections returns a page of the store's collections, oldest first.

@@ -68,6 +68,8 @@ type DB struct {
 	reader
 	pool *pgxpool.Pool
 	now  func() time.Time
+	// rules keeps the stores' compiled smart-collection rules (smartRuleCache).
+	rules *smartRuleCache
 }
 
 // Tx is one transaction; a request's writes go through it (the package doc
@@ -79,6 +81,7 @@ type Tx struct {
 	actor Actor // who the stock movements of catalog writes name; the system unless ActAs says
 	// deferred, when set, holds back row writes nothing in the transaction reads (deferWrites).
 	deferred *deferredWrites
+	rules    *smartRuleCache
 }
 
 // ServeFilesAt names the base URL the API serves media files under, so a
@@ -125,7 +128,7 @@ func OpenTraced(ctx context.Context, url string, tracer pgx.QueryTracer) (*DB, e
 
 // New wraps an existing pool.
 func New(pool *pgxpool.Pool) *DB {
-	return &DB{reader: reader{q: pool}, pool: pool, now: Now}
+	return &DB{reader: reader{q: pool}, pool: pool, now: Now, rules: newSmartRuleCache()}
 }
 
 // Close releases the pool.
@@ -173,7 +176,7 @@ func (db *DB) SetClock(now func() time.Time) { db.now = now }
 func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 	hook, _ := ctx.Value(commitHookKey{}).(CommitHook)
 	err := pgx.BeginFunc(ctx, db.pool, func(ptx pgx.Tx) error {
-		tx := &Tx{reader: reader{q: ptx}, tx: ptx, now: db.now}
+		tx := &Tx{reader: reader{q: ptx}, tx: ptx, now: db.now, rules: db.rules}
 		if err := fn(tx); err != nil {
 			return err
 		}
@@ -196,7 +199,7 @@ func (tx *Tx) savepoint(ctx context.Context, keep bool, fn func(sub *Tx) error) 
 	if err != nil {
 		return fmt.Errorf("savepoint: %w", err)
 	}
-	err = fn(&Tx{reader: reader{q: sp, filesBase: tx.filesBase}, tx: sp, now: tx.now, actor: tx.actor})
+	err = fn(&Tx{reader: reader{q: sp, filesBase: tx.filesBase}, tx: sp, now: tx.now, actor: tx.actor, rules: tx.rules})
 	if err != nil || !keep {
 		if rbErr := sp.Rollback(ctx); rbErr != nil {
 			return errors.Join(err, fmt.Errorf("roll back to savepoint: %w", rbErr))
