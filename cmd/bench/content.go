@@ -22,13 +22,15 @@ const menuBenchClients = 8
 // runContentBench reads the storefront's main-menu of 200 items (products,
 // categories and links, three levels) through the API against a bare
 // handler that reads the same row and encodes its stored items unresolved
-// (decisions §22's measure), in alternating rounds A B A B.
+// (decisions §22's measure), in alternating rounds A B A B; then the
+// collection measures of decisions §21 (runCollectionBench).
 func runContentBench(ctx context.Context, dbURL string, duration time.Duration) (string, error) {
 	db, err := openDatabase(ctx, dbURL)
 	if err != nil {
 		return "", err
 	}
 	defer db.Close()
+	loadBefore := loadAverage()
 	storeID, subdomain, err := seedMenuStore(ctx, db)
 	if err != nil {
 		return "", err
@@ -65,6 +67,10 @@ func runContentBench(ctx context.Context, dbURL string, duration time.Duration) 
 			run.into.latencies = append(run.into.latencies, r.latencies...)
 		}
 	}
+	collections, err := runCollectionBench(ctx, db, duration)
+	if err != nil {
+		return "", err
+	}
 	ratio := real.rps() / bare.rps()
 	var b strings.Builder
 	fmt.Fprintf(&b, "Measured %s on %d CPUs (%s), one machine, Postgres with fsync off (the test cluster; these are reads, which fsync\n",
@@ -77,6 +83,7 @@ func runContentBench(ctx context.Context, dbURL string, duration time.Duration) 
 	fmt.Fprintf(&b, "| real: `GET /api/v1/storefront/{subdomain}/menus/main-menu` (limiter, store lookup, the menu, one query per target kind, URLs, drafts left out, `text`) | %.0f | %s | %s |\n\n",
 		real.rps(), ms(real.percentile(0.5)), ms(real.percentile(0.99)))
 	fmt.Fprintf(&b, "**Real / bare: %.2f** (goal ≥ 0.6: %s).\n", ratio, verdict(ratio >= 0.6))
+	writeCollectionReport(&b, collections, duration, loadBefore, loadAverage())
 	return b.String(), nil
 }
 
