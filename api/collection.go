@@ -471,15 +471,7 @@ func (s *Server) handleStorefrontCollectionProducts() handlerFunc {
 		if err != nil {
 			return errNotFound
 		}
-		id, collectionSort, err := s.db.FindPublishedCollectionPage(r.Context(), store.ID, h)
-		if err != nil {
-			return err
-		}
-		if sort == "" {
-			sort = collectionSort
-		}
-		products, total, err := s.db.FindCollectionProducts(r.Context(), store.ID, id, storage.CollectionProductsQuery{Sort: sort, ActiveOnly: true,
-			Page: storage.Page{Page: page, Limit: limit}})
+		products, total, err := s.db.FindPublishedCollectionProducts(r.Context(), store.ID, h, sort, storage.Page{Page: page, Limit: limit})
 		if err != nil {
 			return err
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -502,16 +503,47 @@ type CollectionProductsQuery struct {
 	Page       Page
 }
 
-// collectionOrder is each sort's ORDER BY over products p and members m.
-var collectionOrder = map[string]string{
-	"manual":     "m.position, p.id",
-	"price_asc":  "p.price, p.id",
-	"price_desc": "p.price DESC, p.id",
-	"newest":     "p.created_at DESC, p.id",
-	"title":      `p.name COLLATE "ar-x-icu", p.id`,
-	"best_selling": `(SELECT COALESCE(sum(l.quantity - l.returned_quantity), 0) FROM order_lines l
-		WHERE l.store_id = p.store_id AND l.product_id = p.id AND l.sold_at >= $3) DESC, m.position, p.id`,
+// collectionSortKey is one key of a sort's ORDER BY over products p and
+// members m.
+type collectionSortKey struct{ expr, dir string }
+
+// collectionSortKeys are each sort's keys before the final p.id ($3 is the
+// start of best selling's 30 days).
+var collectionSortKeys = map[string][]collectionSortKey{
+	"manual":     {{"m.position", "ASC"}},
+	"price_asc":  {{"p.price", "ASC"}},
+	"price_desc": {{"p.price", "DESC"}},
+	"newest":     {{"p.created_at", "DESC"}},
+	"title":      {{`p.name COLLATE "ar-x-icu"`, "ASC"}},
+	"best_selling": {{`(SELECT COALESCE(sum(l.quantity - l.returned_quantity), 0) FROM order_lines l
+		WHERE l.store_id = p.store_id AND l.product_id = p.id AND l.sold_at >= $3)`, "DESC"}, {"m.position", "ASC"}},
 }
+
+// collectionOrder is each sort's ORDER BY.
+var collectionOrder = func() map[string]string {
+	out := map[string]string{}
+	for sort, keys := range collectionSortKeys {
+		var b strings.Builder
+		for _, k := range keys {
+			b.WriteString(k.expr + " " + k.dir + ", ")
+		}
+		out[sort] = b.String() + "p.id"
+	}
+	return out
+}()
+
+// collectionOwnOrder orders by the sort of the collection c the query
+// reads: every sort's keys, each only where c.sort is that sort (the
+// others are null for every row and order nothing).
+var collectionOwnOrder = func() string {
+	var b strings.Builder
+	for _, sort := range CollectionSorts {
+		for _, k := range collectionSortKeys[sort] {
+			fmt.Fprintf(&b, "CASE WHEN c.sort = '%s' THEN %s END %s, ", sort, k.expr, k.dir)
+		}
+	}
+	return b.String() + "p.id"
+}()
 
 // FindCollectionProducts returns a page of a collection's products in its
 // sort (best selling counts units sold over the last 30 days), and how many
@@ -533,6 +565,60 @@ func (r reader) FindCollectionProducts(ctx context.Context, storeID, id uuid.UUI
 	if err != nil {
 		return nil, 0, fmt.Errorf("find collection products: %w", err)
 	}
+	products, total, err := scanCollectionPage(rows)
+	if err != nil {
+		return nil, 0, err
+	}
+	if len(products) == 0 && q.Page.Offset() > 0 {
+		if err := r.q.QueryRow(ctx, `SELECT count(*) `+from, storeID, id).Scan(&total); err != nil {
+			return nil, 0, fmt.Errorf("count collection products: %w", err)
+		}
+	}
+	return products, total, nil
+}
+
+// FindPublishedCollectionProducts returns a page of the active products of
+// a published collection found by its handle, in sort or, when sort is
+// empty, the collection's own, and how many there are: one query finds
+// the collection, orders its members and counts them. Only an empty answer
+// looks again, to tell a collection that is not there (ErrNotFound) from a
+// page with nothing on it.
+func (r reader) FindPublishedCollectionProducts(ctx context.Context, storeID uuid.UUID, h, sort string, page Page) ([]Product, int, error) {
+	order := collectionOwnOrder
+	if sort != "" {
+		var ok bool
+		if order, ok = collectionOrder[sort]; !ok {
+			return nil, 0, fmt.Errorf("find collection products: unknown sort %q", sort)
+		}
+	}
+	rows, err := r.q.Query(ctx, `WITH c AS (SELECT id, sort FROM collections WHERE store_id = $1 AND handle = $2 AND published)
+		SELECT `+qualifiedProductColumns+`, count(*) OVER ()
+		FROM c JOIN collection_products m ON m.store_id = $1 AND m.collection_id = c.id
+			JOIN products p ON p.store_id = m.store_id AND p.id = m.product_id
+		WHERE p.status = 'active' AND $3::timestamptz IS NOT NULL
+		ORDER BY `+order+` LIMIT $4 OFFSET $5`, storeID, h, Now().Add(-30*24*time.Hour), page.Limit, page.Offset())
+	if err != nil {
+		return nil, 0, fmt.Errorf("find collection products: %w", err)
+	}
+	products, total, err := scanCollectionPage(rows)
+	if err != nil || len(products) > 0 {
+		return products, total, err
+	}
+	id, _, err := r.FindPublishedCollectionPage(ctx, storeID, h)
+	if err != nil {
+		return nil, 0, err
+	}
+	if page.Offset() > 0 {
+		if err := r.q.QueryRow(ctx, `SELECT count(*) FROM collection_products m JOIN products p ON p.store_id = m.store_id AND p.id = m.product_id
+			WHERE m.store_id = $1 AND m.collection_id = $2 AND p.status = 'active'`, storeID, id).Scan(&total); err != nil {
+			return nil, 0, fmt.Errorf("count collection products: %w", err)
+		}
+	}
+	return products, total, nil
+}
+
+// scanCollectionPage reads qualifiedProductColumns and the total after them.
+func scanCollectionPage(rows pgx.Rows) ([]Product, int, error) {
 	total := 0
 	products, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Product, error) {
 		var p Product
@@ -542,11 +628,6 @@ func (r reader) FindCollectionProducts(ctx context.Context, storeID, id uuid.UUI
 	})
 	if err != nil {
 		return nil, 0, fmt.Errorf("find collection products: %w", err)
-	}
-	if len(products) == 0 && q.Page.Offset() > 0 {
-		if err := r.q.QueryRow(ctx, `SELECT count(*) `+from, storeID, id).Scan(&total); err != nil {
-			return nil, 0, fmt.Errorf("count collection products: %w", err)
-		}
 	}
 	return products, total, nil
 }

@@ -3,6 +3,7 @@ package storage_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/google/uuid"
@@ -138,5 +139,97 @@ func TestCollectionProductsPageTotal(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, products, tc.rows, "page %d active %v", tc.page, tc.active)
 		require.Equal(t, tc.total, total, "page %d active %v", tc.page, tc.active)
+	}
+}
+
+// The storefront's page finds the collection, orders and counts its active
+// members in one query: in each sort, as the collection's own or asked
+// for, it answers what the two-step read answers; a collection not there
+// or not published is not found, and an empty one is an empty page.
+func TestPublishedCollectionProductsInOneQuery(t *testing.T) {
+	ctx := context.Background()
+	db := testenv.DB(t)
+	user := storage.User{Email: "front@example.com", PasswordHash: "x", Name: "Front"}
+	store := storage.Store{Name: "Front", Subdomain: "coll-front-page", Currency: "EGP", DefaultLanguage: "ar"}
+	var c, empty, hidden storage.Collection
+	require.NoError(t, db.InTx(ctx, func(tx *storage.Tx) error {
+		if err := tx.CreateUserAndStore(ctx, &user, &store); err != nil {
+			return err
+		}
+		var ids []uuid.UUID
+		for i, name := range []string{"banana", "Apple", "cherry", "date", "Elder", "fig"} {
+			p := storage.Product{StoreID: store.ID, Name: name, Price: int64(1000 * ((i*7)%6 + 1))}
+			if i == 3 {
+				p.Status = "draft"
+			}
+			if err := tx.CreateProduct(ctx, &p); err != nil {
+				return err
+			}
+			ids = append(ids, p.ID)
+		}
+		// Added out of their creation order, so manual and newest differ.
+		ids[0], ids[4] = ids[4], ids[0]
+		c = storage.Collection{StoreID: store.ID, Kind: "manual", Handle: "fruit", Title: storage.CollectionText{En: "Fruit"}, Published: true}
+		empty = storage.Collection{StoreID: store.ID, Kind: "manual", Handle: "empty", Title: storage.CollectionText{En: "Empty"}, Published: true}
+		hidden = storage.Collection{StoreID: store.ID, Kind: "manual", Handle: "hidden", Title: storage.CollectionText{En: "Hidden"}}
+		for _, col := range []*storage.Collection{&c, &empty, &hidden} {
+			if err := tx.CreateCollection(ctx, col); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.AddCollectionProducts(ctx, store.ID, c.ID, ids); err != nil {
+			return err
+		}
+		_, err := tx.AddCollectionProducts(ctx, store.ID, hidden.ID, ids)
+		return err
+	}))
+	names := func(products []storage.Product) []string {
+		out := []string{}
+		for _, p := range products {
+			out = append(out, p.Name)
+		}
+		return out
+	}
+	seen := map[string]bool{}
+	for _, sort := range storage.CollectionSorts {
+		require.NoError(t, db.InTx(ctx, func(tx *storage.Tx) error {
+			_, err := tx.UpdateCollection(ctx, store.ID, c.ID, storage.CollectionUpdate{Sort: &sort})
+			return err
+		}))
+		for _, p := range []storage.Page{{Page: 1, Limit: 3}, {Page: 2, Limit: 3}} {
+			want, wantTotal, err := db.FindCollectionProducts(ctx, store.ID, c.ID, storage.CollectionProductsQuery{Sort: sort, ActiveOnly: true, Page: p})
+			require.NoError(t, err)
+			for _, asked := range []string{"", sort} {
+				got, total, err := db.FindPublishedCollectionProducts(ctx, store.ID, "fruit", asked, p)
+				require.NoError(t, err)
+				require.Equal(t, names(want), names(got), "sort %s (asked %q), page %d", sort, asked, p.Page)
+				require.Equal(t, wantTotal, total)
+				require.Equal(t, 5, total)
+			}
+			if p.Page == 1 {
+				seen[fmt.Sprint(names(want))] = true
+			}
+		}
+	}
+	require.GreaterOrEqual(t, len(seen), 4, "the sorts order the fruit differently: %v", seen)
+	// Asked for another sort than its own.
+	got, _, err := db.FindPublishedCollectionProducts(ctx, store.ID, "fruit", "price_desc", storage.Page{Page: 1, Limit: 10})
+	require.NoError(t, err)
+	want, _, err := db.FindCollectionProducts(ctx, store.ID, c.ID, storage.CollectionProductsQuery{Sort: "price_desc", ActiveOnly: true,
+		Page: storage.Page{Page: 1, Limit: 10}})
+	require.NoError(t, err)
+	require.Equal(t, names(want), names(got))
+
+	got, total, err := db.FindPublishedCollectionProducts(ctx, store.ID, "fruit", "", storage.Page{Page: 3, Limit: 3})
+	require.NoError(t, err)
+	require.Empty(t, got)
+	require.Equal(t, 5, total, "a page past the end still counts")
+	got, total, err = db.FindPublishedCollectionProducts(ctx, store.ID, "empty", "", storage.Page{Page: 1, Limit: 3})
+	require.NoError(t, err)
+	require.Empty(t, got)
+	require.Zero(t, total)
+	for _, h := range []string{"hidden", "nothing"} {
+		_, _, err := db.FindPublishedCollectionProducts(ctx, store.ID, h, "", storage.Page{Page: 1, Limit: 3})
+		require.ErrorIs(t, err, storage.ErrNotFound, h)
 	}
 }
