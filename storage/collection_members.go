@@ -92,10 +92,11 @@ type smartRuleSet struct {
 }
 
 // smartRuleCache keeps each store's compiled rules between transactions, so
-// a product write reads a digest rather than every collection's rules (500
-// of them decode in about 3 ms of CPU). A transaction uses the rules only
-// when the digest it reads, under the membership lock, is theirs: a rule
-// applied by any process is seen at once.
+// a product write reads a digest rather than every collection's rules
+// (decoding 500 collections' JSON was most of a write's CPU,
+// docs/benchmarks.md). A transaction uses the rules only when the digest
+// it reads, under the membership lock, is theirs: a rule applied by any
+// process is seen at once.
 type smartRuleCache struct {
 	mu     sync.Mutex
 	stores map[uuid.UUID]smartRuleSet
