@@ -624,7 +624,7 @@ func scanCollectionPage(rows pgx.Rows) ([]Product, int, error) {
 	products, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Product, error) {
 		var p Product
 		err := row.Scan(&p.ID, &p.StoreID, &p.Name, &p.Description, &p.SKU, &p.Price, &p.CostPrice, &p.Status, &p.Quantity,
-			&p.CategoryID, &p.Attributes, &p.Images, &p.MediaURLs, &p.CreatedAt, &p.UpdatedAt, &total)
+			&p.CategoryID, &p.Attributes, &p.Images, &p.MediaURLs, &p.CreatedAt, &p.UpdatedAt, &p.Handle, &total)
 		return p, err
 	})
 	if err != nil {
