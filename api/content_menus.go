@@ -378,11 +378,7 @@ func (s *Server) handleStorefrontMenu() handlerFunc {
 		if err != nil {
 			return errNotFound
 		}
-		m, err := s.db.FindMenuByHandle(r.Context(), store.ID, h)
-		if err != nil {
-			return err
-		}
-		resolved, err := s.db.ResolveMenu(r.Context(), m)
+		m, resolved, err := s.db.FindResolvedMenu(r.Context(), store.ID, h)
 		if err != nil {
 			return err
 		}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -418,6 +419,25 @@ type menuTargetRow struct {
 	visible        bool
 }
 
+func scanMenuTarget(row pgx.CollectableRow) (menuTargetRow, error) {
+	var t menuTargetRow
+	err := row.Scan(&t.id, &t.handle, &t.second, &t.visible)
+	return t, err
+}
+
+// menuTargetsByHandle is menuTargetQueries for every kind at once, the ids
+// read from menu_item_targets of the menu with handle $2: what the storefront
+// resolves, in the same round trip as the menu.
+var menuTargetsByHandle = func() string {
+	var parts []string
+	for _, kind := range sortedKinds(menuTargetQueries) {
+		ids := `ARRAY(SELECT t.resource_id FROM menu_item_targets t JOIN menus m ON m.store_id = t.store_id AND m.id = t.menu_id
+			WHERE m.store_id = $1 AND m.handle = $2 AND t.kind = '` + kind + `')`
+		parts = append(parts, "("+strings.Replace(menuTargetQueries[kind], "ANY ($2)", "ANY ("+ids+")", 1)+")")
+	}
+	return strings.Join(parts, "\nUNION ALL\n")
+}()
+
 // findMenuTargets reads the targets the items name, by id.
 func (r reader) findMenuTargets(ctx context.Context, storeID uuid.UUID, items []MenuItem) (map[uuid.UUID]menuTargetRow, error) {
 	byKind := map[string][]uuid.UUID{}
@@ -430,11 +450,7 @@ func (r reader) findMenuTargets(ctx context.Context, storeID uuid.UUID, items []
 		if err != nil {
 			return nil, fmt.Errorf("find menu targets: %w", err)
 		}
-		targets, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (menuTargetRow, error) {
-			var t menuTargetRow
-			err := row.Scan(&t.id, &t.handle, &t.second, &t.visible)
-			return t, err
-		})
+		targets, err := pgx.CollectRows(rows, scanMenuTarget)
 		if err != nil {
 			return nil, fmt.Errorf("find menu targets: %w", err)
 		}
@@ -577,21 +593,49 @@ type ResolvedMenuItem struct {
 	Items []ResolvedMenuItem
 }
 
-// ResolveMenu answers a menu's items with their storefront URLs, leaving out
-// the items whose target is gone or not visible to buyers (the items under
-// one move up into its place).
-func (r reader) ResolveMenu(ctx context.Context, m Menu) ([]ResolvedMenuItem, error) {
-	found, err := r.findMenuTargets(ctx, m.StoreID, m.Items)
-	if err != nil {
-		return nil, fmt.Errorf("resolve menu %s: %w", m.Handle, err)
+// FindResolvedMenu reads the store's menu by handle with its items' storefront
+// URLs, leaving out those whose target buyers do not see (their children
+// move up), in one round trip: the menu and every target its
+// items name, found through menu_item_targets, go to Postgres in one batch.
+// It is the storefront's read.
+func (r reader) FindResolvedMenu(ctx context.Context, storeID uuid.UUID, h string) (Menu, []ResolvedMenuItem, error) {
+	var (
+		m       Menu
+		menuErr error
+		found   = map[uuid.UUID]menuTargetRow{}
+	)
+	batch := &pgx.Batch{}
+	batch.Queue(`SELECT `+menuColumns+` FROM menus WHERE store_id = $1 AND handle = $2`, storeID, h).QueryRow(func(row pgx.Row) error {
+		m, menuErr = scanMenu(row)
+		return nil
+	})
+	batch.Queue(menuTargetsByHandle, storeID, h).Query(func(rows pgx.Rows) error {
+		targets, err := pgx.CollectRows(rows, scanMenuTarget)
+		for _, t := range targets {
+			found[t.id] = t
+		}
+		return err
+	})
+	if err := r.q.SendBatch(ctx, batch).Close(); err != nil {
+		return Menu{}, nil, fmt.Errorf("find resolved menu %s: %w", h, err)
 	}
+	if menuErr != nil {
+		return Menu{}, nil, notFoundIfNoRows(menuErr, "find menu "+h)
+	}
+	return m, resolvedMenu(m, found), nil
+}
+
+// resolvedMenu gives each item naming a target the buyer sees its path;
+// an item whose target is gone or hidden is left out, its children moving
+// up in its place.
+func resolvedMenu(m Menu, found map[uuid.UUID]menuTargetRow) []ResolvedMenuItem {
 	paths := map[uuid.UUID]string{}
 	for _, t := range menuTargets(m.Items, "", nil) {
 		if row, ok := found[t.resourceID]; ok && row.visible {
 			paths[t.resourceID] = menuTargetPath(t.kind, row.handle, row.second)
 		}
 	}
-	return resolveItems(m.Items, paths), nil
+	return resolveItems(m.Items, paths)
 }
 
 // menuTargetPath is where a resource lives on the storefront, its handles
