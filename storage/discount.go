@@ -14,6 +14,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"golang.org/x/text/cases"
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/merchantsvc/svc/storage/numerals"
 )
 
 // Discounts (decisions §14): codes and automatic offers.
@@ -53,15 +55,7 @@ var foldCase = cases.Fold()
 // turns Arabic-Indic digits into ASCII ones), case-folded.
 func NormalizeDiscountCode(code string) string {
 	s := norm.NFKC.String(strings.TrimSpace(code))
-	s = strings.Map(func(r rune) rune {
-		switch {
-		case r >= '٠' && r <= '٩':
-			return '0' + (r - '٠')
-		case r >= '۰' && r <= '۹':
-			return '0' + (r - '۰')
-		}
-		return r
-	}, s)
+	s = strings.Map(numerals.ASCIIDigit, s)
 	return foldCase.String(s)
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/boombuler/barcode/code128"
 
 	"github.com/merchantsvc/svc/storage"
+	"github.com/merchantsvc/svc/storage/numerals"
 )
 
 // label is one waybill as the template prints it.
@@ -33,11 +34,6 @@ type label struct {
 	Lines                                            []storage.WaybillLine
 	Date                                             string
 }
-
-// easternDigits writes Western digits, the decimal point and the thousands
-// comma as Arabic-Indic ones.
-var easternDigits = strings.NewReplacer("0", "٠", "1", "١", "2", "٢", "3", "٣", "4", "٤", "5", "٥", "6", "٦", "7", "٧", "8", "٨", "9", "٩",
-	".", "٫", ",", "٬")
 
 // barcodePNG draws text as a Code 128 barcode, as a data URL.
 func barcodePNG(text string) (template.URL, error) {
@@ -92,9 +88,9 @@ func newLabel(d storage.WaybillDocument) (label, error) {
 		}
 	}
 	l.Pieces = fmt.Sprint(d.Pieces)
-	l.PiecesArabic = easternDigits.Replace(l.Pieces)
+	l.PiecesArabic = numerals.ToArabic(l.Pieces)
 	amount := storage.FormatPrice(d.CODAmount, storage.CurrencyExponent(d.Currency))
-	l.COD, l.CODArabic = amount+" "+d.Currency, easternDigits.Replace(amount)+" "+d.Currency
+	l.COD, l.CODArabic = amount+" "+d.Currency, numerals.ToArabic(amount)+" "+d.Currency
 	var err error
 	l.BarcodePNG, err = barcodePNG(l.Barcode)
 	return l, err

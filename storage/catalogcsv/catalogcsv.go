@@ -15,6 +15,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/uuid"
+
+	"github.com/merchantsvc/svc/storage/numerals"
 )
 
 // CSVColumns are the products format's columns, in export order
@@ -231,7 +233,7 @@ func ParseCSVRow(h CSVHeader, record []string, row, exponent int, first bool) (I
 		if !ok || strings.TrimSpace(v) == "" {
 			return nil
 		}
-		n, err := strconv.Atoi(normalizeDigits(strings.TrimSpace(v)))
+		n, err := strconv.Atoi(numerals.ToLatin(strings.TrimSpace(v)))
 		switch {
 		case err != nil:
 			bad(name, "invalid_number", "must be a whole number")
@@ -342,26 +344,10 @@ func (r ImportRow) OptionsJSON() json.RawMessage {
 	return b
 }
 
-// normalizeDigits turns Arabic-Indic and Persian digits and the Arabic
-// decimal separator into ASCII, so "١٤٩٫٩٩" reads as 149.99.
-func normalizeDigits(s string) string {
-	return strings.Map(func(r rune) rune {
-		switch {
-		case r >= '٠' && r <= '٩':
-			return '0' + (r - '٠')
-		case r >= '۰' && r <= '۹':
-			return '0' + (r - '۰')
-		case r == '٫':
-			return '.'
-		}
-		return r
-	}, s)
-}
-
 // ParsePrice reads a decimal amount in major units ("149.99") into minor
 // units, refusing more fraction digits than the currency has.
 func ParsePrice(s string, exponent int) (int64, error) {
-	s = normalizeDigits(strings.TrimSpace(s))
+	s = numerals.ToLatin(strings.TrimSpace(s))
 	whole, frac, hasDot := strings.Cut(s, ".")
 	if whole == "" || strings.HasPrefix(whole, "-") || strings.HasPrefix(whole, "+") || (hasDot && frac == "") {
 		return 0, fmt.Errorf("must be an amount like 149.99")

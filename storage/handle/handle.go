@@ -3,7 +3,8 @@
 // shared rules set them: 1-120 characters, Arabic letters allowed, NFKC,
 // tatweel and tashkeel removed, spaces to '-', Latin lower case, unique per
 // store and kind (the caller's constraint), percent-encoded in URLs. It is a
-// package of its own so that its fuzz test links nothing but it.
+// package of its own so that its fuzz test links nothing but it (and
+// storage/numerals, which reads the digits).
 package handle
 
 import (
@@ -14,6 +15,8 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/merchantsvc/svc/storage/numerals"
 )
 
 // MaxLength is the most characters (runes) a handle holds.
@@ -104,10 +107,8 @@ func fold(r rune) rune {
 	switch {
 	case r >= 'A' && r <= 'Z':
 		return r + ('a' - 'A')
-	case r >= '٠' && r <= '٩':
-		return '0' + (r - '٠')
-	case r >= '۰' && r <= '۹':
-		return '0' + (r - '۰')
+	case numerals.ASCIIDigit(r) != r:
+		return numerals.ASCIIDigit(r)
 	case r == '\u0640', r >= '\u064B' && r <= '\u065F', r == '\u0670':
 		return -1
 	}
