@@ -108,11 +108,7 @@ func (s *Server) handleListApps() handlerFunc {
 		if err != nil {
 			return err
 		}
-		items := make([]appResponse, 0, len(apps))
-		for _, a := range apps {
-			items = append(items, newAppResponse(a))
-		}
-		respond(w, http.StatusOK, items)
+		respond(w, http.StatusOK, views(apps, newAppResponse))
 		return nil
 	}
 }

@@ -463,11 +463,7 @@ func (s *Server) handleAuditLog() handlerFunc {
 		if err != nil {
 			return err
 		}
-		items := make([]auditEntryResponse, 0, len(list))
-		for _, e := range list {
-			items = append(items, newAuditEntryResponse(e))
-		}
-		respond(w, http.StatusOK, newList(items, page, limit, total))
+		respond(w, http.StatusOK, newList(views(list, newAuditEntryResponse), page, limit, total))
 		return nil
 	}
 }

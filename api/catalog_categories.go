@@ -59,11 +59,7 @@ func (s *Server) handleListCategories() handlerFunc {
 		if err != nil {
 			return err
 		}
-		items := make([]categoryResponse, 0, len(categories))
-		for _, c := range categories {
-			items = append(items, newCategoryResponse(c))
-		}
-		respond(w, http.StatusOK, newList(items, page, limit, total))
+		respond(w, http.StatusOK, newList(views(categories, newCategoryResponse), page, limit, total))
 		return nil
 	}
 }

@@ -319,11 +319,7 @@ func (s *Server) handleListCollectionProducts() handlerFunc {
 		if err != nil {
 			return err
 		}
-		items := make([]productResponse, 0, len(products))
-		for _, p := range products {
-			items = append(items, newProductResponse(p))
-		}
-		respond(w, http.StatusOK, newList(items, page, limit, total))
+		respond(w, http.StatusOK, newList(views(products, newProductResponse), page, limit, total))
 		return nil
 	}
 }

@@ -72,11 +72,7 @@ func (s *Server) handleListBlogs() handlerFunc {
 			return err
 		}
 		view := blogView(lang)
-		items := make([]blogResponse, 0, len(blogs))
-		for _, b := range blogs {
-			items = append(items, view(b))
-		}
-		respond(w, http.StatusOK, newList(items, page, limit, total))
+		respond(w, http.StatusOK, newList(views(blogs, view), page, limit, total))
 		return nil
 	}
 }
@@ -261,11 +257,7 @@ func (s *Server) handleListArticles() handlerFunc {
 			return err
 		}
 		view := articleView(lang, s.db.ContentClock())
-		items := make([]articleResponse, 0, len(articles))
-		for _, a := range articles {
-			items = append(items, view(a))
-		}
-		respond(w, http.StatusOK, newList(items, page, limit, total))
+		respond(w, http.StatusOK, newList(views(articles, view), page, limit, total))
 		return nil
 	}
 }

@@ -300,11 +300,7 @@ func (s *Server) handleListRedirects() handlerFunc {
 		if err != nil {
 			return err
 		}
-		items := make([]redirectResponse, 0, len(list))
-		for _, rd := range list {
-			items = append(items, newRedirectResponse(rd))
-		}
-		respond(w, http.StatusOK, newList(items, page, limit, total))
+		respond(w, http.StatusOK, newList(views(list, newRedirectResponse), page, limit, total))
 		return nil
 	}
 }

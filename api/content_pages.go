@@ -92,11 +92,7 @@ func (s *Server) handleListPages() handlerFunc {
 			return err
 		}
 		view := pageView(lang, s.db.ContentClock())
-		items := make([]pageResponse, 0, len(pages))
-		for _, p := range pages {
-			items = append(items, view(p))
-		}
-		respond(w, http.StatusOK, newList(items, page, limit, total))
+		respond(w, http.StatusOK, newList(views(pages, view), page, limit, total))
 		return nil
 	}
 }

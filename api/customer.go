@@ -67,11 +67,7 @@ func (s *Server) handleListCustomers() handlerFunc {
 		if err != nil {
 			return err
 		}
-		items := make([]customerResponse, 0, len(list))
-		for _, c := range list {
-			items = append(items, newCustomerResponse(c))
-		}
-		respond(w, http.StatusOK, newList(items, page, limit, total))
+		respond(w, http.StatusOK, newList(views(list, newCustomerResponse), page, limit, total))
 		return nil
 	}
 }

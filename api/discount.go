@@ -125,11 +125,7 @@ func (s *Server) handleListDiscounts() handlerFunc {
 		if err != nil {
 			return err
 		}
-		items := make([]discountResponse, 0, len(list))
-		for _, d := range list {
-			items = append(items, newDiscountResponse(d))
-		}
-		respond(w, http.StatusOK, newList(items, page, limit, total))
+		respond(w, http.StatusOK, newList(views(list, newDiscountResponse), page, limit, total))
 		return nil
 	}
 }

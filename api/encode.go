@@ -24,6 +24,16 @@ type pagination struct {
 	HasNext    bool `json:"has_next"`
 }
 
+// views is the answer of each record, in order: a list handler's items
+// (never nil, so an empty list encodes as []).
+func views[S, T any](records []S, view func(S) T) []T {
+	out := make([]T, 0, len(records))
+	for _, r := range records {
+		out = append(out, view(r))
+	}
+	return out
+}
+
 func newList[T any](items []T, page, limit, total int) listData[T] {
 	if items == nil {
 		items = []T{}

@@ -213,11 +213,7 @@ func (s *Server) handlePendingReview() handlerFunc {
 		if err != nil {
 			return err
 		}
-		items := make([]orderResponse, 0, len(orders))
-		for _, o := range orders {
-			items = append(items, newOrderResponse(o))
-		}
-		respond(w, http.StatusOK, newList(items, page, limit, total))
+		respond(w, http.StatusOK, newList(views(orders, newOrderResponse), page, limit, total))
 		return nil
 	}
 }

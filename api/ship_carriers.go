@@ -321,11 +321,7 @@ func (s *Server) handleListRemittances() handlerFunc {
 		if err != nil {
 			return err
 		}
-		items := make([]remittanceResponse, 0, len(list))
-		for _, rem := range list {
-			items = append(items, newRemittanceResponse(rem))
-		}
-		respond(w, http.StatusOK, newList(items, page, limit, total))
+		respond(w, http.StatusOK, newList(views(list, newRemittanceResponse), page, limit, total))
 		return nil
 	}
 }

@@ -91,11 +91,7 @@ func (s *Server) handleListZones() handlerFunc {
 		if err != nil {
 			return err
 		}
-		items := make([]zoneResponse, 0, len(zones))
-		for _, z := range zones {
-			items = append(items, newZoneResponse(z))
-		}
-		respond(w, http.StatusOK, items)
+		respond(w, http.StatusOK, views(zones, newZoneResponse))
 		return nil
 	}
 }

@@ -213,11 +213,7 @@ func (s *Server) handleListStaff() handlerFunc {
 		if err != nil {
 			return err
 		}
-		items := make([]staffResponse, 0, len(list))
-		for _, m := range list {
-			items = append(items, newStaffResponse(m))
-		}
-		respond(w, http.StatusOK, newList(items, page, limit, total))
+		respond(w, http.StatusOK, newList(views(list, newStaffResponse), page, limit, total))
 		return nil
 	}
 }
@@ -342,11 +338,7 @@ func (s *Server) handleListInvitations() handlerFunc {
 		if err != nil {
 			return err
 		}
-		items := make([]invitationResponse, 0, len(list))
-		for _, i := range list {
-			items = append(items, newInvitationResponse(i))
-		}
-		respond(w, http.StatusOK, newList(items, page, limit, total))
+		respond(w, http.StatusOK, newList(views(list, newInvitationResponse), page, limit, total))
 		return nil
 	}
 }

@@ -305,10 +305,7 @@ func (s *Server) handleListAccessTokens() handlerFunc {
 		if err != nil {
 			return err
 		}
-		items := make([]tokenResponse, 0, len(tokens))
-		for _, t := range tokens {
-			items = append(items, newTokenResponse(t))
-		}
+		items := views(tokens, newTokenResponse)
 		respond(w, http.StatusOK, newList(items, 1, max(len(items), 1), len(items)))
 		return nil
 	}

@@ -92,11 +92,7 @@ func (s *Server) handleListLevels() handlerFunc {
 		if err != nil {
 			return err
 		}
-		items := make([]levelResponse, 0, len(levels))
-		for _, l := range levels {
-			items = append(items, newLevelResponse(l))
-		}
-		respond(w, http.StatusOK, newList(items, page, limit, total))
+		respond(w, http.StatusOK, newList(views(levels, newLevelResponse), page, limit, total))
 		return nil
 	}
 }
@@ -123,11 +119,7 @@ func (s *Server) handleListMovements() handlerFunc {
 		if err != nil {
 			return err
 		}
-		items := make([]movementResponse, 0, len(movements))
-		for _, m := range movements {
-			items = append(items, newMovementResponse(m))
-		}
-		respond(w, http.StatusOK, newList(items, page, limit, total))
+		respond(w, http.StatusOK, newList(views(movements, newMovementResponse), page, limit, total))
 		return nil
 	}
 }

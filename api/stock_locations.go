@@ -84,11 +84,7 @@ func (s *Server) handleListLocations() handlerFunc {
 		if err != nil {
 			return err
 		}
-		items := make([]locationResponse, 0, len(locations))
-		for _, l := range locations {
-			items = append(items, newLocationResponse(l))
-		}
-		respond(w, http.StatusOK, newList(items, page, limit, total))
+		respond(w, http.StatusOK, newList(views(locations, newLocationResponse), page, limit, total))
 		return nil
 	}
 }
