@@ -59,7 +59,7 @@ func (a *Activities) SendRecoveryEmail(ctx context.Context, in RecoveryEmailInpu
 	if err != nil {
 		return RecoveryEmailResult{}, err
 	}
-	email, err := orderemail.RenderRecovery(settings.Name, settings.DefaultLanguage, c, in.Link)
+	email, err := orderemail.RenderRecovery(settings.Name, settings.DefaultLanguage, settings.Numerals, c, in.Link)
 	if err != nil {
 		return RecoveryEmailResult{}, temporal.NewNonRetryableApplicationError(err.Error(), "RENDER", err)
 	}

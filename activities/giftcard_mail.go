@@ -39,7 +39,7 @@ func (a *Activities) SendGiftCardEmail(ctx context.Context, in GiftCardMailInput
 		return GiftCardMailResult{}, err
 	}
 	email, err := orderemail.RenderGiftCard(orderemail.GiftCard{To: m.To, RecipientName: m.RecipientName, StoreName: m.StoreName,
-		Language: m.StoreLanguage, Message: m.Message, Code: m.Code, Balance: m.Balance, Currency: m.Currency, ExpiresOn: m.ExpiresOn})
+		Language: m.StoreLanguage, Numerals: m.StoreNumerals, Message: m.Message, Code: m.Code, Balance: m.Balance, Currency: m.Currency, ExpiresOn: m.ExpiresOn})
 	if err != nil {
 		return GiftCardMailResult{}, temporal.NewNonRetryableApplicationError(err.Error(), "RENDER", nil)
 	}

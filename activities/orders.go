@@ -100,7 +100,7 @@ type sideEffect struct {
 // ContactInterval).
 func (a *Activities) planEmail(in OrderInput, o storage.Order, settings storage.StoreSettings) sideEffect {
 	e := sideEffect{kind: "email"}
-	email, err := orderemail.Render(settings.Name, settings.DefaultLanguage, o, o.Status)
+	email, err := orderemail.Render(settings.Name, settings.DefaultLanguage, settings.Numerals, o, o.Status)
 	switch {
 	case err != nil:
 		e.err = err
@@ -144,7 +144,7 @@ func (a *Activities) ResendOrderEmail(ctx context.Context, in OrderInput) (SideE
 	if err != nil {
 		return SideEffectResult{}, err
 	}
-	email, err := orderemail.Render(settings.Name, settings.DefaultLanguage, o, o.Status)
+	email, err := orderemail.Render(settings.Name, settings.DefaultLanguage, settings.Numerals, o, o.Status)
 	if err != nil {
 		return SideEffectResult{}, err
 	}

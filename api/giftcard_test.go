@@ -341,7 +341,7 @@ func TestGiftCardSend(t *testing.T) {
 	}, 20*time.Second, 50*time.Millisecond, "the gift card mail")
 	require.Contains(t, html, code)
 	require.Contains(t, html, "Happy Eid")
-	require.Contains(t, html, "250.00 EGP")
+	require.Contains(t, html, "250.00 ج.م.", "the Arabic store's amount, in its (default, Latin) digits")
 	require.Contains(t, html, "2099-12-31")
 	require.Contains(t, html, `dir="rtl"`, "the store's language")
 

@@ -122,7 +122,7 @@ func (s *Server) handleEmailPreview() handlerFunc {
 		if err != nil {
 			return err
 		}
-		email, err := orderemail.Render(settings.Name, settings.DefaultLanguage, o, status)
+		email, err := orderemail.Render(settings.Name, settings.DefaultLanguage, settings.Numerals, o, status)
 		if err != nil {
 			return err
 		}

@@ -54,7 +54,7 @@ func TestOrderPlacedSideEffectsRunOnce(t *testing.T) {
 	h := newHarness(t, api.Config{})
 	h.startWorker(nil)
 	s := newShop(t, h, "placed", 10)
-	h.settings(s, map[string]any{"auto_create_shipment": true})
+	h.settings(s, map[string]any{"auto_create_shipment": true, "numerals": "arab"})
 	o := h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders"), auth: bearer(s.token),
 		body: withEmail(orderBody(s.variantID, 1, "+201001234567"), "mona@example.com")}).data()
 	id := o["id"].(string)
@@ -78,6 +78,11 @@ func TestOrderPlacedSideEffectsRunOnce(t *testing.T) {
 	require.Len(t, mails, 1)
 	require.Equal(t, []string{"mona@example.com"}, mails[0].To)
 	require.Contains(t, string(mails[0].Data), "ORD-1001")
+	// The Arabic store shows its buyers Arabic-Indic digits: amounts read
+	// "١٬٢٣٤٫٥٠ ج.م.".
+	html := mailHTML(t, mails[0].Data)
+	require.Regexp(t, `[٠-٩]٫[٠-٩]{2} ج\.م\.`, html)
+	require.NotRegexp(t, `[0-9]\.[0-9]{2} EGP`, html)
 	chats := h.chat.messages()
 	require.Len(t, chats, 1)
 	require.Equal(t, "order_confirmation", chats[0]["template"].(map[string]any)["name"], "passive confirmation: the store does not confirm in chat")
@@ -437,7 +442,8 @@ func TestStoreSettings(t *testing.T) {
 	require.Equal(t, map[string]any{"name": "Store settings", "default_language": "ar", "auto_create_shipment": false,
 		"chat_confirmations": true, "confirm_in_chat": false, "e_invoicing": false, "abandonment_threshold_minutes": float64(60),
 		"max_line_quantity": float64(50), "max_order_quantity": float64(200), "timezone": "Africa/Cairo", "week_start": "saturday",
-		"chat_templates_approved": []any{"order_confirmation", "order_confirmation_request"}, "card_payment_timeout_minutes": float64(30)}, got.data())
+		"chat_templates_approved": []any{"order_confirmation", "order_confirmation_request"}, "card_payment_timeout_minutes": float64(30),
+		"numerals": "latn"}, got.data())
 	changed := h.settings(s, map[string]any{"confirm_in_chat": true, "name": "متجر الإعدادات"})
 	require.Equal(t, true, changed.data()["confirm_in_chat"])
 	require.Equal(t, "متجر الإعدادات", changed.data()["name"])
@@ -460,6 +466,12 @@ func TestStoreSettings(t *testing.T) {
 		require.Equal(t, []string{"abandonment_threshold_minutes"}, resp.fieldNames())
 	}
 	require.EqualValues(t, 30, h.settings(s, map[string]any{"abandonment_threshold_minutes": 30}).data()["abandonment_threshold_minutes"])
+	for _, bad := range []any{"arabic", "", nil} {
+		resp := h.do(request{method: "PATCH", path: storePath(s.m.storeID, "/settings"), auth: bearer(s.token), body: map[string]any{"numerals": bad}})
+		require.Equal(t, http.StatusUnprocessableEntity, resp.Status, "numerals %v", bad)
+		require.Equal(t, []string{"numerals"}, resp.fieldNames())
+	}
+	require.Equal(t, "arab", h.settings(s, map[string]any{"numerals": "arab"}).data()["numerals"])
 	readOnly := h.pat(s.m, "settings:read")
 	require.Equal(t, http.StatusForbidden, h.do(request{method: "PATCH", path: storePath(s.m.storeID, "/settings"), auth: bearer(readOnly),
 		body: map[string]any{"confirm_in_chat": false}}).Status)

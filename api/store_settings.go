@@ -24,13 +24,14 @@ type settingsResponse struct {
 	Timezone              string   `json:"timezone"`
 	WeekStart             string   `json:"week_start"`
 	CardPaymentMinutes    int      `json:"card_payment_timeout_minutes"`
+	Numerals              string   `json:"numerals"`
 }
 
 func newSettingsResponse(s storage.StoreSettings) settingsResponse {
 	return settingsResponse{Name: s.Name, DefaultLanguage: s.DefaultLanguage, AutoCreateShipment: s.AutoCreateShipment,
 		ChatConfirmations: s.ChatConfirmations, ConfirmInChat: s.ConfirmInChat, ChatTemplatesApproved: orEmpty(s.ChatTemplatesApproved),
 		EInvoicing: s.EInvoicing, AbandonmentMinutes: s.AbandonmentMinutes, MaxLineQuantity: s.MaxLineQuantity, MaxOrderQuantity: s.MaxOrderQuantity,
-		Timezone: s.Timezone, WeekStart: s.WeekStart, CardPaymentMinutes: s.CardPaymentMinutes}
+		Timezone: s.Timezone, WeekStart: s.WeekStart, CardPaymentMinutes: s.CardPaymentMinutes, Numerals: s.Numerals}
 }
 
 // handleGetSettings serves GET /stores/{store_id}/settings.
@@ -88,6 +89,9 @@ func (s *Server) handleUpdateSettings() handlerFunc {
 		}
 		if req.CardPaymentMinutes.Set {
 			upd.CardPaymentMinutes = &req.CardPaymentMinutes.Value
+		}
+		if req.Numerals.Set {
+			upd.Numerals = &req.Numerals.Value
 		}
 		if req.ChatTemplatesApproved.Set {
 			upd.ChatTemplatesApproved = dedupe(orEmpty(req.ChatTemplatesApproved.Value))

@@ -732,6 +732,7 @@ type GiftCardMail struct {
 	ExpiresOn     *time.Time
 	StoreName     string
 	StoreLanguage string
+	StoreNumerals string
 	Subdomain     string
 }
 
@@ -743,10 +744,10 @@ func (r reader) FindGiftCardMail(ctx context.Context, sealer *Sealer, storeID, s
 		recipient []byte
 	)
 	err := r.q.QueryRow(ctx, `SELECT m.address, g.recipient, g.code_sealed, g.balance, g.currency, g.expires_on, s.name, s.default_language,
-			s.subdomain
+			s.numerals, s.subdomain
 		FROM gift_card_sends m JOIN gift_cards g ON g.store_id = m.store_id AND g.id = m.gift_card_id JOIN stores s ON s.id = m.store_id
 		WHERE m.store_id = $1 AND m.id = $2 AND g.code_sealed IS NOT NULL`, storeID, sendID).Scan(&m.To, &recipient, &sealed, &m.Balance,
-		&m.Currency, &m.ExpiresOn, &m.StoreName, &m.StoreLanguage, &m.Subdomain)
+		&m.Currency, &m.ExpiresOn, &m.StoreName, &m.StoreLanguage, &m.StoreNumerals, &m.Subdomain)
 	if err != nil {
 		return GiftCardMail{}, notFoundIfNoRows(err, "find gift card mail "+sendID.String())
 	}

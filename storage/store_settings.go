@@ -30,6 +30,9 @@ type StoreSettings struct {
 	// CardPaymentMinutes is how long a card order waits for its payment
 	// before it is cancelled (decisions §18).
 	CardPaymentMinutes int
+	// Numerals are the digits buyers reading Arabic are shown: latn or
+	// arab (storage/numerals; decisions §23).
+	Numerals string
 }
 
 // currencyTimezones are the default report zones by currency (§17); any
@@ -59,7 +62,7 @@ const (
 
 const storeSettingsQuery = `SELECT auto_create_shipment, chat_confirmations, confirm_in_chat, chat_templates_approved, default_language, name,
 		e_invoicing, abandonment_threshold_minutes, max_line_quantity, max_order_quantity, currency, timezone, week_start,
-		card_payment_timeout_minutes
+		card_payment_timeout_minutes, numerals
 	FROM stores WHERE id = $1`
 
 // FindStoreSettings reads a store's automation switches.
@@ -74,7 +77,7 @@ func scanStoreSettings(row pgx.Row) (StoreSettings, error) {
 	)
 	err := row.Scan(&s.AutoCreateShipment, &s.ChatConfirmations, &s.ConfirmInChat,
 		&s.ChatTemplatesApproved, &s.DefaultLanguage, &s.Name, &s.EInvoicing, &s.AbandonmentMinutes, &s.MaxLineQuantity, &s.MaxOrderQuantity,
-		&s.Currency, &timezone, &s.WeekStart, &s.CardPaymentMinutes)
+		&s.Currency, &timezone, &s.WeekStart, &s.CardPaymentMinutes, &s.Numerals)
 	if err != nil {
 		return StoreSettings{}, notFoundIfNoRows(err, "find store settings")
 	}
@@ -101,6 +104,7 @@ type StoreSettingsUpdate struct {
 	Timezone           Field[string]
 	WeekStart          *string
 	CardPaymentMinutes *int
+	Numerals           *string
 }
 
 // UpdateStoreSettings applies a partial update and returns the settings.
@@ -111,10 +115,10 @@ func (tx *Tx) UpdateStoreSettings(ctx context.Context, storeID uuid.UUID, upd St
 			e_invoicing = COALESCE($9, e_invoicing), abandonment_threshold_minutes = COALESCE($10, abandonment_threshold_minutes),
 			max_line_quantity = COALESCE($11, max_line_quantity), max_order_quantity = COALESCE($12, max_order_quantity),
 			timezone = CASE WHEN $13 THEN $14 ELSE timezone END, week_start = COALESCE($15, week_start),
-			card_payment_timeout_minutes = COALESCE($16, card_payment_timeout_minutes), updated_at = $8
+			card_payment_timeout_minutes = COALESCE($16, card_payment_timeout_minutes), numerals = COALESCE($17, numerals), updated_at = $8
 		WHERE id = $1`, storeID, upd.Name, upd.DefaultLanguage, upd.AutoCreateShipment, upd.ChatConfirmations, upd.ConfirmInChat,
 		upd.ChatTemplatesApproved, tx.now(), upd.EInvoicing, upd.AbandonmentMinutes, upd.MaxLineQuantity, upd.MaxOrderQuantity,
-		upd.Timezone.Set, upd.Timezone.ptr(), upd.WeekStart, upd.CardPaymentMinutes)
+		upd.Timezone.Set, upd.Timezone.ptr(), upd.WeekStart, upd.CardPaymentMinutes, upd.Numerals)
 	if err != nil {
 		return StoreSettings{}, fmt.Errorf("update store settings: %w", err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/merchantsvc/svc/api/wire"
 	"github.com/merchantsvc/svc/storage"
+	"github.com/merchantsvc/svc/storage/numerals"
 )
 
 // chatTemplates are the templates the order confirmations use.
@@ -28,6 +29,7 @@ type UpdateSettings struct {
 	Timezone              wire.Optional[string]   `json:"timezone"`
 	WeekStart             wire.Optional[string]   `json:"week_start"`
 	CardPaymentMinutes    wire.Optional[int]      `json:"card_payment_timeout_minutes"`
+	Numerals              wire.Optional[string]   `json:"numerals"`
 }
 
 // Valid lists what is wrong with the body, for wire.Decode's 422.
@@ -63,6 +65,9 @@ func (req UpdateSettings) Valid() []wire.FieldError {
 		if v := req.CardPaymentMinutes.Value; v < storage.MinCardPaymentMinutes || v > storage.MaxCardPaymentMinutes {
 			c.Add("card_payment_timeout_minutes", "out_of_range", "must be between 10 and 1440")
 		}
+	}
+	if notNull(&c, "numerals", req.Numerals) {
+		c.OneOf("numerals", req.Numerals.Value, numerals.Systems)
 	}
 	if notNull(&c, "week_start", req.WeekStart) {
 		c.OneOf("week_start", req.WeekStart.Value, storage.WeekStarts)

@@ -1,25 +1,21 @@
 package orderemail
 
 import (
-	"bytes"
 	"fmt"
 	"html/template"
 	"time"
 
-	"github.com/merchantsvc/svc/storage"
+	"github.com/merchantsvc/svc/storage/numerals"
 )
 
-var giftCardPage = template.Must(template.New("gift_card.html").Funcs(template.FuncMap{
-	"money": func(minor int64, currency string) string {
-		return storage.FormatPrice(minor, storage.CurrencyExponent(currency)) + " " + currency
-	},
-}).ParseFS(files, "templates/gift_card.html"))
+var giftCardPage = template.Must(template.New("gift_card.html").Funcs(moneyFor("ar", numerals.Latin)).ParseFS(files, "templates/gift_card.html"))
 
 // GiftCard is what a gift card's mail to its recipient tells (decisions
 // §19): the code, printed XXXX-XXXX-XXXX-XXXX, its balance and expiry, and
 // the sender's message. Only the activity that sends it holds the code.
 type GiftCard struct {
 	To, RecipientName, StoreName, Language string
+	Numerals                               string // the store's digits for Arabic readers
 	Message                                *string
 	Code                                   string
 	Balance                                int64
@@ -45,16 +41,17 @@ var giftCardDictionary = map[string]giftCardWords{
 // in the body.
 func RenderGiftCard(c GiftCard) (Email, error) {
 	w, ok := giftCardDictionary[c.Language]
+	lang := c.Language
 	if !ok {
-		w = giftCardDictionary["ar"]
+		w, lang = giftCardDictionary["ar"], "ar"
 	}
 	expires := ""
 	if c.ExpiresOn != nil {
 		expires = c.ExpiresOn.Format(time.DateOnly)
 	}
-	var buf bytes.Buffer
-	if err := giftCardPage.Execute(&buf, map[string]any{"W": w, "C": c, "Expires": expires}); err != nil {
+	html, err := execute(giftCardPage, lang, c.Numerals, map[string]any{"W": w, "C": c, "Expires": expires})
+	if err != nil {
 		return Email{}, fmt.Errorf("render gift card email: %w", err)
 	}
-	return Email{To: c.To, Subject: w.Subject, HTML: buf.String()}, nil
+	return Email{To: c.To, Subject: w.Subject, HTML: html}, nil
 }

@@ -10,16 +10,35 @@ import (
 	"html/template"
 
 	"github.com/merchantsvc/svc/storage"
+	"github.com/merchantsvc/svc/storage/numerals"
 )
 
 //go:embed templates/*.html
 var files embed.FS
 
-var page = template.Must(template.New("email.html").Funcs(template.FuncMap{
-	"money": func(minor int64, currency string) string {
-		return storage.FormatPrice(minor, storage.CurrencyExponent(currency)) + " " + currency
-	},
-}).ParseFS(files, "templates/email.html"))
+var page = template.Must(template.New("email.html").Funcs(moneyFor("ar", numerals.Latin)).ParseFS(files, "templates/email.html"))
+
+// moneyFor is the templates' money function for a reader of lang in a store
+// showing its Arabic readers the digits of system: "EGP 1,234.50" in
+// English, "1,234.50 ج.م." or "١٬٢٣٤٫٥٠ ج.م." in Arabic.
+func moneyFor(lang, system string) template.FuncMap {
+	return template.FuncMap{"money": func(minor int64, currency string) string {
+		return numerals.Price(minor, storage.CurrencyExponent(currency), currency, lang, system)
+	}}
+}
+
+// execute renders t for a reader of lang, amounts in the store's digits.
+func execute(t *template.Template, lang, system string, data any) (string, error) {
+	own, err := t.Clone()
+	if err != nil {
+		return "", err
+	}
+	var buf bytes.Buffer
+	if err := own.Funcs(moneyFor(lang, system)).Execute(&buf, data); err != nil {
+		return "", err
+	}
+	return buf.String(), nil
+}
 
 // Email is a rendered message.
 type Email struct {
@@ -48,16 +67,16 @@ var statusNames = map[string]map[storage.OrderStatus]string{
 		"SHIPPED": "Shipped", "DELIVERED": "Delivered", "RETURNED": "Returned", "CANCELLED": "Cancelled", "DRAFT": "Draft"},
 }
 
-// Render builds the email for the order at status, in language ("ar" or "en").
-func Render(storeName, language string, o storage.Order, status storage.OrderStatus) (Email, error) {
+// Render builds the email for the order at status, in language ("ar" or
+// "en"), its amounts in the store's numerals (storage/numerals).
+func Render(storeName, language, system string, o storage.Order, status storage.OrderStatus) (Email, error) {
 	w, ok := dictionary[language]
 	if !ok {
 		w, language = dictionary["ar"], "ar"
 	}
 	cust := o.Customer
 	statusName := statusNames[language][status]
-	var buf bytes.Buffer
-	err := page.Execute(&buf, map[string]any{"W": w, "Store": storeName, "Customer": cust.Name, "Order": o,
+	html, err := execute(page, language, system, map[string]any{"W": w, "Store": storeName, "Customer": cust.Name, "Order": o,
 		"StatusName": statusName, "Status": status})
 	if err != nil {
 		return Email{}, fmt.Errorf("render order email: %w", err)
@@ -67,5 +86,5 @@ func Render(storeName, language string, o storage.Order, status storage.OrderSta
 	if cust.Email != nil {
 		to = *cust.Email
 	}
-	return Email{To: to, Subject: subject, HTML: buf.String()}, nil
+	return Email{To: to, Subject: subject, HTML: html}, nil
 }

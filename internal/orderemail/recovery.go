@@ -1,18 +1,14 @@
 package orderemail
 
 import (
-	"bytes"
 	"fmt"
 	"html/template"
 
 	"github.com/merchantsvc/svc/storage"
+	"github.com/merchantsvc/svc/storage/numerals"
 )
 
-var recoveryPage = template.Must(template.New("recovery.html").Funcs(template.FuncMap{
-	"money": func(minor int64, currency string) string {
-		return storage.FormatPrice(minor, storage.CurrencyExponent(currency)) + " " + currency
-	},
-}).ParseFS(files, "templates/recovery.html"))
+var recoveryPage = template.Must(template.New("recovery.html").Funcs(moneyFor("ar", numerals.Latin)).ParseFS(files, "templates/recovery.html"))
 
 type recoveryWords struct {
 	Dir, Lang, Subject, Greeting, Intro, Item, Qty, Total, GrandTotal, Button, Footer string
@@ -28,19 +24,19 @@ var recoveryDictionary = map[string]recoveryWords{
 }
 
 // RenderRecovery builds the abandoned-cart email with the link back to the
-// cart, in language ("ar" or "en").
-func RenderRecovery(storeName, language string, c storage.Cart, link string) (Email, error) {
+// cart, in language ("ar" or "en"), its amounts in the store's numerals.
+func RenderRecovery(storeName, language, system string, c storage.Cart, link string) (Email, error) {
 	w, ok := recoveryDictionary[language]
 	if !ok {
-		w = recoveryDictionary["ar"]
+		w, language = recoveryDictionary["ar"], "ar"
 	}
-	var buf bytes.Buffer
-	if err := recoveryPage.Execute(&buf, map[string]any{"W": w, "Store": storeName, "Cart": c, "Link": template.URL(link)}); err != nil {
+	html, err := execute(recoveryPage, language, system, map[string]any{"W": w, "Store": storeName, "Cart": c, "Link": template.URL(link)})
+	if err != nil {
 		return Email{}, fmt.Errorf("render recovery email: %w", err)
 	}
 	to := ""
 	if c.Email != nil {
 		to = *c.Email
 	}
-	return Email{To: to, Subject: storeName + " — " + w.Subject, HTML: buf.String()}, nil
+	return Email{To: to, Subject: storeName + " — " + w.Subject, HTML: html}, nil
 }

@@ -6,7 +6,11 @@
 // numerals setting). It imports nothing of ours, so every package may use it.
 package numerals
 
-import "strings"
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
 
 // ASCIIDigit answers an Arabic-Indic or Persian digit as its ASCII digit,
 // and any other rune as it is.
@@ -40,3 +44,59 @@ var arabic = strings.NewReplacer("0", "٠", "1", "١", "2", "٢", "3", "٣", "4"
 // commas in Arabic-Indic: "1,234.50" is "١٬٢٣٤٫٥٠". Pass it numbers only:
 // every '.' and ',' of s is taken for a separator.
 func ToArabic(s string) string { return arabic.Replace(s) }
+
+// The digit sets a store may show its buyers (decisions §23, the store
+// setting numerals).
+const (
+	Latin  = "latn" // 1,234.50
+	Arabic = "arab" // ١٬٢٣٤٫٥٠
+)
+
+// Systems are the values of the numerals setting.
+var Systems = []string{Latin, Arabic}
+
+// arabicCurrency is how Arabic text abbreviates the currencies of the
+// region; others are written by their ISO code.
+var arabicCurrency = map[string]string{
+	"EGP": "ج.م.", "SAR": "ر.س.", "AED": "د.إ.", "KWD": "د.ك.", "QAR": "ر.ق.", "BHD": "د.ب.", "OMR": "ر.ع.",
+	"JOD": "د.أ.", "IQD": "د.ع.", "LYD": "د.ل.", "TND": "د.ت.", "DZD": "د.ج.", "MAD": "د.م.", "SDG": "ج.س.", "LBP": "ل.ل.",
+}
+
+// Price writes an amount of minor units (exponent digits of them to the
+// unit) for a reader of lang: "EGP 1,234.50" in English; in Arabic the
+// currency's Arabic abbreviation after the number, "1,234.50 ج.م.", or
+// "١٬٢٣٤٫٥٠ ج.م." when the store shows Arabic-Indic digits (English text
+// always shows Latin ones).
+func Price(minor int64, exponent int, currency, lang, system string) string {
+	sign := ""
+	if minor < 0 {
+		sign, minor = "-", -minor
+	}
+	unit := int64(1)
+	for range exponent {
+		unit *= 10
+	}
+	whole := strconv.FormatInt(minor/unit, 10)
+	var grouped strings.Builder
+	for i, r := range whole {
+		if i > 0 && (len(whole)-i)%3 == 0 {
+			grouped.WriteByte(',')
+		}
+		grouped.WriteRune(r)
+	}
+	number := sign + grouped.String()
+	if exponent > 0 {
+		number += "." + fmt.Sprintf("%0*d", exponent, minor%unit)
+	}
+	if lang != "ar" {
+		return currency + " " + number
+	}
+	if system == Arabic {
+		number = ToArabic(number)
+	}
+	symbol, ok := arabicCurrency[currency]
+	if !ok {
+		symbol = currency
+	}
+	return number + " " + symbol
+}
