@@ -28,10 +28,16 @@ func (s *Server) storefrontStore(r *http.Request) (storage.Store, error) {
 	if err != nil {
 		return storage.Store{}, err
 	}
-	if store.LifecycleState == "suspended" || store.LifecycleState == "closed" {
+	if !storefrontOpen(store) {
 		return storage.Store{}, errNotFound
 	}
 	return store, nil
+}
+
+// storefrontOpen says whether a store's storefront answers: a suspended or
+// closed store's is not found.
+func storefrontOpen(store storage.Store) bool {
+	return store.LifecycleState != "suspended" && store.LifecycleState != "closed"
 }
 
 // checkOrderToken checks the X-Order-Token handed out at checkout against

@@ -366,17 +366,17 @@ func newStorefrontMenuItems(items []storage.ResolvedMenuItem, lang string) []sto
 // not published left out.
 func (s *Server) handleStorefrontMenu() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		store, err := s.storefrontStore(r)
-		if err != nil {
-			return err
-		}
 		h, err := handle.Normalize(chi.URLParam(r, "handle"))
 		if err != nil {
 			return errNotFound
 		}
-		m, resolved, err := s.db.FindResolvedMenu(r.Context(), store.ID, h)
+		// One round trip: the store, the menu and its targets.
+		store, m, resolved, err := s.db.FindStorefrontMenu(r.Context(), chi.URLParam(r, "subdomain"), h)
 		if err != nil {
 			return err
+		}
+		if !storefrontOpen(store) {
+			return errNotFound
 		}
 		lang := acceptedLanguage(r.Header.Get("Accept-Language"))
 		if lang == "" {

@@ -425,17 +425,19 @@ func scanMenuTarget(row pgx.CollectableRow) (menuTargetRow, error) {
 	return t, err
 }
 
-// menuTargetsByHandle is menuTargetQueries for every kind at once, the ids
-// read from menu_item_targets of the menu with handle $2: what the storefront
-// resolves, in the same round trip as the menu.
+// menuTargetsByHandle is menuTargetQueries for every kind at once, for the
+// store of subdomain $1, the ids read from menu_item_targets of its menu
+// with handle $2: what the storefront resolves, in the same round trip as
+// the store and the menu.
 var menuTargetsByHandle = func() string {
 	var parts []string
 	for _, kind := range sortedKinds(menuTargetQueries) {
 		ids := `ARRAY(SELECT t.resource_id FROM menu_item_targets t JOIN menus m ON m.store_id = t.store_id AND m.id = t.menu_id
-			WHERE m.store_id = $1 AND m.handle = $2 AND t.kind = '` + kind + `')`
-		parts = append(parts, "("+strings.Replace(menuTargetQueries[kind], "ANY ($2)", "ANY ("+ids+")", 1)+")")
+			WHERE m.store_id = (SELECT id FROM store) AND m.handle = $2 AND t.kind = '` + kind + `')`
+		query := strings.Replace(menuTargetQueries[kind], "ANY ($2)", "ANY ("+ids+")", 1)
+		parts = append(parts, "("+strings.ReplaceAll(query, "$1", "(SELECT id FROM store)")+")")
 	}
-	return strings.Join(parts, "\nUNION ALL\n")
+	return `WITH store AS (SELECT id FROM stores WHERE subdomain = $1) ` + strings.Join(parts, "\nUNION ALL\n")
 }()
 
 // findMenuTargets reads the targets the items name, by id.
@@ -593,23 +595,30 @@ type ResolvedMenuItem struct {
 	Items []ResolvedMenuItem
 }
 
-// FindResolvedMenu reads the store's menu by handle with its items' storefront
-// URLs, leaving out those whose target buyers do not see (their children
-// move up), in one round trip: the menu and every target its
-// items name, found through menu_item_targets, go to Postgres in one batch.
-// It is the storefront's read.
-func (r reader) FindResolvedMenu(ctx context.Context, storeID uuid.UUID, h string) (Menu, []ResolvedMenuItem, error) {
+// FindStorefrontMenu reads, for the storefront of subdomain, the store and
+// its menu by handle with the items' storefront URLs, leaving out those
+// whose target buyers do not see (their children move up): one round trip,
+// the store, the menu and every target its items name (found through
+// menu_item_targets) going to Postgres in one batch. An unknown store or
+// menu is ErrNotFound; the caller decides what a suspended store shows.
+func (r reader) FindStorefrontMenu(ctx context.Context, subdomain, h string) (Store, Menu, []ResolvedMenuItem, error) {
 	var (
-		m       Menu
-		menuErr error
-		found   = map[uuid.UUID]menuTargetRow{}
+		store             Store
+		m                 Menu
+		storeErr, menuErr error
+		found             = map[uuid.UUID]menuTargetRow{}
 	)
 	batch := &pgx.Batch{}
-	batch.Queue(`SELECT `+menuColumns+` FROM menus WHERE store_id = $1 AND handle = $2`, storeID, h).QueryRow(func(row pgx.Row) error {
+	batch.Queue(`SELECT `+storeColumns+` FROM stores WHERE subdomain = $1`, subdomain).QueryRow(func(row pgx.Row) error {
+		store, storeErr = scanStore(row)
+		return nil
+	})
+	batch.Queue(`SELECT `+menuColumns+` FROM menus WHERE store_id = (SELECT id FROM stores WHERE subdomain = $1) AND handle = $2`,
+		subdomain, h).QueryRow(func(row pgx.Row) error {
 		m, menuErr = scanMenu(row)
 		return nil
 	})
-	batch.Queue(menuTargetsByHandle, storeID, h).Query(func(rows pgx.Rows) error {
+	batch.Queue(menuTargetsByHandle, subdomain, h).Query(func(rows pgx.Rows) error {
 		targets, err := pgx.CollectRows(rows, scanMenuTarget)
 		for _, t := range targets {
 			found[t.id] = t
@@ -617,12 +626,15 @@ func (r reader) FindResolvedMenu(ctx context.Context, storeID uuid.UUID, h strin
 		return err
 	})
 	if err := r.q.SendBatch(ctx, batch).Close(); err != nil {
-		return Menu{}, nil, fmt.Errorf("find resolved menu %s: %w", h, err)
+		return Store{}, Menu{}, nil, fmt.Errorf("find storefront menu %s: %w", h, err)
+	}
+	if storeErr != nil {
+		return Store{}, Menu{}, nil, notFoundIfNoRows(storeErr, "find store by subdomain")
 	}
 	if menuErr != nil {
-		return Menu{}, nil, notFoundIfNoRows(menuErr, "find menu "+h)
+		return Store{}, Menu{}, nil, notFoundIfNoRows(menuErr, "find menu "+h)
 	}
-	return m, resolvedMenu(m, found), nil
+	return store, m, resolvedMenu(m, found), nil
 }
 
 // resolvedMenu gives each item naming a target the buyer sees its path;

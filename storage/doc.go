@@ -111,7 +111,7 @@
 //   - theme_: theme.go (FindCustomization, SaveDraft, PublishDraft,
 //     RestoreThemeVersion); the document's own rules are storage/theme's.
 //   - content_: the online store's content (decisions §22): content_menus.go
-//     (CreateMenu, UpdateMenu under If-Match, DeleteMenu, FindResolvedMenu for the
+//     (CreateMenu, UpdateMenu under If-Match, DeleteMenu, FindStorefrontMenu for the
 //     storefront, RemoveMenuItemsTargeting for deletes of what items name,
 //     refuseThemeUses for what the theme names), content_redirects.go
 //     (CreateRedirect collapsing chains, RedirectFor).
