@@ -188,6 +188,9 @@ type figuresResponse struct {
 	COD             codResponse       `json:"cod"`
 	ReturnRate      *float64          `json:"return_rate"`
 	Checkouts       checkoutsResponse `json:"checkouts"`
+	// GiftCardsSold is what gift card products sold for (§19), not part of
+	// gross_sales.
+	GiftCardsSold int64 `json:"gift_cards_sold"`
 }
 
 type codResponse struct {
@@ -257,6 +260,7 @@ func newFiguresResponse(f storage.SalesFigures) figuresResponse {
 	net := f.GrossSales - f.Discounts - f.Returns
 	return figuresResponse{Orders: f.Orders, CancelledOrders: f.CancelledOrders, GrossSales: f.GrossSales, Discounts: f.Discounts,
 		Returns: f.Returns, NetSales: net, Shipping: f.Shipping, Refunds: f.Refunds, AOV: divideHalfUp(net, f.Orders-f.CancelledOrders),
+		GiftCardsSold: f.GiftCardsSold,
 		COD: codResponse{Orders: f.CODOrders, Delivered: f.CODDelivered, Returned: f.CODReturned,
 			Pending: f.CODOrders - f.CODDelivered - f.CODReturned, Collected: f.CODCollected,
 			CollectionRate: rate(f.CODDelivered, f.CODDelivered+f.CODReturned)},
@@ -368,10 +372,10 @@ func (s *Server) handleTopProducts() handlerFunc {
 var salesCSVHeaders = map[string][]string{
 	"en": {"start", "end", "orders", "cancelled_orders", "gross_sales", "discounts", "returns", "net_sales", "shipping", "refunds", "aov",
 		"cod_orders", "cod_delivered", "cod_returned", "cod_pending", "cod_collected", "cod_collection_rate", "return_rate",
-		"checkouts_abandoned", "checkouts_recovered", "checkouts_recovery_rate"},
+		"checkouts_abandoned", "checkouts_recovered", "checkouts_recovery_rate", "gift_cards_sold"},
 	"ar": {"من", "إلى", "الطلبات", "الطلبات الملغاة", "إجمالي المبيعات", "الخصومات", "المرتجعات", "صافي المبيعات", "الشحن", "المبالغ المستردة",
 		"متوسط قيمة الطلب", "طلبات الدفع عند الاستلام", "المُسلَّمة", "المُرتجَعة", "قيد التوصيل", "المبلغ المحصَّل", "نسبة التحصيل", "نسبة الإرجاع",
-		"السلال المتروكة", "السلال المستعادة", "نسبة الاستعادة"},
+		"السلال المتروكة", "السلال المستعادة", "نسبة الاستعادة", "بطاقات الهدايا المبيعة"},
 }
 
 var topProductsCSVHeaders = map[string][]string{
@@ -412,7 +416,7 @@ func writeSalesCSV(w http.ResponseWriter, resp salesResponse, lang string) error
 		_ = out.Write([]string{start, end, itoa64(f.Orders), itoa64(f.CancelledOrders), money(f.GrossSales), money(f.Discounts),
 			money(f.Returns), money(f.NetSales), money(f.Shipping), money(f.Refunds), aov, itoa64(f.COD.Orders), itoa64(f.COD.Delivered),
 			itoa64(f.COD.Returned), itoa64(f.COD.Pending), money(f.COD.Collected), rateCell(f.COD.CollectionRate), rateCell(f.ReturnRate),
-			itoa64(f.Checkouts.Abandoned), itoa64(f.Checkouts.Recovered), rateCell(f.Checkouts.RecoveryRate)})
+			itoa64(f.Checkouts.Abandoned), itoa64(f.Checkouts.Recovered), rateCell(f.Checkouts.RecoveryRate), money(f.GiftCardsSold)})
 	}
 	for _, b := range resp.Buckets {
 		row(b.Start, b.End, b.figuresResponse)

@@ -31,11 +31,12 @@ type productResponse struct {
 	MediaURLs   json.RawMessage `json:"media_urls"`
 	CreatedAt   time.Time       `json:"created_at"`
 	UpdatedAt   time.Time       `json:"updated_at"`
+	Kind        string          `json:"kind"`
 }
 
 func newProductResponse(p storage.Product) productResponse {
 	return productResponse{ID: p.ID, StoreID: p.StoreID, Name: p.Name, Handle: p.Handle, Description: p.Description, SKU: p.SKU,
-		Price: p.Price, CostPrice: p.CostPrice, Status: p.Status, Quantity: p.Quantity, CategoryID: p.CategoryID,
+		Price: p.Price, CostPrice: p.CostPrice, Status: p.Status, Quantity: p.Quantity, CategoryID: p.CategoryID, Kind: p.Kind,
 		Attributes: p.Attributes, Images: p.Images, MediaURLs: p.MediaURLs,
 		CreatedAt: p.CreatedAt.UTC(), UpdatedAt: p.UpdatedAt.UTC()}
 }
@@ -48,7 +49,10 @@ func (s *Server) handleCreateProduct() handlerFunc {
 			return err
 		}
 		p := storage.Product{StoreID: storeIDFrom(r.Context()), Name: strings.TrimSpace(req.Name), Description: req.Description,
-			SKU: req.SKU, Price: *req.Price, CostPrice: req.CostPrice, Quantity: req.Quantity}
+			SKU: req.SKU, Price: *req.Price, CostPrice: req.CostPrice, Quantity: req.Quantity, Value: req.Value}
+		if req.Kind != nil {
+			p.Kind = *req.Kind
+		}
 		if req.Status != nil {
 			p.Status = *req.Status
 		}

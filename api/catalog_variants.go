@@ -27,12 +27,13 @@ type variantResponse struct {
 	WeightGrams *int            `json:"weight_grams"`
 	CreatedAt   time.Time       `json:"created_at"`
 	UpdatedAt   time.Time       `json:"updated_at"`
+	Value       *int64          `json:"value"` // a gift card product's issued balance (§19); null otherwise
 }
 
 func newVariantResponse(v storage.Variant) variantResponse {
 	return variantResponse{ID: v.ID, ProductID: v.ProductID, SKU: v.SKU, Barcode: v.Barcode, Price: v.Price,
 		CostPrice: v.CostPrice, Quantity: v.Quantity, Options: v.Options, Position: v.Position, IsDefault: v.IsDefault, WeightGrams: v.WeightGrams,
-		CreatedAt: v.CreatedAt.UTC(), UpdatedAt: v.UpdatedAt.UTC()}
+		CreatedAt: v.CreatedAt.UTC(), UpdatedAt: v.UpdatedAt.UTC(), Value: v.Value}
 }
 
 // handleListVariants serves GET /stores/{store_id}/products/{product_id}/variants.
@@ -67,7 +68,7 @@ func (s *Server) handleCreateVariant() handlerFunc {
 			return err
 		}
 		v := storage.Variant{StoreID: storeIDFrom(r.Context()), ProductID: productID, SKU: req.SKU, Barcode: req.Barcode,
-			CostPrice: req.CostPrice, WeightGrams: req.WeightGrams}
+			CostPrice: req.CostPrice, WeightGrams: req.WeightGrams, Value: req.Value}
 		if req.Quantity != nil {
 			v.Quantity = *req.Quantity
 		}

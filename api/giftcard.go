@@ -34,6 +34,9 @@ var (
 	errGiftCardLookupLimited = newError(http.StatusTooManyRequests, "RATE_LIMITED",
 		"Too many gift card codes that reach no usable card from this cart or network in the last hour; try again later",
 		"رموز بطاقات هدايا غير صالحة كثيرة من هذه السلة أو الشبكة خلال الساعة الأخيرة؛ حاول لاحقًا")
+	errGiftCardAlreadyUsed = newError(http.StatusConflict, "GIFT_CARD_ALREADY_USED",
+		"A gift card this refund would take back has been spent; refund by amount without the line",
+		"أُنفق جزء من بطاقة هدايا يستردها هذا الاسترداد؛ استرد مبلغًا دون السطر")
 	errGiftCardNotUsable = validationError([]wire.FieldError{{Field: "code", Code: "not_usable",
 		Message: "reaches no gift card that can be used", MessageAr: wire.ArabicFieldMessage("not_usable")}})
 )
@@ -51,6 +54,8 @@ func giftCardErrors(err error) *apiError {
 		return errInsufficientGiftCardBalance
 	case errors.Is(err, storage.ErrNoSecretsKey): // codes are found and kept under the secrets key
 		return errSecretsKeyMissing
+	case errors.Is(err, storage.ErrGiftCardAlreadyUsed):
+		return errGiftCardAlreadyUsed
 	case errors.Is(err, storage.ErrGiftCardSendLimit):
 		e := *errGiftCardSendLimit
 		e.Header = http.Header{"Retry-After": {"3600"}}

@@ -160,6 +160,9 @@ func NewServer(cfg Config, db *storage.DB, temporal client.Client, blobStore *bl
 	if cfg.StorefrontURL == "" {
 		cfg.StorefrontURL = cfg.BaseURL + "/storefront/{subdomain}"
 	}
+	if cfg.Secrets != nil {
+		db.UseSealer(cfg.Secrets) // a paid order issues its sold gift cards' codes (§19)
+	}
 	if cfg.ImageWait == 0 {
 		cfg.ImageWait = 20 * time.Second
 	}

@@ -55,6 +55,12 @@ type Product struct {
 	MediaURLs   json.RawMessage
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
+	// Kind is standard or gift_card (§19), set at creation: a gift card
+	// product's variants carry a Value and hold no stock.
+	Kind string
+	// Value is, on creation only, a gift card product's default variant's
+	// value (nil: its price).
+	Value *int64
 }
 
 // ProductUpdate is a partial update; nil pointers and unset fields are left alone.
@@ -92,14 +98,14 @@ type ProductFilter struct {
 // (each the available stock over active locations, decisions §11).
 const productColumns = `id, store_id, name, description, sku, price, cost_price, status,
 	(SELECT COALESCE(sum(v.quantity), 0)::bigint FROM variants v WHERE v.store_id = products.store_id AND v.product_id = products.id) AS quantity,
-	category_id, attributes, images, media_urls, created_at, updated_at, handle`
+	category_id, attributes, images, media_urls, created_at, updated_at, handle, kind`
 
-const productInsertColumns = `id, store_id, name, description, sku, price, cost_price, status, category_id, attributes, images, media_urls, created_at, updated_at, handle`
+const productInsertColumns = `id, store_id, name, description, sku, price, cost_price, status, category_id, attributes, images, media_urls, created_at, updated_at, handle, kind`
 
 func scanProduct(row pgx.Row) (Product, error) {
 	var p Product
 	err := row.Scan(&p.ID, &p.StoreID, &p.Name, &p.Description, &p.SKU, &p.Price, &p.CostPrice, &p.Status,
-		&p.Quantity, &p.CategoryID, &p.Attributes, &p.Images, &p.MediaURLs, &p.CreatedAt, &p.UpdatedAt, &p.Handle)
+		&p.Quantity, &p.CategoryID, &p.Attributes, &p.Images, &p.MediaURLs, &p.CreatedAt, &p.UpdatedAt, &p.Handle, &p.Kind)
 	return p, err
 }
 
@@ -264,6 +270,12 @@ func (tx *Tx) CreateProduct(ctx context.Context, p *Product) error {
 	if p.Status == "" {
 		p.Status = "active"
 	}
+	if p.Kind == "" {
+		p.Kind = ProductKindStandard
+	}
+	if err := checkGiftCardValue(p.Kind, p.Price, p.Value, "value"); err != nil {
+		return err
+	}
 	if len(p.Attributes) == 0 {
 		p.Attributes = json.RawMessage(`{}`)
 	}
@@ -279,9 +291,9 @@ func (tx *Tx) CreateProduct(ctx context.Context, p *Product) error {
 		p.Handle = free[0]
 	}
 	_, err := tx.tx.Exec(ctx, `INSERT INTO products (`+productInsertColumns+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
 		p.ID, p.StoreID, p.Name, p.Description, p.SKU, p.Price, p.CostPrice, p.Status, p.CategoryID,
-		p.Attributes, p.Images, p.MediaURLs, p.CreatedAt, p.UpdatedAt, p.Handle)
+		p.Attributes, p.Images, p.MediaURLs, p.CreatedAt, p.UpdatedAt, p.Handle, p.Kind)
 	if isUniqueViolation(err, "products_store_handle_key") {
 		return fmt.Errorf("product handle %q: %w", p.Handle, ErrDuplicateHandle)
 	}

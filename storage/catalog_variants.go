@@ -29,6 +29,9 @@ type Variant struct {
 	WeightGrams *int
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
+	// Value is, for a variant of a gift card product (§19), the balance a
+	// unit sold issues, never below Price; nil on other products.
+	Value *int64
 }
 
 // VariantUpdate is a partial update; null clears sku, barcode and cost_price.
@@ -41,14 +44,15 @@ type VariantUpdate struct {
 	Options     json.RawMessage
 	Position    *int
 	WeightGrams Field[int]
+	Value       *int64 // gift card products only
 }
 
-const variantColumns = `id, store_id, product_id, sku, barcode, price, cost_price, quantity, options, position, is_default, weight_grams, created_at, updated_at`
+const variantColumns = `id, store_id, product_id, sku, barcode, price, cost_price, quantity, options, position, is_default, weight_grams, created_at, updated_at, value`
 
 func scanVariant(row pgx.Row) (Variant, error) {
 	var v Variant
 	err := row.Scan(&v.ID, &v.StoreID, &v.ProductID, &v.SKU, &v.Barcode, &v.Price, &v.CostPrice, &v.Quantity,
-		&v.Options, &v.Position, &v.IsDefault, &v.WeightGrams, &v.CreatedAt, &v.UpdatedAt)
+		&v.Options, &v.Position, &v.IsDefault, &v.WeightGrams, &v.CreatedAt, &v.UpdatedAt, &v.Value)
 	return v, err
 }
 
@@ -60,8 +64,14 @@ var ErrLastVariant = errors.New("last variant")
 func (tx *Tx) createDefaultVariant(ctx context.Context, p Product) error {
 	v := Variant{ID: NewID(), StoreID: p.StoreID, ProductID: p.ID, Price: p.Price, CostPrice: p.CostPrice,
 		Options: json.RawMessage(`{}`), Position: 1, IsDefault: true, CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt}
-	if _, err := tx.tx.Exec(ctx, `INSERT INTO variants (`+variantColumns+`) VALUES ($1, $2, $3, NULL, NULL, $4, $5, 0, $6, 1, true, NULL, $7, $7)`,
-		v.ID, v.StoreID, v.ProductID, v.Price, v.CostPrice, v.Options, v.CreatedAt); err != nil {
+	if p.Kind == ProductKindGiftCard {
+		v.Value = p.Value
+		if v.Value == nil {
+			v.Value = &p.Price
+		}
+	}
+	if _, err := tx.tx.Exec(ctx, `INSERT INTO variants (`+variantColumns+`) VALUES ($1, $2, $3, NULL, NULL, $4, $5, 0, $6, 1, true, NULL, $7, $7, $8)`,
+		v.ID, v.StoreID, v.ProductID, v.Price, v.CostPrice, v.Options, v.CreatedAt, v.Value); err != nil {
 		return fmt.Errorf("create default variant: %w", err)
 	}
 	return tx.setDefaultOnHand(ctx, p.StoreID, v.ID, p.Quantity, tx.movementActor())
@@ -110,7 +120,9 @@ func (tx *Tx) followDefaultVariant(ctx context.Context, p Product, upd ProductUp
 	}
 	if defaultID != nil && (upd.Price != nil || upd.CostPrice.Set) {
 		if _, err := tx.tx.Exec(ctx, `UPDATE variants SET price = $3, cost_price = $4, updated_at = $5 WHERE store_id = $1 AND id = $2`,
-			p.StoreID, *defaultID, p.Price, p.CostPrice, tx.now()); err != nil {
+			p.StoreID, *defaultID, p.Price, p.CostPrice, tx.now()); isValueCheckViolation(err) {
+			return 0, &InvalidError{Field: "price", Code: "exceeds_value", Message: "the price must not exceed the gift card's value"}
+		} else if err != nil {
 			return 0, fmt.Errorf("update default variant: %w", err)
 		}
 	}
@@ -168,6 +180,12 @@ func (tx *Tx) CreateVariant(ctx context.Context, v *Variant, priceSet, quantityS
 	if !priceSet {
 		v.Price = p.Price
 	}
+	if p.Kind == ProductKindGiftCard && v.Value == nil {
+		v.Value = new(v.Price) // a card worth what it costs unless told
+	}
+	if err := checkGiftCardValue(p.Kind, v.Price, v.Value, "price"); err != nil {
+		return err
+	}
 	if len(v.Options) == 0 {
 		v.Options = json.RawMessage(`{}`)
 	}
@@ -188,8 +206,8 @@ func (tx *Tx) CreateVariant(ctx context.Context, v *Variant, priceSet, quantityS
 			return err
 		}
 		if _, err := tx.tx.Exec(ctx, `UPDATE variants SET sku = $3, barcode = $4, price = $5, cost_price = $6, options = $7,
-				is_default = false, weight_grams = $9, updated_at = $8 WHERE store_id = $1 AND id = $2`,
-			v.StoreID, v.ID, v.SKU, v.Barcode, v.Price, v.CostPrice, v.Options, now, v.WeightGrams); err != nil {
+				is_default = false, weight_grams = $9, value = $10, updated_at = $8 WHERE store_id = $1 AND id = $2`,
+			v.StoreID, v.ID, v.SKU, v.Barcode, v.Price, v.CostPrice, v.Options, now, v.WeightGrams, v.Value); err != nil {
 			return fmt.Errorf("convert default variant: %w", err)
 		}
 	} else {
@@ -200,9 +218,9 @@ func (tx *Tx) CreateVariant(ctx context.Context, v *Variant, priceSet, quantityS
 		v.CreatedAt, v.UpdatedAt = now, now
 		err = tx.tx.QueryRow(ctx, `INSERT INTO variants (`+variantColumns+`)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, 0, $8,
-			        (SELECT COALESCE(max(position), 0) + 1 FROM variants WHERE store_id = $2 AND product_id = $3), false, $10, $9, $9)
+			        (SELECT COALESCE(max(position), 0) + 1 FROM variants WHERE store_id = $2 AND product_id = $3), false, $10, $9, $9, $11)
 			RETURNING position`,
-			v.ID, v.StoreID, v.ProductID, v.SKU, v.Barcode, v.Price, v.CostPrice, v.Options, now, v.WeightGrams).Scan(&v.Position)
+			v.ID, v.StoreID, v.ProductID, v.SKU, v.Barcode, v.Price, v.CostPrice, v.Options, now, v.WeightGrams, v.Value).Scan(&v.Position)
 		if err != nil {
 			return fmt.Errorf("create variant: %w", err)
 		}
@@ -222,7 +240,8 @@ func (tx *Tx) CreateVariant(ctx context.Context, v *Variant, priceSet, quantityS
 
 // UpdateVariant writes only the fields present in upd.
 func (tx *Tx) UpdateVariant(ctx context.Context, storeID, productID, id uuid.UUID, upd VariantUpdate) (Variant, error) {
-	if _, err := tx.lockProduct(ctx, storeID, productID); err != nil {
+	p, err := tx.lockProduct(ctx, storeID, productID)
+	if err != nil {
 		return Variant{}, err
 	}
 	// The row lock orders this edit after any checkout holding the variant
@@ -260,6 +279,16 @@ func (tx *Tx) UpdateVariant(ctx context.Context, storeID, productID, id uuid.UUI
 	if upd.WeightGrams.Set {
 		v.WeightGrams = upd.WeightGrams.ptr()
 		set["weight_grams"] = v.WeightGrams
+	}
+	if upd.Value != nil {
+		v.Value, set["value"] = upd.Value, *upd.Value
+	}
+	field := "value"
+	if upd.Price != nil {
+		field = "price"
+	}
+	if err := checkGiftCardValue(p.Kind, v.Price, v.Value, field); err != nil {
+		return Variant{}, err
 	}
 	v.UpdatedAt = tx.now()
 	set["updated_at"] = v.UpdatedAt

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -244,19 +245,19 @@ func (tx *Tx) UpdateCart(ctx context.Context, storeID, cartID uuid.UUID, upd Car
 		}
 		for i, l := range upd.Lines {
 			var (
-				stock  int
-				status string
+				stock        int
+				status, kind string
 			)
-			err := tx.tx.QueryRow(ctx, `SELECT v.quantity, p.status FROM variants v
+			err := tx.tx.QueryRow(ctx, `SELECT v.quantity, p.status, p.kind FROM variants v
 				JOIN products p ON p.store_id = v.store_id AND p.id = v.product_id
-				WHERE v.store_id = $1 AND v.id = $2`, storeID, l.VariantID).Scan(&stock, &status)
+				WHERE v.store_id = $1 AND v.id = $2`, storeID, l.VariantID).Scan(&stock, &status, &kind)
 			if errors.Is(err, pgx.ErrNoRows) || (err == nil && status != "active") {
 				return Cart{}, &InvalidError{Field: fmt.Sprintf("lines[%d].variant_id", i), Code: "not_found", Message: "no such variant for sale in this store"}
 			}
 			if err != nil {
 				return Cart{}, fmt.Errorf("check cart variant: %w", err)
 			}
-			if l.Quantity > stock {
+			if l.Quantity > stock && kind != ProductKindGiftCard { // a gift card is never out of stock (§19)
 				return Cart{}, &StockError{Line: i, VariantID: l.VariantID, Available: max(stock, 0), Requested: l.Quantity}
 			}
 			if _, err := tx.tx.Exec(ctx, `INSERT INTO cart_lines (store_id, cart_id, variant_id, quantity, position) VALUES ($1, $2, $3, $4, $5)`,
@@ -291,6 +292,11 @@ func (tx *Tx) UpdateCart(ctx context.Context, storeID, cartID uuid.UUID, upd Car
 	}
 	if upd.PaymentMethod.Set {
 		c.PaymentMethod = upd.PaymentMethod.ptr()
+	}
+	if c.PaymentMethod != nil && *c.PaymentMethod == "cod" && (upd.PaymentMethod.Set || upd.Lines != nil) {
+		if holds, err := tx.CartHoldsGiftCards(ctx, storeID, cartID); err != nil || holds { // §19: no cod for gift cards
+			return Cart{}, cmp.Or(err, errGiftCardsNotOnCOD)
+		}
 	}
 	if upd.ShippingRateID.Set && c.ShippingRateID != nil {
 		var known bool

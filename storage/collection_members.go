@@ -49,15 +49,14 @@ const productFactsSQL = `WITH RECURSIVE chain (store_id, start, id, parent_id) A
 			THEN ARRAY(SELECT t FROM jsonb_array_elements_text(p.attributes->'tags') t) ELSE '{}' END,
 		p.name,
 		array_remove(array_append(COALESCE((SELECT array_agg(v.sku) FROM variants v WHERE v.store_id = p.store_id AND v.product_id = p.id), '{}'), p.sku), NULL),
-		COALESCE((SELECT sum(v.quantity) FROM variants v WHERE v.store_id = p.store_id AND v.product_id = p.id), 0) > 0,
-		p.created_at
+		p.kind = 'gift_card' OR COALESCE((SELECT sum(v.quantity) FROM variants v WHERE v.store_id = p.store_id AND v.product_id = p.id), 0) > 0,
+		p.created_at, p.kind
 	FROM products p WHERE p.store_id = $1 AND ($2::uuid[] IS NULL OR p.id = ANY ($2))`
 
 func scanFacts(rows pgx.Rows) ([]productFacts, error) {
 	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (productFacts, error) {
 		var f productFacts
-		err := row.Scan(&f.ID, &f.HasCat, &f.Categories, &f.Prices, &f.Tags, &f.Title, &f.SKUs, &f.Available, &f.CreatedAt)
-		f.Kind = "standard" // products carry no kind yet (decisions §20)
+		err := row.Scan(&f.ID, &f.HasCat, &f.Categories, &f.Prices, &f.Tags, &f.Title, &f.SKUs, &f.Available, &f.CreatedAt, &f.Kind)
 		return f, err
 	})
 }

@@ -112,6 +112,11 @@ type OrderLine struct {
 	Total            int64
 	ReturnedQuantity int
 	Discount         int64 // the line's share of the order's discounts
+	// GiftCardValue is, on a line of a gift card product (§19), the
+	// balance each unit issues when the order is paid, snapshot at
+	// placing; nil on every other line. Such a line reserves no stock and
+	// takes no discount.
+	GiftCardValue *int64
 	// grams is the line's weight (the variant's, else the product's, else
 	// 0, times the quantity) when it was read for placing.
 	grams int
@@ -212,6 +217,9 @@ func (tx *Tx) CreateOrder(ctx context.Context, in NewOrder) (Order, error) {
 		return Order{}, err
 	}
 	o.Lines = rows.lines
+	if err := refuseGiftCardsOnCOD(o); err != nil {
+		return Order{}, err
+	}
 	limits, err := tx.priceOrder(ctx, &o, in)
 	if err != nil {
 		return Order{}, err
@@ -230,12 +238,20 @@ func (tx *Tx) CreateOrder(ctx context.Context, in NewOrder) (Order, error) {
 		o.PlacedAt = &now
 	}
 	writes := &pgx.Batch{}
-	writes.Queue(`INSERT INTO orders (`+orderColumns+`, search_text, customer_phone, trace_parent) VALUES ($1, $2, $3, $4, $5, $6, $7,
-		$8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $23, $27, $28, $29, $24, $25, NULLIF($26, ''))`,
+	// gift_cards_sold is what the order's gift card lines sold for: §19
+	// counts it apart from gross_sales.
+	var giftCardsSold int64
+	for _, l := range o.Lines {
+		if l.GiftCardValue != nil {
+			giftCardsSold += l.Total
+		}
+	}
+	writes.Queue(`INSERT INTO orders (`+orderColumns+`, search_text, customer_phone, trace_parent, gift_cards_sold) VALUES ($1, $2, $3, $4, $5, $6, $7,
+		$8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $23, $27, $28, $29, $24, $25, NULLIF($26, ''), $30)`,
 		o.ID, o.StoreID, o.OrderNumber, o.Status, o.PaymentStatus, o.FulfillmentStatus, o.PaymentMethod, o.Currency, o.CustomerID,
 		o.Customer, o.ShippingAddress, o.Subtotal, o.ShippingFee, o.Discount, o.Total, o.PaidTotal, o.CollectibleTotal,
 		o.CollectedTotal, o.RefundDue, o.TrackingNumber, o.Notes, o.CancelReason, now, search, customer.Phone, traceParent(ctx), o.Discounts, nonNilShippingLines(o.ShippingLines),
-		o.PlacedAt)
+		o.PlacedAt, giftCardsSold)
 	// The order and its lines go in one round trip: the variants' stock
 	// rows are locked from readOrderRows to the commit, so every round trip
 	// here holds back the next order for the same variants.
@@ -285,6 +301,7 @@ func queueOrderLines(batch *pgx.Batch, storeID, orderID uuid.UUID, lines []Order
 		quantities         = make([]int32, n)
 		unitPrices, totals = make([]int64, n), make([]int64, n)
 		discounts          = make([]int64, n)
+		giftCardValues     = make([]*int64, n)
 		firstOfProduct     = make([]bool, n)
 		productsSeen       = map[uuid.UUID]bool{}
 	)
@@ -293,19 +310,22 @@ func queueOrderLines(batch *pgx.Batch, storeID, orderID uuid.UUID, lines []Order
 		l.ID = NewID()
 		ids[i], variants[i], products[i], names[i], skus[i] = l.ID, l.VariantID, l.ProductID, l.Name, l.SKU
 		quantities[i], unitPrices[i], totals[i], discounts[i] = int32(l.Quantity), l.UnitPrice, l.Total, l.Discount
+		giftCardValues[i] = l.GiftCardValue
 		firstOfProduct[i] = l.ProductID != nil && !productsSeen[*l.ProductID]
 		if l.ProductID != nil {
 			productsSeen[*l.ProductID] = true
 		}
 	}
 	batch.Queue(`INSERT INTO order_lines (id, store_id, order_id, variant_id, product_id, name, sku, quantity,
-			unit_price, total, position, discount, sold_at, first_of_product)
+			unit_price, total, position, discount, sold_at, first_of_product, gift_card_value)
 		SELECT l.id, $1, $2, l.variant_id, l.product_id, l.name, l.sku, l.quantity, l.unit_price, l.total, l.position,
-			l.discount, $3, l.first_of_product
+			l.discount, $3, l.first_of_product, l.gift_card_value
 		FROM unnest($4::uuid[], $5::uuid[], $6::uuid[], $7::text[], $8::text[], $9::int[], $10::bigint[], $11::bigint[],
-			$12::bigint[], $13::boolean[])
-			WITH ORDINALITY AS l (id, variant_id, product_id, name, sku, quantity, unit_price, total, discount, first_of_product, position)`,
-		storeID, orderID, soldAt, ids, variants, products, names, skus, quantities, unitPrices, totals, discounts, firstOfProduct)
+			$12::bigint[], $13::boolean[], $14::bigint[])
+			WITH ORDINALITY AS l (id, variant_id, product_id, name, sku, quantity, unit_price, total, discount, first_of_product,
+				gift_card_value, position)`,
+		storeID, orderID, soldAt, ids, variants, products, names, skus, quantities, unitPrices, totals, discounts, firstOfProduct,
+		giftCardValues)
 }
 
 // orderRows is what placing an order reads under its locks: its lines,
@@ -428,7 +448,8 @@ func variantIDsOf(requested []NewOrderLine) []uuid.UUID {
 // variantsForOrderQuery reads a store's variants ($2) with what an order
 // line snapshots, locking them in id order when lock is set.
 func variantsForOrderQuery(lock bool) string {
-	query := `SELECT v.id, v.product_id, p.name, COALESCE(v.sku, p.sku), v.price, COALESCE(v.weight_grams, p.weight_grams, 0)
+	query := `SELECT v.id, v.product_id, p.name, COALESCE(v.sku, p.sku), v.price, COALESCE(v.weight_grams, p.weight_grams, 0),
+			CASE WHEN p.kind = 'gift_card' THEN COALESCE(v.value, v.price) END
 		FROM variants v JOIN products p ON p.store_id = v.store_id AND p.id = v.product_id
 		WHERE v.store_id = $1 AND v.id = ANY ($2) ORDER BY v.id`
 	if lock {
@@ -445,7 +466,7 @@ func scanVariantsForOrder(rows pgx.Rows) (map[uuid.UUID]OrderLine, error) {
 			l                    OrderLine
 			variantID, productID uuid.UUID
 		)
-		if err := rows.Scan(&variantID, &productID, &l.Name, &l.SKU, &l.UnitPrice, &l.grams); err != nil {
+		if err := rows.Scan(&variantID, &productID, &l.Name, &l.SKU, &l.UnitPrice, &l.grams, &l.GiftCardValue); err != nil {
 			return nil, fmt.Errorf("read variants: %w", err)
 		}
 		l.VariantID, l.ProductID = &variantID, &productID
@@ -517,7 +538,8 @@ func (tx *Tx) emitStatusChanged(ctx context.Context, o Order, from OrderStatus) 
 // orderByIDQuery reads one order of a store, without its lines.
 const orderByIDQuery = `SELECT ` + orderColumns + ` FROM orders WHERE store_id = $1 AND id = $2`
 
-const orderLinesQuery = `SELECT id, variant_id, product_id, name, sku, quantity, unit_price, total, returned_quantity, discount
+const orderLinesQuery = `SELECT id, variant_id, product_id, name, sku, quantity, unit_price, total, returned_quantity, discount,
+	gift_card_value
 	FROM order_lines WHERE store_id = $1 AND order_id = $2 ORDER BY position`
 
 func (r reader) orderLinesOf(ctx context.Context, storeID, orderID uuid.UUID) ([]OrderLine, error) {
@@ -531,7 +553,8 @@ func (r reader) orderLinesOf(ctx context.Context, storeID, orderID uuid.UUID) ([
 func collectOrderLines(rows pgx.Rows) ([]OrderLine, error) {
 	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (OrderLine, error) {
 		var l OrderLine
-		err := row.Scan(&l.ID, &l.VariantID, &l.ProductID, &l.Name, &l.SKU, &l.Quantity, &l.UnitPrice, &l.Total, &l.ReturnedQuantity, &l.Discount)
+		err := row.Scan(&l.ID, &l.VariantID, &l.ProductID, &l.Name, &l.SKU, &l.Quantity, &l.UnitPrice, &l.Total, &l.ReturnedQuantity, &l.Discount,
+			&l.GiftCardValue)
 		return l, err
 	})
 }

@@ -44,6 +44,9 @@ type PricedLine struct {
 	ProductID *uuid.UUID
 	// Categories are the product's category and its ancestors.
 	Categories []uuid.UUID
+	// GiftCard marks a line of a gift card product (§19): no discount,
+	// automatic, code or manual, ever takes a share of it.
+	GiftCard bool
 }
 
 // DiscountRule is a live discount's terms.
@@ -182,8 +185,14 @@ func Price(in PricingInput) Pricing {
 	if in.ManualDiscount > 0 {
 		// On what remains of the lines, the rest on the shipping (past the
 		// shipping too, the total goes below zero: the caller refuses it).
-		onLines := min(in.ManualDiscount, sum(remaining))
-		for i, share := range spread(onLines, remaining) {
+		open := slices.Clone(remaining)
+		for i, l := range in.Lines {
+			if l.GiftCard {
+				open[i] = 0
+			}
+		}
+		onLines := min(in.ManualDiscount, sum(open))
+		for i, share := range spread(onLines, open) {
 			p.LineDiscounts[i] += share
 		}
 		applied = append(applied, AppliedDiscount{Kind: DiscountKindManual, Title: "Manual discount", Amount: onLines,
@@ -253,6 +262,9 @@ func shippingCharge(in PricingInput, discountedSubtotal int64) (fee, cod int64) 
 func eligible(d DiscountRule, lines []PricedLine) []bool {
 	out := make([]bool, len(lines))
 	for i, l := range lines {
+		if l.GiftCard {
+			continue
+		}
 		switch d.Scope {
 		case "products":
 			out[i] = l.ProductID != nil && slices.Contains(d.ProductIDs, *l.ProductID)
@@ -394,7 +406,7 @@ func (tx *Tx) priceOrder(ctx context.Context, o *Order, in NewOrder) (map[uuid.U
 		if subtotal, ok = addAmounts(subtotal, l.Total); !ok {
 			return nil, tooLarge
 		}
-		lines[i] = PricedLine{Total: l.Total, ProductID: l.ProductID}
+		lines[i] = PricedLine{Total: l.Total, ProductID: l.ProductID, GiftCard: l.GiftCardValue != nil}
 	}
 	input := PricingInput{Lines: lines, ManualShippingFee: in.ShippingFee, ManualDiscount: in.Discount}
 	limits, err := tx.discountsFor(ctx, o.StoreID, &input, in.DiscountCode, in.ApplyAutomatic, o.CustomerID)
@@ -447,6 +459,9 @@ func (r reader) discountsFor(ctx context.Context, storeID uuid.UUID, in *Pricing
 		return nil, err
 	}
 	in.Automatic = rules
+	if err := r.markGiftCardLines(ctx, storeID, in.Lines); err != nil {
+		return nil, err
+	}
 	if code != nil {
 		in.Code, limits[d.ID] = &d.DiscountRule, d.UsageLimitPerCustomer
 		reached, err := r.customerReachedLimit(ctx, d, customerID)

@@ -110,6 +110,9 @@ func (tx *Tx) settlePayment(ctx context.Context, o *Order, via string, actor *uu
 	if o.PaymentStatus != PaymentPaid || before == PaymentPaid {
 		return nil
 	}
+	if err := tx.issueSoldGiftCards(ctx, *o); err != nil { // §19: one card per unit sold, at paid
+		return err
+	}
 	if err := tx.addActivity(ctx, *o, "payment_paid", "", map[string]any{"via": via, "paid_total": o.PaidTotal}, actor); err != nil {
 		return err
 	}

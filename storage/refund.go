@@ -28,7 +28,7 @@ const (
 )
 
 // RefundMethods lists every refund method.
-var RefundMethods = []string{RefundOriginal, RefundCash, RefundWallet, RefundBankTransfer}
+var RefundMethods = []string{RefundOriginal, RefundCash, RefundWallet, RefundBankTransfer, RefundStoreCredit}
 
 // Refusals of refunds.
 var (
@@ -145,7 +145,8 @@ func (r reader) refundedSoFar(ctx context.Context, o Order) (refundedSoFar, erro
 // their value less the pro-rata discount share, shipping up to the fee,
 // the amount their sum (or refund_due when neither is given, or an explicit
 // goodwill amount), never above what is refundable. Manual methods stay
-// pending until settled, or succeed at once with Settled. Lines release
+// pending until settled, or succeed at once with Settled; store_credit
+// succeeds at once on the customer's store-credit card. Lines release
 // unshipped units; a refund never restocks.
 func (tx *Tx) CreateRefund(ctx context.Context, storeID, orderID uuid.UUID, in NewRefund, actor *uuid.UUID) (Refund, error) {
 	o, err := tx.lockOrder(ctx, storeID, orderID)
@@ -154,6 +155,9 @@ func (tx *Tx) CreateRefund(ctx context.Context, storeID, orderID uuid.UUID, in N
 	}
 	if o.PaidTotal <= 0 {
 		return Refund{}, ErrOrderNotPaid
+	}
+	if in.Method == RefundStoreCredit && o.CustomerID == nil {
+		return Refund{}, errRefundNoCustomer
 	}
 	var card *gatewayPayment
 	if in.Method == RefundOriginal && o.PaymentMethod == "card" {
@@ -209,6 +213,10 @@ func (tx *Tx) CreateRefund(ctx context.Context, storeID, orderID uuid.UUID, in N
 		r.Shipping = *in.Shipping
 		sum += r.Shipping
 	}
+	// A sold gift card's line refunded takes its unspent cards back (§19).
+	if err := tx.disableRefundedGiftCards(ctx, o, release, "refunded"); err != nil {
+		return Refund{}, err
+	}
 	r.Amount = RefundAmount(in.Amount, len(in.Lines) > 0 || in.Shipping != nil, sum, o.RefundDue)
 	refundable := refundableOf(o, so, card).ForMethod(in.Method)
 	if r.Amount < 1 || r.Amount > refundable {
@@ -249,8 +257,19 @@ func (tx *Tx) CreateRefund(ctx context.Context, storeID, orderID uuid.UUID, in N
 	if err := tx.addActivity(ctx, o, ActivityRefundCreated, r.Reason, created, actor); err != nil {
 		return Refund{}, err
 	}
+	var reference *string
+	if in.Method == RefundStoreCredit {
+		// Paid at once onto the customer's card, in this transaction: never
+		// pending, never settled by hand, no gateway. The reference is the
+		// card's id.
+		cardID, err := tx.creditStoreCredit(ctx, o, r)
+		if err != nil {
+			return Refund{}, err
+		}
+		reference, in.Settled = new(cardID.String()), true
+	}
 	if in.Settled {
-		if err := tx.settleRefund(ctx, &o, &r, RefundSucceeded, nil, nil, actor); err != nil {
+		if err := tx.settleRefund(ctx, &o, &r, RefundSucceeded, reference, nil, actor); err != nil {
 			return Refund{}, err
 		}
 	}

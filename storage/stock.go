@@ -407,6 +407,9 @@ func (tx *Tx) queueReservation(batch *pgx.Batch, o Order, levels []lockedLevel, 
 		allocQty = append(allocQty, int32(n))
 	}
 	for i, line := range o.Lines {
+		if line.GiftCardValue != nil {
+			continue // a gift card is never out of stock (§19): nothing to hold
+		}
 		candidates := byVariant[*line.VariantID]
 		whole := slices.IndexFunc(candidates, func(l *lockedLevel) bool { return l.Available() >= line.Quantity })
 		if whole >= 0 {

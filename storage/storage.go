@@ -70,7 +70,16 @@ type DB struct {
 	now  func() time.Time
 	// rules keeps the stores' compiled smart-collection rules (smartRuleCache).
 	rules *smartRuleCache
+	// sealer seals the codes of the gift cards a paid order issues (§19)
+	// inside the payment's transaction; nil until UseSealer.
+	sealer *Sealer
 }
+
+// UseSealer gives the database's transactions the secrets sealer that
+// issuing a sold gift card needs (its code is kept as a digest and sealed);
+// without one, an order holding gift card products cannot become paid
+// (ErrNoSecretsKey).
+func (db *DB) UseSealer(s *Sealer) { db.sealer = s }
 
 // Tx is one transaction; a request's writes go through it (the package doc
 // says which writes own their transaction on DB instead).
@@ -82,6 +91,7 @@ type Tx struct {
 	// deferred, when set, holds back row writes nothing in the transaction reads (deferWrites).
 	deferred *deferredWrites
 	rules    *smartRuleCache
+	sealer   *Sealer // the DB's (UseSealer)
 }
 
 // ServeFilesAt names the base URL the API serves media files under, so a
@@ -176,7 +186,7 @@ func (db *DB) SetClock(now func() time.Time) { db.now = now }
 func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 	hook, _ := ctx.Value(commitHookKey{}).(CommitHook)
 	err := pgx.BeginFunc(ctx, db.pool, func(ptx pgx.Tx) error {
-		tx := &Tx{reader: reader{q: ptx}, tx: ptx, now: db.now, rules: db.rules}
+		tx := &Tx{reader: reader{q: ptx}, tx: ptx, now: db.now, rules: db.rules, sealer: db.sealer}
 		if err := fn(tx); err != nil {
 			return err
 		}
@@ -199,7 +209,7 @@ func (tx *Tx) savepoint(ctx context.Context, keep bool, fn func(sub *Tx) error) 
 	if err != nil {
 		return fmt.Errorf("savepoint: %w", err)
 	}
-	err = fn(&Tx{reader: reader{q: sp, filesBase: tx.filesBase}, tx: sp, now: tx.now, actor: tx.actor, rules: tx.rules})
+	err = fn(&Tx{reader: reader{q: sp, filesBase: tx.filesBase}, tx: sp, now: tx.now, actor: tx.actor, rules: tx.rules, sealer: tx.sealer})
 	if err != nil || !keep {
 		if rbErr := sp.Rollback(ctx); rbErr != nil {
 			return errors.Join(err, fmt.Errorf("roll back to savepoint: %w", rbErr))

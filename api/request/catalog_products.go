@@ -43,6 +43,10 @@ type CreateProduct struct {
 	Quantity    int             `json:"quantity"`
 	CategoryID  *string         `json:"category_id"`
 	Attributes  json.RawMessage `json:"attributes"`
+	// Kind is standard (default) or gift_card (§19); Value is a gift card
+	// product's default variant's value (default: the price).
+	Kind  *string `json:"kind"`
+	Value *int64  `json:"value"`
 }
 
 // Valid lists what is wrong with the body, for wire.Decode's 422.
@@ -73,6 +77,12 @@ func (req CreateProduct) Valid() []wire.FieldError {
 	}
 	if req.Attributes != nil && string(req.Attributes) != "null" && !IsJSONObject(req.Attributes) {
 		c.Add("attributes", "invalid_type", "must be an object")
+	}
+	if req.Kind != nil {
+		c.OneOf("kind", *req.Kind, storage.ProductKindsMade)
+	}
+	if req.Value != nil {
+		c.Amount("value", *req.Value)
 	}
 	return c.Result()
 }

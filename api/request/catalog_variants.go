@@ -21,6 +21,7 @@ type CreateVariant struct {
 	Quantity    *int            `json:"quantity"`
 	Options     json.RawMessage `json:"options"`
 	WeightGrams *int            `json:"weight_grams"`
+	Value       *int64          `json:"value"` // gift card products only (§19)
 }
 
 // Valid lists what is wrong with the body, for wire.Decode's 422.
@@ -47,6 +48,9 @@ func (req CreateVariant) Valid() []wire.FieldError {
 	if req.WeightGrams != nil {
 		c.IntRange("weight_grams", int64(*req.WeightGrams), 0, maxWeightGrams)
 	}
+	if req.Value != nil {
+		c.Amount("value", *req.Value)
+	}
 	return c.Result()
 }
 
@@ -60,6 +64,7 @@ type UpdateVariant struct {
 	Options     wire.Optional[json.RawMessage] `json:"options"`
 	Position    wire.Optional[int]             `json:"position"`
 	WeightGrams wire.Optional[int]             `json:"weight_grams"`
+	Value       wire.Optional[int64]           `json:"value"` // gift card products only (§19)
 }
 
 // Valid lists what is wrong with the body, for wire.Decode's 422.
@@ -89,6 +94,9 @@ func (req UpdateVariant) Valid() []wire.FieldError {
 	if req.WeightGrams.Set && !req.WeightGrams.Null {
 		c.IntRange("weight_grams", int64(req.WeightGrams.Value), 0, maxWeightGrams)
 	}
+	if notNull(&c, "value", req.Value) {
+		c.Amount("value", req.Value.Value)
+	}
 	return c.Result()
 }
 
@@ -114,6 +122,9 @@ func (req UpdateVariant) Update() storage.VariantUpdate {
 	}
 	if req.Position.Set {
 		upd.Position = &req.Position.Value
+	}
+	if req.Value.Set {
+		upd.Value = &req.Value.Value
 	}
 	return upd
 }

@@ -127,6 +127,14 @@ func ArabicFieldMessage(code string) string {
 		return "رصيد المتجر بلا رمز يُرسل"
 	case "not_usable":
 		return "لا يمكن استخدام رمز بطاقة الهدايا هذا"
+	case "no_customer":
+		return "الطلب بلا عميل يُضاف إليه رصيد المتجر؛ اختر النقد أو المحفظة أو التحويل البنكي"
+	case "exceeds_value":
+		return "لا يزيد السعر على قيمة بطاقة الهدايا"
+	case "value_required":
+		return "بطاقة الهدايا تحتاج قيمة (value)"
+	case "gift_card_only":
+		return "القيمة (value) لمتغيرات منتجات بطاقات الهدايا وحدها"
 	default:
 		return "القيمة غير صالحة"
 	}

@@ -169,6 +169,7 @@ func connect(ctx context.Context, cfg Config, log *slog.Logger, service string, 
 		d.Close()
 		return deps{}, err
 	}
+	d.db.UseSealer(d.secrets) // a paid order issues its sold gift cards' codes (§19)
 	compression, err := cfg.temporalCompression()
 	if err != nil {
 		d.Close()
