@@ -109,7 +109,7 @@ type storefrontProduct struct {
 
 func newStorefrontProduct(p storage.Product, currency string) storefrontProductSummary {
 	return storefrontProductSummary{ID: p.ID, Name: p.Name, Handle: p.Handle, Description: p.Description, Price: p.Price, Currency: currency, Images: p.Images,
-		Available: p.Quantity > 0}
+		Available: p.Quantity > 0 || p.Kind == storage.ProductKindGiftCard} // a gift card is never out of stock (§19)
 }
 
 // handleStorefrontProducts serves GET /storefront/{subdomain}/products.
@@ -163,7 +163,8 @@ func (s *Server) handleStorefrontProduct() handlerFunc {
 		}
 		resp := storefrontProduct{storefrontProductSummary: newStorefrontProduct(p, store.Currency), Variants: []storefrontVariant{}}
 		for _, v := range variants {
-			resp.Variants = append(resp.Variants, storefrontVariant{ID: v.ID, SKU: v.SKU, Price: v.Price, Options: v.Options, Available: v.Quantity > 0})
+			resp.Variants = append(resp.Variants, storefrontVariant{ID: v.ID, SKU: v.SKU, Price: v.Price, Options: v.Options,
+				Available: v.Quantity > 0 || v.Value != nil}) // a gift card is never out of stock (§19)
 		}
 		respond(w, http.StatusOK, resp)
 		return nil

@@ -83,6 +83,12 @@ func TestGiftCardProductRules(t *testing.T) {
 		placed.data()["id"]).Scan(&allocations))
 	require.Zero(t, allocations)
 
+	// The storefront never shows a gift card sold out.
+	shown := h.buyer(s, "GET", "/products/"+productID, nil, "")
+	require.Equal(t, http.StatusOK, shown.Status, string(shown.Raw))
+	require.Equal(t, true, shown.data()["available"])
+	require.Equal(t, true, shown.data()["variants"].([]any)[0].(map[string]any)["available"])
+
 	// No cash on delivery, for the merchant's order and the buyer's cart.
 	body["payment_method"] = "cod"
 	cod := h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders"), auth: bearer(s.token), body: body})
