@@ -104,9 +104,15 @@ const productInsertColumns = `id, store_id, name, description, sku, price, cost_
 
 func scanProduct(row pgx.Row) (Product, error) {
 	var p Product
-	err := row.Scan(&p.ID, &p.StoreID, &p.Name, &p.Description, &p.SKU, &p.Price, &p.CostPrice, &p.Status,
-		&p.Quantity, &p.CategoryID, &p.Attributes, &p.Images, &p.MediaURLs, &p.CreatedAt, &p.UpdatedAt, &p.Handle, &p.Kind)
+	err := row.Scan(productFields(&p)...)
 	return p, err
+}
+
+// productFields are where productColumns are read into, in their order:
+// one list for every read of a product, whatever it reads after them.
+func productFields(p *Product) []any {
+	return []any{&p.ID, &p.StoreID, &p.Name, &p.Description, &p.SKU, &p.Price, &p.CostPrice, &p.Status,
+		&p.Quantity, &p.CategoryID, &p.Attributes, &p.Images, &p.MediaURLs, &p.CreatedAt, &p.UpdatedAt, &p.Handle, &p.Kind}
 }
 
 // productEvent is the data of product.* events (docs/webhooks.md).

@@ -622,8 +622,7 @@ func scanCollectionPage(rows pgx.Rows) ([]Product, int, error) {
 	total := 0
 	products, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Product, error) {
 		var p Product
-		err := row.Scan(&p.ID, &p.StoreID, &p.Name, &p.Description, &p.SKU, &p.Price, &p.CostPrice, &p.Status, &p.Quantity,
-			&p.CategoryID, &p.Attributes, &p.Images, &p.MediaURLs, &p.CreatedAt, &p.UpdatedAt, &p.Handle, &total)
+		err := row.Scan(append(productFields(&p), &total)...)
 		return p, err
 	})
 	if err != nil {
@@ -632,7 +631,8 @@ func scanCollectionPage(rows pgx.Rows) ([]Product, int, error) {
 	return products, total, nil
 }
 
-// qualifiedProductColumns are productColumns read through the alias p.
+// qualifiedProductColumns are productColumns read through the alias p (in
+// productFields' order).
 const qualifiedProductColumns = `p.id, p.store_id, p.name, p.description, p.sku, p.price, p.cost_price, p.status,
 	(SELECT COALESCE(sum(v.quantity), 0)::bigint FROM variants v WHERE v.store_id = p.store_id AND v.product_id = p.id) AS quantity,
 	p.category_id, p.attributes, p.images, p.media_urls, p.created_at, p.updated_at, p.handle, p.kind`
