@@ -225,6 +225,10 @@ type buyerCartResponse struct {
 	ShipTo       *storage.ShipTo           `json:"shipping_address"`
 	RateID       *uuid.UUID                `json:"shipping_rate_id"`
 	Payment      *string                   `json:"payment_method"`
+	// GiftCards pay last, in the order given (§19); AmountDue is what is
+	// left for the payment method.
+	GiftCards []cartGiftCardResponse `json:"gift_cards"`
+	AmountDue int64                  `json:"amount_due"`
 }
 
 type buyerCartLine struct {
@@ -252,7 +256,8 @@ func newBuyerCartResponse(c storage.Cart) buyerCartResponse {
 	resp := buyerCartResponse{cartResponse: newCartResponse(c), Lines: []buyerCartLine{}, Discount: p.Discount, ShippingFee: p.ShippingFee,
 		Total: p.Total, Discounts: p.Discounts, ShipTo: c.ShipTo, RateID: c.ShippingRateID, Payment: c.PaymentMethod,
 		Shipping: cartShippingResponse{Status: p.Shipping.Status, ZoneID: p.Shipping.ZoneID, Options: newRateOptionResponses(p.Shipping.Options),
-			Fee: p.ShippingFee}}
+			Fee: p.ShippingFee},
+		GiftCards: newCartGiftCards(p.GiftCards), AmountDue: p.AmountDue}
 	if c.CheckedOutAt == nil {
 		resp.Subtotal = p.Subtotal
 	}
@@ -292,6 +297,10 @@ func (s *Server) handleCreateCart() handlerFunc {
 				return err
 			}
 		}
+		upd := req.Update(false)
+		if upd.GiftCardIDs, err = s.cartGiftCardUpdate(r, store.ID, nil, req.GiftCardCodes); err != nil {
+			return err
+		}
 		var (
 			cart  storage.Cart
 			token string
@@ -303,7 +312,7 @@ func (s *Server) handleCreateCart() handlerFunc {
 			if req.Empty() {
 				return tx.PriceCart(r.Context(), &cart, cart.Terms())
 			}
-			cart, err = tx.UpdateCart(r.Context(), store.ID, cart.ID, req.Update(false))
+			cart, err = tx.UpdateCart(r.Context(), store.ID, cart.ID, upd)
 			return err
 		})
 		if err != nil {
@@ -342,9 +351,13 @@ func (s *Server) handleUpdateCart() handlerFunc {
 		if err != nil {
 			return err
 		}
+		upd := req.Update(req.Lines != nil)
+		if upd.GiftCardIDs, err = s.cartGiftCardUpdate(r, store.ID, &cartID, req.GiftCardCodes); err != nil {
+			return err
+		}
 		var cart storage.Cart
 		err = s.db.InTx(r.Context(), func(tx *storage.Tx) error {
-			cart, err = tx.UpdateCart(r.Context(), store.ID, cartID, req.Update(req.Lines != nil))
+			cart, err = tx.UpdateCart(r.Context(), store.ID, cartID, upd)
 			return err
 		})
 		if err != nil {
@@ -385,7 +398,7 @@ func newBuyerOrder(o storage.Order) buyerOrder {
 func (s *Server) withFreshCart(r *http.Request, storeID, cartID uuid.UUID, in storage.NewOrder, cause error) error {
 	e := toAPIError(cause)
 	switch e.Code {
-	case "CART_TOTAL_CHANGED", "DISCOUNT_NOT_APPLICABLE", "DISCOUNT_USAGE_LIMIT_REACHED":
+	case "CART_TOTAL_CHANGED", "DISCOUNT_NOT_APPLICABLE", "DISCOUNT_USAGE_LIMIT_REACHED", "GIFT_CARD_BALANCE_CHANGED":
 	default:
 		return cause
 	}
@@ -455,7 +468,7 @@ func (s *Server) handleCheckout() handlerFunc {
 		)
 		err = s.db.InTx(r.Context(), func(tx *storage.Tx) error {
 			order, token, _, err = tx.CheckoutCart(r.Context(), store.ID, cartID, in)
-			if err == nil && card {
+			if err == nil && card && order.PaymentMethod == "card" { // not when gift cards paid it whole
 				_, err = tx.OpenCardPayment(r.Context(), order, storage.GatewayStripe)
 			}
 			return err
@@ -463,13 +476,16 @@ func (s *Server) handleCheckout() handlerFunc {
 		if errors.Is(err, storage.ErrNotDeliverable) {
 			return notDeliverable("shipping_address.city")
 		}
+		if errors.Is(err, storage.ErrGiftCardBalanceChanged) {
+			err = errCheckoutGiftCardChanged
+		}
 		if err != nil {
 			return s.withFreshCart(r, store.ID, cartID, in, err)
 		}
 		placed = true
 		// The worker's dispatcher starts the order-placed workflow after commit.
 		answer := map[string]any{"order": newBuyerOrder(order), "order_token": token, "payment": nil}
-		if card {
+		if card && order.PaymentMethod == "card" {
 			answer["payment"] = s.checkoutCardPayment(r.Context(), store, order)
 		}
 		respond(w, http.StatusCreated, answer)

@@ -135,6 +135,11 @@ func (s *Server) handleCreateOrder(draft bool) handlerFunc {
 			return err
 		}
 		in := req.NewOrder(storeIDFrom(r.Context()), draft, actor(principalFrom(r.Context())))
+		if len(req.GiftCardCodes) > 0 {
+			if in.GiftCardIDs, err = s.giftCardIDs(r, in.StoreID, req.GiftCardCodes, false, ""); err != nil {
+				return err
+			}
+		}
 		// The worker's dispatcher starts the order-placed workflow after commit.
 		return writeView(s, w, r, http.StatusCreated, newOrderResponse, func(tx *storage.Tx) (storage.Order, error) {
 			return tx.CreateOrder(r.Context(), in)
@@ -271,8 +276,15 @@ func (s *Server) handleGetOrder() handlerFunc {
 		ledger := make([]orderPaymentResponse, 0, len(payments))
 		answer.Payments = &ledger
 		for _, p := range payments {
-			ledger = append(ledger, orderPaymentResponse{ID: p.ID, Source: p.Source, Provider: p.Provider, Reference: p.Reference,
-				Amount: p.Amount, Status: p.Status, CreatedAt: p.CreatedAt.UTC()})
+			payment := orderPaymentResponse{ID: p.ID, Source: p.Source, Provider: p.Provider, Reference: p.Reference,
+				Amount: p.Amount, Status: p.Status, CreatedAt: p.CreatedAt.UTC()}
+			if p.GiftCardID != nil {
+				payment.GiftCard = &orderPaymentGiftCard{ID: *p.GiftCardID}
+				if p.GiftCardLast4 != nil {
+					payment.GiftCard.Last4 = *p.GiftCardLast4
+				}
+			}
+			ledger = append(ledger, payment)
 		}
 		respond(w, http.StatusOK, answer)
 		return nil
@@ -280,9 +292,9 @@ func (s *Server) handleGetOrder() handlerFunc {
 }
 
 // orderPaymentResponse is one amount credited to the order: by hand
-// (mark_paid, recorded, proof, partial_acceptance), by the courier (cod) or
-// by the card gateway
-// (gateway, with provider and the gateway's reference).
+// (mark_paid, recorded, proof, partial_acceptance), by the courier (cod),
+// by the card gateway (gateway, with provider and the gateway's reference)
+// or by a gift card (gift_card, with the card's id and last4).
 type orderPaymentResponse struct {
 	ID        uuid.UUID `json:"id"`
 	Source    string    `json:"source"`
@@ -291,6 +303,13 @@ type orderPaymentResponse struct {
 	Amount    int64     `json:"amount"`
 	Status    string    `json:"status"`
 	CreatedAt time.Time `json:"created_at"`
+	// GiftCard names the card of a gift_card payment (§19), else null.
+	GiftCard *orderPaymentGiftCard `json:"gift_card"`
+}
+
+type orderPaymentGiftCard struct {
+	ID    uuid.UUID `json:"id"`
+	Last4 string    `json:"last4"`
 }
 
 // handleUpdateOrderStatus serves PATCH /stores/{store_id}/orders/{order_id}/status.

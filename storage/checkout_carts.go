@@ -70,6 +70,9 @@ type Cart struct {
 	ShipTo         *ShipTo
 	ShippingRateID *uuid.UUID
 	PaymentMethod  *string
+	// GiftCardIDs are the cards the buyer applied, in the order given
+	// (§19): their ids, never their codes.
+	GiftCardIDs []uuid.UUID
 	// Price is the cart priced on this read (PriceCart); carts are never
 	// priced from stored totals.
 	Price CartPrice
@@ -90,13 +93,13 @@ type CartLine struct {
 
 const cartColumns = `id, store_id, currency, status, email, phone, subtotal, item_count, last_activity_at, abandoned_at, recovered_at,
 	recovery_source, recovery_note, recovery_email_sent_at, order_id, checked_out_at, created_at, updated_at,
-	discount_code, ship_to, shipping_rate_id, payment_method`
+	discount_code, ship_to, shipping_rate_id, payment_method, gift_card_ids`
 
 func scanCart(row pgx.Row) (Cart, error) {
 	var c Cart
 	err := row.Scan(&c.ID, &c.StoreID, &c.Currency, &c.Status, &c.Email, &c.Phone, &c.Subtotal, &c.ItemCount, &c.LastActivityAt,
 		&c.AbandonedAt, &c.RecoveredAt, &c.RecoverySource, &c.RecoveryNote, &c.RecoveryEmailSentAt, &c.OrderID, &c.CheckedOutAt,
-		&c.CreatedAt, &c.UpdatedAt, &c.DiscountCode, &c.ShipTo, &c.ShippingRateID, &c.PaymentMethod)
+		&c.CreatedAt, &c.UpdatedAt, &c.DiscountCode, &c.ShipTo, &c.ShippingRateID, &c.PaymentMethod, &c.GiftCardIDs)
 	return c, err
 }
 
@@ -184,6 +187,10 @@ func (r reader) orderPrice(ctx context.Context, c *Cart) error {
 	if err != nil {
 		return notFoundIfNoRows(err, "find the cart's order")
 	}
+	if p.GiftCards, err = r.orderGiftCards(ctx, c.StoreID, *c.OrderID); err != nil {
+		return err
+	}
+	p.AmountDue = p.Total - SumApplied(p.GiftCards)
 	p.Shipping = ShippingChoice{Status: ShippingNotRequired, Options: []RateOption{}}
 	if len(lines) > 0 {
 		p.Shipping.Status, p.Shipping.ZoneID = ShippingQuoted, &lines[0].ZoneID
@@ -215,6 +222,9 @@ type CartUpdate struct {
 	ShipTo         Field[ShipTo]
 	ShippingRateID Field[uuid.UUID]
 	PaymentMethod  Field[string]
+	// GiftCardIDs replaces the cart's cards (null removes them); the
+	// caller found each by its code and checked it usable.
+	GiftCardIDs Field[[]uuid.UUID]
 }
 
 func (tx *Tx) lockCart(ctx context.Context, storeID, cartID uuid.UUID) (Cart, error) {
@@ -298,6 +308,15 @@ func (tx *Tx) UpdateCart(ctx context.Context, storeID, cartID uuid.UUID, upd Car
 			return Cart{}, cmp.Or(err, errGiftCardsNotOnCOD)
 		}
 	}
+	if upd.GiftCardIDs.Set {
+		c.GiftCardIDs = nil
+		if !upd.GiftCardIDs.Null {
+			c.GiftCardIDs = upd.GiftCardIDs.Value
+		}
+	}
+	if c.GiftCardIDs == nil {
+		c.GiftCardIDs = []uuid.UUID{}
+	}
 	if upd.ShippingRateID.Set && c.ShippingRateID != nil {
 		var known bool
 		if err := tx.tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM shipping_rates WHERE store_id = $1 AND id = $2)`,
@@ -310,12 +329,12 @@ func (tx *Tx) UpdateCart(ctx context.Context, storeID, cartID uuid.UUID, upd Car
 	}
 	now := tx.now()
 	c, err = scanCart(tx.tx.QueryRow(ctx, `UPDATE carts SET email = $3, phone = $4, last_activity_at = $5, updated_at = $5,
-			discount_code = $6, ship_to = $7, shipping_rate_id = $8, payment_method = $9,
+			discount_code = $6, ship_to = $7, shipping_rate_id = $8, payment_method = $9, gift_card_ids = $10,
 			subtotal = COALESCE((SELECT sum(v.price * l.quantity) FROM cart_lines l JOIN variants v ON v.store_id = l.store_id AND v.id = l.variant_id
 				WHERE l.store_id = $1 AND l.cart_id = $2), 0),
 			item_count = COALESCE((SELECT sum(quantity) FROM cart_lines WHERE store_id = $1 AND cart_id = $2), 0)
 		WHERE store_id = $1 AND id = $2 RETURNING `+cartColumns, storeID, cartID, c.Email, c.Phone, now,
-		c.DiscountCode, c.ShipTo, c.ShippingRateID, c.PaymentMethod))
+		c.DiscountCode, c.ShipTo, c.ShippingRateID, c.PaymentMethod, c.GiftCardIDs))
 	if err != nil {
 		return Cart{}, fmt.Errorf("update cart: %w", err)
 	}
@@ -406,6 +425,7 @@ func (tx *Tx) CheckoutCart(ctx context.Context, storeID, cartID uuid.UUID, in Ne
 	}
 	in.StoreID, in.Draft = storeID, false
 	in.DiscountCode, in.ApplyAutomatic, in.PreferredRateID = c.DiscountCode, true, c.ShippingRateID
+	in.GiftCardIDs = c.GiftCardIDs
 	in.Lines = make([]NewOrderLine, 0, len(lines))
 	for _, l := range lines {
 		in.Lines = append(in.Lines, NewOrderLine{VariantID: l.VariantID, Quantity: l.Quantity})
@@ -609,6 +629,10 @@ type CartPrice struct {
 	Pricing
 	Code     *CartCode
 	Shipping ShippingChoice
+	// GiftCards are the cart's cards as they apply, in the order given;
+	// AmountDue is the total less what they pay (§19).
+	GiftCards []AppliedGiftCard
+	AmountDue int64
 }
 
 // CartTerms are what a cart is priced with besides its lines: its own, or
@@ -620,11 +644,13 @@ type CartTerms struct {
 	ShippingRateID *uuid.UUID
 	PaymentMethod  string
 	Phone, Email   *string
+	GiftCardIDs    []uuid.UUID
 }
 
 // Terms are the cart's own pricing terms.
 func (c Cart) Terms() CartTerms {
-	t := CartTerms{DiscountCode: c.DiscountCode, ShipTo: c.ShipTo, ShippingRateID: c.ShippingRateID, Phone: c.Phone, Email: c.Email}
+	t := CartTerms{DiscountCode: c.DiscountCode, ShipTo: c.ShipTo, ShippingRateID: c.ShippingRateID, Phone: c.Phone, Email: c.Email,
+		GiftCardIDs: c.GiftCardIDs}
 	if c.PaymentMethod != nil {
 		t.PaymentMethod = *c.PaymentMethod
 	}
@@ -672,6 +698,12 @@ func (r reader) PriceCart(ctx context.Context, c *Cart, t CartTerms) error {
 			code.Status, code.Reason, code.RequiredSubtotal = CodeNotApplicable, c.Price.CodeReason, c.Price.RequiredSubtotal
 		}
 	}
+	// Cards apply last and pay shipping; the cart's application leaves the
+	// COD fee out (the checkout debits against the final total).
+	if c.Price.GiftCards, err = r.applyGiftCards(ctx, c.StoreID, t.GiftCardIDs, c.Price.Total-c.Price.CODFee); err != nil {
+		return err
+	}
+	c.Price.AmountDue = c.Price.Total - SumApplied(c.Price.GiftCards)
 	return nil
 }
 

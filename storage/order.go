@@ -165,6 +165,10 @@ type NewOrder struct {
 	// ExpectedTotal, when set, is the total the buyer saw: any other total
 	// is ErrCartTotalChanged and nothing is written.
 	ExpectedTotal *int64
+	// GiftCardIDs pay the order (§19), applied in this order: a placed
+	// order debits them in its transaction; a draft keeps them for its
+	// conversion. Without PaymentMethod the cards must pay the whole total.
+	GiftCardIDs []uuid.UUID
 }
 
 // StockError names a variant without enough stock.
@@ -227,6 +231,10 @@ func (tx *Tx) CreateOrder(ctx context.Context, in NewOrder) (Order, error) {
 	if in.ExpectedTotal != nil && *in.ExpectedTotal != o.Total {
 		return Order{}, ErrCartTotalChanged
 	}
+	cards, err := tx.planGiftCards(ctx, &o, in.GiftCardIDs, in.PaymentMethod, !in.Draft)
+	if err != nil {
+		return Order{}, err
+	}
 	o.CollectibleTotal = o.Total
 	o.OrderNumber = fmt.Sprintf("ORD-%d", rows.number)
 	now := tx.now()
@@ -256,6 +264,9 @@ func (tx *Tx) CreateOrder(ctx context.Context, in NewOrder) (Order, error) {
 	// rows are locked from readOrderRows to the commit, so every round trip
 	// here holds back the next order for the same variants.
 	queueOrderLines(writes, o.StoreID, o.ID, o.Lines, o.PlacedAt)
+	if len(in.GiftCardIDs) > 0 {
+		writes.Queue(`UPDATE orders SET gift_card_ids = $3 WHERE store_id = $1 AND id = $2`, o.StoreID, o.ID, in.GiftCardIDs)
+	}
 	kind := ActivityOrderCreated
 	if in.Draft {
 		kind = ActivityDraftCreated
@@ -283,6 +294,9 @@ func (tx *Tx) CreateOrder(ctx context.Context, in NewOrder) (Order, error) {
 		return o, nil
 	}
 	if err := tx.countDiscounts(ctx, o, limits); err != nil {
+		return Order{}, err
+	}
+	if err := tx.debitGiftCards(ctx, &o, cards, in.ActorUserID); err != nil {
 		return Order{}, err
 	}
 	return o, tx.flagCODRisk(ctx, o, risk)

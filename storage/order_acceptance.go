@@ -140,7 +140,12 @@ func (tx *Tx) AcceptPartially(ctx context.Context, storeID, orderID uuid.UUID, l
 
 	wasPaid := o.PaymentStatus == PaymentPaid
 	if o.PaymentMethod == "cod" {
-		o.CollectedTotal, o.CollectibleTotal = value, value
+		// The courier collects the cash part: gift cards paid the rest (§19).
+		cards, err := tx.giftCardPaid(ctx, storeID, orderID)
+		if err != nil {
+			return PartialAcceptance{}, err
+		}
+		o.CollectedTotal, o.CollectibleTotal = max(value-cards, 0), value
 		o.RefundDue = max(o.PaidTotal-value, 0)
 		if !wasPaid {
 			if err := tx.credit(ctx, &o, "partial_acceptance", nil, o.BalanceDue(), actor); err != nil {

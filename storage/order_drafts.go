@@ -38,6 +38,25 @@ func (tx *Tx) ConvertDraft(ctx context.Context, storeID, orderID uuid.UUID, acto
 	if err := tx.reserveOrder(ctx, o, UserActor(actor)); err != nil {
 		return Order{}, err
 	}
+	// The draft's gift cards are checked again and debited now (§19).
+	giftCardIDs, err := tx.draftGiftCards(ctx, storeID, orderID)
+	if err != nil {
+		return Order{}, err
+	}
+	var cards []AppliedGiftCard
+	if len(giftCardIDs) > 0 {
+		method := o.PaymentMethod
+		if method == PaymentGiftCard {
+			method = ""
+		}
+		if cards, err = tx.planGiftCards(ctx, &o, giftCardIDs, method, true); err != nil {
+			return Order{}, err
+		}
+		if _, err := tx.tx.Exec(ctx, `UPDATE orders SET payment_method = $3 WHERE store_id = $1 AND id = $2`,
+			storeID, orderID, o.PaymentMethod); err != nil {
+			return Order{}, fmt.Errorf("convert draft: %w", err)
+		}
+	}
 	o.Status, o.UpdatedAt = OrderPending, tx.now()
 	o.PlacedAt = &o.UpdatedAt
 	// placed_started_at stays NULL: the dispatcher starts the order-placed
@@ -57,5 +76,8 @@ func (tx *Tx) ConvertDraft(ctx context.Context, storeID, orderID uuid.UUID, acto
 	if err := tx.trustCheck(ctx, o, o.Customer.Phone); err != nil {
 		return Order{}, err
 	}
-	return o, tx.emitOrderCreated(ctx, o)
+	if err := tx.emitOrderCreated(ctx, o); err != nil {
+		return Order{}, err
+	}
+	return o, tx.debitGiftCards(ctx, &o, cards, actor)
 }

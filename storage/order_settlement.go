@@ -86,7 +86,12 @@ func (tx *Tx) settleOrderShipments(ctx context.Context, o *Order, moved *Shipmen
 	switch {
 	case delivered > 0 && labels == 0 && unshippedPieces == 0 && o.Status == OrderShipped:
 		if o.PaymentMethod == "cod" && o.CollectedTotal == 0 {
-			o.CollectedTotal = AcceptedValue(*o) // written with the status
+			// The cash part: what gift cards paid is not collected (§19).
+			cards, err := tx.giftCardPaid(ctx, o.StoreID, o.ID)
+			if err != nil {
+				return err
+			}
+			o.CollectedTotal = max(AcceptedValue(*o)-cards, 0) // written with the status
 		}
 		if err := tx.moveOrder(ctx, o, OrderDelivered, nil, "", actor); err != nil {
 			return err
@@ -104,11 +109,16 @@ func (tx *Tx) settleOrderShipments(ctx context.Context, o *Order, moved *Shipmen
 // shipments collected is what it expects (collected_total less what was
 // paid before), and opens cod_mismatch otherwise, paying nothing.
 func (tx *Tx) reconcileCOD(ctx context.Context, o *Order, collected int64, actor *uuid.UUID) error {
+	// Cash only: gift cards paid their part at checkout (§19).
+	cards, err := tx.giftCardPaid(ctx, o.StoreID, o.ID)
+	if err != nil {
+		return err
+	}
 	expected := o.CollectedTotal
 	if expected == 0 {
-		expected = AcceptedValue(*o)
+		expected = max(AcceptedValue(*o)-cards, 0)
 	}
-	expected = max(expected-o.PaidTotal, 0)
+	expected = max(expected-(o.PaidTotal-cards), 0)
 	if collected != expected {
 		return tx.FlagOrder(ctx, o.StoreID, o.ID, ReasonCODMismatch,
 			fmt.Sprintf("The couriers collected %d where %d was expected; nothing was marked paid", collected, expected),

@@ -231,6 +231,20 @@ func (tx *Tx) cancel(ctx context.Context, o Order, reason string, actor *uuid.UU
 		if err := tx.releaseDiscounts(ctx, o); err != nil {
 			return Order{}, err
 		}
+		// Gift cards get their debits back, once (§19): the payments
+		// reversed here are not due back as a refund.
+		back, err := tx.reverseGiftCards(ctx, &o, "order cancelled")
+		if err != nil {
+			return Order{}, err
+		}
+		if back > 0 {
+			latest, err := tx.refreshLatestProof(ctx, o.StoreID, o.ID)
+			if err != nil {
+				return Order{}, err
+			}
+			o.PaidTotal -= back
+			o.PaymentStatus = PaymentStatusFor(o.PaymentStatus, o.PaidTotal, o.CollectibleTotal, latest)
+		}
 	}
 	o.Status, o.UpdatedAt = OrderCancelled, tx.now()
 	if reason != "" {
@@ -244,8 +258,9 @@ func (tx *Tx) cancel(ctx context.Context, o Order, reason string, actor *uuid.UU
 		}
 		o.RefundDue = max(o.PaidTotal-so.amount, 0)
 	}
-	if _, err := tx.tx.Exec(ctx, `UPDATE orders SET status = 'CANCELLED', cancel_reason = $3, updated_at = $4, refund_due = $5 WHERE store_id = $1 AND id = $2`,
-		o.StoreID, o.ID, o.CancelReason, o.UpdatedAt, o.RefundDue); err != nil {
+	if _, err := tx.tx.Exec(ctx, `UPDATE orders SET status = 'CANCELLED', cancel_reason = $3, updated_at = $4, refund_due = $5,
+			paid_total = $6, payment_status = $7 WHERE store_id = $1 AND id = $2`,
+		o.StoreID, o.ID, o.CancelReason, o.UpdatedAt, o.RefundDue, o.PaidTotal, o.PaymentStatus); err != nil {
 		return Order{}, fmt.Errorf("cancel order: %w", err)
 	}
 	if from != OrderDraft {

@@ -363,18 +363,22 @@ type OrderPayment struct {
 	Amount    int64
 	Status    string
 	CreatedAt time.Time
+	// GiftCardID and GiftCardLast4 name the card of a gift_card payment.
+	GiftCardID    *uuid.UUID
+	GiftCardLast4 *string
 }
 
 // FindOrderPayments lists an order's ledger, oldest first.
 func (r reader) FindOrderPayments(ctx context.Context, storeID, orderID uuid.UUID) ([]OrderPayment, error) {
-	rows, err := r.q.Query(ctx, `SELECT id, source, provider, reference, amount, status, created_at FROM order_payments
-		WHERE store_id = $1 AND order_id = $2 ORDER BY created_at, id`, storeID, orderID)
+	rows, err := r.q.Query(ctx, `SELECT p.id, p.source, p.provider, p.reference, p.amount, p.status, p.created_at, p.gift_card_id, g.last4
+		FROM order_payments p LEFT JOIN gift_cards g ON g.store_id = p.store_id AND g.id = p.gift_card_id
+		WHERE p.store_id = $1 AND p.order_id = $2 ORDER BY p.created_at, p.id`, storeID, orderID)
 	if err != nil {
 		return nil, fmt.Errorf("find order payments: %w", err)
 	}
 	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (OrderPayment, error) {
 		var p OrderPayment
-		return p, row.Scan(&p.ID, &p.Source, &p.Provider, &p.Reference, &p.Amount, &p.Status, &p.CreatedAt)
+		return p, row.Scan(&p.ID, &p.Source, &p.Provider, &p.Reference, &p.Amount, &p.Status, &p.CreatedAt, &p.GiftCardID, &p.GiftCardLast4)
 	})
 }
 

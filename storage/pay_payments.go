@@ -235,9 +235,17 @@ func (tx *Tx) UnmarkOrderPaid(ctx context.Context, storeID, orderID uuid.UUID, r
 	case pending:
 		return Order{}, ErrRefundPending
 	}
+	// Gift card payments stay: only cancel gives a card its debit back (§19).
+	cards, err := tx.giftCardPaid(ctx, storeID, orderID)
+	if err != nil {
+		return Order{}, err
+	}
+	if cards >= o.PaidTotal {
+		return Order{}, ErrPaymentNotReversible // nothing was paid by hand
+	}
 	now := tx.now()
 	if _, err := tx.tx.Exec(ctx, `UPDATE order_payments SET status = 'reversed', reason = $3, ended_at = $4
-		WHERE store_id = $1 AND order_id = $2 AND status = 'succeeded'`, storeID, orderID, reason, now); err != nil {
+		WHERE store_id = $1 AND order_id = $2 AND status = 'succeeded' AND source <> 'gift_card'`, storeID, orderID, reason, now); err != nil {
 		return Order{}, fmt.Errorf("reverse payments: %w", err)
 	}
 	if _, err := tx.tx.Exec(ctx, `UPDATE payment_proofs SET status = 'voided', reason = $3, updated_at = $4
@@ -251,7 +259,7 @@ func (tx *Tx) UnmarkOrderPaid(ctx context.Context, storeID, orderID uuid.UUID, r
 		WHERE store_id = $1 AND order_id = $2 AND status IN ('pending', 'issued')`, storeID, orderID, reason, now); err != nil {
 		return Order{}, fmt.Errorf("cancel e-invoice: %w", err)
 	}
-	o.PaidTotal, o.PaymentStatus = 0, PaymentPending
+	o.PaidTotal, o.PaymentStatus = cards, PaymentPending
 	if err := tx.settlePayment(ctx, &o, "unmark_paid", actor); err != nil {
 		return Order{}, err
 	}

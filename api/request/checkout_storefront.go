@@ -1,6 +1,7 @@
 package request
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/google/uuid"
@@ -17,12 +18,18 @@ type Cart struct {
 	ShippingAddress wire.Optional[quoteAddress] `json:"shipping_address"`
 	ShippingRateID  wire.Optional[string]       `json:"shipping_rate_id"`
 	PaymentMethod   wire.Optional[string]       `json:"payment_method"`
+	// GiftCardCodes replace the cart's cards (null removes them); the
+	// handler finds each (api/checkout_giftcards.go).
+	GiftCardCodes wire.Optional[[]string] `json:"gift_card_codes"`
 }
 
 // Valid lists what is wrong with the body, for wire.Decode's 422.
 func (req Cart) Valid() []wire.FieldError {
 	var c Checker
 	checkLines(&c, req.Lines)
+	if req.GiftCardCodes.Set && !req.GiftCardCodes.Null {
+		checkGiftCardCodes(&c, req.GiftCardCodes.Value)
+	}
 	if req.DiscountCode.Set && !req.DiscountCode.Null {
 		c.Text("discount_code", req.DiscountCode.Value, 1, 64)
 	}
@@ -47,7 +54,19 @@ func (req Cart) Valid() []wire.FieldError {
 // Empty reports whether the body sets nothing.
 func (req Cart) Empty() bool {
 	return req.Lines == nil && !req.Email.Set && !req.Phone.Set && !req.DiscountCode.Set && !req.ShippingAddress.Set &&
-		!req.ShippingRateID.Set && !req.PaymentMethod.Set
+		!req.ShippingRateID.Set && !req.PaymentMethod.Set && !req.GiftCardCodes.Set
+}
+
+// checkGiftCardCodes checks a list of typed gift card codes: at most
+// storage.MaxGiftCardsPerCart, each of text a code could be.
+func checkGiftCardCodes(c *Checker, codes []string) {
+	if len(codes) > storage.MaxGiftCardsPerCart {
+		c.Add("gift_card_codes", "too_many", fmt.Sprintf("at most %d gift cards", storage.MaxGiftCardsPerCart))
+		return
+	}
+	for i, code := range codes {
+		c.Text(fmt.Sprintf("gift_card_codes[%d]", i), code, 1, 64)
+	}
 }
 
 // Update is the change the request makes to the cart; replaceLines says its lines replace the cart's.
@@ -85,6 +104,8 @@ var checkoutMethods = []string{"cod", "card", "instapay", "mobile_wallet", "bank
 
 // Checkout is the JSON body handleCheckout reads (api/checkout_storefront.go).
 type Checkout struct {
+	// PaymentMethod may be left out when the cart's gift cards pay the
+	// whole total.
 	PaymentMethod   string         `json:"payment_method"`
 	ShippingAddress *address       `json:"shipping_address"`
 	Customer        inlineCustomer `json:"customer"`
@@ -99,7 +120,9 @@ type Checkout struct {
 // Valid lists what is wrong with the body, for wire.Decode's 422.
 func (req Checkout) Valid() []wire.FieldError {
 	var c Checker
-	c.OneOf("payment_method", req.PaymentMethod, checkoutMethods)
+	if req.PaymentMethod != "" {
+		c.OneOf("payment_method", req.PaymentMethod, checkoutMethods)
+	}
 	if req.ShippingAddress == nil {
 		c.Add("shipping_address", "required", "is required")
 	} else {

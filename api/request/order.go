@@ -37,6 +37,9 @@ type CreateOrder struct {
 	ApplyAutomaticDiscounts bool    `json:"apply_automatic_discounts"`
 	// ShippingRateID prices the shipping with a rate of the store (§15).
 	ShippingRateID *string `json:"shipping_rate_id"`
+	// GiftCardCodes pay the order (§19); the handler finds each. With them
+	// payment_method may be left out when they pay the whole total.
+	GiftCardCodes []string `json:"gift_card_codes"`
 }
 
 const maxOrderLines = 100
@@ -93,7 +96,10 @@ func (req CreateOrder) Valid() []wire.FieldError {
 	} else {
 		req.ShippingAddress.check(&c, "shipping_address")
 	}
-	c.OneOf("payment_method", req.PaymentMethod, storage.PaymentMethods)
+	if req.PaymentMethod != "" || len(req.GiftCardCodes) == 0 {
+		c.OneOf("payment_method", req.PaymentMethod, storage.PaymentMethods)
+	}
+	checkGiftCardCodes(&c, req.GiftCardCodes)
 	c.Amount("shipping_fee", req.ShippingFee)
 	c.Amount("discount", req.Discount)
 	c.Text("notes", req.Notes, 0, 2000)
