@@ -208,6 +208,10 @@ func TestCheckoutGiftCardsPayWholeAndCancel(t *testing.T) {
 // §19's concurrency: 50 concurrent checkouts of 30 on a card of 100 place
 // exactly three orders; the others are 409 GIFT_CARD_BALANCE_CHANGED with
 // the fresh cart, and the balance is 10 = initial − Σ ledger debits.
+// Orders of one store take their numbers one at a time, after the variant
+// locks and before the debit, so here the fourth checkout reads the spent
+// balance; TestGiftCardConcurrentDebits (storage) races DebitGiftCard's
+// conditional UPDATE alone.
 func TestCheckoutGiftCardConcurrentRedemptions(t *testing.T) {
 	h := newHarness(t, api.Config{StorefrontRateLimitPerMinute: 1000, TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}})
 	s := newGiftCardShop(t, h, "gcrace")
