@@ -61,7 +61,7 @@ record-histories: deps
 		go test -count=1 -run TestRecordWorkflowHistories ./api/
 
 ## bench: every benchmark of docs/benchmarks.md; SUITE narrows it to one
-## (catalog, webhooks, images, import, orders, proofs, tracing, fulfillment, pricing, analytics, card, content):
+## (catalog, webhooks, images, import, orders, proofs, tracing, fulfillment, pricing, giftcards, analytics, card, content):
 ## `make bench SUITE=fulfillment`.
 SUITE ?= all
 bench: deps
