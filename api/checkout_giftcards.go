@@ -48,27 +48,32 @@ func (s *Server) giftCardIDs(r *http.Request, storeID uuid.UUID, codes []string,
 	var fields []wire.FieldError
 	for i, code := range codes {
 		field := fmt.Sprintf("gift_card_codes[%d]", i)
-		giveBack := func() {}
+		var slots []limitSlot
 		if limited {
-			slots := []limitSlot{{s.giftCardMisses, "network:" + clientNetwork(r, s.cfg.TrustedProxies)}}
+			// A cart's codes count only their misses, after the lookup: a
+			// busy network's buyers applying real cards at once are not
+			// refused (the balance check counts from admission instead).
+			slots = []limitSlot{{s.giftCardMisses, "network:" + clientNetwork(r, s.cfg.TrustedProxies)}}
 			if cartKey != "" {
 				slots = append(slots, limitSlot{s.giftCardMisses, "cart:" + cartKey})
 			}
-			back, wait, admitted := reserveAll(slots...)
-			if !admitted {
-				e := *errGiftCardLookupLimited
-				e.Header = http.Header{"Retry-After": {retryAfterSeconds(wait)}}
-				return nil, &e
+			for _, slot := range slots {
+				if v := slot.l.room(slot.key); !v.allowed {
+					e := *errGiftCardLookupLimited
+					e.Header = http.Header{"Retry-After": {retryAfterSeconds(slot.l.wait(v))}}
+					return nil, &e
+				}
 			}
-			giveBack = back
 		}
 		card, err := s.db.UsableGiftCard(r.Context(), s.cfg.Secrets, storeID, code)
 		if errors.Is(err, storage.ErrGiftCardNotUsable) {
+			for _, slot := range slots {
+				slot.l.allow(slot.key)
+			}
 			fields = append(fields, wire.FieldError{Field: field, Code: "not_usable", Message: "reaches no gift card that can be used",
 				MessageAr: wire.ArabicFieldMessage("not_usable")})
 			continue
 		}
-		giveBack()
 		if err != nil {
 			return nil, err
 		}

@@ -288,3 +288,24 @@ func TestOrderGiftCardCodes(t *testing.T) {
 	balance, ledger := h.giftCardLedger(draftCard["id"].(string))
 	require.Equal(t, [2]int64{100000 - 49000, 100000 - 49000}, [2]int64{balance, ledger})
 }
+
+// A cart's unusable codes count as misses of the balance check: after 10
+// in an hour the cart's next codes are 429, a real one included.
+func TestCartGiftCardMissesAreLimited(t *testing.T) {
+	h := newHarness(t, api.Config{})
+	s := newGiftCardShop(t, h, "gcmiss")
+	_, code := h.issueGiftCard(s, map[string]any{"initial_value": 1000})
+	cartID, token := h.openCart(s.shop, 1, "")
+	put := func(codes ...string) response {
+		return h.buyer(s.shop, "PUT", "/carts/"+cartID, map[string]any{"gift_card_codes": codes}, token)
+	}
+	require.Equal(t, http.StatusOK, put(code).Status, "hits count nothing")
+	for i := range 10 {
+		miss := put(fmt.Sprintf("ABCD-EFGH-JKMN-PQ%02d", 22+i%8))
+		require.Equal(t, http.StatusUnprocessableEntity, miss.Status, string(miss.Raw))
+	}
+	limited := put(code)
+	require.Equal(t, http.StatusTooManyRequests, limited.Status, string(limited.Raw))
+	require.NotEmpty(t, limited.Header.Get("Retry-After"))
+	require.Equal(t, http.StatusOK, put().Status, "a cart without codes is not limited")
+}
