@@ -170,6 +170,11 @@ func (s *Server) handlePreviewOrder() handlerFunc {
 			return err
 		}
 		in := req.NewOrder(storeIDFrom(r.Context()), false, actor(principalFrom(r.Context())))
+		if len(req.GiftCardCodes) > 0 {
+			if in.GiftCardIDs, err = s.giftCardIDs(r, in.StoreID, req.GiftCardCodes, false, ""); err != nil {
+				return err
+			}
+		}
 		var o storage.Order
 		err = s.db.InTx(r.Context(), func(tx *storage.Tx) error {
 			var err error

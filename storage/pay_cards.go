@@ -70,10 +70,10 @@ func clientSecretPurpose(storeID, orderID uuid.UUID) string {
 // within the store's card payment timeout.
 func (tx *Tx) OpenCardPayment(ctx context.Context, o Order, provider string) (CardPayment, error) {
 	now := tx.now()
-	p := CardPayment{StoreID: o.StoreID, OrderID: o.ID, Provider: provider, Amount: o.Total, Currency: o.Currency, Status: CardPaymentOpen, CreatedAt: now}
+	p := CardPayment{StoreID: o.StoreID, OrderID: o.ID, Provider: provider, Amount: o.BalanceDue(), Currency: o.Currency, Status: CardPaymentOpen, CreatedAt: now}
 	err := tx.tx.QueryRow(ctx, `INSERT INTO card_payments (store_id, order_id, provider, amount, currency, expires_at, created_at, updated_at)
 		SELECT $1, $2, $3, $4, $5, $6::timestamptz + make_interval(mins => card_payment_timeout_minutes), $6, $6 FROM stores WHERE id = $1
-		RETURNING expires_at`, o.StoreID, o.ID, provider, o.Total, o.Currency, now).Scan(&p.ExpiresAt)
+		RETURNING expires_at`, o.StoreID, o.ID, provider, p.Amount, o.Currency, now).Scan(&p.ExpiresAt)
 	if err != nil {
 		return CardPayment{}, fmt.Errorf("open card payment: %w", err)
 	}
