@@ -484,6 +484,13 @@ func (tx *Tx) writeGiftCardEntry(ctx context.Context, storeID, cardID uuid.UUID,
 	return t, nil
 }
 
+// debitGiftCardSQL is §19's one conditional UPDATE of a debit ($1 store,
+// $2 card, $3 amount, $4 now): no row when the card is disabled, expired in
+// the store's time zone or holds less than the amount.
+var debitGiftCardSQL = `UPDATE gift_cards SET balance = balance - $3, updated_at = $4
+		WHERE store_id = $1 AND id = $2 AND disabled_at IS NULL AND balance >= $3
+			AND (expires_on IS NULL OR expires_on >= ` + storeTodaySQL("$1") + `)`
+
 // DebitGiftCard takes amount (> 0) from one card in the caller's
 // transaction, the checkout's way (decisions §19): one conditional UPDATE
 // that succeeds only while the card is not disabled, not expired in the
@@ -496,10 +503,7 @@ func (tx *Tx) DebitGiftCard(ctx context.Context, storeID, cardID uuid.UUID, amou
 		return GiftCardTransaction{}, fmt.Errorf("debit gift card: amount %d: %w", amount, ErrInvalid)
 	}
 	var balance int64
-	err := tx.tx.QueryRow(ctx, `UPDATE gift_cards SET balance = balance - $3, updated_at = $4
-		WHERE store_id = $1 AND id = $2 AND disabled_at IS NULL AND balance >= $3
-			AND (expires_on IS NULL OR expires_on >= `+storeTodaySQL("$1")+`)
-		RETURNING balance`, storeID, cardID, amount, tx.now()).Scan(&balance)
+	err := tx.tx.QueryRow(ctx, debitGiftCardSQL+` RETURNING balance`, storeID, cardID, amount, tx.now()).Scan(&balance)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return GiftCardTransaction{}, fmt.Errorf("debit gift card %s: %w", cardID, ErrGiftCardBalanceChanged)
 	}

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -152,6 +153,41 @@ func (tx *Tx) debitGiftCards(ctx context.Context, o *Order, cards []AppliedGiftC
 		return nil
 	}
 	return tx.settlePayment(ctx, o, PaymentGiftCard, actor)
+}
+
+// queueGiftCardDebits queues a placed order's debits in its write batch,
+// after the order's insert and in card id order: each card's conditional
+// UPDATE (the one DebitGiftCard runs), its `redeem` entry and its gift_card
+// payment in one statement; a card the UPDATE does not find fails the
+// batch with ErrGiftCardBalanceChanged. The caller wrote the order with
+// paid_total and payment_status already counting the cards.
+func (tx *Tx) queueGiftCardDebits(batch *pgx.Batch, o Order, cards []AppliedGiftCard, actor *uuid.UUID) error {
+	movedBy, err := json.Marshal(tx.movementActor())
+	if err != nil {
+		return err
+	}
+	byID := slices.Clone(cards)
+	slices.SortFunc(byID, func(a, b AppliedGiftCard) int { return compareUUID(a.CardID, b.CardID) })
+	for _, c := range byID {
+		if c.Applied <= 0 {
+			continue
+		}
+		cardID := c.CardID
+		batch.Queue(`WITH u AS (`+debitGiftCardSQL+` RETURNING balance),
+			t AS (INSERT INTO gift_card_transactions (id, store_id, gift_card_id, kind, amount, balance_after, order_id, actor, created_at)
+				SELECT $5, $1, $2, 'redeem', -$3::bigint, u.balance, $6, $7, $4 FROM u RETURNING id)
+			INSERT INTO order_payments (id, store_id, order_id, source, gift_card_id, amount, status, actor_id, created_at)
+			SELECT $8, $1, $6, 'gift_card', $2, $3, 'succeeded', $9, $4 FROM t RETURNING id`,
+			o.StoreID, cardID, c.Applied, tx.now(), NewID(), o.ID, movedBy, NewID(), actor).QueryRow(func(row pgx.Row) error {
+			var id uuid.UUID
+			err := row.Scan(&id)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return fmt.Errorf("debit gift card %s: %w", cardID, ErrGiftCardBalanceChanged)
+			}
+			return err
+		})
+	}
+	return nil
 }
 
 func compareUUID(a, b uuid.UUID) int {

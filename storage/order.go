@@ -235,6 +235,12 @@ func (tx *Tx) CreateOrder(ctx context.Context, in NewOrder) (Order, error) {
 	if err != nil {
 		return Order{}, err
 	}
+	if !in.Draft && SumApplied(cards) > 0 {
+		// The cards' debits go in the order's write batch below: the order
+		// is written already counting them.
+		o.PaidTotal = SumApplied(cards)
+		o.PaymentStatus = PaymentStatusFor(PaymentPending, o.PaidTotal, o.Total, nil)
+	}
 	o.CollectibleTotal = o.Total
 	o.OrderNumber = fmt.Sprintf("ORD-%d", rows.number)
 	now := tx.now()
@@ -281,6 +287,9 @@ func (tx *Tx) CreateOrder(ctx context.Context, in NewOrder) (Order, error) {
 		if err := tx.queueReservation(writes, o, rows.levels, UserActor(in.ActorUserID)); err != nil {
 			return Order{}, err
 		}
+		if err := tx.queueGiftCardDebits(writes, o, cards, in.ActorUserID); err != nil {
+			return Order{}, err
+		}
 		queueCountStatus(writes, o.StoreID, "", o.Status)
 		risk = queueCODRisk(writes, o, customer.Phone)
 		if err := tx.queueEmit(ctx, writes, o.StoreID, EventOrderCreated, orderCreatedEventOf(o)); err != nil {
@@ -296,8 +305,11 @@ func (tx *Tx) CreateOrder(ctx context.Context, in NewOrder) (Order, error) {
 	if err := tx.countDiscounts(ctx, o, limits); err != nil {
 		return Order{}, err
 	}
-	if err := tx.debitGiftCards(ctx, &o, cards, in.ActorUserID); err != nil {
-		return Order{}, err
+	if o.PaymentStatus == PaymentPaid && o.PaidTotal > 0 {
+		// Gift cards paid it whole: what a transition to paid brings, once.
+		if err := tx.recordPaid(ctx, &o, PaymentGiftCard, in.ActorUserID); err != nil {
+			return Order{}, err
+		}
 	}
 	return o, tx.flagCODRisk(ctx, o, risk)
 }

@@ -110,6 +110,13 @@ func (tx *Tx) settlePayment(ctx context.Context, o *Order, via string, actor *uu
 	if o.PaymentStatus != PaymentPaid || before == PaymentPaid {
 		return nil
 	}
+	return tx.recordPaid(ctx, o, via, actor)
+}
+
+// recordPaid writes what an order's transition to paid brings, once per
+// transition: the activity, order.paid, the wallet commission and the
+// e-invoice.
+func (tx *Tx) recordPaid(ctx context.Context, o *Order, via string, actor *uuid.UUID) error {
 	if err := tx.issueSoldGiftCards(ctx, *o); err != nil { // §19: one card per unit sold, at paid
 		return err
 	}
