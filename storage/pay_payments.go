@@ -114,8 +114,8 @@ func (tx *Tx) settlePayment(ctx context.Context, o *Order, via string, actor *uu
 }
 
 // recordPaid writes what an order's transition to paid brings, once per
-// transition: the activity, order.paid, the wallet commission and the
-// e-invoice.
+// transition: the gift cards it sold, the activity, order.paid, the wallet
+// commission and the e-invoice.
 func (tx *Tx) recordPaid(ctx context.Context, o *Order, via string, actor *uuid.UUID) error {
 	if err := tx.issueSoldGiftCards(ctx, *o); err != nil { // §19: one card per unit sold, at paid
 		return err
