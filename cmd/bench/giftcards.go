@@ -10,7 +10,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"os"
 	"runtime"
 	"strings"
 	"sync"
@@ -152,18 +151,6 @@ func benchSealer() (*storage.Sealer, error) {
 		return nil, err
 	}
 	return storage.NewSealer(base64.StdEncoding.EncodeToString(key))
-}
-
-func loadAverage() string {
-	raw, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown"
-	}
-	f := strings.Fields(string(raw))
-	if len(f) < 3 {
-		return "unknown"
-	}
-	return strings.Join(f[:3], " ")
 }
 
 func money(minor int64) string { return fmt.Sprintf("%d.%02d", minor/100, minor%100) }
