@@ -123,7 +123,7 @@ func run(ctx context.Context, base, receiverURL string) error {
 		Quantity  int                `json:"quantity"`
 		VariantId openapi_types.UUID `json:"variant_id"`
 	}{Quantity: 2, VariantId: variant.JSON201.Id})
-	order.PaymentMethod = "cod"
+	order.PaymentMethod = new(CreateOrderRequestPaymentMethod("cod"))
 	order.ShippingAddress = Address{Name: "Mona Adel", Phone: "+201001234567", Line1: "12 Tahrir St", City: "Cairo", Country: "EG"}
 	placed, err := c.CreateOrderWithResponse(ctx, storeID, nil, order)
 	if err != nil {
