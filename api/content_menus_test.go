@@ -453,3 +453,47 @@ func TestMenusOfTheStoreContent(t *testing.T) {
 	left := h.do(request{method: "GET", path: storePath(m.storeID, "/menus/"+menu["id"].(string)), auth: bearer(token)})
 	require.Len(t, left.data()["items"], 1, "only the draft page's item is left")
 }
+
+// The storefront keeps a menu's decoded items per revision: every change of
+// the items shows on the next read, and another store's menu of the same
+// handle is its own.
+func TestStorefrontMenuFollowsEveryChange(t *testing.T) {
+	h := newHarness(t, api.Config{})
+	read := func(m merchant) []string {
+		resp := h.do(request{method: "GET", path: "/api/v1/storefront/" + h.subdomain(shop{m: m}) + "/menus/main-menu"})
+		require.Equal(t, http.StatusOK, resp.Status, string(resp.Raw))
+		var titles []string
+		for _, it := range resp.data()["items"].([]any) {
+			titles = append(titles, it.(map[string]any)["title"].(map[string]any)["ar"].(string))
+		}
+		return titles
+	}
+	update := func(m merchant, titles ...string) {
+		token := h.pat(m, "themes:write")
+		path := storePath(m.storeID, "/menus")
+		var id string
+		for _, it := range h.do(request{method: "GET", path: path, auth: bearer(token)}).list() {
+			if menu := it.(map[string]any); menu["handle"] == "main-menu" {
+				id = menu["id"].(string)
+			}
+		}
+		current := h.do(request{method: "GET", path: path + "/" + id, auth: bearer(token)})
+		items := []any{}
+		for _, title := range titles {
+			items = append(items, menuItem(title, "home", nil))
+		}
+		resp := h.do(request{method: "PATCH", path: path + "/" + id, auth: bearer(token), body: map[string]any{"items": items},
+			headers: map[string]string{"If-Match": current.Header.Get("ETag")}})
+		require.Equal(t, http.StatusOK, resp.Status, string(resp.Raw))
+	}
+	a, b := h.signup("menu-cache-a"), h.signup("menu-cache-b")
+	require.Empty(t, read(a))
+	update(a, "الرئيسية")
+	require.Equal(t, []string{"الرئيسية"}, read(a))
+	require.Equal(t, []string{"الرئيسية"}, read(a), "read again, from the kept items")
+	update(a, "الرئيسية", "العروض")
+	require.Equal(t, []string{"الرئيسية", "العروض"}, read(a), "a change shows on the next read")
+	update(b, "متجر ب")
+	require.Equal(t, []string{"متجر ب"}, read(b))
+	require.Equal(t, []string{"الرئيسية", "العروض"}, read(a))
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -599,23 +600,30 @@ type ResolvedMenuItem struct {
 // its menu by handle with the items' storefront URLs, leaving out those
 // whose target buyers do not see (their children move up): one round trip,
 // the store, the menu and every target its items name (found through
-// menu_item_targets) going to Postgres in one batch. An unknown store or
-// menu is ErrNotFound; the caller decides what a suspended store shows.
-func (r reader) FindStorefrontMenu(ctx context.Context, subdomain, h string) (Store, Menu, []ResolvedMenuItem, error) {
+// menu_item_targets) going to Postgres in one batch. The menu's items come
+// only when its revision is not the one this process keeps decoded (every
+// change of a menu's items moves its revision), so a busy storefront reads
+// and decodes a menu once per change. An unknown store or menu is
+// ErrNotFound; the caller decides what a suspended store shows.
+func (db *DB) FindStorefrontMenu(ctx context.Context, subdomain, h string) (Store, Menu, []ResolvedMenuItem, error) {
 	var (
 		store             Store
 		m                 Menu
+		items             []byte
 		storeErr, menuErr error
 		found             = map[uuid.UUID]menuTargetRow{}
 	)
+	key := subdomain + "\x00" + h
+	known := db.menus.get(key)
 	batch := &pgx.Batch{}
 	batch.Queue(`SELECT `+storeColumns+` FROM stores WHERE subdomain = $1`, subdomain).QueryRow(func(row pgx.Row) error {
 		store, storeErr = scanStore(row)
 		return nil
 	})
-	batch.Queue(`SELECT `+menuColumns+` FROM menus WHERE store_id = (SELECT id FROM stores WHERE subdomain = $1) AND handle = $2`,
-		subdomain, h).QueryRow(func(row pgx.Row) error {
-		m, menuErr = scanMenu(row)
+	batch.Queue(`SELECT id, store_id, handle, title, CASE WHEN id = $3 AND revision = $4 THEN NULL ELSE items END, revision, created_at, updated_at
+		FROM menus WHERE store_id = (SELECT id FROM stores WHERE subdomain = $1) AND handle = $2`,
+		subdomain, h, known.id, known.revision).QueryRow(func(row pgx.Row) error {
+		menuErr = row.Scan(&m.ID, &m.StoreID, &m.Handle, &m.Title, &items, &m.Revision, &m.CreatedAt, &m.UpdatedAt)
 		return nil
 	})
 	batch.Queue(menuTargetsByHandle, subdomain, h).Query(func(rows pgx.Rows) error {
@@ -625,7 +633,7 @@ func (r reader) FindStorefrontMenu(ctx context.Context, subdomain, h string) (St
 		}
 		return err
 	})
-	if err := r.q.SendBatch(ctx, batch).Close(); err != nil {
+	if err := db.q.SendBatch(ctx, batch).Close(); err != nil {
 		return Store{}, Menu{}, nil, fmt.Errorf("find storefront menu %s: %w", h, err)
 	}
 	if storeErr != nil {
@@ -634,7 +642,53 @@ func (r reader) FindStorefrontMenu(ctx context.Context, subdomain, h string) (St
 	if menuErr != nil {
 		return Store{}, Menu{}, nil, notFoundIfNoRows(menuErr, "find menu "+h)
 	}
+	if items == nil && known.id == m.ID && known.revision == m.Revision {
+		m.Items = known.items
+	} else {
+		if err := json.Unmarshal(items, &m.Items); err != nil {
+			return Store{}, Menu{}, nil, fmt.Errorf("decode menu %s: %w", h, err)
+		}
+		db.menus.put(key, cachedMenuItems{id: m.ID, revision: m.Revision, items: m.Items})
+	}
+	if m.Items == nil {
+		m.Items = []MenuItem{}
+	}
 	return store, m, resolvedMenu(m, found), nil
+}
+
+// menuItemsCache keeps, per storefront menu (subdomain and handle), its
+// items decoded at one revision. Entries are read-only once stored.
+type menuItemsCache struct {
+	mu    sync.Mutex
+	menus map[string]cachedMenuItems
+}
+
+type cachedMenuItems struct {
+	id       uuid.UUID
+	revision int64
+	items    []MenuItem
+}
+
+// menuItemsCacheSize bounds the cache: past it, it starts afresh.
+const menuItemsCacheSize = 4096
+
+func newMenuItemsCache() *menuItemsCache {
+	return &menuItemsCache{menus: map[string]cachedMenuItems{}}
+}
+
+func (c *menuItemsCache) get(key string) cachedMenuItems {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.menus[key]
+}
+
+func (c *menuItemsCache) put(key string, m cachedMenuItems) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.menus) >= menuItemsCacheSize {
+		c.menus = map[string]cachedMenuItems{}
+	}
+	c.menus[key] = m
 }
 
 // resolvedMenu gives each item naming a target the buyer sees its path;

@@ -73,6 +73,8 @@ type DB struct {
 	// sealer seals the codes of the gift cards a paid order issues (§19)
 	// inside the payment's transaction; nil until UseSealer.
 	sealer *Sealer
+	// menus keeps the storefront's decoded menu items by revision.
+	menus *menuItemsCache
 }
 
 // UseSealer gives the database's transactions the secrets sealer that
@@ -138,7 +140,7 @@ func OpenTraced(ctx context.Context, url string, tracer pgx.QueryTracer) (*DB, e
 
 // New wraps an existing pool.
 func New(pool *pgxpool.Pool) *DB {
-	return &DB{reader: reader{q: pool}, pool: pool, now: Now, rules: newSmartRuleCache()}
+	return &DB{reader: reader{q: pool}, pool: pool, now: Now, rules: newSmartRuleCache(), menus: newMenuItemsCache()}
 }
 
 // Close releases the pool.

@@ -80,7 +80,7 @@ func runContentBench(ctx context.Context, dbURL string, duration time.Duration) 
 	fmt.Fprintf(&b, "%d clients, rounds of %s in the order bare, real, bare, real.\n\n", menuBenchClients, duration/4)
 	fmt.Fprintf(&b, "| `GET …/menus/main-menu` | requests/s | p50 | p99 |\n|---|---:|---:|---:|\n")
 	fmt.Fprintf(&b, "| bare: the row's stored items, encoded unresolved | %.0f | %s | %s |\n", bare.rps(), ms(bare.percentile(0.5)), ms(bare.percentile(0.99)))
-	fmt.Fprintf(&b, "| real: `GET /api/v1/storefront/{subdomain}/menus/main-menu` (limiter, then one round trip: the store by subdomain, the menu and every target its items name, by kind through menu_item_targets; URLs, drafts left out, `text`) | %.0f | %s | %s |\n\n",
+	fmt.Fprintf(&b, "| real: `GET /api/v1/storefront/{subdomain}/menus/main-menu` (limiter, then one round trip: the store by subdomain, the menu (its items only when their revision is not the one the process keeps decoded) and every target its items name, by kind through menu_item_targets; URLs, drafts left out, `text`) | %.0f | %s | %s |\n\n",
 		real.rps(), ms(real.percentile(0.5)), ms(real.percentile(0.99)))
 	fmt.Fprintf(&b, "**Real / bare: %.2f** (goal ≥ 0.6: %s).\n", ratio, verdict(ratio >= 0.6))
 	writeCollectionReport(&b, collections, duration, loadBefore, loadAverage())
