@@ -128,20 +128,8 @@ func (tx *Tx) UpdateBlog(ctx context.Context, storeID, id uuid.UUID, change func
 	if err := change(&b); err != nil {
 		return Blog{}, err
 	}
-	if b.Handle != current.Handle {
-		// Only a handle sent is normalised: one stored before the rules
-		// stands until the merchant changes it.
-		if b.Handle, err = typedHandle(b.Handle); err != nil {
-			return Blog{}, err
-		}
-	}
-	if b.Handle != current.Handle {
-		if err := tx.refuseThemeUses(ctx, storeID, theme.RefBlog, current.Handle, "HANDLE_IN_USE_BY_THEME"); err != nil {
-			return Blog{}, err
-		}
-		if err := tx.redirectRenamed(ctx, storeID, "/blogs/"+current.Handle, "/blogs/"+b.Handle); err != nil {
-			return Blog{}, err
-		}
+	if b.Handle, err = tx.renameContent(ctx, storeID, theme.RefBlog, "/blogs/", current.Handle, b.Handle); err != nil {
+		return Blog{}, err
 	}
 	b.UpdatedAt = tx.now()
 	err = tx.savepoint(ctx, true, func(sub *Tx) error {

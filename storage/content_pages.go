@@ -147,20 +147,8 @@ func (tx *Tx) UpdatePage(ctx context.Context, storeID, id uuid.UUID, change func
 	if err := change(&p); err != nil {
 		return ContentPage{}, err
 	}
-	if p.Handle != current.Handle {
-		// Only a handle sent is normalised: one stored before the rules
-		// stands until the merchant changes it.
-		if p.Handle, err = typedHandle(p.Handle); err != nil {
-			return ContentPage{}, err
-		}
-	}
-	if p.Handle != current.Handle {
-		if err := tx.refuseThemeUses(ctx, storeID, theme.RefPage, current.Handle, "HANDLE_IN_USE_BY_THEME"); err != nil {
-			return ContentPage{}, err
-		}
-		if err := tx.redirectRenamed(ctx, storeID, "/pages/"+current.Handle, "/pages/"+p.Handle); err != nil {
-			return ContentPage{}, err
-		}
+	if p.Handle, err = tx.renameContent(ctx, storeID, theme.RefPage, "/pages/", current.Handle, p.Handle); err != nil {
+		return ContentPage{}, err
 	}
 	if p.Body != current.Body {
 		if err := tx.checkBodies(ctx, storeID, "body", p.Body); err != nil {

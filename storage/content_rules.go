@@ -67,6 +67,25 @@ func contentHandle(ctx context.Context, typed string, title ContentText, kind st
 	return "", ErrDuplicateHandle
 }
 
+// renameContent answers the handle a page or blog keeps after an update
+// that may have typed a new one: unchanged, the current one (a handle stored
+// before the rules stands until the merchant changes it); else the typed
+// one normalised, refused while the theme names the current one (kind), and
+// leaving a redirect from the old path under prefix (decisions §22).
+func (tx *Tx) renameContent(ctx context.Context, storeID uuid.UUID, kind, prefix, current, typed string) (string, error) {
+	if typed == current {
+		return current, nil
+	}
+	h, err := typedHandle(typed)
+	if err != nil || h == current {
+		return h, err
+	}
+	if err := tx.refuseThemeUses(ctx, storeID, kind, current, "HANDLE_IN_USE_BY_THEME"); err != nil {
+		return "", err
+	}
+	return h, tx.redirectRenamed(ctx, storeID, prefix+current, prefix+h)
+}
+
 // typedHandle is a handle the merchant typed, normalised, or 422 handle.
 func typedHandle(typed string) (string, error) {
 	h, err := handle.Normalize(typed)
