@@ -8,13 +8,13 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/fetch"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 )
 
@@ -112,11 +112,13 @@ func (p *Printer) PDF(ctx context.Context, html []byte) ([]byte, error) {
 			}
 			return page.SetDocumentContent(tree.Frame.ID, string(html)).Do(ctx)
 		}),
-		// The barcode images and the fonts, loaded before printing (this
-		// script is the printer's own: the page's do not run).
-		chromedp.Evaluate(`Promise.all([document.fonts.ready, ...Array.from(document.images).map(i => i.complete ? 1 :
-			new Promise(r => { i.onload = r; i.onerror = r; }))]).then(() => true)`, nil,
-			func(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }),
+		// The barcode images and the fonts, loaded before printing. Asked
+		// from here until they are: with the page's scripts off, Chromium
+		// calls no JavaScript event handler, so a promise waiting on an
+		// image's load event would never settle when the image was still
+		// decoding (a busy machine), and the print would wait out its
+		// deadline. A refused image counts as complete (broken).
+		chromedp.ActionFunc(waitForImagesAndFonts),
 		chromedp.ActionFunc(func(ctx context.Context) error {
 			var err error
 			pdf, _, err = page.PrintToPDF().WithPreferCSSPageSize(true).WithPrintBackground(true).Do(ctx)
@@ -127,6 +129,26 @@ func (p *Printer) PDF(ctx context.Context, html []byte) ([]byte, error) {
 		return nil, fmt.Errorf("print waybill: %w", err)
 	}
 	return pdf, nil
+}
+
+// waitForImagesAndFonts asks the tab every 10 ms whether its fonts and
+// images are loaded, until they are or ctx ends.
+func waitForImagesAndFonts(ctx context.Context) error {
+	const loaded = `document.fonts.status === "loaded" && Array.from(document.images).every(i => i.complete)`
+	for {
+		var ready bool
+		if err := chromedp.Evaluate(loaded, &ready).Do(ctx); err != nil {
+			return err
+		}
+		if ready {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 }
 
 // Close stops the browser.
