@@ -49,7 +49,7 @@ func (a *Activities) RefundAtGateway(ctx context.Context, in RefundAtGatewayInpu
 		return RefundAtGatewayResult{}, err
 	}
 	result, err := g.Refund(ctx, gateway.Refund{IdempotencyKey: "refund:" + in.RefundID.String(), Payment: req.Payment,
-		Amount: req.Refund.Amount, Currency: strings.ToLower(req.Currency),
+		Amount: req.Amount, Currency: strings.ToLower(req.Currency),
 		Metadata: map[string]string{"store_id": in.StoreID.String(), "order_id": req.Refund.OrderID.String(), "refund_id": in.RefundID.String()}})
 	var refused *gateway.RefusedError
 	if errors.As(err, &refused) {

@@ -23,20 +23,21 @@ var errRefundAutomatic = newError(http.StatusConflict, "REFUND_AUTOMATIC",
 	"The refund goes back through the card gateway and settles itself", "يُسترد هذا المبلغ عبر بوابة الدفع وتتم تسويته تلقائيًا")
 
 type refundResponse struct {
-	ID            uuid.UUID             `json:"id"`
-	OrderID       uuid.UUID             `json:"order_id"`
-	ReturnID      *uuid.UUID            `json:"return_id"`
-	Amount        int64                 `json:"amount"`
-	Lines         []storage.RefundLine  `json:"lines"`
-	Shipping      int64                 `json:"shipping"`
-	Method        string                `json:"method"`
-	Status        string                `json:"status"`
-	Reason        string                `json:"reason"`
-	Reference     *string               `json:"reference"`
-	FailureReason *string               `json:"failure_reason"`
-	Payout        *storage.MaskedPayout `json:"payout"`
-	CreatedAt     time.Time             `json:"created_at"`
-	SettledAt     *time.Time            `json:"settled_at"`
+	ID             uuid.UUID             `json:"id"`
+	OrderID        uuid.UUID             `json:"order_id"`
+	ReturnID       *uuid.UUID            `json:"return_id"`
+	Amount         int64                 `json:"amount"`
+	Lines          []storage.RefundLine  `json:"lines"`
+	Shipping       int64                 `json:"shipping"`
+	Method         string                `json:"method"`
+	Status         string                `json:"status"`
+	Reason         string                `json:"reason"`
+	Reference      *string               `json:"reference"`
+	FailureReason  *string               `json:"failure_reason"`
+	Payout         *storage.MaskedPayout `json:"payout"`
+	GiftCardAmount int64                 `json:"gift_card_amount"`
+	CreatedAt      time.Time             `json:"created_at"`
+	SettledAt      *time.Time            `json:"settled_at"`
 }
 
 // newRefundResponse is a refund as the API shows it: the payout
@@ -44,7 +45,7 @@ type refundResponse struct {
 func newRefundResponse(r storage.Refund) refundResponse {
 	out := refundResponse{ID: r.ID, OrderID: r.OrderID, ReturnID: r.ReturnID, Amount: r.Amount, Lines: r.Lines, Shipping: r.Shipping,
 		Method: r.Method, Status: r.Status, Reason: r.Reason, Reference: r.Reference, FailureReason: r.FailureReason,
-		CreatedAt: r.CreatedAt.UTC(), SettledAt: utcPtr(r.SettledAt)}
+		GiftCardAmount: r.GiftCardAmount, CreatedAt: r.CreatedAt.UTC(), SettledAt: utcPtr(r.SettledAt)}
 	if r.Payout != nil {
 		masked := r.Payout.Masked()
 		out.Payout = &masked

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -204,9 +205,11 @@ func compareUUID(a, b uuid.UUID) int {
 // gets a `reverse` entry; a second pass finds none. It returns what went
 // back.
 func (tx *Tx) reverseGiftCards(ctx context.Context, o *Order, reason string) (int64, error) {
+	// What an `original` refund already gave back to a card is not given
+	// back twice.
 	rows, err := tx.tx.Query(ctx, `UPDATE order_payments SET status = 'reversed', reason = $3, ended_at = $4
 		WHERE store_id = $1 AND order_id = $2 AND source = 'gift_card' AND status = 'succeeded'
-		RETURNING gift_card_id, amount`, o.StoreID, o.ID, reason, tx.now())
+		RETURNING gift_card_id, amount - refunded`, o.StoreID, o.ID, reason, tx.now())
 	if err != nil {
 		return 0, fmt.Errorf("reverse gift card payments: %w", err)
 	}
@@ -221,12 +224,80 @@ func (tx *Tx) reverseGiftCards(ctx context.Context, o *Order, reason string) (in
 	slices.SortFunc(backs, func(a, b back) int { return compareUUID(a.CardID, b.CardID) })
 	var total int64
 	for _, b := range backs {
+		if b.Amount == 0 {
+			continue
+		}
 		if _, err := tx.CreditGiftCard(ctx, o.StoreID, b.CardID, GiftCardReverse, b.Amount, GiftCardMove{OrderID: &o.ID, Reason: &reason}); err != nil {
 			return 0, err
 		}
 		total += b.Amount
 	}
 	return total, nil
+}
+
+// giftCardRoom is what an `original` refund may still give back to one
+// card: its payment of the order less what went back to it already.
+type giftCardRoom struct {
+	PaymentID uuid.UUID
+	CardID    uuid.UUID
+	Room      int64
+}
+
+// giftCardRefundRooms are the order's gift-card payments an `original`
+// refund gives back to (§19), in the order they paid. A disabled or
+// expired card is passed over (credit there could never be spent): its
+// part goes back by the order's other method.
+func (r reader) giftCardRefundRooms(ctx context.Context, o Order) ([]giftCardRoom, error) {
+	rows, err := r.q.Query(ctx, `SELECT p.id, p.gift_card_id, p.amount - p.refunded
+		FROM order_payments p JOIN gift_cards g ON g.store_id = p.store_id AND g.id = p.gift_card_id
+		WHERE p.store_id = $1 AND p.order_id = $2 AND p.source = 'gift_card' AND p.status = 'succeeded' AND p.amount > p.refunded
+			AND g.disabled_at IS NULL AND (g.expires_on IS NULL OR g.expires_on >= `+storeTodaySQL("$1")+`)
+		ORDER BY p.created_at, p.id`, o.StoreID, o.ID)
+	if err != nil {
+		return nil, fmt.Errorf("find gift card payments: %w", err)
+	}
+	rooms, err := pgx.CollectRows(rows, pgx.RowToStructByPos[giftCardRoom])
+	if err != nil {
+		return nil, fmt.Errorf("find gift card payments: %w", err)
+	}
+	return rooms, nil
+}
+
+// roomOf is what the rooms hold together.
+func roomOf(rooms []giftCardRoom) int64 {
+	var sum int64
+	for _, room := range rooms {
+		sum += room.Room
+	}
+	return sum
+}
+
+// refundToGiftCards credits r.GiftCardAmount to the cards of rooms, each
+// up to its room in the order they paid, with a `credit` entry naming the
+// refund, and keeps on each payment what went back. It returns the ids of
+// the cards credited, comma-separated (the refund's reference).
+func (tx *Tx) refundToGiftCards(ctx context.Context, o Order, r Refund, rooms []giftCardRoom) (string, error) {
+	left := r.GiftCardAmount
+	var ids []string
+	for _, room := range rooms {
+		take := min(left, room.Room)
+		if take <= 0 {
+			break
+		}
+		if _, err := tx.tx.Exec(ctx, `UPDATE order_payments SET refunded = refunded + $3 WHERE store_id = $1 AND id = $2`,
+			o.StoreID, room.PaymentID, take); err != nil {
+			return "", fmt.Errorf("record gift card refund: %w", err)
+		}
+		if _, err := tx.CreditGiftCard(ctx, o.StoreID, room.CardID, GiftCardCredit, take, GiftCardMove{OrderID: &o.ID, RefundID: &r.ID}); err != nil {
+			return "", err
+		}
+		ids = append(ids, room.CardID.String())
+		left -= take
+	}
+	if left != 0 {
+		return "", fmt.Errorf("refund %s: %d left after the gift cards", r.ID, left)
+	}
+	return strings.Join(ids, ","), nil
 }
 
 // giftCardPaid is what an order's cards paid and still hold (succeeded

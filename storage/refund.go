@@ -68,9 +68,14 @@ type Refund struct {
 	Payout *RefundPayout
 	// Gateway is the provider a card refund goes back through; such a
 	// refund settles itself (the refund:<id> workflow), never by hand.
-	Gateway   *string
-	CreatedAt time.Time
-	SettledAt *time.Time
+	Gateway *string
+	// GiftCardAmount is the part of an `original` refund credited at
+	// once to the gift cards that paid the order (§19); the rest goes back
+	// by the order's other method. That part stays credited whatever
+	// becomes of the rest.
+	GiftCardAmount int64
+	CreatedAt      time.Time
+	SettledAt      *time.Time
 }
 
 // NewRefund asks for a refund; nil fields take §13's defaults.
@@ -86,7 +91,7 @@ type NewRefund struct {
 }
 
 const refundColumns = `id, store_id, order_id, return_id, amount, lines, shipping, method, status, reason, reference, failure_reason, payout,
-	gateway, created_at, settled_at`
+	gateway, gift_card_amount, created_at, settled_at`
 
 func scanRefund(row pgx.Row) (Refund, error) {
 	var (
@@ -95,7 +100,7 @@ func scanRefund(row pgx.Row) (Refund, error) {
 		err           error
 	)
 	if err := row.Scan(&r.ID, &r.StoreID, &r.OrderID, &r.ReturnID, &r.Amount, &lines, &r.Shipping, &r.Method, &r.Status, &r.Reason,
-		&r.Reference, &r.FailureReason, &payout, &r.Gateway, &r.CreatedAt, &r.SettledAt); err != nil {
+		&r.Reference, &r.FailureReason, &payout, &r.Gateway, &r.GiftCardAmount, &r.CreatedAt, &r.SettledAt); err != nil {
 		return Refund{}, err
 	}
 	if r.Payout, err = scanPayout(payout); err != nil {
@@ -113,8 +118,10 @@ type refundedSoFar struct {
 }
 
 func (r reader) refundedSoFar(ctx context.Context, o Order) (refundedSoFar, error) {
-	rows, err := r.q.Query(ctx, `SELECT amount, shipping, lines FROM order_refunds
-		WHERE store_id = $1 AND order_id = $2 AND status IN ('pending', 'succeeded')`, o.StoreID, o.ID)
+	// A failed refund's lines and amount are refundable again, except the
+	// part it credited to gift cards, which stayed there.
+	rows, err := r.q.Query(ctx, `SELECT CASE WHEN status = 'failed' THEN gift_card_amount ELSE amount END, shipping, lines, status FROM order_refunds
+		WHERE store_id = $1 AND order_id = $2 AND (status IN ('pending', 'succeeded') OR gift_card_amount > 0)`, o.StoreID, o.ID)
 	if err != nil {
 		return refundedSoFar{}, fmt.Errorf("read refunds: %w", err)
 	}
@@ -122,9 +129,13 @@ func (r reader) refundedSoFar(ctx context.Context, o Order) (refundedSoFar, erro
 	var (
 		amount, shipping int64
 		raw              []byte
+		status           string
 	)
-	_, err = pgx.ForEachRow(rows, []any{&amount, &shipping, &raw}, func() error {
+	_, err = pgx.ForEachRow(rows, []any{&amount, &shipping, &raw, &status}, func() error {
 		so.amount += amount
+		if status == RefundFailed {
+			return nil
+		}
 		so.shipping += shipping
 		var lines []RefundLine
 		if err := json.Unmarshal(raw, &lines); err != nil {
@@ -159,13 +170,25 @@ func (tx *Tx) CreateRefund(ctx context.Context, storeID, orderID uuid.UUID, in N
 	if in.Method == RefundStoreCredit && o.CustomerID == nil {
 		return Refund{}, errRefundNoCustomer
 	}
-	var card *gatewayPayment
-	if in.Method == RefundOriginal && o.PaymentMethod == "card" {
-		if card, err = tx.gatewayPaymentOf(ctx, o); err != nil {
-			return Refund{}, err
+	// `original` gives the card-paid part back to the gift cards first
+	// (§19), the rest to the gateway when the order was paid by card, else
+	// by hand.
+	var (
+		card      *gatewayPayment
+		noGateway error
+		giftRooms []giftCardRoom
+	)
+	if in.Method == RefundOriginal {
+		if o.PaymentMethod == "card" {
+			if card, err = tx.gatewayPaymentOf(ctx, o); err != nil {
+				if !errors.As(err, new(*InvalidError)) {
+					return Refund{}, err
+				}
+				noGateway = err
+			}
 		}
-		if in.Settled {
-			return Refund{}, &InvalidError{Field: "settled", Code: "automatic", Message: "a refund through the card gateway settles itself"}
+		if giftRooms, err = tx.giftCardRefundRooms(ctx, o); err != nil {
+			return Refund{}, err
 		}
 	}
 	if in.ReturnID != nil {
@@ -218,7 +241,18 @@ func (tx *Tx) CreateRefund(ctx context.Context, storeID, orderID uuid.UUID, in N
 		return Refund{}, err
 	}
 	r.Amount = RefundAmount(in.Amount, len(in.Lines) > 0 || in.Shipping != nil, sum, o.RefundDue)
-	refundable := refundableOf(o, so, card).ForMethod(in.Method)
+	r.GiftCardAmount = min(max(r.Amount, 0), roomOf(giftRooms))
+	if r.Amount > r.GiftCardAmount {
+		if noGateway != nil {
+			return Refund{}, noGateway
+		}
+		if card != nil && in.Settled {
+			return Refund{}, &InvalidError{Field: "settled", Code: "automatic", Message: "a refund through the card gateway settles itself"}
+		}
+	} else {
+		card = nil // the gift cards take it all: nothing goes to the gateway
+	}
+	refundable := refundableOf(o, so, card, roomOf(giftRooms)).ForMethod(in.Method)
 	if r.Amount < 1 || r.Amount > refundable {
 		return Refund{}, &InvalidError{Field: "amount", Code: "exceeds_refundable",
 			Message: fmt.Sprintf("must be between 1 and %d (paid less pending and succeeded refunds)", max(refundable, 0))}
@@ -235,9 +269,9 @@ func (tx *Tx) CreateRefund(ctx context.Context, storeID, orderID uuid.UUID, in N
 		return Refund{}, err
 	}
 	if _, err := tx.tx.Exec(ctx, `INSERT INTO order_refunds (id, store_id, order_id, return_id, amount, lines, shipping, method, status, reason,
-			payout, gateway, actor_user_id, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'pending', $9, $10, $11, $12, $13)`, r.ID, storeID, orderID, r.ReturnID, r.Amount, lines, r.Shipping,
-		r.Method, r.Reason, payout, r.Gateway, actor, r.CreatedAt); err != nil {
+			payout, gateway, gift_card_amount, actor_user_id, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'pending', $9, $10, $11, $12, $13, $14)`, r.ID, storeID, orderID, r.ReturnID, r.Amount, lines, r.Shipping,
+		r.Method, r.Reason, payout, r.Gateway, r.GiftCardAmount, actor, r.CreatedAt); err != nil {
 		return Refund{}, fmt.Errorf("create refund: %w", err)
 	}
 	if card != nil {
@@ -258,6 +292,15 @@ func (tx *Tx) CreateRefund(ctx context.Context, storeID, orderID uuid.UUID, in N
 		return Refund{}, err
 	}
 	var reference *string
+	if r.GiftCardAmount > 0 {
+		cards, err := tx.refundToGiftCards(ctx, o, r, giftRooms)
+		if err != nil {
+			return Refund{}, err
+		}
+		if r.GiftCardAmount == r.Amount { // nothing left to pay back another way
+			reference, in.Settled = new(cards), true
+		}
+	}
 	if in.Method == RefundStoreCredit {
 		// Paid at once onto the customer's card, in this transaction: never
 		// pending, never settled by hand, no gateway. The reference is the
@@ -324,11 +367,19 @@ func (tx *Tx) settleRefund(ctx context.Context, o *Order, r *Refund, status stri
 		return fmt.Errorf("settle refund: %w", err)
 	}
 	r.Status = status
+	given := r.Amount // what went back to the buyer
 	if status == RefundFailed {
-		return tx.addActivity(ctx, *o, ActivityRefundFailed, deref(failure), map[string]any{"refund_id": r.ID, "amount": r.Amount}, actor)
+		if err := tx.addActivity(ctx, *o, ActivityRefundFailed, deref(failure), map[string]any{"refund_id": r.ID, "amount": r.Amount}, actor); err != nil {
+			return err
+		}
+		if r.GiftCardAmount == 0 {
+			return nil
+		}
+		given = r.GiftCardAmount // the gift cards keep their credit
 	}
 	var refunded int64
-	if err := tx.tx.QueryRow(ctx, `SELECT COALESCE(sum(amount), 0)::bigint FROM order_refunds WHERE store_id = $1 AND order_id = $2 AND status = 'succeeded'`,
+	if err := tx.tx.QueryRow(ctx, `SELECT COALESCE(sum(CASE WHEN status = 'succeeded' THEN amount ELSE gift_card_amount END), 0)::bigint
+		FROM order_refunds WHERE store_id = $1 AND order_id = $2 AND (status = 'succeeded' OR (status = 'failed' AND gift_card_amount > 0))`,
 		o.StoreID, o.ID).Scan(&refunded); err != nil {
 		return fmt.Errorf("sum refunds: %w", err)
 	}
@@ -336,7 +387,7 @@ func (tx *Tx) settleRefund(ctx context.Context, o *Order, r *Refund, status stri
 	if refunded >= o.PaidTotal {
 		o.PaymentStatus = PaymentRefunded
 	}
-	o.RefundDue = max(o.RefundDue-r.Amount, 0)
+	o.RefundDue = max(o.RefundDue-given, 0)
 	if _, err := tx.tx.Exec(ctx, `UPDATE orders SET payment_status = $3, refund_due = $4, updated_at = $5 WHERE store_id = $1 AND id = $2`,
 		o.StoreID, o.ID, o.PaymentStatus, o.RefundDue, now); err != nil {
 		return fmt.Errorf("record refund on order: %w", err)
@@ -345,6 +396,9 @@ func (tx *Tx) settleRefund(ctx context.Context, o *Order, r *Refund, status stri
 		if err := tx.reverseCommission(ctx, o.StoreID, o.ID, "refunded"); err != nil {
 			return err
 		}
+	}
+	if status == RefundFailed {
+		return nil
 	}
 	if err := tx.queueCreditNote(ctx, *o, *r); err != nil {
 		return err
@@ -375,12 +429,15 @@ func (r reader) FindOrderRefunds(ctx context.Context, storeID, orderID uuid.UUID
 type Refundable struct {
 	Total  int64
 	ToCard *int64
+	// ToGiftCards is what an `original` refund would give back to the
+	// gift cards that paid the order before anything goes to the card.
+	ToGiftCards int64
 }
 
 // ForMethod is the most a refund by method may be, never below zero.
 func (r Refundable) ForMethod(method string) int64 {
 	if method == RefundOriginal && r.ToCard != nil {
-		return max(min(r.Total, *r.ToCard), 0)
+		return max(min(r.Total, r.ToGiftCards+*r.ToCard), 0)
 	}
 	return max(r.Total, 0)
 }
@@ -388,8 +445,8 @@ func (r Refundable) ForMethod(method string) int64 {
 // refundableOf is the rule CreateRefund holds a refund to: the paid total
 // less live (pending and succeeded) refunds, capped for the card by what
 // the card payment has left.
-func refundableOf(o Order, so refundedSoFar, card *gatewayPayment) Refundable {
-	r := Refundable{Total: o.PaidTotal - so.amount}
+func refundableOf(o Order, so refundedSoFar, card *gatewayPayment, toGiftCards int64) Refundable {
+	r := Refundable{Total: o.PaidTotal - so.amount, ToGiftCards: toGiftCards}
 	if card != nil {
 		r.ToCard = &card.refundable
 	}
@@ -419,7 +476,11 @@ func (r reader) FindRefundable(ctx context.Context, storeID, orderID uuid.UUID) 
 			card = nil // paid by card some other way: no card to send back to
 		}
 	}
-	return refundableOf(o, so, card), nil
+	rooms, err := r.giftCardRefundRooms(ctx, o)
+	if err != nil {
+		return Refundable{}, err
+	}
+	return refundableOf(o, so, card, roomOf(rooms)), nil
 }
 
 // gatewayPayment is the card payment an order's `original` refunds go back
@@ -446,7 +507,7 @@ func (r reader) gatewayPaymentOf(ctx context.Context, o Order) (*gatewayPayment,
 		return nil, fmt.Errorf("find gateway payment: %w", err)
 	}
 	var back int64
-	if err := r.q.QueryRow(ctx, `SELECT COALESCE(sum(amount), 0)::bigint FROM order_refunds
+	if err := r.q.QueryRow(ctx, `SELECT COALESCE(sum(amount - gift_card_amount), 0)::bigint FROM order_refunds
 		WHERE store_id = $1 AND order_id = $2 AND gateway IS NOT NULL AND status IN ('pending', 'succeeded')`, o.StoreID, o.ID).Scan(&back); err != nil {
 		return nil, fmt.Errorf("sum gateway refunds: %w", err)
 	}
@@ -503,9 +564,11 @@ func (db *DB) MarkGatewayRefundStarted(ctx context.Context, storeID, refundID uu
 	return nil
 }
 
-// GatewayRefundRequest is what the gateway is asked to pay back.
+// GatewayRefundRequest is what the gateway is asked to pay back: Amount,
+// the refund less the part its gift cards took.
 type GatewayRefundRequest struct {
 	Refund   Refund
+	Amount   int64
 	Currency string
 	Provider string
 	Payment  string // the gateway's id of the payment
@@ -521,7 +584,7 @@ func (r reader) FindGatewayRefundRequest(ctx context.Context, storeID, refundID 
 	if ref.Gateway == nil {
 		return GatewayRefundRequest{}, fmt.Errorf("refund %s is not a gateway refund", refundID)
 	}
-	req := GatewayRefundRequest{Refund: ref, Provider: *ref.Gateway}
+	req := GatewayRefundRequest{Refund: ref, Amount: ref.Amount - ref.GiftCardAmount, Provider: *ref.Gateway}
 	if err := r.q.QueryRow(ctx, `SELECT o.currency, p.reference FROM orders o
 		JOIN order_payments p ON p.store_id = o.store_id AND p.order_id = o.id AND p.source = 'gateway' AND p.provider = $3 AND p.reference IS NOT NULL
 		WHERE o.store_id = $1 AND o.id = $2 ORDER BY p.created_at DESC LIMIT 1`, storeID, ref.OrderID, req.Provider).Scan(&req.Currency, &req.Payment); err != nil {
