@@ -225,3 +225,39 @@ func TestAnalyticsGiftCardsSold(t *testing.T) {
 	require.NoError(t, err)
 	require.EqualValues(t, 45000, recomputed[0].GrossSales)
 }
+
+// A gift card never pays for a gift card (decisions §19): on a cart holding
+// a card and a scarf the code pays the scarf alone, and on a merchant order
+// of a card it pays the shipping alone; cards that cannot cover such an
+// order leave the payment method required.
+func TestGiftCardNeverPaysForAGiftCard(t *testing.T) {
+	h := newHarness(t, api.Config{})
+	s := newGiftCardShop(t, h, "gcnotforgc")
+	variantID := h.giftCardProduct(s.shop, 45000, 50000)
+	card, code := h.issueGiftCard(s, map[string]any{"initial_value": 200000})
+
+	opened := h.buyer(s.shop, "POST", "/carts", map[string]any{"lines": []map[string]any{{"variant_id": variantID, "quantity": 1},
+		{"variant_id": s.variantID, "quantity": 1}}}, "")
+	require.Equal(t, http.StatusCreated, opened.Status, string(opened.Raw))
+	cart := opened.data()["cart"].(map[string]any)
+	cartID, token := cart["id"].(string), opened.data()["cart_token"].(string)
+	applied := h.buyer(s.shop, "PUT", "/carts/"+cartID, map[string]any{"gift_card_codes": []string{code}}, token)
+	require.Equal(t, http.StatusOK, applied.Status, string(applied.Raw))
+	require.EqualValues(t, 90000, applied.data()["total"])
+	require.EqualValues(t, 45000, appliedCards(applied.data())[0].(map[string]any)["applied"], "the scarf, not the card")
+	require.EqualValues(t, 45000, applied.data()["amount_due"])
+
+	body := orderBody(variantID, 1, "+201007200001") // a 450.00 card and 50.00 shipping
+	body["discount"] = 0
+	body["gift_card_codes"] = []string{code}
+	delete(body, "payment_method")
+	noMethod := h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders"), auth: bearer(s.token), body: body})
+	require.Equal(t, http.StatusUnprocessableEntity, noMethod.Status, string(noMethod.Raw))
+	require.Equal(t, "required", noMethod.fieldCode("payment_method"), "the card cannot pay for the card")
+	body["payment_method"] = "bank_transfer"
+	placed := h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders"), auth: bearer(s.token), body: body})
+	require.Equal(t, http.StatusCreated, placed.Status, string(placed.Raw))
+	require.EqualValues(t, 5000, placed.data()["paid_total"], "the shipping only")
+	balance, ledger := h.giftCardLedger(card["id"].(string))
+	require.Equal(t, [2]int64{200000 - 5000, 200000 - 5000}, [2]int64{balance, ledger})
+}

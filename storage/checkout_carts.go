@@ -699,8 +699,15 @@ func (r reader) PriceCart(ctx context.Context, c *Cart, t CartTerms) error {
 		}
 	}
 	// Cards apply last and pay shipping; the cart's application leaves the
-	// COD fee out (the checkout debits against the final total).
-	if c.Price.GiftCards, err = r.applyGiftCards(ctx, c.StoreID, t.GiftCardIDs, c.Price.Total-c.Price.CODFee); err != nil {
+	// COD fee out (the checkout debits against the final total), and gift
+	// cards bought in the cart (a card never pays for a card, §19).
+	var bought int64
+	for _, l := range input.Lines {
+		if l.GiftCard {
+			bought += l.Total
+		}
+	}
+	if c.Price.GiftCards, err = r.applyGiftCards(ctx, c.StoreID, t.GiftCardIDs, c.Price.Total-c.Price.CODFee-bought); err != nil {
 		return err
 	}
 	c.Price.AmountDue = c.Price.Total - SumApplied(c.Price.GiftCards)

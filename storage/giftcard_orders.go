@@ -95,14 +95,22 @@ func (r reader) applyGiftCards(ctx context.Context, storeID uuid.UUID, ids []uui
 	return out, nil
 }
 
-// planGiftCards applies an order's cards to its total before it is
-// written, and sets its payment method: gift_card when the cards cover the
+// planGiftCards applies an order's cards to its total, less its gift card
+// lines, before it is written, and sets its payment method: gift_card when the cards cover the
 // whole total, else the one asked for. A card that can no longer be used,
 // or cards that no longer cover an order placed without a method, is
 // ErrGiftCardBalanceChanged; no method and no cards (or a draft the cards
 // do not cover) is 422.
 func (tx *Tx) planGiftCards(ctx context.Context, o *Order, ids []uuid.UUID, method string, placed bool) ([]AppliedGiftCard, error) {
-	cards, err := tx.applyGiftCards(ctx, o.StoreID, ids, o.Total)
+	// A gift card never pays for a gift card (§19): the cards pay the
+	// order less its gift card lines.
+	payable := o.Total
+	for _, l := range o.Lines {
+		if l.GiftCardValue != nil {
+			payable -= l.Total - l.Discount
+		}
+	}
+	cards, err := tx.applyGiftCards(ctx, o.StoreID, ids, payable)
 	if err != nil {
 		return nil, err
 	}
@@ -120,6 +128,8 @@ func (tx *Tx) planGiftCards(ctx context.Context, o *Order, ids []uuid.UUID, meth
 		o.PaymentMethod = PaymentGiftCard
 	case method != "":
 		o.PaymentMethod = method
+	case payable < o.Total:
+		return nil, &InvalidError{Field: "payment_method", Code: "required", Message: "is required: gift cards do not pay for gift cards"}
 	case len(ids) > 0 && placed:
 		return nil, fmt.Errorf("gift cards no longer cover the order: %w", ErrGiftCardBalanceChanged)
 	default:
