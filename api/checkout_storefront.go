@@ -180,6 +180,8 @@ type cartLineResponse struct {
 	UnitPrice int64           `json:"unit_price"`
 	Quantity  int             `json:"quantity"`
 	Total     int64           `json:"total"`
+	// Recipient is, on a gift card line, whom its cards are sent to.
+	Recipient *storage.GiftCardRecipient `json:"recipient"`
 }
 
 // cartResponse is a cart as the buyer sees it; the merchant's checkout view
@@ -203,7 +205,7 @@ func newCartResponse(c storage.Cart) cartResponse {
 		ItemCount: c.ItemCount, Subtotal: c.Subtotal, OrderID: c.OrderID, CreatedAt: c.CreatedAt.UTC(), UpdatedAt: c.UpdatedAt.UTC()}
 	for _, l := range c.Lines {
 		resp.Lines = append(resp.Lines, cartLineResponse{VariantID: l.VariantID, ProductID: l.ProductID, Name: l.Name, SKU: l.SKU,
-			Options: l.Options, UnitPrice: l.UnitPrice, Quantity: l.Quantity, Total: l.Total})
+			Options: l.Options, UnitPrice: l.UnitPrice, Quantity: l.Quantity, Total: l.Total, Recipient: l.Recipient})
 	}
 	// The buyer sees an open cart as active until it is checked out.
 	if resp.Status == string(storage.CartAbandoned) {

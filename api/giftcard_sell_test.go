@@ -261,3 +261,63 @@ func TestGiftCardNeverPaysForAGiftCard(t *testing.T) {
 	balance, ledger := h.giftCardLedger(card["id"].(string))
 	require.Equal(t, [2]int64{200000 - 5000, 200000 - 5000}, [2]int64{balance, ledger})
 }
+
+// A gift card line names its recipient (decisions §19: "sent to the line's
+// recipient"): the cart keeps it, the checkout's order line snapshots it,
+// and at paid each card is issued to that recipient, message included, and
+// mailed to them, not to the buyer. A recipient on a line that is not a
+// gift card is 422 on that line, for carts and merchant orders alike.
+func TestGiftCardSentToTheLinesRecipient(t *testing.T) {
+	h := newHarness(t, api.Config{})
+	h.startWorker(nil)
+	s := newGiftCardShop(t, h, "gcrecipient")
+	variantID := h.giftCardProduct(s.shop, 45000, 50000)
+	friend := fmt.Sprintf("friend-%d@example.com", time.Now().UnixNano())
+	recipient := map[string]any{"name": "سارة علي", "email": friend, "message": "عيد سعيد"}
+
+	wrong := h.buyer(s.shop, "POST", "/carts", map[string]any{"lines": []map[string]any{
+		{"variant_id": s.variantID, "quantity": 1, "recipient": recipient}}}, "")
+	require.Equal(t, http.StatusUnprocessableEntity, wrong.Status, string(wrong.Raw))
+	require.Equal(t, "not_allowed", wrong.fieldCode("lines[0].recipient"))
+	badEmail := h.buyer(s.shop, "POST", "/carts", map[string]any{"lines": []map[string]any{
+		{"variant_id": variantID, "quantity": 1, "recipient": map[string]any{"name": "x", "email": "nope"}}}}, "")
+	require.Equal(t, http.StatusUnprocessableEntity, badEmail.Status, string(badEmail.Raw))
+	require.NotEmpty(t, badEmail.fieldCode("lines[0].recipient.email"))
+	merchantWrong := orderBody(s.variantID, 1, "+201007300001")
+	merchantWrong["lines"] = []map[string]any{{"variant_id": s.variantID, "quantity": 1, "recipient": recipient}}
+	refused := h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders"), auth: bearer(s.token), body: merchantWrong})
+	require.Equal(t, http.StatusUnprocessableEntity, refused.Status, string(refused.Raw))
+	require.Equal(t, "not_allowed", refused.fieldCode("lines[0].recipient"))
+
+	opened := h.buyer(s.shop, "POST", "/carts", map[string]any{"lines": []map[string]any{
+		{"variant_id": variantID, "quantity": 1, "recipient": recipient}, {"variant_id": s.variantID, "quantity": 1}}}, "")
+	require.Equal(t, http.StatusCreated, opened.Status, string(opened.Raw))
+	cart := opened.data()["cart"].(map[string]any)
+	lines := cart["lines"].([]any)
+	require.Equal(t, friend, lines[0].(map[string]any)["recipient"].(map[string]any)["email"])
+	require.Nil(t, lines[1].(map[string]any)["recipient"])
+	cartID, token := cart["id"].(string), opened.data()["cart_token"].(string)
+	placed := h.buyer(s.shop, "POST", "/carts/"+cartID+"/checkout", checkoutBody("bank_transfer"), token)
+	require.Equal(t, http.StatusCreated, placed.Status, string(placed.Raw))
+	orderID := placed.data()["order"].(map[string]any)["id"].(string)
+	order := h.getOrder(s.shop, orderID)
+	require.Equal(t, "سارة علي", order["lines"].([]any)[0].(map[string]any)["recipient"].(map[string]any)["name"])
+	paid := h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders/"+orderID+"/mark-paid"), auth: bearer(s.token)})
+	require.Equal(t, http.StatusOK, paid.Status, string(paid.Raw))
+
+	list := h.giftCard(s, "GET", "?kind=gift_card", nil, "")
+	require.Equal(t, http.StatusOK, list.Status, string(list.Raw))
+	items := list.data()["items"].([]any)
+	require.Len(t, items, 1)
+	got := items[0].(map[string]any)["recipient"].(map[string]any)
+	require.Equal(t, friend, got["email"])
+	require.Equal(t, "عيد سعيد", got["message"])
+	require.Eventually(t, func() bool {
+		for _, m := range h.messagesTo(friend) {
+			if giftCardCodeInMail.MatchString(mailHTML(t, m.Data)) {
+				return true
+			}
+		}
+		return false
+	}, 20*time.Second, 50*time.Millisecond, "the recipient gets the card's code")
+}

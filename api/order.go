@@ -27,6 +27,8 @@ type orderLineResponse struct {
 	Total            int64      `json:"total"`
 	ReturnedQuantity int        `json:"returned_quantity"`
 	Discount         int64      `json:"discount"`
+	// Recipient is, on a gift card line, whom its cards are sent to.
+	Recipient *storage.GiftCardRecipient `json:"recipient"`
 }
 
 type orderResponse struct {
@@ -92,7 +94,8 @@ func newOrderLineResponses(lines []storage.OrderLine) []orderLineResponse {
 	var out []orderLineResponse
 	for _, l := range lines {
 		out = append(out, orderLineResponse{ID: l.ID, VariantID: l.VariantID, ProductID: l.ProductID, Name: l.Name,
-			SKU: l.SKU, Quantity: l.Quantity, UnitPrice: l.UnitPrice, Total: l.Total, ReturnedQuantity: l.ReturnedQuantity, Discount: l.Discount})
+			SKU: l.SKU, Quantity: l.Quantity, UnitPrice: l.UnitPrice, Total: l.Total, ReturnedQuantity: l.ReturnedQuantity, Discount: l.Discount,
+			Recipient: l.GiftCardRecipient})
 	}
 	return out
 }

@@ -89,6 +89,8 @@ type CartLine struct {
 	Quantity  int
 	Total     int64
 	Grams     int // the line's weight: the variant's, else the product's, else 0, times the quantity
+	// Recipient is whom a gift card line's cards are for (§19).
+	Recipient *GiftCardRecipient
 }
 
 const cartColumns = `id, store_id, currency, status, email, phone, subtotal, item_count, last_activity_at, abandoned_at, recovered_at,
@@ -201,7 +203,7 @@ func (r reader) orderPrice(ctx context.Context, c *Cart) error {
 
 func (r reader) cartLines(ctx context.Context, storeID, cartID uuid.UUID) ([]CartLine, error) {
 	rows, err := r.q.Query(ctx, `SELECT l.variant_id, v.product_id, p.name, COALESCE(v.sku, p.sku), v.options, v.price, l.quantity, v.price * l.quantity,
-			COALESCE(v.weight_grams, p.weight_grams, 0) * l.quantity
+			COALESCE(v.weight_grams, p.weight_grams, 0) * l.quantity, l.recipient
 		FROM cart_lines l
 		JOIN variants v ON v.store_id = l.store_id AND v.id = l.variant_id
 		JOIN products p ON p.store_id = v.store_id AND p.id = v.product_id
@@ -270,8 +272,11 @@ func (tx *Tx) UpdateCart(ctx context.Context, storeID, cartID uuid.UUID, upd Car
 			if l.Quantity > stock && kind != ProductKindGiftCard { // a gift card is never out of stock (§19)
 				return Cart{}, &StockError{Line: i, VariantID: l.VariantID, Available: max(stock, 0), Requested: l.Quantity}
 			}
-			if _, err := tx.tx.Exec(ctx, `INSERT INTO cart_lines (store_id, cart_id, variant_id, quantity, position) VALUES ($1, $2, $3, $4, $5)`,
-				storeID, cartID, l.VariantID, l.Quantity, i+1); err != nil {
+			if l.Recipient != nil && kind != ProductKindGiftCard {
+				return Cart{}, errRecipientNotAllowed(i)
+			}
+			if _, err := tx.tx.Exec(ctx, `INSERT INTO cart_lines (store_id, cart_id, variant_id, quantity, position, recipient)
+				VALUES ($1, $2, $3, $4, $5, $6)`, storeID, cartID, l.VariantID, l.Quantity, i+1, l.Recipient); err != nil {
 				return Cart{}, fmt.Errorf("add cart line: %w", err)
 			}
 		}
@@ -428,7 +433,7 @@ func (tx *Tx) CheckoutCart(ctx context.Context, storeID, cartID uuid.UUID, in Ne
 	in.GiftCardIDs = c.GiftCardIDs
 	in.Lines = make([]NewOrderLine, 0, len(lines))
 	for _, l := range lines {
-		in.Lines = append(in.Lines, NewOrderLine{VariantID: l.VariantID, Quantity: l.Quantity})
+		in.Lines = append(in.Lines, NewOrderLine{VariantID: l.VariantID, Quantity: l.Quantity, Recipient: l.Recipient})
 	}
 	// The store may have lowered its caps since the cart was filled.
 	if err := tx.checkCartQuantities(ctx, storeID, in.Lines); err != nil {

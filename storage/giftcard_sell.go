@@ -94,13 +94,18 @@ func (r reader) markGiftCardLines(ctx context.Context, storeID uuid.UUID, lines 
 	return nil
 }
 
+// errRecipientNotAllowed refuses a recipient on line i of a product that is
+// not a gift card.
+func errRecipientNotAllowed(i int) error {
+	return &InvalidError{Field: fmt.Sprintf("lines[%d].recipient", i), Code: "not_allowed", Message: "only a gift card line names a recipient"}
+}
+
 // issueSoldGiftCards issues, in the transaction that made the order paid,
 // one card per unit of each gift card line not yet issued (source
-// purchase, the order and line named, the line's value) to the order's
-// customer as recipient, and sends each: by email when the customer has
-// one, else recorded for WhatsApp when they have a phone. Lines carry no
-// recipient of their own, so the buyer receives the cards and may pass
-// them on. A second pass (paid again after an unmark) issues nothing new.
+// purchase, the order and line named, the line's value) to the
+// line's recipient (else the order's customer), and sends each: by email
+// when the recipient has one, else recorded for WhatsApp when they have a
+// phone. A second pass (paid again after an unmark) issues nothing new.
 func (tx *Tx) issueSoldGiftCards(ctx context.Context, o Order) error {
 	lines := o.Lines
 	if lines == nil {
@@ -118,7 +123,10 @@ func (tx *Tx) issueSoldGiftCards(ctx context.Context, o Order) error {
 			o.StoreID, o.ID, l.ID).Scan(&issued); err != nil {
 			return fmt.Errorf("count sold gift cards: %w", err)
 		}
-		recipient := &GiftCardRecipient{Name: o.Customer.Name, Email: o.Customer.Email, Phone: o.Customer.Phone}
+		recipient := l.GiftCardRecipient
+		if recipient == nil {
+			recipient = &GiftCardRecipient{Name: o.Customer.Name, Email: o.Customer.Email, Phone: o.Customer.Phone}
+		}
 		channel := ""
 		switch {
 		case recipient.Email != nil && *recipient.Email != "":

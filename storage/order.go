@@ -117,6 +117,9 @@ type OrderLine struct {
 	// placing; nil on every other line. Such a line reserves no stock and
 	// takes no discount.
 	GiftCardValue *int64
+	// GiftCardRecipient is, on a gift card line, whom its cards are sent
+	// to; nil sends them to the order's customer.
+	GiftCardRecipient *GiftCardRecipient
 	// grams is the line's weight (the variant's, else the product's, else
 	// 0, times the quantity) when it was read for placing.
 	grams int
@@ -134,6 +137,9 @@ type OrderCustomer struct {
 type NewOrderLine struct {
 	VariantID uuid.UUID
 	Quantity  int
+	// Recipient is whom a gift card line's cards are for (§19); only a
+	// gift card product's line may name one.
+	Recipient *GiftCardRecipient
 }
 
 // NewOrder is an order to place (or a draft to save).
@@ -328,6 +334,7 @@ func queueOrderLines(batch *pgx.Batch, storeID, orderID uuid.UUID, lines []Order
 		unitPrices, totals = make([]int64, n), make([]int64, n)
 		discounts          = make([]int64, n)
 		giftCardValues     = make([]*int64, n)
+		recipients         = make([]*GiftCardRecipient, n)
 		firstOfProduct     = make([]bool, n)
 		productsSeen       = map[uuid.UUID]bool{}
 	)
@@ -336,22 +343,22 @@ func queueOrderLines(batch *pgx.Batch, storeID, orderID uuid.UUID, lines []Order
 		l.ID = NewID()
 		ids[i], variants[i], products[i], names[i], skus[i] = l.ID, l.VariantID, l.ProductID, l.Name, l.SKU
 		quantities[i], unitPrices[i], totals[i], discounts[i] = int32(l.Quantity), l.UnitPrice, l.Total, l.Discount
-		giftCardValues[i] = l.GiftCardValue
+		giftCardValues[i], recipients[i] = l.GiftCardValue, l.GiftCardRecipient
 		firstOfProduct[i] = l.ProductID != nil && !productsSeen[*l.ProductID]
 		if l.ProductID != nil {
 			productsSeen[*l.ProductID] = true
 		}
 	}
 	batch.Queue(`INSERT INTO order_lines (id, store_id, order_id, variant_id, product_id, name, sku, quantity,
-			unit_price, total, position, discount, sold_at, first_of_product, gift_card_value)
+			unit_price, total, position, discount, sold_at, first_of_product, gift_card_value, gift_card_recipient)
 		SELECT l.id, $1, $2, l.variant_id, l.product_id, l.name, l.sku, l.quantity, l.unit_price, l.total, l.position,
-			l.discount, $3, l.first_of_product, l.gift_card_value
+			l.discount, $3, l.first_of_product, l.gift_card_value, l.gift_card_recipient
 		FROM unnest($4::uuid[], $5::uuid[], $6::uuid[], $7::text[], $8::text[], $9::int[], $10::bigint[], $11::bigint[],
-			$12::bigint[], $13::boolean[], $14::bigint[])
+			$12::bigint[], $13::boolean[], $14::bigint[], $15::jsonb[])
 			WITH ORDINALITY AS l (id, variant_id, product_id, name, sku, quantity, unit_price, total, discount, first_of_product,
-				gift_card_value, position)`,
+				gift_card_value, gift_card_recipient, position)`,
 		storeID, orderID, soldAt, ids, variants, products, names, skus, quantities, unitPrices, totals, discounts, firstOfProduct,
-		giftCardValues)
+		giftCardValues, recipients)
 }
 
 // orderRows is what placing an order reads under its locks: its lines,
@@ -517,7 +524,10 @@ func linesOf(found map[uuid.UUID]OrderLine, requested []NewOrderLine) ([]OrderLi
 			return nil, &InvalidError{Field: fmt.Sprintf("lines[%d].quantity", i), Code: "out_of_range",
 				Message: "the line total must not exceed 10^12 minor units"}
 		}
-		l.Quantity, l.Total, l.grams = req.Quantity, total, l.grams*req.Quantity
+		if req.Recipient != nil && l.GiftCardValue == nil {
+			return nil, errRecipientNotAllowed(i)
+		}
+		l.Quantity, l.Total, l.grams, l.GiftCardRecipient = req.Quantity, total, l.grams*req.Quantity, req.Recipient
 		lines[i] = l
 	}
 	return lines, nil
@@ -565,7 +575,7 @@ func (tx *Tx) emitStatusChanged(ctx context.Context, o Order, from OrderStatus) 
 const orderByIDQuery = `SELECT ` + orderColumns + ` FROM orders WHERE store_id = $1 AND id = $2`
 
 const orderLinesQuery = `SELECT id, variant_id, product_id, name, sku, quantity, unit_price, total, returned_quantity, discount,
-	gift_card_value
+	gift_card_value, gift_card_recipient
 	FROM order_lines WHERE store_id = $1 AND order_id = $2 ORDER BY position`
 
 func (r reader) orderLinesOf(ctx context.Context, storeID, orderID uuid.UUID) ([]OrderLine, error) {
@@ -580,7 +590,7 @@ func collectOrderLines(rows pgx.Rows) ([]OrderLine, error) {
 	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (OrderLine, error) {
 		var l OrderLine
 		err := row.Scan(&l.ID, &l.VariantID, &l.ProductID, &l.Name, &l.SKU, &l.Quantity, &l.UnitPrice, &l.Total, &l.ReturnedQuantity, &l.Discount,
-			&l.GiftCardValue)
+			&l.GiftCardValue, &l.GiftCardRecipient)
 		return l, err
 	})
 }

@@ -23,7 +23,7 @@ func (tx *Tx) ConvertDraft(ctx context.Context, storeID, orderID uuid.UUID, acto
 		if l.VariantID == nil {
 			return Order{}, &InvalidError{Field: "lines", Code: "not_found", Message: "a line's variant no longer exists"}
 		}
-		requested = append(requested, NewOrderLine{VariantID: *l.VariantID, Quantity: l.Quantity})
+		requested = append(requested, NewOrderLine{VariantID: *l.VariantID, Quantity: l.Quantity, Recipient: l.GiftCardRecipient})
 	}
 	if _, err := tx.orderLines(ctx, storeID, requested, true); err != nil {
 		return Order{}, err

@@ -91,8 +91,7 @@ func (req Cart) Update(replaceLines bool) storage.CartUpdate {
 	if replaceLines || req.Lines != nil {
 		upd.Lines = []storage.NewOrderLine{}
 		for _, l := range req.Lines {
-			id, _ := ParseUUID(l.VariantID)
-			upd.Lines = append(upd.Lines, storage.NewOrderLine{VariantID: id, Quantity: l.Quantity})
+			upd.Lines = append(upd.Lines, l.newOrderLine())
 		}
 	}
 	return upd

@@ -19,6 +19,18 @@ type inlineCustomer struct {
 type orderLineRequest struct {
 	VariantID string `json:"variant_id"`
 	Quantity  int    `json:"quantity"`
+	// Recipient is whom a gift card line's cards are for (§19).
+	Recipient *GiftCardRecipient `json:"recipient"`
+}
+
+// newOrderLine is the line as storage takes it.
+func (l orderLineRequest) newOrderLine() storage.NewOrderLine {
+	id, _ := ParseUUID(l.VariantID)
+	line := storage.NewOrderLine{VariantID: id, Quantity: l.Quantity}
+	if l.Recipient != nil {
+		line.Recipient = new(l.Recipient.Stored())
+	}
+	return line
 }
 
 // CreateOrder is the JSON body handleCreateOrder reads (api/order.go).
@@ -61,6 +73,9 @@ func checkLines(c *Checker, lines []orderLineRequest) {
 		seen[l.VariantID] = true
 		if l.Quantity < 1 || l.Quantity > 10000 {
 			c.Add(field+".quantity", "out_of_range", "must be between 1 and 10000")
+		}
+		if l.Recipient != nil {
+			l.Recipient.check(c, field+".recipient")
 		}
 	}
 }
@@ -135,8 +150,7 @@ func (req CreateOrder) NewOrder(storeID uuid.UUID, draft bool, actor *uuid.UUID)
 			Phone: NormalizedPtr(req.Customer.Phone)}
 	}
 	for _, l := range req.Lines {
-		id, _ := ParseUUID(l.VariantID)
-		in.Lines = append(in.Lines, storage.NewOrderLine{VariantID: id, Quantity: l.Quantity})
+		in.Lines = append(in.Lines, l.newOrderLine())
 	}
 	return in
 }

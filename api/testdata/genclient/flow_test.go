@@ -121,6 +121,7 @@ func run(ctx context.Context, base, receiverURL string) error {
 	}{Name: "Mona Adel", Phone: new("+201001234567")}
 	order.Lines = append(order.Lines, struct {
 		Quantity  int                `json:"quantity"`
+		Recipient *GiftCardRecipient `json:"recipient,omitempty"`
 		VariantId openapi_types.UUID `json:"variant_id"`
 	}{Quantity: 2, VariantId: variant.JSON201.Id})
 	order.PaymentMethod = new(CreateOrderRequestPaymentMethod("cod"))
