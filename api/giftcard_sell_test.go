@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/merchantsvc/svc/api"
@@ -320,4 +321,48 @@ func TestGiftCardSentToTheLinesRecipient(t *testing.T) {
 		}
 		return false
 	}, 20*time.Second, 50*time.Millisecond, "the recipient gets the card's code")
+}
+
+// Cancelling a paid order takes back the cards it sold: each live card is
+// disabled, and a spent one refuses the cancel with 409
+// GIFT_CARD_ALREADY_USED, leaving the order and its cards as they were.
+func TestCancelTakesBackTheCardsSold(t *testing.T) {
+	h := newHarness(t, api.Config{})
+	s := newGiftCardShop(t, h, "gccancel")
+	variantID := h.giftCardProduct(s.shop, 45000, 50000)
+	paidOrder := func(phone string, qty int) (orderID string, cardIDs []string) {
+		body := orderBody(variantID, qty, phone)
+		body["payment_method"], body["discount"], body["shipping_fee"] = "bank_transfer", 0, 0
+		placed := h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders"), auth: bearer(s.token), body: body})
+		require.Equal(t, http.StatusCreated, placed.Status, string(placed.Raw))
+		orderID = placed.data()["id"].(string)
+		paid := h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders/"+orderID+"/mark-paid"), auth: bearer(s.token)})
+		require.Equal(t, http.StatusOK, paid.Status, string(paid.Raw))
+		rows, err := testenv.SQL(t, h.db).Query(context.Background(), `SELECT id::text FROM gift_cards WHERE order_id = $1 ORDER BY created_at, id`, orderID)
+		require.NoError(t, err)
+		cardIDs, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		require.NoError(t, err)
+		require.Len(t, cardIDs, qty)
+		return orderID, cardIDs
+	}
+	cancel := func(orderID string) response {
+		return h.do(request{method: "DELETE", path: storePath(s.m.storeID, "/orders/"+orderID+"?reason=changed"), auth: bearer(s.token)})
+	}
+
+	orderID, cards := paidOrder("+201007400001", 2)
+	require.NoError(t, h.db.InTx(context.Background(), func(tx *storage.Tx) error {
+		_, err := tx.DebitGiftCard(context.Background(), uuid.MustParse(s.m.storeID), uuid.MustParse(cards[1]), 1000, storage.GiftCardMove{})
+		return err
+	}))
+	refused := cancel(orderID)
+	require.Equal(t, http.StatusConflict, refused.Status, string(refused.Raw))
+	require.Equal(t, "GIFT_CARD_ALREADY_USED", refused.errorCode())
+	require.NotEqual(t, "CANCELLED", h.getOrder(s.shop, orderID)["status"])
+	for _, id := range cards {
+		require.Equal(t, "active", h.giftCard(s, "GET", "/"+id, nil, "").data()["status"], "nothing changed")
+	}
+
+	orderID, cards = paidOrder("+201007400002", 1)
+	require.Equal(t, http.StatusNoContent, cancel(orderID).Status)
+	require.Equal(t, "disabled", h.giftCard(s, "GET", "/"+cards[0], nil, "").data()["status"])
 }

@@ -231,6 +231,18 @@ func (tx *Tx) cancel(ctx context.Context, o Order, reason string, actor *uuid.UU
 		if err := tx.releaseDiscounts(ctx, o); err != nil {
 			return Order{}, err
 		}
+		// Cards the order sold are taken back (§19): every live one is
+		// disabled, and a spent one refuses the cancel (409
+		// GIFT_CARD_ALREADY_USED), as refunding its line would.
+		sold := map[uuid.UUID]int{}
+		for _, l := range o.Lines {
+			if l.GiftCardValue != nil {
+				sold[l.ID] = l.Quantity
+			}
+		}
+		if err := tx.disableRefundedGiftCards(ctx, o, sold, "order cancelled"); err != nil {
+			return Order{}, err
+		}
 		// Gift cards get their debits back, once (§19): the payments
 		// reversed here are not due back as a refund.
 		back, err := tx.reverseGiftCards(ctx, &o, "order cancelled")
