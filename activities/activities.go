@@ -48,6 +48,9 @@ type Activities struct {
 	// StripeAPIBase is Stripe's API address (empty: api.stripe.com;
 	// stripe-mock or a test double on loopback in tests).
 	StripeAPIBase string
+	// WhatsAppAPIBase is the WhatsApp Cloud API's Graph address stores'
+	// channels send through (empty: Meta's; the local double in tests).
+	WhatsAppAPIBase string
 	// Metrics counts deliveries and import rows (nil: not counted).
 	Metrics *metrics.Worker
 }

@@ -254,8 +254,12 @@ func (a *Activities) sendChat(ctx context.Context, o storage.Order, s storage.St
 	if err != nil {
 		return "", err
 	}
+	chat, err := a.chatFor(ctx, o.StoreID)
+	if err != nil {
+		return "", err
+	}
 	cust := o.Customer
-	providerID, sendErr := a.Chat.SendTemplate(ctx, ChatMessage{To: phone, Template: template, Language: s.DefaultLanguage,
+	providerID, sendErr := chat.SendTemplate(ctx, ChatMessage{To: phone, Template: template, Language: s.DefaultLanguage,
 		Params:    []string{cust.Name, o.OrderNumber, storage.FormatPrice(o.Total, storage.CurrencyExponent(o.Currency)) + " " + o.Currency},
 		Reference: o.ID.String()})
 	var ce *ChatError

@@ -45,6 +45,8 @@ var auditedRoutes = map[string]auditedRoute{
 	"PATCH /settings":                                                {"settings.updated", "settings", ""},
 	"PUT /payment-gateways/{provider}":                               {"payment_gateway.connected", "payment_gateway", "provider"},
 	"DELETE /payment-gateways/{provider}":                            {"payment_gateway.disconnected", "payment_gateway", "provider"},
+	"PUT /messaging/channels/{channel}":                              {"messaging_channel.connected", "messaging_channel", "channel"},
+	"DELETE /messaging/channels/{channel}":                           {"messaging_channel.disconnected", "messaging_channel", "channel"},
 	"POST /locations":                                                {"location.created", "location", ""},
 	"PATCH /locations/{location_id}":                                 {"location.updated", "location", "location_id"},
 	"DELETE /locations/{location_id}":                                {"location.deleted", "location", "location_id"},

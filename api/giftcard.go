@@ -322,8 +322,8 @@ type giftCardSendResponse struct {
 
 // handleSendGiftCard serves POST /stores/{store_id}/gift-cards/{gift_card_id}/send:
 // 202, the send written in the request's transaction; the email goes out
-// after commit (gift-card-mail workflow), a WhatsApp send waits for the
-// WhatsApp channel (issue 54).
+// after commit (gift-card-mail workflow), a WhatsApp message through the
+// store's channel (gift-card-whatsapp workflow).
 func (s *Server) handleSendGiftCard() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := pathUUID(r, "gift_card_id")

@@ -192,6 +192,9 @@ func newHarnessOver(t *testing.T, cfg api.Config, db *storage.DB, temporal clien
 	if cfg.Secrets == nil {
 		cfg.Secrets = testenv.Sealer(t)
 	}
+	if cfg.WhatsAppAPIBase == "" {
+		cfg.WhatsAppAPIBase = testenv.WhatsAppAPIBase(t)
+	}
 	if cfg.StripeAPIBase == "" {
 		cfg.StripeAPIBase = testenv.StripeAPIBase(t)
 	}
@@ -224,7 +227,7 @@ func (h *harness) startWorker(httpClient *http.Client) {
 		Mailer:    &activities.SMTPMailer{Host: host, Port: portNumber, From: "orders@example.com", PlainText: true},
 		Chat:      activities.HTTPChatProvider{BaseURL: h.chat.srv.URL, Token: "test"},
 		EInvoices: h.authority, ContactInterval: cmp.Or(h.contactInterval, time.Nanosecond), Waybills: h.waybillPrinter(),
-		Secrets: h.secrets, StripeAPIBase: h.stripeBase}, worker.Options{Interceptors: h.workerInterceptors})
+		Secrets: h.secrets, StripeAPIBase: h.stripeBase, WhatsAppAPIBase: testenv.WhatsAppAPIBase(h.t)}, worker.Options{Interceptors: h.workerInterceptors})
 	require.NoError(h.t, w.Start())
 	h.t.Cleanup(w.Stop)
 	// Like `svc worker`, the dispatcher runs beside the worker.

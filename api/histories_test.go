@@ -27,7 +27,7 @@ import (
 // recorder fails when one of them did not run.
 var recordedWorkflows = []string{"Ping", "OrderPlaced", "OrderMessage", "ProductImage", "Media", "ProductImport", "Dispatch",
 	"Delivery", "WebhookTest", "PaymentProof", "EInvoiceSync", "AbandonmentSweep", "RecoveryEmail", "PurgeExpired", "ShipmentWaybill", "Refund", "InvitationMail", "CardPayment", "AccountMail",
-	"GatewayChangeMail", "CollectionRebuild", "GiftCardMail"}
+	"GatewayChangeMail", "CollectionRebuild", "GiftCardMail", "GiftCardWhatsApp"}
 
 // TestRecordWorkflowHistories runs every workflow through the real API,
 // worker, dispatcher, Temporal, Postgres and MinIO, and writes each one's
@@ -142,6 +142,11 @@ func TestRecordWorkflowHistories(t *testing.T) {
 		headers: map[string]string{"Idempotency-Key": "histories-gift-card"},
 		body:    map[string]any{"initial_value": 5000, "send": "email", "recipient": map[string]any{"name": "Recorded", "email": "gift@example.com"}}})
 	require.Equal(t, http.StatusCreated, gift.Status, string(gift.Raw))
+	// GiftCardWhatsApp: a gift card sent to its recipient's phone.
+	giftByPhone := h.do(request{method: "POST", path: storePath(s.m.storeID, "/gift-cards"), auth: bearer(s.token),
+		headers: map[string]string{"Idempotency-Key": "histories-gift-card-whatsapp"},
+		body:    map[string]any{"initial_value": 5000, "send": "whatsapp", "recipient": map[string]any{"name": "Recorded", "phone": "+201001234567"}}})
+	require.Equal(t, http.StatusCreated, giftByPhone.Status, string(giftByPhone.Raw))
 	// Ping, AbandonmentSweep and PurgeExpired are started directly, as the smoke check and the schedules do.
 	run, err := h.temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: workflows.PingWorkflowID(h.queue), TaskQueue: h.queue},
 		workflows.Ping, workflows.PingInput{From: "recorder"})

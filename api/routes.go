@@ -143,6 +143,12 @@ func (s *Server) routes() *chi.Mux {
 				r.With(ownerOrAdmin).Method(http.MethodPut, "/{provider}", s.handleConnectGateway())
 				r.With(ownerOrAdmin).Method(http.MethodDelete, "/{provider}", s.handleDisconnectGateway())
 			})
+			r.Route("/messaging/channels", func(r chi.Router) {
+				r.With(settingsRead).Method(http.MethodGet, "/", s.handleListMessagingChannels())
+				r.With(settingsRead).Method(http.MethodGet, "/{channel}", s.handleGetMessagingChannel())
+				r.With(settingsWrite).Method(http.MethodPut, "/{channel}", s.handleConnectWhatsApp())
+				r.With(settingsWrite).Method(http.MethodDelete, "/{channel}", s.handleDisconnectMessagingChannel())
+			})
 			r.Route("/locations", func(r chi.Router) {
 				r.With(settingsWrite).Method(http.MethodPost, "/", s.handleCreateLocation())
 				r.With(settingsRead).Method(http.MethodGet, "/", s.handleListLocations())

@@ -93,6 +93,9 @@ type Config struct {
 	// StripeAPIBase is Stripe's API address (empty: api.stripe.com;
 	// stripe-mock in dev and tests).
 	StripeAPIBase string
+	// WhatsAppAPIBase is the WhatsApp Cloud API's Graph address (empty:
+	// Meta's; the local double in dev and tests).
+	WhatsAppAPIBase string
 	// MetricsToken, when set, lets a scraper read /metrics on the public
 	// port with "Authorization: Bearer <token>"; unset, /metrics is 404
 	// there and served only by MetricsHandler (svc: on SVC_DEBUG_ADDR).

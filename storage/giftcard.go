@@ -693,10 +693,7 @@ func (tx *Tx) RecordGiftCardSend(ctx context.Context, storeID, id uuid.UUID, cha
 		VALUES ($1, $2, $3, $4, $5, $6)`, s.ID, storeID, id, channel, s.Address, now); err != nil {
 		return GiftCardSend{}, fmt.Errorf("record gift card send: %w", err)
 	}
-	if channel == "email" {
-		return s, tx.notifyDispatcher(ctx)
-	}
-	return s, nil
+	return s, tx.notifyDispatcher(ctx)
 }
 
 // GiftCardSendDue is an email send without its workflow yet.
@@ -704,12 +701,14 @@ type GiftCardSendDue struct {
 	ID             uuid.UUID
 	StoreID        uuid.UUID
 	StoreSubdomain string
+	Channel        string // email or whatsapp
 }
 
-// FindGiftCardSendsDue lists the gift card emails to start.
+// FindGiftCardSendsDue lists the gift card sends to start, by email and
+// by WhatsApp.
 func (r reader) FindGiftCardSendsDue(ctx context.Context, limit int) ([]GiftCardSendDue, error) {
-	rows, err := r.q.Query(ctx, `SELECT m.id, m.store_id, s.subdomain FROM gift_card_sends m JOIN stores s ON s.id = m.store_id
-		WHERE NOT m.started AND m.channel = 'email' ORDER BY m.created_at LIMIT $1`, limit)
+	rows, err := r.q.Query(ctx, `SELECT m.id, m.store_id, s.subdomain, m.channel FROM gift_card_sends m JOIN stores s ON s.id = m.store_id
+		WHERE NOT m.started ORDER BY m.created_at LIMIT $1`, limit)
 	if err != nil {
 		return nil, fmt.Errorf("find gift card sends: %w", err)
 	}

@@ -223,3 +223,24 @@ func isValueCheckViolation(err error) bool {
 	var pgErr *pgconn.PgError
 	return errors.As(err, &pgErr) && pgErr.Code == "23514" && pgErr.ConstraintName == "variants_value_check"
 }
+
+// GiftCardSendMessageID is the provider's message id a WhatsApp send
+// already has (nil: not sent yet); NotFound when the send is gone.
+func (r reader) GiftCardSendMessageID(ctx context.Context, storeID, sendID uuid.UUID) (*string, error) {
+	var id *string
+	if err := r.q.QueryRow(ctx, `SELECT provider_message_id FROM gift_card_sends WHERE store_id = $1 AND id = $2`,
+		storeID, sendID).Scan(&id); err != nil {
+		return nil, notFoundIfNoRows(err, "find gift card send "+sendID.String())
+	}
+	return id, nil
+}
+
+// RecordGiftCardSendOutcome keeps what the provider said of a WhatsApp
+// send: its message id, or the code it refused with.
+func (db *DB) RecordGiftCardSendOutcome(ctx context.Context, storeID, sendID uuid.UUID, messageID *string, refusedCode *int) error {
+	if _, err := db.pool.Exec(ctx, `UPDATE gift_card_sends SET provider_message_id = $3, provider_error_code = $4 WHERE store_id = $1 AND id = $2`,
+		storeID, sendID, messageID, refusedCode); err != nil {
+		return fmt.Errorf("record gift card send: %w", err)
+	}
+	return nil
+}

@@ -313,7 +313,12 @@ func (db *DB) ResealSecrets(ctx context.Context, sealer *Sealer) (int, error) {
 			n++
 		}
 		cards, err := tx.resealGiftCardCodes(ctx, sealer)
+		if err != nil {
+			return err
+		}
 		n += cards
+		channels, err := tx.resealChannelSecrets(ctx, sealer)
+		n += channels
 		return err
 	})
 	return n, err

@@ -554,10 +554,18 @@ func (d *Dispatcher) startAccountMails(ctx context.Context) {
 }
 
 // startGiftCardMails starts the gift-card-mail:<id> workflow of each email
-// send of a gift card's code (decisions §19).
+// send of a gift card's code (decisions §19), and gift-card-whatsapp:<id>
+// of each WhatsApp send (§25).
 func (d *Dispatcher) startGiftCardMails(ctx context.Context) {
 	startDue(ctx, d, "gift card mail", enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE, d.DB.FindGiftCardSendsDue,
 		func(m storage.GiftCardSendDue) rowStart {
+			if m.Channel == "whatsapp" {
+				return rowStart{d.TaskQueue, workflows.GiftCardWhatsAppWorkflowID(m.ID),
+					workflows.Work{Kind: workflows.KindGiftCardWhatsApp, StoreID: m.StoreID, ResourceID: m.ID,
+						Summary: "gift card whatsapp · " + workflows.StoreLabel(m.StoreSubdomain, m.StoreID)},
+					workflows.GiftCardWhatsApp, workflows.GiftCardMailInput{StoreID: m.StoreID, SendID: m.ID},
+					func() error { return d.DB.MarkGiftCardSendStarted(ctx, m.StoreID, m.ID) }}
+			}
 			return rowStart{d.TaskQueue, workflows.GiftCardMailWorkflowID(m.ID),
 				workflows.Work{Kind: workflows.KindGiftCardMail, StoreID: m.StoreID, ResourceID: m.ID,
 					Summary: "gift card mail · " + workflows.StoreLabel(m.StoreSubdomain, m.StoreID)},

@@ -54,6 +54,7 @@ func RegisterWorkflows(r WorkflowRegistry) {
 	r.RegisterWorkflow(workflows.GatewayChangeMail)
 	r.RegisterWorkflow(workflows.CollectionRebuild)
 	r.RegisterWorkflow(workflows.GiftCardMail)
+	r.RegisterWorkflow(workflows.GiftCardWhatsApp)
 }
 
 // StopTimeout is how long a stopping worker lets running activities finish

@@ -56,6 +56,7 @@ const (
 	KindGatewayChange     WorkKind = "gateway-change-mail"
 	KindCollectionRebuild WorkKind = "collection-rebuild"
 	KindGiftCardMail      WorkKind = "gift-card-mail"
+	KindGiftCardWhatsApp  WorkKind = "gift-card-whatsapp"
 )
 
 // Work describes one workflow to an operator: its search attributes and

@@ -95,6 +95,10 @@ type Config struct {
 	// and Stripe's API address (empty: api.stripe.com; stripe-mock in dev).
 	SecretsKey    string `envconfig:"SECRETS_KEY"`
 	StripeAPIBase string `envconfig:"STRIPE_API_BASE"`
+	// WhatsAppAPIBase is the WhatsApp Cloud API's versioned Graph address
+	// stores' channels are reached at (decisions §25; empty: Meta's,
+	// https://graph.facebook.com/v21.0; the local double in dev and tests).
+	WhatsAppAPIBase string `envconfig:"WHATSAPP_API_BASE"`
 	// SecretsKeyPrevious is the key being rotated out: secrets it sealed
 	// still open until `svc reseal-secrets` seals them under SecretsKey.
 	SecretsKeyPrevious string `envconfig:"SECRETS_KEY_PREVIOUS"`

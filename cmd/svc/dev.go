@@ -19,6 +19,7 @@ import (
 	"github.com/merchantsvc/svc/api"
 	"github.com/merchantsvc/svc/internal/devenv"
 	"github.com/merchantsvc/svc/internal/mailsink"
+	"github.com/merchantsvc/svc/internal/whatsappcloud"
 	"github.com/merchantsvc/svc/workflows"
 )
 
@@ -107,6 +108,14 @@ func runDev(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer)
 		stops = append(stops, m.Stop)
 		cfg.StripeAPIBase = m.URL
 	}
+	if cfg.WhatsAppAPIBase == "" {
+		double, err := whatsappcloud.Start(filepath.Join(dir, "whatsapp"))
+		if err != nil {
+			return err
+		}
+		stops = append(stops, double.Stop)
+		cfg.WhatsAppAPIBase = double.URL
+	}
 	if cfg.SecretsKey == "" {
 		if cfg.SecretsKey, err = devSecretsKey(filepath.Join(dir, "secrets.key")); err != nil {
 			return err
@@ -146,6 +155,7 @@ func runDev(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer)
 	fmt.Fprintf(stdout, "Temporal UI  %s\n", tmp.UIURL)
 	fmt.Fprintf(stdout, "Postgres     %s\n", cfg.DatabaseURL)
 	fmt.Fprintf(stdout, "Mail         %s (SMTP %s; one .eml file per message)\n", filepath.Join(dir, "mail"), cfg.SMTPAddr)
+	fmt.Fprintf(stdout, "WhatsApp     %s (Cloud API double %s; one .json file per message)\n", filepath.Join(dir, "whatsapp"), cfg.WhatsAppAPIBase)
 	fmt.Fprintf(stdout, "Logs         %s (services), stderr (API and worker)\n\nCtrl-C stops everything.\n", logFile.Name())
 	cfg.SecureCookies = false // plain http on loopback
 	srv := api.NewServer(apiConfig(cfg, d.tracing, d.secrets), d.db, d.temporal, d.blob, log)
@@ -218,6 +228,12 @@ func runTestEnv(ctx context.Context, cfg Config, args []string, stdout, stderr i
 	}
 	defer func() { err = errors.Join(err, stripeMock.Stop()) }()
 
+	whatsapp, err := whatsappcloud.Start(filepath.Join(dir, "whatsapp"))
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, whatsapp.Stop()) }()
+
 	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
 	cmd.Stdout, cmd.Stderr, cmd.Stdin = stdout, stderr, nil
 	cmd.Env = append(os.Environ(),
@@ -227,6 +243,8 @@ func runTestEnv(ctx context.Context, cfg Config, args []string, stdout, stderr i
 		"SVC_TEST_S3_ACCESS_KEY="+m.AccessKey,
 		"SVC_TEST_S3_SECRET_KEY="+m.SecretKey,
 		"SVC_TEST_STRIPE_API_BASE="+stripeMock.URL,
+		"SVC_TEST_WHATSAPP_API_BASE="+whatsapp.URL,
+		"SVC_TEST_WHATSAPP_DIR="+whatsapp.Dir,
 	)
 	if runErr := cmd.Run(); runErr != nil {
 		var exit *exec.ExitError

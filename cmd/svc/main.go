@@ -215,7 +215,7 @@ func apiConfig(cfg Config, tr *tracing.Tracing, secrets *storage.Sealer) api.Con
 		ChatWebhookSecret: cfg.ChatWebhookSecret, Tracing: tr, TrustedProxies: cfg.TrustedProxies,
 		StorefrontOrdersPerPhone: cfg.StorefrontOrdersPerPhone, StorefrontOrdersPerNetwork: cfg.StorefrontOrdersPerNetwork,
 		Passwords: api.PasswordLimits{FailuresPerAccount: cfg.LoginFailuresPerAccount, FailuresPerAddress: cfg.LoginFailuresPerNetwork},
-		Secrets:   secrets, StripeAPIBase: cfg.StripeAPIBase, MetricsToken: cfg.MetricsToken}
+		Secrets:   secrets, StripeAPIBase: cfg.StripeAPIBase, WhatsAppAPIBase: cfg.WhatsAppAPIBase, MetricsToken: cfg.MetricsToken}
 }
 
 // startWorker runs the Temporal worker and the outbox dispatcher until ctx
@@ -238,7 +238,7 @@ func startWorker(ctx context.Context, cfg Config, d deps, log *slog.Logger, work
 	w := worker.New(d.temporal, cfg.TaskQueue, &activities.Activities{DB: d.db, Blob: d.blob, HTTPClient: httpClient,
 		BaseURL: cfg.BaseURL, MerchantURL: cfg.MerchantURL, Mailer: mailer, Chat: chat, Waybills: printer,
 		EInvoices: &einvoice.HTTP{BaseURL: cfg.EInvoiceURL, Token: cfg.EInvoiceToken, Client: &http.Client{Timeout: 30 * time.Second}},
-		Secrets:   d.secrets, StripeAPIBase: cfg.StripeAPIBase, Metrics: workerMetrics}, worker.Options{})
+		Secrets:   d.secrets, StripeAPIBase: cfg.StripeAPIBase, WhatsAppAPIBase: cfg.WhatsAppAPIBase, Metrics: workerMetrics}, worker.Options{})
 	if err := w.Start(); err != nil {
 		return nil, fmt.Errorf("start worker: %w", err)
 	}

@@ -39,8 +39,13 @@ func TestResealSecretsRotatesTheKey(t *testing.T) {
 	oldSealer, err := storage.NewSealer(oldKey)
 	require.NoError(t, err)
 	require.NoError(t, db.InTx(ctx, func(tx *storage.Tx) error {
-		return tx.ConnectGateway(ctx, oldSealer, storage.GatewayAccount{StoreID: storeID, Provider: storage.GatewayStripe,
-			SecretKey: "sk_test_rotate4242", WebhookSecret: "whsec_rotate"})
+		if err := tx.ConnectGateway(ctx, oldSealer, storage.GatewayAccount{StoreID: storeID, Provider: storage.GatewayStripe,
+			SecretKey: "sk_test_rotate4242", WebhookSecret: "whsec_rotate"}); err != nil {
+			return err
+		}
+		_, err := tx.ConnectWhatsApp(ctx, oldSealer, storage.WhatsAppConnection{StoreID: storeID, PhoneNumberID: "1065", WABAID: "1022",
+			AccessToken: "EAAG-rotate-token", AppSecret: "rotate-app-secret", DisplayPhone: "+20 100 0001065"})
+		return err
 	}))
 	newOnly, err := storage.NewSealer(newKey)
 	require.NoError(t, err)
@@ -50,11 +55,15 @@ func TestResealSecretsRotatesTheKey(t *testing.T) {
 	cfg := Config{DatabaseURL: url, SecretsKey: newKey, SecretsKeyPrevious: oldKey}
 	var out bytes.Buffer
 	require.NoError(t, run(ctx, cfg, []string{"reseal-secrets"}, &out, &out))
-	require.Contains(t, out.String(), "sealed 2 secrets")
+	require.Contains(t, out.String(), "sealed 4 secrets")
 	account, err := db.FindGatewayAccount(ctx, newOnly, storeID, storage.GatewayStripe)
 	require.NoError(t, err, "after the reseal the new key alone opens them")
 	require.Equal(t, "sk_test_rotate4242", account.SecretKey)
 	require.Equal(t, "whsec_rotate", account.WebhookSecret)
+	channel, err := db.FindWhatsAppSender(ctx, newOnly, storeID)
+	require.NoError(t, err, "the WhatsApp channel's secrets are sealed again too")
+	require.Equal(t, "EAAG-rotate-token", channel.AccessToken)
+	require.Equal(t, "rotate-app-secret", channel.AppSecret)
 	_, err = db.FindGatewayAccount(ctx, oldSealer, storeID, storage.GatewayStripe)
 	require.Error(t, err, "the old key opens nothing any more")
 

@@ -229,6 +229,14 @@ func MainChecked(m *testing.M, check func() error, cleanups ...func()) {
 // StripeAPIBase is the stripe-mock `svc testenv` runs for the test binary.
 func StripeAPIBase(t testing.TB) string { return env(t, "SVC_TEST_STRIPE_API_BASE") }
 
+// WhatsAppAPIBase is the WhatsApp Cloud API double `svc testenv` runs for
+// the test binary (internal/whatsappcloud), and WhatsAppDir where it
+// writes each message it accepts.
+func WhatsAppAPIBase(t testing.TB) string { return env(t, "SVC_TEST_WHATSAPP_API_BASE") }
+
+// WhatsAppDir is where the double writes each accepted message.
+func WhatsAppDir(t testing.TB) string { return env(t, "SVC_TEST_WHATSAPP_DIR") }
+
 // Sealer is a secrets sealer under a fresh random key.
 func Sealer(t testing.TB) *storage.Sealer {
 	t.Helper()
