@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
@@ -8,7 +9,10 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
+
+	"github.com/google/uuid"
 
 	"github.com/merchantsvc/svc/api/wire"
 	"github.com/merchantsvc/svc/storage"
@@ -31,7 +35,11 @@ type chatCallback struct {
 					} `json:"errors"`
 				} `json:"statuses"`
 				Messages []struct {
-					Type    string `json:"type"`
+					From string `json:"from"`
+					Type string `json:"type"`
+					Text struct {
+						Body string `json:"body"`
+					} `json:"text"`
 					Context struct {
 						ID string `json:"id"`
 					} `json:"context"`
@@ -62,45 +70,148 @@ func (s *Server) handleChatCallback() handlerFunc {
 		if !hmac.Equal([]byte(strings.ToLower(r.Header.Get("X-Hub-Signature-256"))), []byte(want)) {
 			return errBadSignature
 		}
-		var cb chatCallback
-		if err := json.Unmarshal(body, &cb); err != nil {
-			return wire.ErrMalformedJSON
+		updated, confirmed, _, err := s.applyChatCallback(r.Context(), nil, body)
+		if err != nil {
+			return err
 		}
-		updated, confirmed := 0, 0
-		for _, entry := range cb.Entry {
-			for _, change := range entry.Changes {
-				for _, st := range change.Value.Statuses {
-					var (
-						code    *int
-						message string
-					)
-					if len(st.Errors) > 0 {
-						code, message = &st.Errors[0].Code, st.Errors[0].Title
-					}
-					_, _, err := s.db.ApplyChatStatus(r.Context(), st.ID, st.Status, code, message)
-					if errors.Is(err, storage.ErrNotFound) || errors.Is(err, storage.ErrInvalid) {
-						continue // not ours, or a state we do not track
-					}
-					if err != nil {
-						return err
-					}
-					updated++
+		respond(w, http.StatusOK, map[string]int{"statuses_applied": updated, "orders_confirmed": confirmed})
+		return nil
+	}
+}
+
+// applyChatCallback takes a provider's notification body: status changes of
+// our messages, a customer's tap on "confirm" (a PENDING COD order is
+// confirmed) and, on a store's own channel (scope set), an opt-out keyword.
+// scope limits every change to one store's messages; nil is the shared
+// sender's callback. Repeats change nothing: statuses only move forward, a
+// confirmed order is no longer pending and an opted-out customer stays so.
+func (s *Server) applyChatCallback(ctx context.Context, scope *uuid.UUID, body []byte) (updated, confirmed, optedOut int, err error) {
+	var cb chatCallback
+	if err := json.Unmarshal(body, &cb); err != nil {
+		return 0, 0, 0, wire.ErrMalformedJSON
+	}
+	for _, entry := range cb.Entry {
+		for _, change := range entry.Changes {
+			for _, st := range change.Value.Statuses {
+				var (
+					code    *int
+					message string
+				)
+				if len(st.Errors) > 0 {
+					code, message = &st.Errors[0].Code, st.Errors[0].Title
 				}
-				for _, m := range change.Value.Messages {
-					if m.Type != "button" || !strings.EqualFold(m.Button.Payload, "confirm") {
-						continue
-					}
-					moved, err := s.db.ConfirmByChat(r.Context(), m.Context.ID)
+				_, _, err := s.db.ApplyChatStatus(ctx, scope, st.ID, st.Status, code, message)
+				if errors.Is(err, storage.ErrNotFound) || errors.Is(err, storage.ErrInvalid) {
+					continue // not ours, or a state we do not track
+				}
+				if err != nil {
+					return 0, 0, 0, err
+				}
+				updated++
+			}
+			for _, m := range change.Value.Messages {
+				switch {
+				case m.Type == "button" && strings.EqualFold(m.Button.Payload, "confirm"):
+					moved, err := s.db.ConfirmByChat(ctx, scope, m.Context.ID)
 					if err != nil && !errors.Is(err, storage.ErrNotFound) {
-						return err
+						return 0, 0, 0, err
 					}
 					if moved {
 						confirmed++
 					}
+				case m.Type == "text" && scope != nil && isOptOutKeyword(m.Text.Body) && m.From != "":
+					n, err := s.db.OptOutByChat(ctx, *scope, "+"+strings.TrimPrefix(m.From, "+"))
+					if err != nil {
+						return 0, 0, 0, err
+					}
+					optedOut += int(n)
 				}
 			}
 		}
-		respond(w, http.StatusOK, map[string]int{"statuses_applied": updated, "orders_confirmed": confirmed})
+	}
+	return updated, confirmed, optedOut, nil
+}
+
+// optOutKeywords are the replies that stop a store's chat messages
+// (decisions §25), compared after normalising.
+var optOutKeywords = []string{"stop", "ايقاف", "الغاء", "توقف"}
+
+// isOptOutKeyword reports whether a reply is an opt-out keyword: case, the
+// spaces around it, Arabic diacritics and tatweel, and the hamza forms of
+// alef (إ أ آ → ا) are ignored, so "إيقاف", "ايقاف" and " STOP " all count.
+func isOptOutKeyword(text string) bool {
+	var b strings.Builder
+	for _, r := range strings.ToLower(strings.TrimSpace(text)) {
+		switch {
+		case r == 'إ' || r == 'أ' || r == 'آ':
+			b.WriteRune('ا')
+		case r == 'ـ' || (r >= 0x064B && r <= 0x0652): // tatweel, harakat
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return slices.Contains(optOutKeywords, b.String())
+}
+
+// handleWhatsAppHandshake serves GET /messaging/whatsapp/{channel_id}: Meta's subscription check,
+// answered with hub.challenge as text/plain when hub.mode is subscribe and hub.verify_token is the
+// channel's; 403 otherwise, 404 for an unknown channel.
+func (s *Server) handleWhatsAppHandshake() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		id, err := pathUUID(r, "channel_id")
+		if err != nil {
+			return errNotFound
+		}
+		ch, err := s.db.FindWhatsAppCallbackChannel(r.Context(), s.cfg.Secrets, id)
+		if err != nil {
+			return err
+		}
+		q := r.URL.Query()
+		if q.Get("hub.mode") != "subscribe" || !hmac.Equal([]byte(q.Get("hub.verify_token")), []byte(ch.VerifyToken)) {
+			return errVerifyTokenMismatch
+		}
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.WriteHeader(http.StatusOK)
+		_, _ = io.WriteString(w, q.Get("hub.challenge"))
+		return nil
+	}
+}
+
+var errVerifyTokenMismatch = newError(http.StatusForbidden, "VERIFY_TOKEN_MISMATCH",
+	"The verify token is not this channel's", "رمز التحقق لا يخص هذه القناة")
+
+var errChannelSignature = newError(http.StatusUnauthorized, "INVALID_SIGNATURE",
+	"The callback signature does not match", "توقيع الاستدعاء غير مطابق")
+
+// handleWhatsAppCallback serves POST /messaging/whatsapp/{channel_id}: a store's own channel's
+// notifications, signed by Meta with the channel's app secret (X-Hub-Signature-256: sha256=<hex HMAC
+// of the raw body>, compared in constant time; 401 and nothing changes otherwise). Only that store's
+// messages and customers are touched.
+func (s *Server) handleWhatsAppCallback() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, wire.MaxJSONBody))
+		if err != nil {
+			return wire.ErrPayloadTooLarge
+		}
+		id, err := pathUUID(r, "channel_id")
+		if err != nil {
+			return errNotFound
+		}
+		ch, err := s.db.FindWhatsAppCallbackChannel(r.Context(), s.cfg.Secrets, id)
+		if err != nil {
+			return err
+		}
+		mac := hmac.New(sha256.New, []byte(ch.AppSecret))
+		mac.Write(body)
+		want := "sha256=" + hex.EncodeToString(mac.Sum(nil))
+		if !hmac.Equal([]byte(strings.ToLower(r.Header.Get("X-Hub-Signature-256"))), []byte(want)) {
+			return errChannelSignature
+		}
+		updated, confirmed, optedOut, err := s.applyChatCallback(r.Context(), &ch.StoreID, body)
+		if err != nil {
+			return err
+		}
+		respond(w, http.StatusOK, map[string]int{"statuses_applied": updated, "orders_confirmed": confirmed, "opted_out": optedOut})
 		return nil
 	}
 }

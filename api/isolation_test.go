@@ -51,6 +51,8 @@ var routeAccess = map[string]string{
 	"GET /readyz":                                                                             "public",
 	"GET /api/v1/openapi.json":                                                                "public",
 	"POST /api/v1/chat/callback":                                                              "public",
+	"GET /api/v1/messaging/whatsapp/{channel_id}":                                             "public",
+	"POST /api/v1/messaging/whatsapp/{channel_id}":                                            "public",
 	"POST /api/v1/carrier-callbacks/{carrier_account_id}":                                     "public",
 	"POST /api/v1/gateway-webhooks/{provider}/{store_id}":                                     "public",
 	"POST /api/v1/oauth/token":                                                                "public",

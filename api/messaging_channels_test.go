@@ -2,13 +2,18 @@ package api_test
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
 	"github.com/merchantsvc/svc/api"
@@ -147,4 +152,84 @@ func TestWhatsAppChannelConnectsAndSends(t *testing.T) {
 	require.Equal(t, http.StatusNoContent, h.do(request{method: "DELETE", path: path, auth: bearer(s.token)}).Status)
 	require.Equal(t, http.StatusNotFound, h.do(request{method: "GET", path: path, auth: bearer(s.token)}).Status)
 	require.Equal(t, http.StatusNotFound, h.do(request{method: "DELETE", path: path, auth: bearer(s.token)}).Status)
+}
+
+// A store's channel's callback (decisions §25): Meta's handshake answers the
+// challenge only with the channel's verify token; a post signed with
+// another secret is 401 and changes nothing; a signed one moves the store's
+// message statuses forward and opts a customer out by an Arabic keyword,
+// once; another store's message id is not touched through it.
+func TestWhatsAppChannelCallback(t *testing.T) {
+	h := newHarness(t, api.Config{Secrets: testenv.Sealer(t)})
+	s := newGiftCardShop(t, h, "wacallback")
+	phoneNumberID := fmt.Sprintf("2%014d", time.Now().UnixNano()%1e14)
+	connected := h.do(request{method: "PUT", path: storePath(s.m.storeID, "/messaging/channels/whatsapp"), auth: bearer(s.token),
+		body: map[string]any{"phone_number_id": phoneNumberID, "waba_id": "1029384756", "access_token": "EAAG" + strings.Repeat("x", 20),
+			"app_secret": "callback-app-secret-0123"}})
+	require.Equal(t, http.StatusOK, connected.Status, string(connected.Raw))
+	callback := strings.TrimPrefix(connected.data()["callback_url"].(string), h.url)
+	verify := connected.data()["verify_token"].(string)
+
+	shake := func(token string) *http.Response {
+		resp, err := http.Get(h.url + callback + "?hub.mode=subscribe&hub.challenge=1158201444&hub.verify_token=" + token)
+		require.NoError(t, err)
+		t.Cleanup(func() { resp.Body.Close() })
+		return resp
+	}
+	ok := shake(verify)
+	require.Equal(t, http.StatusOK, ok.StatusCode)
+	require.Equal(t, "text/plain; charset=utf-8", ok.Header.Get("Content-Type"))
+	challenge, _ := io.ReadAll(ok.Body)
+	require.Equal(t, "1158201444", string(challenge))
+	require.Equal(t, http.StatusForbidden, shake("wrong").StatusCode)
+	unknown, err := http.Get(h.url + "/api/v1/messaging/whatsapp/" + uuid.NewString() + "?hub.mode=subscribe&hub.verify_token=" + verify)
+	require.NoError(t, err)
+	unknown.Body.Close()
+	require.Equal(t, http.StatusNotFound, unknown.StatusCode)
+
+	customer := h.do(request{method: "POST", path: storePath(s.m.storeID, "/customers"), auth: bearer(s.token),
+		body: map[string]any{"name": "Omar", "phone": "+201005550123"}})
+	require.Equal(t, http.StatusCreated, customer.Status, string(customer.Raw))
+	order := h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders"), auth: bearer(s.token), body: orderBody(s.variantID, 1, "+201005550124")})
+	require.Equal(t, http.StatusCreated, order.Status, string(order.Raw))
+	other := newShop(t, h, "wacallbackother", 5)
+	otherOrder := h.placeOrder(other, "cod", 1)
+	sql := testenv.SQL(t, h.db)
+	for _, m := range []struct{ store, order, wamid string }{{s.m.storeID, order.data()["id"].(string), "wamid.ours"},
+		{other.m.storeID, otherOrder["id"].(string), "wamid.theirs"}} {
+		_, err := sql.Exec(context.Background(), `INSERT INTO chat_messages (id, store_id, order_id, template, to_phone, status, provider_message_id,
+			created_at, updated_at) VALUES (gen_random_uuid(), $1, $2, 'order_confirmation', '+201005550124', 'sent', $3, now(), now())`, m.store, m.order, m.wamid)
+		require.NoError(t, err)
+	}
+	body := []byte(`{"object":"whatsapp_business_account","entry":[{"id":"1029384756","changes":[{"field":"messages","value":{
+		"messaging_product":"whatsapp","metadata":{"phone_number_id":"` + phoneNumberID + `"},
+		"statuses":[{"id":"wamid.ours","status":"delivered"},{"id":"wamid.theirs","status":"read"}],
+		"messages":[{"from":"201005550123","id":"wamid.in1","type":"text","text":{"body":" إيقاف "}}]}}]}]}`)
+	post := func(secret string) response {
+		mac := hmac.New(sha256.New, []byte(secret))
+		mac.Write(body)
+		return h.do(request{method: "POST", path: callback, body: body,
+			headers: map[string]string{"X-Hub-Signature-256": "sha256=" + hex.EncodeToString(mac.Sum(nil)), "Content-Type": "application/json"}})
+	}
+	forged := post("some-other-secret-000000")
+	require.Equal(t, http.StatusUnauthorized, forged.Status, string(forged.Raw))
+	require.Equal(t, "INVALID_SIGNATURE", forged.errorCode())
+	status := func(wamid string) string {
+		var st string
+		require.NoError(t, sql.QueryRow(context.Background(), `SELECT status FROM chat_messages WHERE provider_message_id = $1`, wamid).Scan(&st))
+		return st
+	}
+	require.Equal(t, "sent", status("wamid.ours"), "a forged post changes nothing")
+
+	signed := post("callback-app-secret-0123")
+	require.Equal(t, http.StatusOK, signed.Status, string(signed.Raw))
+	require.EqualValues(t, 1, signed.data()["statuses_applied"])
+	require.EqualValues(t, 1, signed.data()["opted_out"])
+	require.Equal(t, "delivered", status("wamid.ours"))
+	require.Equal(t, "sent", status("wamid.theirs"), "another store's message is out of this channel's reach")
+	got := h.do(request{method: "GET", path: storePath(s.m.storeID, "/customers/"+customer.data()["id"].(string)), auth: bearer(s.token)})
+	require.Equal(t, true, got.data()["chat_opt_out"])
+	again := post("callback-app-secret-0123")
+	require.Equal(t, http.StatusOK, again.Status, string(again.Raw))
+	require.EqualValues(t, 0, again.data()["opted_out"], "a repeat changes nothing more")
 }

@@ -51,6 +51,8 @@ func (s *Server) routes() *chi.Mux {
 		r.Method(http.MethodGet, "/openapi.json", s.handleOpenAPI())
 
 		r.Method(http.MethodPost, "/chat/callback", s.handleChatCallback())
+		r.Method(http.MethodGet, "/messaging/whatsapp/{channel_id}", s.handleWhatsAppHandshake())
+		r.Method(http.MethodPost, "/messaging/whatsapp/{channel_id}", s.handleWhatsAppCallback())
 		r.Method(http.MethodPost, "/carrier-callbacks/{carrier_account_id}", s.handleCarrierCallback())
 		r.Method(http.MethodPost, "/gateway-webhooks/{provider}/{store_id}", s.handleGatewayWebhook())
 		r.Method(http.MethodPost, "/oauth/token", s.handleTokenExchange())

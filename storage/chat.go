@@ -73,15 +73,18 @@ var chatStatusRank = map[string]int{"queued": 0, "sent": 1, "delivered": 2, "rea
 
 // ApplyChatStatus records a provider status callback for one of our
 // messages, found by the provider's id; it returns the message's store and
-// order, or ErrNotFound for a message we never sent.
-func (db *DB) ApplyChatStatus(ctx context.Context, providerID, status string, code *int, message string) (storeID, orderID uuid.UUID, err error) {
+// order, or ErrNotFound for a message we never sent. scope, when set, is
+// the only store whose messages the callback may touch (a store's own
+// channel's callback); nil is the shared sender's, any store.
+func (db *DB) ApplyChatStatus(ctx context.Context, scope *uuid.UUID, providerID, status string, code *int, message string) (storeID, orderID uuid.UUID, err error) {
 	rank, known := chatStatusRank[status]
 	if !known {
 		return uuid.Nil, uuid.Nil, &InvalidError{Field: "status", Code: "one_of", Message: "unknown message status"}
 	}
 	var current string
 	err = db.InTx(ctx, func(tx *Tx) error {
-		err := tx.tx.QueryRow(ctx, `SELECT store_id, order_id, status FROM chat_messages WHERE provider_message_id = $1 FOR UPDATE`, providerID).
+		err := tx.tx.QueryRow(ctx, `SELECT store_id, order_id, status FROM chat_messages
+			WHERE provider_message_id = $1 AND ($2::uuid IS NULL OR store_id = $2) FOR UPDATE`, providerID, scope).
 			Scan(&storeID, &orderID, &current)
 		if err != nil {
 			return notFoundIfNoRows(err, "find chat message")
@@ -103,15 +106,17 @@ func (db *DB) ApplyChatStatus(ctx context.Context, providerID, status string, co
 
 // ConfirmByChat applies a customer's tap on "confirm": a PENDING
 // cash-on-delivery order whose tap-to-confirm message this is moves to
-// CONFIRMED. It reports whether anything moved.
-func (db *DB) ConfirmByChat(ctx context.Context, providerID string) (bool, error) {
+// CONFIRMED. It reports whether anything moved. scope is as
+// ApplyChatStatus's.
+func (db *DB) ConfirmByChat(ctx context.Context, scope *uuid.UUID, providerID string) (bool, error) {
 	moved := false
 	err := db.InTx(ctx, func(tx *Tx) error {
 		var (
 			storeID, orderID uuid.UUID
 			template         string
 		)
-		err := tx.tx.QueryRow(ctx, `SELECT store_id, order_id, template FROM chat_messages WHERE provider_message_id = $1`, providerID).
+		err := tx.tx.QueryRow(ctx, `SELECT store_id, order_id, template FROM chat_messages
+			WHERE provider_message_id = $1 AND ($2::uuid IS NULL OR store_id = $2)`, providerID, scope).
 			Scan(&storeID, &orderID, &template)
 		if err != nil {
 			return notFoundIfNoRows(err, "find chat message")

@@ -201,3 +201,44 @@ func (tx *Tx) resealChannelSecrets(ctx context.Context, sealer *Sealer) (int, er
 	}
 	return 2 * len(channels), nil
 }
+
+// WhatsAppCallbackChannel is what a channel's callback needs: its store,
+// the app secret that signs Meta's posts and the handshake's verify token.
+type WhatsAppCallbackChannel struct {
+	StoreID     uuid.UUID
+	AppSecret   string
+	VerifyToken string
+}
+
+// FindWhatsAppCallbackChannel opens the channel a callback names by id;
+// NotFound for an unknown (or disconnected) channel.
+func (r reader) FindWhatsAppCallbackChannel(ctx context.Context, sealer *Sealer, id uuid.UUID) (WhatsAppCallbackChannel, error) {
+	var (
+		c      WhatsAppCallbackChannel
+		sealed []byte
+	)
+	if err := r.q.QueryRow(ctx, `SELECT store_id, app_secret_sealed, verify_token FROM messaging_channels WHERE id = $1 AND channel = 'whatsapp'`,
+		id).Scan(&c.StoreID, &sealed, &c.VerifyToken); err != nil {
+		return WhatsAppCallbackChannel{}, notFoundIfNoRows(err, "find whatsapp channel "+id.String())
+	}
+	if sealer == nil {
+		return WhatsAppCallbackChannel{}, ErrNoSecretsKey
+	}
+	var err error
+	if c.AppSecret, err = sealer.Open(sealed, channelPurpose(c.StoreID, ChannelWhatsApp, "app_secret")); err != nil {
+		return WhatsAppCallbackChannel{}, err
+	}
+	return c, nil
+}
+
+// OptOutByChat records a customer's opt-out keyword from their phone: the
+// store's customers with that phone stop getting chat messages. It reports
+// how many changed (0 when none had the phone or all had opted out).
+func (db *DB) OptOutByChat(ctx context.Context, storeID uuid.UUID, phone string) (int64, error) {
+	tag, err := db.pool.Exec(ctx, `UPDATE customers SET chat_opt_out = true, updated_at = $3
+		WHERE store_id = $1 AND phone = $2 AND NOT chat_opt_out`, storeID, phone, db.now())
+	if err != nil {
+		return 0, fmt.Errorf("opt out by chat: %w", err)
+	}
+	return tag.RowsAffected(), nil
+}
