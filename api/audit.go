@@ -47,6 +47,8 @@ var auditedRoutes = map[string]auditedRoute{
 	"DELETE /payment-gateways/{provider}":                            {"payment_gateway.disconnected", "payment_gateway", "provider"},
 	"PUT /messaging/channels/{channel}":                              {"messaging_channel.connected", "messaging_channel", "channel"},
 	"DELETE /messaging/channels/{channel}":                           {"messaging_channel.disconnected", "messaging_channel", "channel"},
+	"POST /messaging/templates":                                      {"message_template.created", "message_template", ""},
+	"DELETE /messaging/templates/{template_id}":                      {"message_template.deleted", "message_template", "template_id"},
 	"POST /locations":                                                {"location.created", "location", ""},
 	"PATCH /locations/{location_id}":                                 {"location.updated", "location", "location_id"},
 	"DELETE /locations/{location_id}":                                {"location.deleted", "location", "location_id"},

@@ -25,7 +25,15 @@ var errBadSignature = newError(http.StatusForbidden, "INVALID_SIGNATURE",
 type chatCallback struct {
 	Entry []struct {
 		Changes []struct {
+			Field string `json:"field"`
 			Value struct {
+				// A template's verdict (field message_template_status_update).
+				Event                   string          `json:"event"`
+				MessageTemplateID       json.RawMessage `json:"message_template_id"`
+				MessageTemplateName     string          `json:"message_template_name"`
+				MessageTemplateLanguage string          `json:"message_template_language"`
+				Reason                  string          `json:"reason"`
+
 				Statuses []struct {
 					ID     string `json:"id"`
 					Status string `json:"status"`
@@ -92,6 +100,24 @@ func (s *Server) applyChatCallback(ctx context.Context, scope *uuid.UUID, body [
 	}
 	for _, entry := range cb.Entry {
 		for _, change := range entry.Changes {
+			if change.Field == "message_template_status_update" && scope != nil {
+				v := change.Value
+				status, known := templateEvents[v.Event]
+				if !known {
+					continue
+				}
+				var reason *string
+				if v.Reason != "" && v.Reason != "NONE" {
+					reason = &v.Reason
+				}
+				language, _, _ := strings.Cut(v.MessageTemplateLanguage, "_") // en_US is en
+				if _, err := s.db.ApplyTemplateStatus(ctx, *scope, strings.Trim(string(v.MessageTemplateID), `"`), v.MessageTemplateName,
+					language, status, reason); err != nil {
+					return 0, 0, 0, err
+				}
+				updated++
+				continue
+			}
 			for _, st := range change.Value.Statuses {
 				var (
 					code    *int
@@ -131,6 +157,12 @@ func (s *Server) applyChatCallback(ctx context.Context, scope *uuid.UUID, body [
 	}
 	return updated, confirmed, optedOut, nil
 }
+
+// templateEvents are the provider's template verdicts as template
+// statuses; other events (a flag, a pending deletion) change nothing.
+var templateEvents = map[string]string{"APPROVED": storage.TemplateApproved, "REINSTATED": storage.TemplateApproved,
+	"REJECTED": storage.TemplateRejected, "PAUSED": storage.TemplatePaused, "DISABLED": storage.TemplateDisabled,
+	"PENDING": storage.TemplatePending}
 
 // optOutKeywords are the replies that stop a store's chat messages
 // (decisions §25), compared after normalising.

@@ -233,3 +233,72 @@ func TestWhatsAppChannelCallback(t *testing.T) {
 	require.Equal(t, http.StatusOK, again.Status, string(again.Raw))
 	require.EqualValues(t, 0, again.data()["opted_out"], "a repeat changes nothing more")
 }
+
+// Templates (decisions §25): an email template is approved at once; a
+// WhatsApp one needs the store's channel (409 CHANNEL_NOT_CONNECTED),
+// is submitted to the provider and answered pending with the provider's
+// id; the provider's verdicts arrive at the channel's callback and move it
+// (approved, then rejected with its reason), matched by the provider's id;
+// bad placeholders are 422 on their fields; a duplicate is 409.
+func TestMessageTemplates(t *testing.T) {
+	h := newHarness(t, api.Config{Secrets: testenv.Sealer(t)})
+	s := newShop(t, h, "watemplates", 5)
+	marketing := h.pat(s.m, "marketing:write", "marketing:read")
+	templates := storePath(s.m.storeID, "/messaging/templates")
+	create := func(body map[string]any) response {
+		return h.do(request{method: "POST", path: templates, auth: bearer(marketing), body: body})
+	}
+	body := map[string]any{"channel": "whatsapp", "name": "ramadan_offer", "category": "marketing", "language": "ar",
+		"body": "رمضان كريم يا {{1}}! استخدم الكود {{2}}", "footer": "للإيقاف أرسل إيقاف", "buttons": []string{"تسوق الآن"},
+		"examples": map[string]string{"1": "نور", "2": "RAMADAN10"}}
+	require.Equal(t, "CHANNEL_NOT_CONNECTED", create(body).errorCode())
+
+	email := create(map[string]any{"channel": "email", "name": "welcome", "category": "utility", "language": "en", "body": "Welcome {{1}}",
+		"examples": map[string]string{"1": "Nour"}})
+	require.Equal(t, http.StatusCreated, email.Status, string(email.Raw))
+	require.Equal(t, "approved", email.data()["status"])
+	require.Nil(t, email.data()["provider_template_id"])
+
+	bad := create(map[string]any{"channel": "whatsapp", "name": "Bad Name", "category": "promo", "language": "fr", "body": "Hi {{1}} {{3}}",
+		"examples": map[string]string{"1": "x", "7": "y"}, "buttons": []string{"a", "b", "c", "d"}})
+	require.Equal(t, http.StatusUnprocessableEntity, bad.Status, string(bad.Raw))
+	require.ElementsMatch(t, []string{"name", "category", "language", "body", "examples.3", "examples.7", "buttons"}, bad.fieldNames())
+
+	phoneNumberID := fmt.Sprintf("3%014d", time.Now().UnixNano()%1e14)
+	connected := h.do(request{method: "PUT", path: storePath(s.m.storeID, "/messaging/channels/whatsapp"), auth: bearer(s.token),
+		body: map[string]any{"phone_number_id": phoneNumberID, "waba_id": "5550001", "access_token": "EAAG" + strings.Repeat("y", 20),
+			"app_secret": "templates-app-secret-000"}})
+	require.Equal(t, http.StatusOK, connected.Status, string(connected.Raw))
+	created := create(body)
+	require.Equal(t, http.StatusCreated, created.Status, string(created.Raw))
+	tpl := created.data()
+	require.Equal(t, "pending", tpl["status"])
+	require.NotEmpty(t, tpl["provider_template_id"])
+	require.Equal(t, "DUPLICATE_TEMPLATE", create(body).errorCode())
+
+	verdict := func(event, reason string) {
+		raw := []byte(`{"object":"whatsapp_business_account","entry":[{"id":"5550001","changes":[{"field":"message_template_status_update",
+			"value":{"event":"` + event + `","message_template_id":` + tpl["provider_template_id"].(string) + `,
+			"message_template_name":"ramadan_offer","message_template_language":"ar","reason":"` + reason + `"}}]}]}`)
+		mac := hmac.New(sha256.New, []byte("templates-app-secret-000"))
+		mac.Write(raw)
+		resp := h.do(request{method: "POST", path: strings.TrimPrefix(connected.data()["callback_url"].(string), h.url), body: raw,
+			headers: map[string]string{"X-Hub-Signature-256": "sha256=" + hex.EncodeToString(mac.Sum(nil)), "Content-Type": "application/json"}})
+		require.Equal(t, http.StatusOK, resp.Status, string(resp.Raw))
+	}
+	get := func() map[string]any {
+		return h.do(request{method: "GET", path: templates + "/" + tpl["id"].(string), auth: bearer(marketing)}).data()
+	}
+	verdict("APPROVED", "NONE")
+	require.Equal(t, "approved", get()["status"])
+	require.Nil(t, get()["rejection_reason"])
+	verdict("REJECTED", "INVALID_FORMAT")
+	require.Equal(t, "rejected", get()["status"])
+	require.Equal(t, "INVALID_FORMAT", get()["rejection_reason"])
+
+	list := h.do(request{method: "GET", path: templates + "?channel=whatsapp", auth: bearer(marketing)})
+	require.Equal(t, http.StatusOK, list.Status, string(list.Raw))
+	require.Len(t, list.data()["items"], 1)
+	require.Equal(t, http.StatusNoContent, h.do(request{method: "DELETE", path: templates + "/" + tpl["id"].(string), auth: bearer(marketing)}).Status)
+	require.Equal(t, http.StatusNotFound, h.do(request{method: "GET", path: templates + "/" + tpl["id"].(string), auth: bearer(marketing)}).Status)
+}

@@ -151,6 +151,13 @@ func (s *Server) routes() *chi.Mux {
 				r.With(settingsWrite).Method(http.MethodPut, "/{channel}", s.handleConnectWhatsApp())
 				r.With(settingsWrite).Method(http.MethodDelete, "/{channel}", s.handleDisconnectMessagingChannel())
 			})
+			r.Route("/messaging/templates", func(r chi.Router) {
+				marketingRead, marketingWrite := s.requireScope("marketing:read"), s.requireScope("marketing:write")
+				r.With(marketingWrite).Method(http.MethodPost, "/", s.handleCreateMessageTemplate())
+				r.With(marketingRead).Method(http.MethodGet, "/", s.handleListMessageTemplates())
+				r.With(marketingRead).Method(http.MethodGet, "/{template_id}", s.handleGetMessageTemplate())
+				r.With(marketingWrite).Method(http.MethodDelete, "/{template_id}", s.handleDeleteMessageTemplate())
+			})
 			r.Route("/locations", func(r chi.Router) {
 				r.With(settingsWrite).Method(http.MethodPost, "/", s.handleCreateLocation())
 				r.With(settingsRead).Method(http.MethodGet, "/", s.handleListLocations())

@@ -52,6 +52,7 @@ type WhatsAppConnection struct {
 type WhatsAppSender struct {
 	ChannelID     uuid.UUID
 	PhoneNumberID string
+	WABAID        string
 	AccessToken   string
 	AppSecret     string
 }
@@ -133,8 +134,8 @@ func (r reader) FindWhatsAppSender(ctx context.Context, sealer *Sealer, storeID 
 		s             WhatsAppSender
 		token, secret []byte
 	)
-	err := r.q.QueryRow(ctx, `SELECT id, phone_number_id, access_token_sealed, app_secret_sealed FROM messaging_channels
-		WHERE store_id = $1 AND channel = 'whatsapp'`, storeID).Scan(&s.ChannelID, &s.PhoneNumberID, &token, &secret)
+	err := r.q.QueryRow(ctx, `SELECT id, phone_number_id, waba_id, access_token_sealed, app_secret_sealed FROM messaging_channels
+		WHERE store_id = $1 AND channel = 'whatsapp'`, storeID).Scan(&s.ChannelID, &s.PhoneNumberID, &s.WABAID, &token, &secret)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil
 	}

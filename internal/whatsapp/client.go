@@ -4,6 +4,7 @@
 package whatsapp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -80,4 +81,74 @@ func CheckPhoneNumber(ctx context.Context, base, phoneNumberID, token string) (P
 		return PhoneNumber{}, fmt.Errorf("whatsapp cloud api: unreadable phone number answer")
 	}
 	return n, nil
+}
+
+// Template is a template as the provider takes it.
+type Template struct {
+	Name, Category, Language string
+	Header, Footer           string
+	Body                     string
+	// BodyExamples are the body's placeholders' examples, in order.
+	BodyExamples []string
+	Buttons      []string // quick replies
+}
+
+// SubmitTemplate submits a template for the provider's approval
+// (POST /{waba_id}/message_templates) and answers the provider's id for it.
+func SubmitTemplate(ctx context.Context, base, wabaID, token string, t Template) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	var components []map[string]any
+	if t.Header != "" {
+		components = append(components, map[string]any{"type": "HEADER", "format": "TEXT", "text": t.Header})
+	}
+	body := map[string]any{"type": "BODY", "text": t.Body}
+	if len(t.BodyExamples) > 0 {
+		body["example"] = map[string]any{"body_text": [][]string{t.BodyExamples}}
+	}
+	components = append(components, body)
+	if t.Footer != "" {
+		components = append(components, map[string]any{"type": "FOOTER", "text": t.Footer})
+	}
+	if len(t.Buttons) > 0 {
+		buttons := make([]map[string]string, 0, len(t.Buttons))
+		for _, b := range t.Buttons {
+			buttons = append(buttons, map[string]string{"type": "QUICK_REPLY", "text": b})
+		}
+		components = append(components, map[string]any{"type": "BUTTONS", "buttons": buttons})
+	}
+	payload, err := json.Marshal(map[string]any{"name": t.Name, "language": t.Language, "category": strings.ToUpper(t.Category),
+		"components": components})
+	if err != nil {
+		return "", err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, Base(base)+"/"+url.PathEscape(wabaID)+"/message_templates",
+		bytes.NewReader(payload))
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", fmt.Errorf("whatsapp cloud api: %w", err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	var out struct {
+		ID    string `json:"id"`
+		Error struct {
+			Code int `json:"code"`
+		} `json:"error"`
+	}
+	_ = json.Unmarshal(raw, &out)
+	switch {
+	case resp.StatusCode >= 500:
+		return "", fmt.Errorf("whatsapp cloud api answered %d", resp.StatusCode)
+	case resp.StatusCode >= 400:
+		return "", &RefusedError{Status: resp.StatusCode, Code: out.Error.Code}
+	case out.ID == "":
+		return "", fmt.Errorf("whatsapp cloud api: unreadable template answer")
+	}
+	return out.ID, nil
 }
