@@ -27,7 +27,7 @@ import (
 // recorder fails when one of them did not run.
 var recordedWorkflows = []string{"Ping", "OrderPlaced", "OrderMessage", "ProductImage", "Media", "ProductImport", "Dispatch",
 	"Delivery", "WebhookTest", "PaymentProof", "EInvoiceSync", "AbandonmentSweep", "RecoveryEmail", "PurgeExpired", "ShipmentWaybill", "Refund", "InvitationMail", "CardPayment", "AccountMail",
-	"GatewayChangeMail", "CollectionRebuild", "GiftCardMail", "GiftCardWhatsApp"}
+	"GatewayChangeMail", "CollectionRebuild", "GiftCardMail", "GiftCardWhatsApp", "SignInCode"}
 
 // TestRecordWorkflowHistories runs every workflow through the real API,
 // worker, dispatcher, Temporal, Postgres and MinIO, and writes each one's
@@ -147,6 +147,10 @@ func TestRecordWorkflowHistories(t *testing.T) {
 		headers: map[string]string{"Idempotency-Key": "histories-gift-card-whatsapp"},
 		body:    map[string]any{"initial_value": 5000, "send": "whatsapp", "recipient": map[string]any{"name": "Recorded", "phone": "+201001234567"}}})
 	require.Equal(t, http.StatusCreated, giftByPhone.Status, string(giftByPhone.Raw))
+	// SignInCode: a buyer asks for a sign-in code.
+	signIn := h.do(request{method: "POST", path: "/api/v1/storefront/" + h.subdomain(s) + "/customer-auth/start",
+		body: map[string]any{"phone": "+201001234568"}})
+	require.Equal(t, http.StatusAccepted, signIn.Status, string(signIn.Raw))
 	// Ping, AbandonmentSweep and PurgeExpired are started directly, as the smoke check and the schedules do.
 	run, err := h.temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: workflows.PingWorkflowID(h.queue), TaskQueue: h.queue},
 		workflows.Ping, workflows.PingInput{From: "recorder"})

@@ -300,6 +300,13 @@ var routeAccess = map[string]string{
 	"POST /api/v1/stores/{store_id}/gift-cards/{gift_card_id}/disable":                        "orders:write",
 	"POST /api/v1/stores/{store_id}/gift-cards/{gift_card_id}/send":                           "orders:write",
 	"POST /api/v1/storefront/{subdomain}/gift-cards/balance":                                  "public",
+	"POST /api/v1/storefront/{subdomain}/customer-auth/start":                                 "public",
+	"POST /api/v1/storefront/{subdomain}/customer-auth/verify":                                "public",
+	"POST /api/v1/storefront/{subdomain}/customer-auth/logout":                                "public",
+	"GET /api/v1/storefront/{subdomain}/account":                                              "public",
+	"PATCH /api/v1/storefront/{subdomain}/account":                                            "public",
+	"GET /api/v1/storefront/{subdomain}/account/orders":                                       "public",
+	"GET /api/v1/storefront/{subdomain}/account/orders/{order_number}":                        "public",
 }
 
 // The isolation and authorization matrix: every route of the router, called

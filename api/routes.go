@@ -98,6 +98,13 @@ func (s *Server) routes() *chi.Mux {
 			r.Method(http.MethodGet, "/collections", s.handleStorefrontCollections())
 			r.Method(http.MethodGet, "/collections/{handle}/products", s.handleStorefrontCollectionProducts())
 			r.Method(http.MethodPost, "/gift-cards/balance", s.handleStorefrontGiftCardBalance())
+			r.Method(http.MethodPost, "/customer-auth/start", s.handleStartSignIn())
+			r.Method(http.MethodPost, "/customer-auth/verify", s.handleVerifySignIn())
+			r.Method(http.MethodPost, "/customer-auth/logout", s.handleSignOut())
+			r.Method(http.MethodGet, "/account", s.handleGetAccount())
+			r.Method(http.MethodPatch, "/account", s.handleUpdateAccount())
+			r.Method(http.MethodGet, "/account/orders", s.handleAccountOrders())
+			r.Method(http.MethodGet, "/account/orders/{order_number}", s.handleAccountOrder())
 		})
 
 		r.Route("/stores/{store_id}", func(r chi.Router) {

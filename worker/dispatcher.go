@@ -174,6 +174,7 @@ func (d *Dispatcher) startRowWorkflows(ctx context.Context) {
 	d.startGatewayChangeMails(ctx)
 	d.startCollectionRebuilds(ctx)
 	d.startGiftCardMails(ctx)
+	d.startSignInCodes(ctx)
 }
 
 // drainOutbox turns the outbox into batches of deliveries until it is empty
@@ -571,6 +572,19 @@ func (d *Dispatcher) startGiftCardMails(ctx context.Context) {
 					Summary: "gift card mail · " + workflows.StoreLabel(m.StoreSubdomain, m.StoreID)},
 				workflows.GiftCardMail, workflows.GiftCardMailInput{StoreID: m.StoreID, SendID: m.ID},
 				func() error { return d.DB.MarkGiftCardSendStarted(ctx, m.StoreID, m.ID) }}
+		})
+}
+
+// startSignInCodes starts the customer-auth-code:<id> workflow of each
+// buyer's sign-in challenge (decisions §24).
+func (d *Dispatcher) startSignInCodes(ctx context.Context) {
+	startDue(ctx, d, "sign-in code", enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE, d.DB.FindSignInSendsDue,
+		func(c storage.SignInSendDue) rowStart {
+			return rowStart{d.TaskQueue, workflows.SignInCodeWorkflowID(c.ID),
+				workflows.Work{Kind: workflows.KindSignInCode, StoreID: c.StoreID, ResourceID: c.ID,
+					Summary: "sign-in code · " + workflows.StoreLabel(c.StoreSubdomain, c.StoreID)},
+				workflows.SignInCode, workflows.SignInCodeInput{StoreID: c.StoreID, ChallengeID: c.ID},
+				func() error { return d.DB.MarkSignInSendStarted(ctx, c.StoreID, c.ID) }}
 		})
 }
 

@@ -55,6 +55,7 @@ func RegisterWorkflows(r WorkflowRegistry) {
 	r.RegisterWorkflow(workflows.CollectionRebuild)
 	r.RegisterWorkflow(workflows.GiftCardMail)
 	r.RegisterWorkflow(workflows.GiftCardWhatsApp)
+	r.RegisterWorkflow(workflows.SignInCode)
 }
 
 // StopTimeout is how long a stopping worker lets running activities finish

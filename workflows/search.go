@@ -57,6 +57,7 @@ const (
 	KindCollectionRebuild WorkKind = "collection-rebuild"
 	KindGiftCardMail      WorkKind = "gift-card-mail"
 	KindGiftCardWhatsApp  WorkKind = "gift-card-whatsapp"
+	KindSignInCode        WorkKind = "customer-auth-code"
 )
 
 // Work describes one workflow to an operator: its search attributes and
