@@ -58,7 +58,9 @@ func (e *SignInRetryError) Unwrap() error { return e.Err }
 // CodeMissError is a wrong code, with the attempts the challenge has left.
 type CodeMissError struct{ AttemptsLeft int }
 
-func (e *CodeMissError) Error() string { return fmt.Sprintf("wrong code, %d attempts left", e.AttemptsLeft) }
+func (e *CodeMissError) Error() string {
+	return fmt.Sprintf("wrong code, %d attempts left", e.AttemptsLeft)
+}
 
 // SignInChallenge is a code on its way to a buyer.
 type SignInChallenge struct {
