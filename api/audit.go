@@ -63,6 +63,8 @@ var auditedRoutes = map[string]auditedRoute{
 	"POST /customers":                                                {"customer.created", "customer", ""},
 	"PATCH /customers/{customer_id}":                                 {"customer.updated", "customer", "customer_id"},
 	"DELETE /customers/{customer_id}":                                {"customer.deleted", "customer", "customer_id"},
+	"POST /customers/{customer_id}/merge":                            {"customer.merged", "customer", "customer_id"},
+	"POST /customers/{customer_id}/erase":                            {"customer.erased", "customer", "customer_id"},
 	"POST /orders":                                                   {"order.created", "order", ""},
 	"POST /orders/drafts":                                            {"order.draft_created", "order", ""},
 	"POST /orders/autopilot-exceptions/{order_id}/resolve":           {"order.autopilot_resolved", "order", "order_id"},

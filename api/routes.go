@@ -198,6 +198,9 @@ func (s *Server) routes() *chi.Mux {
 				r.With(customersRead).Method(http.MethodGet, "/{customer_id}", s.handleGetCustomer())
 				r.With(customersWrite).Method(http.MethodPatch, "/{customer_id}", s.handleUpdateCustomer())
 				r.With(customersWrite).Method(http.MethodDelete, "/{customer_id}", s.handleDeleteCustomer())
+				r.With(customersWrite).Method(http.MethodPost, "/{customer_id}/merge", s.handleMergeCustomers())
+				r.With(customersRead, s.exportLimit(false)).Method(http.MethodGet, "/{customer_id}/export", s.handleExportCustomer())
+				r.With(customersWrite).Method(http.MethodPost, "/{customer_id}/erase", s.handleEraseCustomer())
 			})
 
 			ordersRead, ordersWrite := s.requireScope("orders:read"), s.requireScope("orders:write")

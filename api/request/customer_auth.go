@@ -89,3 +89,15 @@ func (req UpdateAccount) Valid() []wire.FieldError {
 	}
 	return c.Result()
 }
+
+// MergeCustomers is the JSON body handleMergeCustomers reads.
+type MergeCustomers struct {
+	FromCustomerID string `json:"from_customer_id"`
+}
+
+// Valid lists what is wrong with the body, for wire.Decode's 422.
+func (req MergeCustomers) Valid() []wire.FieldError {
+	var c Checker
+	c.UUID("from_customer_id", req.FromCustomerID)
+	return c.Result()
+}
