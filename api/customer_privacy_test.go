@@ -28,7 +28,7 @@ func TestMergeCustomers(t *testing.T) {
 	order := h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders"), auth: bearer(s.token),
 		body: map[string]any{"customer_id": from, "lines": []map[string]any{{"variant_id": s.variantID, "quantity": 1}},
 			"shipping_address": map[string]any{"name": "Huda", "phone": "+201002220001", "line1": "1 St", "city": "Cairo", "country": "EG"},
-			"payment_method": "cod"}})
+			"payment_method":   "cod"}})
 	require.Equal(t, http.StatusCreated, order.Status, string(order.Raw))
 	card, _ := h.issueGiftCard(s, map[string]any{"initial_value": 1000, "customer_id": from})
 
