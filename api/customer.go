@@ -20,13 +20,19 @@ type customerResponse struct {
 	Phone      *string         `json:"phone"`
 	Addresses  json.RawMessage `json:"addresses"`
 	ChatOptOut bool            `json:"chat_opt_out"`
-	CreatedAt  time.Time       `json:"created_at"`
-	UpdatedAt  time.Time       `json:"updated_at"`
+	// The account and consent (decisions §24).
+	HasAccount   bool                       `json:"has_account"`
+	LastSignInAt *time.Time                 `json:"last_sign_in_at"`
+	Language     *string                    `json:"language"`
+	Marketing    map[string]consentResponse `json:"marketing"`
+	CreatedAt    time.Time                  `json:"created_at"`
+	UpdatedAt    time.Time                  `json:"updated_at"`
 }
 
 func newCustomerResponse(c storage.Customer) customerResponse {
 	return customerResponse{ID: c.ID, Name: c.Name, Email: c.Email, Phone: c.Phone, Addresses: c.Addresses,
-		ChatOptOut: c.ChatOptOut, CreatedAt: c.CreatedAt.UTC(), UpdatedAt: c.UpdatedAt.UTC()}
+		ChatOptOut: c.ChatOptOut, HasAccount: c.HasAccount, LastSignInAt: utcPtr(c.LastSignInAt), Language: c.Language,
+		Marketing: consentResponses(c.Marketing), CreatedAt: c.CreatedAt.UTC(), UpdatedAt: c.UpdatedAt.UTC()}
 }
 
 // handleCreateCustomer serves POST /stores/{store_id}/customers.
@@ -99,7 +105,8 @@ func (s *Server) handleUpdateCustomer() handlerFunc {
 		if err != nil {
 			return err
 		}
-		upd := storage.CustomerUpdate{Email: storage.Field[string](req.Email), Phone: storage.Field[string](req.Phone)}
+		upd := storage.CustomerUpdate{Email: storage.Field[string](req.Email), Phone: storage.Field[string](req.Phone),
+			Language: storage.Field[string](req.Language), Marketing: req.MarketingStates()}
 		upd.Phone.Value = request.NormalizePhone(upd.Phone.Value)
 		if req.Name.Set {
 			name := strings.TrimSpace(req.Name.Value)

@@ -93,16 +93,22 @@ type consentResponse struct {
 	Source     *string    `json:"source"`
 }
 
-func newAccountResponse(a storage.Account) accountResponse {
-	out := accountResponse{ID: a.ID, Name: a.Name, Email: a.Email, Phone: a.Phone, Language: a.Language, HasAccount: a.HasAccount,
-		LastSignInAt: utcPtr(a.LastSignInAt), Marketing: map[string]consentResponse{}, CreatedAt: a.CreatedAt.UTC()}
+func newAccountResponse(a storage.Customer) accountResponse {
+	return accountResponse{ID: a.ID, Name: a.Name, Email: a.Email, Phone: a.Phone, Language: a.Language, HasAccount: a.HasAccount,
+		LastSignInAt: utcPtr(a.LastSignInAt), Marketing: consentResponses(a.Marketing), CreatedAt: a.CreatedAt.UTC()}
+}
+
+// consentResponses is the consent of both channels, a channel never set
+// included.
+func consentResponses(consent map[string]storage.MarketingConsent) map[string]consentResponse {
+	out := map[string]consentResponse{}
 	for _, channel := range []string{"whatsapp", "email"} {
-		c, ok := a.Marketing[channel]
+		c, ok := consent[channel]
 		if !ok {
-			out.Marketing[channel] = consentResponse{State: "not_subscribed", OptInLevel: "unknown"}
+			out[channel] = consentResponse{State: "not_subscribed", OptInLevel: "unknown"}
 			continue
 		}
-		out.Marketing[channel] = consentResponse{State: c.State, OptInLevel: c.OptInLevel, UpdatedAt: new(c.UpdatedAt.UTC()), Source: &c.Source}
+		out[channel] = consentResponse{State: c.State, OptInLevel: c.OptInLevel, UpdatedAt: new(c.UpdatedAt.UTC()), Source: &c.Source}
 	}
 	return out
 }
@@ -153,7 +159,7 @@ func (s *Server) handleVerifySignIn() handlerFunc {
 		}
 		http.SetCookie(w, &http.Cookie{Name: customerCookie, Value: session.Token, Path: "/", HttpOnly: true, Secure: s.cfg.SecureCookies,
 			SameSite: http.SameSiteLaxMode, Expires: session.ExpiresAt, MaxAge: int(storage.CustomerSessionLifetime / time.Second)})
-		account, err := s.db.FindAccount(r.Context(), store.ID, session.Customer.ID)
+		account, err := s.db.FindCustomerByID(r.Context(), store.ID, session.Customer.ID)
 		if err != nil {
 			return err
 		}
@@ -206,7 +212,7 @@ func (s *Server) handleGetAccount() handlerFunc {
 		if err != nil {
 			return err
 		}
-		a, err := s.db.FindAccount(r.Context(), store.ID, c.ID)
+		a, err := s.db.FindCustomerByID(r.Context(), store.ID, c.ID)
 		if err != nil {
 			return err
 		}
@@ -238,7 +244,7 @@ func (s *Server) handleUpdateAccount() handlerFunc {
 		for channel, consent := range req.Marketing {
 			u.Marketing[channel] = consent.State
 		}
-		var a storage.Account
+		var a storage.Customer
 		if err := s.db.InTx(r.Context(), func(tx *storage.Tx) error {
 			a, err = tx.UpdateAccount(r.Context(), store.ID, c.ID, u)
 			return err

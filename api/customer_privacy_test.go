@@ -96,3 +96,27 @@ func TestExportAndEraseCustomer(t *testing.T) {
 	require.NotContains(t, strings.ToLower(copies), "mona", "no copy of the name")
 	require.NotContains(t, copies, "Tahrir", "no copy of the street")
 }
+
+// The merchant writes consent per channel (source merchant) and the
+// customer shows it with the account fields (decisions §24).
+func TestMerchantWritesConsent(t *testing.T) {
+	h := newHarness(t, api.Config{})
+	s := newShop(t, h, "merchantconsent", 5)
+	created := h.do(request{method: "POST", path: storePath(s.m.storeID, "/customers"), auth: bearer(s.token),
+		body: map[string]any{"name": "Salma", "phone": "+201004440001"}})
+	require.Equal(t, http.StatusCreated, created.Status, string(created.Raw))
+	id := created.data()["id"].(string)
+	require.Equal(t, false, created.data()["has_account"])
+	require.Equal(t, "not_subscribed", created.data()["marketing"].(map[string]any)["whatsapp"].(map[string]any)["state"])
+	patched := h.do(request{method: "PATCH", path: storePath(s.m.storeID, "/customers/"+id), auth: bearer(s.token),
+		body: map[string]any{"language": "en", "marketing": map[string]any{"whatsapp": map[string]any{"state": "subscribed"}}}})
+	require.Equal(t, http.StatusOK, patched.Status, string(patched.Raw))
+	consent := patched.data()["marketing"].(map[string]any)["whatsapp"].(map[string]any)
+	require.Equal(t, "subscribed", consent["state"])
+	require.Equal(t, "merchant", consent["source"])
+	require.Equal(t, "en", patched.data()["language"])
+	bad := h.do(request{method: "PATCH", path: storePath(s.m.storeID, "/customers/"+id), auth: bearer(s.token),
+		body: map[string]any{"marketing": map[string]any{"sms": map[string]any{"state": "subscribed"}, "email": map[string]any{"state": "yes"}}}})
+	require.Equal(t, http.StatusUnprocessableEntity, bad.Status, string(bad.Raw))
+	require.ElementsMatch(t, []string{"marketing.sms", "marketing.email.state"}, bad.fieldNames())
+}

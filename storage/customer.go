@@ -21,8 +21,14 @@ type Customer struct {
 	Addresses json.RawMessage
 	// ChatOptOut is set when the customer asked for no chat messages.
 	ChatOptOut bool
-	CreatedAt  time.Time
-	UpdatedAt  time.Time
+	// HasAccount is set once the customer signed in by a code (§24).
+	HasAccount   bool
+	LastSignInAt *time.Time
+	Language     *string
+	// Marketing is the consent per channel (whatsapp, email) ever set.
+	Marketing map[string]MarketingConsent
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }
 
 // CustomerUpdate is a partial update; null clears email or phone.
@@ -32,9 +38,29 @@ type CustomerUpdate struct {
 	Phone      Field[string]
 	Addresses  json.RawMessage
 	ChatOptOut *bool
+	Language   Field[string]
+	// Marketing sets a channel's consent state (source merchant).
+	Marketing map[string]string
 }
 
 const customerColumns = `id, store_id, name, email, phone, addresses, created_at, updated_at`
+
+// customerDetailColumns are a customer's columns with their account,
+// consent and chat opt-out (scanCustomerDetail).
+const customerDetailColumns = customerColumns + `, chat_opt_out, has_account, last_sign_in_at, language, marketing`
+
+func scanCustomerDetail(row pgx.Row) (Customer, error) {
+	var (
+		c         Customer
+		marketing []byte
+	)
+	if err := row.Scan(&c.ID, &c.StoreID, &c.Name, &c.Email, &c.Phone, &c.Addresses, &c.CreatedAt, &c.UpdatedAt, &c.ChatOptOut,
+		&c.HasAccount, &c.LastSignInAt, &c.Language, &marketing); err != nil {
+		return Customer{}, err
+	}
+	c.Marketing = map[string]MarketingConsent{}
+	return c, json.Unmarshal(marketing, &c.Marketing)
+}
 
 func scanCustomer(row pgx.Row) (Customer, error) {
 	var c Customer
@@ -44,9 +70,7 @@ func scanCustomer(row pgx.Row) (Customer, error) {
 
 // FindCustomerByID returns one customer of the store, with the chat opt-out.
 func (r reader) FindCustomerByID(ctx context.Context, storeID, id uuid.UUID) (Customer, error) {
-	var c Customer
-	err := r.q.QueryRow(ctx, `SELECT `+customerColumns+`, chat_opt_out FROM customers WHERE store_id = $1 AND id = $2`, storeID, id).
-		Scan(&c.ID, &c.StoreID, &c.Name, &c.Email, &c.Phone, &c.Addresses, &c.CreatedAt, &c.UpdatedAt, &c.ChatOptOut)
+	c, err := scanCustomerDetail(r.q.QueryRow(ctx, `SELECT `+customerDetailColumns+` FROM customers WHERE store_id = $1 AND id = $2`, storeID, id))
 	if err != nil {
 		return Customer{}, notFoundIfNoRows(err, "find customer "+id.String())
 	}
@@ -87,18 +111,20 @@ func (r reader) FindCustomers(ctx context.Context, storeID uuid.UUID, search *st
 		pattern = "%" + escapeLike(*search) + "%"
 	}
 	return findPage(ctx, r, "customers", listQuery{
-		columns: customerColumns + ", chat_opt_out",
+		columns: customerDetailColumns,
 		from:    "FROM customers WHERE store_id = $1 AND (name ILIKE $2 OR email ILIKE $2 OR phone ILIKE $2)", args: []any{storeID, pattern},
 		orderBy: "created_at DESC, id DESC",
-	}, page.Limit, int(page.Offset()), func(row pgx.CollectableRow) (Customer, error) {
-		var c Customer
-		err := row.Scan(&c.ID, &c.StoreID, &c.Name, &c.Email, &c.Phone, &c.Addresses, &c.CreatedAt, &c.UpdatedAt, &c.ChatOptOut)
-		return c, err
-	})
+	}, page.Limit, int(page.Offset()), func(row pgx.CollectableRow) (Customer, error) { return scanCustomerDetail(row) })
 }
 
 // UpdateCustomer applies a partial update.
 func (tx *Tx) UpdateCustomer(ctx context.Context, storeID, id uuid.UUID, upd CustomerUpdate) (Customer, error) {
+	return tx.updateCustomer(ctx, storeID, id, upd, "merchant")
+}
+
+// updateCustomer applies a partial update; consent changes carry source
+// (merchant, account).
+func (tx *Tx) updateCustomer(ctx context.Context, storeID, id uuid.UUID, upd CustomerUpdate, source string) (Customer, error) {
 	if _, err := tx.tx.Exec(ctx, `SELECT 1 FROM customers WHERE store_id = $1 AND id = $2 FOR UPDATE`, storeID, id); err != nil {
 		return Customer{}, fmt.Errorf("lock customer: %w", err)
 	}
@@ -121,9 +147,18 @@ func (tx *Tx) UpdateCustomer(ctx context.Context, storeID, id uuid.UUID, upd Cus
 	if upd.ChatOptOut != nil {
 		c.ChatOptOut = *upd.ChatOptOut
 	}
+	if upd.Language.Set {
+		c.Language = upd.Language.ptr()
+	}
 	c.UpdatedAt = tx.now()
-	_, err = tx.tx.Exec(ctx, `UPDATE customers SET name = $3, email = $4, phone = $5, addresses = $6, chat_opt_out = $7, updated_at = $8
-		WHERE store_id = $1 AND id = $2`, storeID, id, c.Name, c.Email, c.Phone, c.Addresses, c.ChatOptOut, c.UpdatedAt)
+	setConsent(c.Marketing, upd.Marketing, source, c.UpdatedAt)
+	marketing, err := json.Marshal(c.Marketing)
+	if err != nil {
+		return Customer{}, err
+	}
+	_, err = tx.tx.Exec(ctx, `UPDATE customers SET name = $3, email = $4, phone = $5, addresses = $6, chat_opt_out = $7, updated_at = $8,
+			language = $9, marketing = $10
+		WHERE store_id = $1 AND id = $2`, storeID, id, c.Name, c.Email, c.Phone, c.Addresses, c.ChatOptOut, c.UpdatedAt, c.Language, marketing)
 	if err != nil {
 		return Customer{}, fmt.Errorf("update customer: %w", customerConflict(err))
 	}

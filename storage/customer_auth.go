@@ -7,7 +7,6 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -309,31 +308,6 @@ type MarketingConsent struct {
 	Source     string    `json:"source"`
 }
 
-// Account is a signed-in buyer's profile.
-type Account struct {
-	Customer
-	HasAccount   bool
-	LastSignInAt *time.Time
-	Language     *string
-	Marketing    map[string]MarketingConsent
-}
-
-// FindAccount reads the signed-in buyer's profile.
-func (r reader) FindAccount(ctx context.Context, storeID, customerID uuid.UUID) (Account, error) {
-	var (
-		a         Account
-		marketing []byte
-	)
-	err := r.q.QueryRow(ctx, `SELECT `+customerColumns+`, has_account, last_sign_in_at, language, marketing FROM customers
-		WHERE store_id = $1 AND id = $2`, storeID, customerID).Scan(&a.ID, &a.StoreID, &a.Name, &a.Email, &a.Phone, &a.Addresses,
-		&a.CreatedAt, &a.UpdatedAt, &a.HasAccount, &a.LastSignInAt, &a.Language, &marketing)
-	if err != nil {
-		return Account{}, notFoundIfNoRows(err, "find account")
-	}
-	a.Marketing = map[string]MarketingConsent{}
-	return a, json.Unmarshal(marketing, &a.Marketing)
-}
-
 // AccountUpdate is what a buyer may change of their profile; nil leaves a
 // field. Marketing maps a channel to subscribed or unsubscribed.
 type AccountUpdate struct {
@@ -342,34 +316,24 @@ type AccountUpdate struct {
 	Marketing map[string]string
 }
 
-// UpdateAccount changes the signed-in buyer's profile; consent changes are
-// recorded with source account, single opt-in.
-func (tx *Tx) UpdateAccount(ctx context.Context, storeID, customerID uuid.UUID, u AccountUpdate) (Account, error) {
-	a, err := tx.FindAccount(ctx, storeID, customerID)
-	if err != nil {
-		return Account{}, err
-	}
-	now := tx.now()
-	if u.Name != nil {
-		a.Name = *u.Name
-	}
-	if u.Language != nil {
-		a.Language = u.Language
-	}
-	for channel, state := range u.Marketing {
-		if a.Marketing[channel].State != state {
-			a.Marketing[channel] = MarketingConsent{State: state, OptInLevel: "single", UpdatedAt: now.UTC(), Source: "account"}
+// setConsent records consent changes per channel (a state unchanged keeps
+// its time and source), single opt-in, from source.
+func setConsent(consent map[string]MarketingConsent, states map[string]string, source string, now time.Time) {
+	for channel, state := range states {
+		if consent[channel].State != state {
+			consent[channel] = MarketingConsent{State: state, OptInLevel: "single", UpdatedAt: now.UTC(), Source: source}
 		}
 	}
-	marketing, err := json.Marshal(a.Marketing)
-	if err != nil {
-		return Account{}, err
+}
+
+// UpdateAccount changes the signed-in buyer's profile; consent changes are
+// recorded with source account.
+func (tx *Tx) UpdateAccount(ctx context.Context, storeID, customerID uuid.UUID, u AccountUpdate) (Customer, error) {
+	upd := CustomerUpdate{Name: u.Name, Marketing: u.Marketing}
+	if u.Language != nil {
+		upd.Language = Field[string]{Set: true, Value: *u.Language}
 	}
-	if _, err := tx.tx.Exec(ctx, `UPDATE customers SET name = $3, language = $4, marketing = $5, updated_at = $6 WHERE store_id = $1 AND id = $2`,
-		storeID, customerID, a.Name, a.Language, marketing, now); err != nil {
-		return Account{}, fmt.Errorf("update account: %w", err)
-	}
-	return tx.FindAccount(ctx, storeID, customerID)
+	return tx.updateCustomer(ctx, storeID, customerID, upd, "account")
 }
 
 // FindAccountOrders lists the signed-in buyer's orders, newest first.

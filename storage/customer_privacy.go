@@ -126,14 +126,14 @@ func (tx *Tx) MergeCustomers(ctx context.Context, storeID, into, from uuid.UUID)
 // CustomerExport is everything the store keeps about a customer, for the
 // customer's access request.
 type CustomerExport struct {
-	Customer  Account
+	Customer  Customer
 	Orders    []Order
 	GiftCards []GiftCard
 }
 
 // ExportCustomer reads everything the store keeps about a customer.
 func (r reader) ExportCustomer(ctx context.Context, storeID, id uuid.UUID) (CustomerExport, error) {
-	a, err := r.FindAccount(ctx, storeID, id)
+	a, err := r.FindCustomerByID(ctx, storeID, id)
 	if err != nil {
 		return CustomerExport{}, err
 	}

@@ -91,6 +91,20 @@ type UpdateCustomer struct {
 	Phone      wire.Optional[string]    `json:"phone"`
 	Addresses  wire.Optional[[]address] `json:"addresses"`
 	ChatOptOut wire.Optional[bool]      `json:"chat_opt_out"`
+	Language   wire.Optional[string]    `json:"language"`
+	// Marketing sets consent per channel, recorded with source merchant.
+	Marketing map[string]struct {
+		State string `json:"state"`
+	} `json:"marketing"`
+}
+
+// MarketingStates are the consent states the body sets, by channel.
+func (req UpdateCustomer) MarketingStates() map[string]string {
+	out := map[string]string{}
+	for channel, consent := range req.Marketing {
+		out[channel] = consent.State
+	}
+	return out
 }
 
 // Valid lists what is wrong with the body, for wire.Decode's 422.
@@ -109,5 +123,15 @@ func (req UpdateCustomer) Valid() []wire.FieldError {
 		a.check(&c, "addresses["+strconv.Itoa(i)+"]")
 	}
 	notNull(&c, "chat_opt_out", req.ChatOptOut)
+	if req.Language.Set && !req.Language.Null {
+		c.OneOf("language", req.Language.Value, []string{"ar", "en"})
+	}
+	for channel, consent := range req.Marketing {
+		if channel != "whatsapp" && channel != "email" {
+			c.Add("marketing."+channel, "one_of", "must be whatsapp or email")
+			continue
+		}
+		c.OneOf("marketing."+channel+".state", consent.State, []string{"subscribed", "not_subscribed", "unsubscribed"})
+	}
 	return c.Result()
 }
