@@ -135,3 +135,18 @@ func (tx *Tx) flagCODRisk(ctx context.Context, o Order, risk *CODRisk) error {
 			risk.Score(), risk.OwnReturned, risk.OwnCompleted),
 		map[string]any{"score": risk.Score(), "own_returned": risk.OwnReturned, "own_completed": risk.OwnCompleted})
 }
+
+// Statement is one statement of a path with its arguments, for the
+// benchmarks to EXPLAIN as the service runs it.
+type Statement struct {
+	Name string
+	SQL  string
+	Args []any
+}
+
+// OrderHistoryStatements are the statements placing an order runs that
+// read the customer's history: the growth benchmark EXPLAINs them in
+// stores of every size.
+func OrderHistoryStatements(storeID, customerID uuid.UUID, phone string) []Statement {
+	return []Statement{{Name: "The trust check's COD record of the phone", SQL: codRiskQuery, Args: []any{phone, storeID}}}
+}

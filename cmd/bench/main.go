@@ -124,6 +124,16 @@ func main() {
 			fail(replaceSection(*out, "analytics", report))
 		}
 	}
+	if *suite == "growth" {
+		dbURL, err := createDatabase(ctx, admin, template, "bench_growth")
+		fail(err)
+		report, err := runGrowthBench(ctx, dbURL, *duration)
+		fail(err)
+		fmt.Print(report)
+		if *out != "" {
+			fail(replaceSection(*out, "growth", report))
+		}
+	}
 	if *suite == "load" {
 		dbURL, err := createDatabase(ctx, admin, template, "bench_load")
 		fail(err)
