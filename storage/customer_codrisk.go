@@ -59,11 +59,16 @@ func (tx *Tx) codRisk(ctx context.Context, storeID uuid.UUID, phone string) (COD
 	return scanCODRisk(rows)
 }
 
-const codRiskQuery = `SELECT store_id = $2, count(*) FILTER (WHERE status = 'RETURNED'), count(*)
-	FROM orders
-	WHERE customer_phone = $1 AND payment_method = 'cod' AND status IN ('DELIVERED', 'RETURNED')
-	  AND (store_id = $2 OR carrier_confirmed_at IS NOT NULL)
-	GROUP BY store_id`
+// codRiskQuery reads the phone's outcome counts, one row per store it has
+// an outcome in (migration 0070 keeps them in each outcome's
+// transaction): the store's own, all of them; another store's, those a
+// carrier confirmed. Counting them from the orders read every outcome of
+// the phone's history on every order, under the order's locks (issue 59).
+const codRiskQuery = `SELECT store_id = $2,
+		CASE WHEN store_id = $2 THEN returned ELSE confirmed_returned END,
+		CASE WHEN store_id = $2 THEN completed ELSE confirmed_completed END
+	FROM cod_phone_outcomes
+	WHERE customer_phone = $1 AND (store_id = $2 OR confirmed_completed > 0)`
 
 func scanCODRisk(rows pgx.Rows) (CODRisk, error) {
 	defer rows.Close()
