@@ -6,9 +6,11 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"runtime"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -146,7 +148,12 @@ func runGrowthBench(ctx context.Context, dbURL string, duration time.Duration) (
 	if err != nil {
 		return "", err
 	}
-	return formatGrowth(stores, seedTime, duration, concurrency, loadBefore, loads, explains), nil
+	report := formatGrowth(stores, seedTime, duration, concurrency, loadBefore, loads, explains)
+	catalog, err := runGrowthCatalog(ctx, duration)
+	if err != nil {
+		return "", err
+	}
+	return report + catalog, nil
 }
 
 // seedGrowthStore makes store i with its tokens, five variants and the
@@ -465,3 +472,207 @@ func joinFloats(xs []float64, format string) string {
 	}
 	return strings.Join(parts, " / ")
 }
+
+// catalogGrowthRun is one read of the storefront in one database.
+type catalogGrowthRun struct {
+	name   string
+	db     *database
+	mk     func() (*http.Request, error)
+	r      result
+	blocks int64 // shared buffers its statements touched
+}
+
+// runGrowthCatalog measures the storefront's product page and catalog
+// list of a store of 10 000 products in two databases alike but for the
+// other stores: none, and 99 more of 10 000 products each (1 000 000
+// products in the tables). Their rounds interleave in one run.
+func runGrowthCatalog(ctx context.Context, duration time.Duration) (string, error) {
+	admin, template := os.Getenv("SVC_TEST_DATABASE_URL"), os.Getenv("SVC_TEST_TEMPLATE_DATABASE")
+	type side struct {
+		name    string
+		others  int // other stores of 10 000 products
+		db      *database
+		storeID uuid.UUID
+		url     string
+		ids     []uuid.UUID
+	}
+	sides := []*side{{name: "10 000 products"}, {name: "1 000 000 products", others: 99}}
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	seedStart := time.Now()
+	for i, sd := range sides {
+		dbURL, err := createDatabase(ctx, admin, template, fmt.Sprintf("bench_growth_catalog_%d", i))
+		if err != nil {
+			return "", err
+		}
+		if sd.db, err = openDatabase(ctx, dbURL); err != nil {
+			return "", err
+		}
+		defer sd.db.Close()
+		seeded, err := seed(ctx, sd.db, 10_000, 1)
+		if err != nil {
+			return "", err
+		}
+		sd.storeID = seeded.storeID
+		if err := seedOtherCatalogs(ctx, sd.db, sd.others); err != nil {
+			return "", err
+		}
+		rows, err := sd.db.Pool.Query(ctx, `SELECT id FROM products WHERE store_id = $1 ORDER BY id LIMIT 2000`, sd.storeID)
+		if err != nil {
+			return "", err
+		}
+		for rows.Next() {
+			var id uuid.UUID
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return "", err
+			}
+			sd.ids = append(sd.ids, id)
+		}
+		rows.Close()
+		url, stop, err := serve(api.NewServer(api.Config{RateLimitPerMinute: 300, StorefrontRateLimitPerMinute: 1 << 30}, sd.db.DB, nil, nil, quiet))
+		if err != nil {
+			return "", err
+		}
+		defer stop()
+		sd.url = url
+	}
+	seedTime := time.Since(seedStart)
+	var runs []*catalogGrowthRun
+	for _, sd := range sides {
+		base := sd.url + "/api/v1/storefront/bench"
+		var n atomic.Uint64
+		ids := sd.ids
+		runs = append(runs, &catalogGrowthRun{name: "product page, " + sd.name, db: sd.db, mk: func() (*http.Request, error) {
+			return http.NewRequest(http.MethodGet, base+"/products/"+ids[n.Add(1)%uint64(len(ids))].String(), nil)
+		}})
+	}
+	for _, sd := range sides {
+		base := sd.url + "/api/v1/storefront/bench"
+		var n atomic.Uint64
+		runs = append(runs, &catalogGrowthRun{name: "catalog list, " + sd.name, db: sd.db, mk: func() (*http.Request, error) {
+			return http.NewRequest(http.MethodGet, fmt.Sprintf("%s/products?limit=20&page=%d", base, 1+n.Add(1)%50), nil)
+		}})
+	}
+	const concurrency = 16
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: concurrency * 2}}
+	for _, run := range runs {
+		if _, err := closedLoop(client, run.mk, concurrency, time.Second); err != nil {
+			return "", fmt.Errorf("warm %s: %w", run.name, err)
+		}
+	}
+	for _, sd := range sides {
+		if err := countAllStatements(ctx, sd.db); err != nil {
+			return "", err
+		}
+	}
+	defer func() { _ = countStatements(ctx, sides[0].db, false) }()
+	loads := []string{loadAverage()}
+	const rounds = 4
+	for round := range rounds {
+		for k := range runs {
+			run := runs[(round+k)%len(runs)]
+			if _, err := run.db.Pool.Exec(ctx, `SELECT pg_stat_statements_reset()`); err != nil {
+				return "", err
+			}
+			r, err := closedLoop(client, run.mk, concurrency, duration/rounds)
+			if err != nil {
+				return "", fmt.Errorf("%s: %w", run.name, err)
+			}
+			run.r = run.r.merge(r)
+			var blocks int64
+			if err := run.db.Pool.QueryRow(ctx, `SELECT coalesce(sum(shared_blks_hit + shared_blks_read), 0)::bigint FROM pg_stat_statements
+				WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) AND query NOT LIKE '%pg_stat_statements%'`).Scan(&blocks); err != nil {
+				return "", err
+			}
+			run.blocks += blocks
+		}
+		loads = append(loads, loadAverage())
+	}
+	var explains []growthExplain
+	for _, sd := range sides {
+		active := "active"
+		page, count := storage.ProductListQuery(sd.storeID, storage.ProductFilter{Status: &active, Page: storage.Page{Page: 3, Limit: 20}})
+		for _, q := range []struct {
+			name string
+			b    interface {
+				ToSql() (string, []any, error)
+			}
+		}{{"The catalog list's page 3", page}, {"The catalog list's total as counted before migration 0071 (the storefront's list no longer runs it)", count},
+			{"The catalog list's kept total", rawStatement(storage.ProductTotalStatement(sd.storeID, &active))}} {
+			sql, args, err := q.b.ToSql()
+			if err != nil {
+				return "", err
+			}
+			var lines []string
+			rows, err := sd.db.Pool.Query(ctx, "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF, SUMMARY OFF) "+sql, args...)
+			if err != nil {
+				return "", err
+			}
+			for rows.Next() {
+				var line string
+				if err := rows.Scan(&line); err != nil {
+					rows.Close()
+					return "", err
+				}
+				lines = append(lines, line)
+			}
+			rows.Close()
+			explains = append(explains, growthExplain{statement: q.name, store: sd.name + " in the tables", plan: strings.Join(lines, "\n")})
+		}
+	}
+
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n**The storefront as the tables grow.** A store of 10 000 active products (a default variant each) in two databases,\n")
+	fmt.Fprintf(&b, "alike but for the other stores: none, and 99 more stores of 10 000 products (1 000 000 products and as many variants in\n")
+	fmt.Fprintf(&b, "the tables), seeded in %s. `GET /api/v1/storefront/bench/products/{id}` over 2 000 of the store's products, and\n", seedTime.Round(time.Second))
+	fmt.Fprintf(&b, "`GET /api/v1/storefront/bench/products?limit=20&page=1…50`; %d clients, four rounds of %s per run, each round starting\n", concurrency, duration/rounds)
+	fmt.Fprintf(&b, "with the next run (load average at the start and after each round: %s).\n\n", strings.Join(loads, ", "))
+	fmt.Fprintf(&b, "| read | requests/s | p50 | p99 | ratio to 10 000 | shared buffers per request |\n|---|---:|---:|---:|---:|---:|\n")
+	for i, run := range runs {
+		base := runs[i-i%2].r.rps()
+		fmt.Fprintf(&b, "| %s | %.0f | %s | %s | %.2f | %.1f |\n", run.name, run.r.rps(), ms(run.r.percentile(0.5)), ms(run.r.percentile(0.99)),
+			run.r.rps()/base, float64(run.blocks)/float64(run.r.requests))
+	}
+	pageRatio, listRatio := runs[1].r.rps()/runs[0].r.rps(), runs[3].r.rps()/runs[2].r.rps()
+	fmt.Fprintf(&b, "\n**Product page at 1 000 000 products: %.2f of 10 000** (goal ≥ 0.90: %s). **Catalog list: %.2f** (goal ≥ 0.90: %s).\n",
+		pageRatio, verdict(pageRatio >= 0.9), listRatio, verdict(listRatio >= 0.9))
+	for _, e := range explains {
+		fmt.Fprintf(&b, "\n%s, %s:\n\n```\n%s\n```\n", e.statement, e.store, e.plan)
+	}
+	return b.String(), nil
+}
+
+// seedOtherCatalogs adds n stores of 10 000 active products each, with
+// their default variants, in two set-based statements.
+func seedOtherCatalogs(ctx context.Context, db *database, n int) error {
+	if n == 0 {
+		return nil
+	}
+	stores := make([]uuid.UUID, n)
+	for i := range stores {
+		user := storage.User{Email: fmt.Sprintf("other-%d@example.com", i), PasswordHash: "x", Name: "Other"}
+		store := storage.Store{Name: fmt.Sprintf("Other %d", i), Subdomain: fmt.Sprintf("other-%d", i), Currency: "EGP", DefaultLanguage: "ar"}
+		if err := db.InTx(ctx, func(tx *storage.Tx) error { return tx.CreateUserAndStore(ctx, &user, &store) }); err != nil {
+			return err
+		}
+		stores[i] = store.ID
+	}
+	_, err := db.Pool.Exec(ctx, `WITH p AS (
+			INSERT INTO products (id, store_id, name, description, sku, price, cost_price, status, attributes, created_at, updated_at)
+			SELECT gen_random_uuid(), s.id, 'Product ' || i, 'A product of another store', 'SKU-' || i, 1000 + i, NULLIF(i % 3, 0) * 500,
+			       'active', jsonb_build_object('colour', 'red', 'size', 'M'), now() - (i || ' seconds')::interval, now()
+			FROM unnest($1::uuid[]) AS s(id) CROSS JOIN generate_series(1, 10000) AS i
+			RETURNING id, store_id, price, cost_price, substr(sku, 5)::int AS i)
+		INSERT INTO variants (id, store_id, product_id, price, cost_price, quantity, position, is_default)
+		SELECT gen_random_uuid(), store_id, id, price, cost_price, i % 50, 1, true FROM p`, stores)
+	if err != nil {
+		return fmt.Errorf("seed other catalogs: %w", err)
+	}
+	_, err = db.Pool.Exec(ctx, `VACUUM ANALYZE products, variants`)
+	return err
+}
+
+// rawStatement is a statement as the query builders' ToSql answers it.
+type rawStatement storage.Statement
+
+func (s rawStatement) ToSql() (string, []any, error) { return s.SQL, s.Args, nil }
