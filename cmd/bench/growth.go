@@ -668,7 +668,9 @@ func seedOtherCatalogs(ctx context.Context, db *database, n int) error {
 	if err != nil {
 		return fmt.Errorf("seed other catalogs: %w", err)
 	}
-	_, err = db.Pool.Exec(ctx, `VACUUM ANALYZE products, variants`)
+	// The stores too: unanalysed, its hundred rows were scanned for the
+	// storefront's store by subdomain (autovacuum analyses it in time).
+	_, err = db.Pool.Exec(ctx, `VACUUM ANALYZE products, variants, stores`)
 	return err
 }
 
