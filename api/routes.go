@@ -6,13 +6,14 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 	"github.com/merchantsvc/svc/api/pages"
+	"github.com/merchantsvc/svc/api/site"
 	"github.com/merchantsvc/svc/storage"
 )
 
 // routes is the whole API surface in one place.
 func (s *Server) routes() *chi.Mux {
 	r := chi.NewRouter()
-	r.Use(withRequestID, withLogger(s.log), s.recoverer, s.observe, middleware.StripSlashes)
+	r.Use(withRequestID, withLogger(s.log), s.recoverer, s.observe, s.storefrontHost, middleware.StripSlashes)
 	r.NotFound(answerError(errRouteNotFound))
 	r.MethodNotAllowed(answerError(errMethodNotAllowed))
 
@@ -43,6 +44,13 @@ func (s *Server) routes() *chi.Mux {
 	r.Method(http.MethodGet, "/verify-email", s.pages.VerifyEmailPage())
 	r.Method(http.MethodGet, "/stores/{store_id}/shipments/print", s.pages.WaybillsPrint())
 	r.Method(http.MethodGet, "/stores/{store_id}/orders/{order_id}/returns", s.pages.OrderReturnsPage())
+	// Every store's website (decisions §23, package site): here in
+	// development and tests; at {subdomain}.{StorefrontDomain} when set
+	// (storefrontHost), and then not here.
+	storefrontLimit := s.perClientLimit(s.buyerLimiter, errStorefrontRateLimited)
+	r.With(storefrontLimit).Method(http.MethodGet, "/s/{subdomain}", s.handleSite())
+	r.With(storefrontLimit).Method(http.MethodGet, "/s/{subdomain}/*", s.handleSite())
+	r.Method(http.MethodGet, "/assets/theme/{file}", site.Assets())
 	r.Method(http.MethodGet, "/healthz", s.handleHealthz())
 	r.Method(http.MethodGet, "/metrics", s.handlePublicMetrics())
 	r.Method(http.MethodGet, "/readyz", s.handleReadyz())

@@ -20,6 +20,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/merchantsvc/svc/api/pages"
+	"github.com/merchantsvc/svc/api/site"
 	"github.com/merchantsvc/svc/internal/metrics"
 	"github.com/merchantsvc/svc/internal/session"
 	"github.com/merchantsvc/svc/internal/tracing"
@@ -51,7 +52,11 @@ type Config struct {
 	// emails link to {StorefrontURL}/cart/{cart_id}?token=… (default
 	// {BaseURL}/storefront/{subdomain}).
 	StorefrontURL string
-	TaskQueue     string
+	// StorefrontDomain, when set, serves each store's website at
+	// https://{subdomain}.{StorefrontDomain} (decisions §23); unset, at
+	// {BaseURL}/s/{subdomain}.
+	StorefrontDomain string
+	TaskQueue        string
 	// WebhookGuard validates subscription URLs (decisions §7).
 	WebhookGuard webhook.Guard
 	// WebhookRetrySchedule is the ladder redeliveries follow after their immediate attempt.
@@ -136,6 +141,7 @@ type Server struct {
 	metrics               *metrics.API
 	outbox                outboxGauges
 	pages                 *pages.Pages
+	site                  *site.Site
 	ownOrigins            []string      // the merchant URL's and the API's origins (fromOwnPages)
 	streamsEnd            chan struct{} // closed by EndStreams
 	importStreams         *streamSlots  // the open import event streams per user
@@ -214,6 +220,8 @@ func NewServer(cfg Config, db *storage.DB, temporal client.Client, blobStore *bl
 	s.ownOrigins = originsOf(cfg.BaseURL, cfg.MerchantURL)
 	s.pages = pages.New(pages.Config{SecureCookies: cfg.SecureCookies, OwnOrigins: s.ownOrigins, CheckPassword: s.CheckPassword,
 		WebhookRetrySchedule: cfg.WebhookRetrySchedule, Source: s.requestSource, ExpensiveRead: s.pageExportAllowed}, db, log)
+	s.site = site.New(site.Config{BaseURL: cfg.BaseURL, StorefrontDomain: cfg.StorefrontDomain}, db, log)
+	s.pages.UseSite(s.site)
 	s.metrics = metrics.NewAPI()
 	s.outbox = newOutboxGauges(s.metrics.Registry)
 	s.router = s.routes()

@@ -19,6 +19,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
 
+	"github.com/merchantsvc/svc/api/site"
 	"github.com/merchantsvc/svc/internal/session"
 	"github.com/merchantsvc/svc/storage"
 	"github.com/merchantsvc/svc/storage/theme"
@@ -63,10 +64,15 @@ type Config struct {
 
 // Pages serves the merchant's server-rendered pages.
 type Pages struct {
-	cfg Config
-	db  *storage.DB
-	log *slog.Logger
+	cfg  Config
+	db   *storage.DB
+	log  *slog.Logger
+	site *site.Site
 }
+
+// UseSite hands the pages the storefront's renderer, which the theme
+// editor's preview shares.
+func (p *Pages) UseSite(s *site.Site) { p.site = s }
 
 // New serves the pages over the database.
 func New(cfg Config, db *storage.DB, log *slog.Logger) *Pages {

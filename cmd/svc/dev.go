@@ -152,6 +152,7 @@ func runDev(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer)
 
 	fmt.Fprintf(stdout, "\nAPI          %s/api/v1  (OpenAPI: %s/api/v1/openapi.json)\n", cfg.BaseURL, cfg.BaseURL)
 	fmt.Fprintf(stdout, "Merchant     %s\n", cfg.MerchantURL)
+	fmt.Fprintf(stdout, "Storefront   %s\n", storefrontAddress(cfg))
 	fmt.Fprintf(stdout, "Temporal UI  %s\n", tmp.UIURL)
 	fmt.Fprintf(stdout, "Postgres     %s\n", cfg.DatabaseURL)
 	fmt.Fprintf(stdout, "Mail         %s (SMTP %s; one .eml file per message)\n", filepath.Join(dir, "mail"), cfg.SMTPAddr)
@@ -271,4 +272,13 @@ func devSecretsKey(path string) (string, error) {
 		return "", fmt.Errorf("write dev secrets key: %w", err)
 	}
 	return encoded, nil
+}
+
+// storefrontAddress is where the stores' websites are (decisions §23):
+// {subdomain} stands for a store's subdomain.
+func storefrontAddress(cfg Config) string {
+	if cfg.StorefrontDomain != "" {
+		return "https://{subdomain}." + cfg.StorefrontDomain
+	}
+	return cfg.BaseURL + "/s/{subdomain}"
 }

@@ -210,7 +210,7 @@ func connect(ctx context.Context, cfg Config, log *slog.Logger, service string, 
 
 func apiConfig(cfg Config, tr *tracing.Tracing, secrets *storage.Sealer) api.Config {
 	return api.Config{RateLimitPerMinute: cfg.RateLimitPerMinute, SessionRateLimitPerMinute: cfg.SessionRateLimitPerMinute, ExportRateLimitPerMinute: cfg.ExportRateLimitPerMinute, StorefrontRateLimitPerMinute: cfg.StorefrontRateLimitPerMinute, SecureCookies: cfg.SecureCookies,
-		BaseURL: cfg.BaseURL, MerchantURL: cfg.MerchantURL, StorefrontURL: cfg.StorefrontURL, TaskQueue: cfg.TaskQueue,
+		BaseURL: cfg.BaseURL, MerchantURL: cfg.MerchantURL, StorefrontURL: cfg.StorefrontURL, StorefrontDomain: cfg.StorefrontDomain, TaskQueue: cfg.TaskQueue,
 		WebhookGuard: webhook.Guard{AllowPrivate: cfg.WebhookAllowPrivate}, WebhookRetrySchedule: cfg.WebhookRetrySchedule,
 		ChatWebhookSecret: cfg.ChatWebhookSecret, Tracing: tr, TrustedProxies: cfg.TrustedProxies,
 		StorefrontOrdersPerPhone: cfg.StorefrontOrdersPerPhone, StorefrontOrdersPerNetwork: cfg.StorefrontOrdersPerNetwork,

@@ -14,12 +14,14 @@ function ack(msg, ok = true) {
 async function setContext(msg) {
   const { themeSettings, page: pageName, document: doc } = msg.payload || {};
   const { ok, status, data } = await call("POST", `/stores/${storeID}/themes/preview/render`, {
-    body: { document: doc || { settings: themeSettings, templates: {} }, page: pageName || "index" },
+    body: { document: doc || { settings: themeSettings, templates: {} }, page: pageName || "index", lang: document.documentElement.lang },
   });
   if (!ok) throw new Error("render failed: " + status);
+  // The storefront's renderer answers the page's body and the theme's
+  // style: the frame swaps both, keeping its own scripts.
   page.innerHTML = data.html;
   document.documentElement.dir = data.dir;
-  document.body.setAttribute("style", data.vars);
+  document.getElementById("sf-vars").textContent = data.style;
 }
 
 function scrollToSection(msg) {
