@@ -112,6 +112,7 @@ var auditedRoutes = map[string]auditedRoute{
 	"POST /payments/{proof_id}/void":                                 {"payment.voided", "payment_proof", "proof_id"},
 	"PUT /themes/v3/customization":                                   {"theme.draft_saved", "theme", ""},
 	"POST /themes/v3/customization/publish":                          {"theme.published", "theme", ""},
+	"POST /themes/v3/customization/switch":                           {"theme.switched", "theme", ""},
 	"POST /themes/v3/versions/{version_id}/restore":                  {"theme.version_restored", "theme_version", "version_id"},
 	"POST /menus":                                                    {"menu.created", "menu", ""},
 	"PATCH /menus/{menu_id}":                                         {"menu.updated", "menu", "menu_id"},

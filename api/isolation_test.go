@@ -226,6 +226,8 @@ var routeAccess = map[string]string{
 	"POST /api/v1/stores/{store_id}/payment-proofs/{proof_id}/reject":                         "settings:write",
 	"POST /api/v1/stores/{store_id}/payments/{proof_id}/void":                                 "settings:write",
 	"GET /api/v1/stores/{store_id}/themes/v3/customization":                                   "themes:read",
+	"POST /api/v1/stores/{store_id}/themes/v3/customization/switch":                           "themes:write",
+	"GET /api/v1/stores/{store_id}/themes":                                                    "themes:read",
 	"PUT /api/v1/stores/{store_id}/themes/v3/customization":                                   "themes:write",
 	"POST /api/v1/stores/{store_id}/themes/v3/customization/publish":                          "themes:write",
 	"GET /api/v1/stores/{store_id}/themes/v3/versions":                                        "themes:read",

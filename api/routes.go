@@ -326,10 +326,12 @@ func (s *Server) routes() *chi.Mux {
 			r.With(settingsWrite).Method(http.MethodPost, "/payments/{proof_id}/void", s.handleVoidPayment())
 
 			themesRead, themesWrite := s.requireScope("themes:read"), s.requireScope("themes:write")
+			r.With(themesRead).Method(http.MethodGet, "/themes", s.handleListThemes())
 			r.Route("/themes/v3", func(r chi.Router) {
 				r.With(themesRead).Method(http.MethodGet, "/customization", s.handleGetCustomization())
 				r.With(themesWrite).Method(http.MethodPut, "/customization", s.handleSaveDraft())
 				r.With(themesWrite).Method(http.MethodPost, "/customization/publish", s.handlePublishTheme())
+				r.With(themesWrite).Method(http.MethodPost, "/customization/switch", s.handleSwitchTheme())
 				r.With(themesRead).Method(http.MethodGet, "/versions", s.handleListThemeVersions())
 				r.With(themesRead).Method(http.MethodGet, "/versions/compare", s.handleCompareThemes())
 				r.With(themesRead).Method(http.MethodGet, "/versions/{version_id}", s.handleGetThemeVersion())

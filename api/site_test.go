@@ -428,3 +428,102 @@ func TestSiteServedOnTheStorefrontDomain(t *testing.T) {
 	require.Contains(t, string(b), `href="/en/cart"`, "links are the site's own paths")
 	require.Equal(t, http.StatusOK, h.do(request{method: "GET", path: "/healthz"}).Status, "the API's own host still answers its routes")
 }
+
+// The theme library (decisions §23): GET /themes lists the built-in
+// themes; switching the draft saves the old draft as a version and puts
+// the theme's defaults in the draft; the preview renders the new theme at
+// once, the website only once it is published; a restore brings the old
+// theme back with its draft.
+func TestThemeLibraryAndSwitch(t *testing.T) {
+	h := newHarness(t, api.Config{})
+	s := newSiteShop(t, h, "themelib", false)
+	list := s.call("GET", "/themes", nil)
+	require.Equal(t, http.StatusOK, list.Status, string(list.Raw))
+	items := list.data()["items"].([]any)
+	require.GreaterOrEqual(t, len(items), 2)
+	souq, layali := items[0].(map[string]any), items[1].(map[string]any)
+	require.Equal(t, "souq", souq["id"])
+	require.Equal(t, "layali", layali["id"])
+	require.Equal(t, true, souq["draft"])
+	require.Equal(t, false, souq["published"], "nothing published yet")
+	require.NotEmpty(t, layali["name"].(map[string]any)["ar"])
+	css := visit(t, layali["stylesheet_url"].(string))
+	require.Equal(t, http.StatusOK, css.status)
+	require.Equal(t, "text/css; charset=utf-8", css.header.Get("Content-Type"))
+
+	first := s.call("POST", "/themes/v3/customization/publish", map[string]any{"name": "souq"})
+	require.Equal(t, http.StatusCreated, first.Status, string(first.Raw))
+
+	bad := s.call("POST", "/themes/v3/customization/switch", map[string]any{"theme_id": "nope"})
+	require.Equal(t, http.StatusUnprocessableEntity, bad.Status, string(bad.Raw))
+	require.Equal(t, []string{"theme_id"}, bad.fieldNames())
+
+	switched := s.call("POST", "/themes/v3/customization/switch", map[string]any{"theme_id": "layali"})
+	require.Equal(t, http.StatusOK, switched.Status, string(switched.Raw))
+	require.Equal(t, "layali", switched.data()["theme_id"])
+	require.Equal(t, "switch", switched.data()["saved_version"].(map[string]any)["source"])
+	require.Equal(t, "souq", switched.data()["saved_version"].(map[string]any)["theme_id"])
+	require.Equal(t, "#c8a15a", switched.data()["draft"].(map[string]any)["settings"].(map[string]any)["accent"])
+	require.Equal(t, switched.Header.Get("ETag"), switched.data()["etag"])
+
+	preview := h.do(request{method: "GET", path: "/stores/" + s.m.storeID + "/themes/preview", auth: s.m.auth()})
+	require.Equal(t, http.StatusOK, preview.Status)
+	require.Contains(t, string(preview.Raw), `data-theme="layali"`)
+	require.Contains(t, string(preview.Raw), `class="masthead"`, "the theme's own layout")
+	require.Contains(t, string(preview.Raw), `/assets/theme/layali.css?v=`)
+	site := visit(t, s.root)
+	require.Contains(t, site.body, `data-theme="souq"`, "the website keeps its theme until publish")
+
+	pub := s.call("POST", "/themes/v3/customization/publish", map[string]any{"name": "layali"})
+	require.Equal(t, http.StatusCreated, pub.Status, string(pub.Raw))
+	require.Equal(t, "layali", pub.data()["theme_id"])
+	site = visit(t, s.root)
+	require.Contains(t, site.body, `data-theme="layali"`)
+	require.Contains(t, site.body, "/assets/layali.css?v=")
+	require.Contains(t, site.body, "--accent:#c8a15a")
+	require.Equal(t, http.StatusOK, visit(t, s.root+"/assets/layali.css").status)
+	product := visit(t, s.root+"/products/"+url.PathEscape(s.scarf["handle"].(string)))
+	require.Equal(t, http.StatusOK, product.status)
+	require.Contains(t, product.body, `data-theme="layali"`)
+
+	list = s.call("GET", "/themes", nil)
+	require.Equal(t, true, list.data()["items"].([]any)[1].(map[string]any)["published"])
+
+	restored := s.call("POST", "/themes/v3/versions/"+switched.data()["saved_version"].(map[string]any)["id"].(string)+"/restore", nil)
+	require.Equal(t, http.StatusCreated, restored.Status, string(restored.Raw))
+	require.Equal(t, "souq", restored.data()["theme_id"], "the restored draft renders with its own theme")
+	preview = h.do(request{method: "GET", path: "/stores/" + s.m.storeID + "/themes/preview", auth: s.m.auth()})
+	require.Contains(t, string(preview.Raw), `data-theme="souq"`)
+}
+
+// Both themes in headless Chromium, Arabic and English at 390 and 1280 px.
+func TestSecondThemeInHeadlessChromium(t *testing.T) {
+	h := newHarness(t, api.Config{})
+	h.startWorker(nil)
+	s := newSiteShop(t, h, "layalibrowser", true)
+	require.Equal(t, http.StatusOK, s.call("POST", "/themes/v3/customization/switch", map[string]any{"theme_id": "layali"}).Status)
+	require.Equal(t, http.StatusCreated, s.call("POST", "/themes/v3/customization/publish", map[string]any{"name": "layali"}).Status)
+	chromium, err := exec.LookPath("chromium")
+	require.NoError(t, err, "Debian's chromium is needed (`make system-libs` installs it)")
+	alloc, cancel := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromium), chromedp.Flag("headless", true), chromedp.NoSandbox, chromedp.DisableGPU)...)
+	t.Cleanup(cancel)
+	tab, cancelTab := chromedp.NewContext(alloc)
+	t.Cleanup(cancelTab)
+	tab, cancelT := context.WithTimeout(tab, 180*time.Second)
+	t.Cleanup(cancelT)
+	handle := url.PathEscape(s.scarf["handle"].(string))
+	for _, lang := range []string{"ar", "en"} {
+		prefix := map[string]string{"ar": "", "en": "/en"}[lang]
+		for name, path := range map[string]string{"home": "", "product": "/products/" + handle, "collection": "/collections/all"} {
+			var theme string
+			require.NoError(t, chromedp.Run(tab,
+				chromedp.Navigate(s.root+prefix+path),
+				chromedp.WaitReady(`#sf-main`, chromedp.ByQuery),
+				chromedp.AttributeValue(`html`, "data-theme", &theme, nil, chromedp.ByQuery),
+			))
+			require.Equal(t, "layali", theme)
+			siteLayout(t, tab, "layali-"+name+"-"+lang)
+		}
+	}
+}

@@ -97,11 +97,12 @@ type versionResponse struct {
 	Source       string          `json:"source"`
 	RestoredFrom *uuid.UUID      `json:"restored_from"`
 	CreatedAt    time.Time       `json:"created_at"`
+	ThemeID      string          `json:"theme_id"`
 	Document     json.RawMessage `json:"document,omitempty"`
 }
 
 func newVersionResponse(v storage.ThemeVersion, withDocument bool) versionResponse {
-	resp := versionResponse{ID: v.ID, Name: v.Name, Source: v.Source, RestoredFrom: v.RestoredFrom, CreatedAt: v.CreatedAt.UTC()}
+	resp := versionResponse{ID: v.ID, Name: v.Name, Source: v.Source, RestoredFrom: v.RestoredFrom, CreatedAt: v.CreatedAt.UTC(), ThemeID: v.ThemeID}
 	if withDocument {
 		resp.Document = v.Document
 	}

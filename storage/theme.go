@@ -48,6 +48,10 @@ type Customization struct {
 	Revision    int64
 	SavedAt     time.Time
 	PublishedAt *time.Time
+	// DraftThemeID and PublishedThemeID are the built-in themes
+	// (theme.Builtins) the draft and the published document render with.
+	DraftThemeID     string
+	PublishedThemeID string
 }
 
 // ThemeVersion is a published snapshot.
@@ -58,6 +62,7 @@ type ThemeVersion struct {
 	Source       string
 	RestoredFrom *uuid.UUID
 	CreatedAt    time.Time
+	ThemeID      string // the built-in theme the document renders with
 }
 
 // contentRefs answers the theme validator's reference lookups from the
@@ -123,11 +128,11 @@ func (r reader) ValidateThemeDocument(ctx context.Context, storeID uuid.UUID, do
 	return nil
 }
 
-const customizationColumns = `store_id, draft, draft_etag, published, revision, saved_at, published_at`
+const customizationColumns = `store_id, draft, draft_etag, published, revision, saved_at, published_at, draft_theme_id, published_theme_id`
 
 func scanCustomization(row pgx.Row) (Customization, error) {
 	var c Customization
-	err := row.Scan(&c.StoreID, &c.Draft, &c.ETag, &c.Published, &c.Revision, &c.SavedAt, &c.PublishedAt)
+	err := row.Scan(&c.StoreID, &c.Draft, &c.ETag, &c.Published, &c.Revision, &c.SavedAt, &c.PublishedAt, &c.DraftThemeID, &c.PublishedThemeID)
 	return c, err
 }
 
@@ -192,19 +197,19 @@ func (db *DB) SaveDraft(ctx context.Context, storeID uuid.UUID, ifMatch string, 
 	return c, nil
 }
 
-const themeVersionColumns = `id, name, document, source, restored_from, created_at`
+const themeVersionColumns = `id, name, document, source, restored_from, created_at, theme_id`
 
 func scanThemeVersion(row pgx.Row) (ThemeVersion, error) {
 	var v ThemeVersion
-	err := row.Scan(&v.ID, &v.Name, &v.Document, &v.Source, &v.RestoredFrom, &v.CreatedAt)
+	err := row.Scan(&v.ID, &v.Name, &v.Document, &v.Source, &v.RestoredFrom, &v.CreatedAt, &v.ThemeID)
 	return v, err
 }
 
 // snapshot adds a version on top and rotates the oldest beyond 20 out (the
 // newest is never among them).
-func (tx *Tx) snapshot(ctx context.Context, storeID uuid.UUID, name, source string, doc json.RawMessage, from *uuid.UUID) (ThemeVersion, error) {
-	v, err := scanThemeVersion(tx.tx.QueryRow(ctx, `INSERT INTO theme_versions (id, store_id, name, document, source, restored_from, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING `+themeVersionColumns, NewID(), storeID, name, doc, source, from, tx.now()))
+func (tx *Tx) snapshot(ctx context.Context, storeID uuid.UUID, name, source string, doc json.RawMessage, from *uuid.UUID, themeID string) (ThemeVersion, error) {
+	v, err := scanThemeVersion(tx.tx.QueryRow(ctx, `INSERT INTO theme_versions (id, store_id, name, document, source, restored_from, created_at, theme_id)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING `+themeVersionColumns, NewID(), storeID, name, doc, source, from, tx.now(), themeID))
 	if err != nil {
 		return ThemeVersion{}, fmt.Errorf("snapshot theme: %w", err)
 	}
@@ -230,10 +235,11 @@ func (db *DB) PublishDraft(ctx context.Context, storeID uuid.UUID, name string) 
 		if name == "" {
 			name = "Published " + tx.now().UTC().Format("2006-01-02 15:04")
 		}
-		if v, err = tx.snapshot(ctx, storeID, name, "publish", c.Draft, nil); err != nil {
+		if v, err = tx.snapshot(ctx, storeID, name, "publish", c.Draft, nil, c.DraftThemeID); err != nil {
 			return err
 		}
-		_, err = tx.tx.Exec(ctx, `UPDATE theme_customizations SET published = draft, published_at = $2 WHERE store_id = $1`, storeID, tx.now())
+		_, err = tx.tx.Exec(ctx, `UPDATE theme_customizations SET published = draft, published_theme_id = draft_theme_id, published_at = $2
+			WHERE store_id = $1`, storeID, tx.now())
 		return err
 	})
 	return v, err
@@ -280,12 +286,51 @@ func (db *DB) RestoreThemeVersion(ctx context.Context, storeID, id uuid.UUID) (T
 		c Customization
 	)
 	err = db.InTx(ctx, func(tx *Tx) error {
-		if v, err = tx.snapshot(ctx, storeID, "Restored: "+old.Name, "restore", old.Document, &old.ID); err != nil {
+		if v, err = tx.snapshot(ctx, storeID, "Restored: "+old.Name, "restore", old.Document, &old.ID, old.ThemeID); err != nil {
 			return err
 		}
 		c, err = scanCustomization(tx.tx.QueryRow(ctx, `UPDATE theme_customizations SET draft = $2, draft_etag = $3, revision = revision + 1,
-			saved_at = $4 WHERE store_id = $1 RETURNING `+customizationColumns, storeID, old.Document, tag, tx.now()))
+			saved_at = $4, draft_theme_id = $5 WHERE store_id = $1 RETURNING `+customizationColumns, storeID, old.Document, tag, tx.now(), old.ThemeID))
 		return err
 	})
 	return v, c, err
+}
+
+// ErrUnknownTheme refuses a switch to a theme that is not built in.
+var ErrUnknownTheme = errors.New("unknown theme")
+
+// SwitchTheme puts a built-in theme's defaults in the draft (decisions
+// §23): the old draft is saved on top of the versions first (source
+// "switch"), so nothing the merchant made is lost; the published document
+// stays until Publish.
+func (db *DB) SwitchTheme(ctx context.Context, storeID uuid.UUID, themeID string) (Customization, ThemeVersion, error) {
+	b, ok := theme.FindBuiltin(themeID)
+	if !ok {
+		return Customization{}, ThemeVersion{}, fmt.Errorf("switch theme %q: %w", themeID, ErrUnknownTheme)
+	}
+	if _, err := db.FindCustomization(ctx, storeID); err != nil {
+		return Customization{}, ThemeVersion{}, err
+	}
+	doc, tag, err := theme.Canonical(b.DefaultDocument())
+	if err != nil {
+		return Customization{}, ThemeVersion{}, err
+	}
+	var (
+		c Customization
+		v ThemeVersion
+	)
+	err = db.InTx(ctx, func(tx *Tx) error {
+		old, err := scanCustomization(tx.tx.QueryRow(ctx, `SELECT `+customizationColumns+` FROM theme_customizations WHERE store_id = $1 FOR UPDATE`, storeID))
+		if err != nil {
+			return fmt.Errorf("lock customization: %w", err)
+		}
+		name := "Before switching to " + b.Name.En
+		if v, err = tx.snapshot(ctx, storeID, name, "switch", old.Draft, nil, old.DraftThemeID); err != nil {
+			return err
+		}
+		c, err = scanCustomization(tx.tx.QueryRow(ctx, `UPDATE theme_customizations SET draft = $2, draft_etag = $3, revision = revision + 1,
+			saved_at = $4, draft_theme_id = $5 WHERE store_id = $1 RETURNING `+customizationColumns, storeID, doc, tag, tx.now(), b.ID))
+		return err
+	})
+	return c, v, err
 }

@@ -44,7 +44,7 @@ func (p *Pages) Preview() http.Handler {
 		if err != nil {
 			return err
 		}
-		out, err := p.site.RenderPreview(r.Context(), mp.store, c.Draft, page, previewLanguage(r, mp.lang))
+		out, err := p.site.RenderPreview(r.Context(), mp.store, c.Draft, c.DraftThemeID, page, previewLanguage(r, mp.lang))
 		if err != nil {
 			return err
 		}
@@ -71,6 +71,7 @@ func (p *Pages) PreviewRender() http.Handler {
 			Document json.RawMessage `json:"document"`
 			Page     string          `json:"page"`
 			Lang     string          `json:"lang"`
+			ThemeID  string          `json:"theme_id"`
 		}
 		if err := json.Unmarshal(raw, &req); err != nil || len(req.Document) == 0 || req.Document[0] != '{' {
 			http.Error(w, "the body is not a theme document", http.StatusBadRequest)
@@ -83,7 +84,14 @@ func (p *Pages) PreviewRender() http.Handler {
 		if req.Lang == "ar" || req.Lang == "en" {
 			lang = req.Lang
 		}
-		out, err := p.site.RenderPreview(r.Context(), mp.store, req.Document, req.Page, lang)
+		if _, ok := theme.FindBuiltin(req.ThemeID); !ok {
+			c, err := p.db.FindCustomization(r.Context(), mp.store.ID)
+			if err != nil {
+				return err
+			}
+			req.ThemeID = c.DraftThemeID
+		}
+		out, err := p.site.RenderPreview(r.Context(), mp.store, req.Document, req.ThemeID, req.Page, lang)
 		if err != nil {
 			http.Error(w, "the body is not a theme document", http.StatusBadRequest)
 			return nil
@@ -91,6 +99,7 @@ func (p *Pages) PreviewRender() http.Handler {
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
 		w.Header().Set("Cache-Control", "no-store")
 		return json.NewEncoder(w).Encode(map[string]any{"success": true,
-			"data": map[string]any{"html": out.Body, "dir": out.Dir, "lang": out.Lang, "style": out.Style}})
+			"data": map[string]any{"html": out.Body, "dir": out.Dir, "lang": out.Lang, "style": out.Style, "theme_id": out.ThemeID,
+				"css_url": out.CSSURL}})
 	})
 }

@@ -111,7 +111,7 @@ func (l *loader) fill(ctx context.Context, p *Page, d doc, path string, q url.Va
 		return err
 	}
 	if kind != "index" {
-		main, err := render("main/"+kind, p)
+		main, err := render(p, "main/"+kind, p)
 		if err != nil {
 			return err
 		}

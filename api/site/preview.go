@@ -22,6 +22,8 @@ type Preview struct {
 	Style    string
 	Dir      string
 	Lang     string
+	ThemeID  string
+	CSSURL   string // the theme's stylesheet, for svc:preview:swap-theme
 }
 
 // PreviewScript is the frame's handler of the spec §6.3 messages, on the
@@ -33,7 +35,7 @@ const PreviewScript = "/assets/editor/theme_preview.js"
 // kind that needs content shows the store's first: its newest product,
 // page, blog or article; disabled sections show dimmed so the editor can
 // still point at them.
-func (s *Site) RenderPreview(ctx context.Context, store storage.Store, doc json.RawMessage, kind, lang string) (Preview, error) {
+func (s *Site) RenderPreview(ctx context.Context, store storage.Store, doc json.RawMessage, themeID, kind, lang string) (Preview, error) {
 	settings, err := s.db.FindStoreSettings(ctx, store.ID)
 	if err != nil {
 		return Preview{}, err
@@ -53,7 +55,7 @@ func (s *Site) RenderPreview(ctx context.Context, store storage.Store, doc json.
 	if s.cfg.StorefrontDomain != "" {
 		root = "https://" + store.Subdomain + "." + s.cfg.StorefrontDomain
 	}
-	req := &request{store: store, settings: settings, root: root, rootPath: root, lang: lang, defLang: def}
+	req := &request{store: store, settings: settings, root: root, rootPath: root, lang: lang, defLang: def, themeID: themeID}
 	if lang != def {
 		req.prefix = "/" + lang
 	}
@@ -65,12 +67,12 @@ func (s *Site) RenderPreview(ctx context.Context, store storage.Store, doc json.
 	req.path = path
 	p := s.newPage(req, d)
 	p.Preview, p.ScriptURL = true, PreviewScript
-	p.CSSURL = "/assets/theme/theme.css?v=" + assetVersion
+	p.CSSURL = StylesheetURL("/assets/theme", p.ThemeID)
 	err = l.fill(ctx, p, d, path, q)
 	if errors.Is(err, errNotFound) {
 		p.Kind, p.Title, p.NoIndex = "404", word(p.Lang, "not_found"), true
 		if err = l.chrome(ctx, p, d, kind); err == nil {
-			p.Main, err = render("main/404", p)
+			p.Main, err = render(p, "main/404", p)
 		}
 	}
 	if err != nil {
@@ -82,10 +84,11 @@ func (s *Site) RenderPreview(ctx context.Context, store storage.Store, doc json.
 		return Preview{}, err
 	}
 	var body bytes.Buffer
-	if err := themeTemplates.ExecuteTemplate(&body, "page-body", p); err != nil {
+	if err := templatesOf(p).ExecuteTemplate(&body, "page-body", p); err != nil {
 		return Preview{}, fmt.Errorf("render preview body: %w", err)
 	}
-	return Preview{Document: full, Body: body.String(), Style: string(p.Style), Dir: p.Dir, Lang: p.Lang}, nil
+	return Preview{Document: full, Body: body.String(), Style: string(p.Style), Dir: p.Dir, Lang: p.Lang, ThemeID: p.ThemeID,
+		CSSURL: p.CSSURL}, nil
 }
 
 // previewPath is the site path that shows a page kind of the store.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"html/template"
@@ -22,14 +23,38 @@ import (
 // no template injection; every value the merchant wrote is escaped by the
 // template, except rich text that keeps to the theme's allow-list.
 
-// themeTemplates are the default theme's templates: sections/<type>.html
-// beside schemas/sections/<type>.json, layout/*.html and templates/*.html.
-var themeTemplates = template.Must(template.New("theme").Funcs(funcs).ParseFS(theme.DefaultFiles(),
-	"layout/*.html", "templates/*.html", "sections/*.html"))
+// themeTemplates are each built-in theme's templates by theme id: the
+// default theme's sections/<type>.html (beside schemas/sections/<type>.json),
+// layout/*.html and templates/*.html, with the theme's own files of those
+// names over them.
+var themeTemplates = func() map[string]*template.Template {
+	base := template.Must(template.New("theme").Funcs(funcs).ParseFS(theme.DefaultFiles(),
+		"layout/*.html", "templates/*.html", "sections/*.html"))
+	out := map[string]*template.Template{}
+	for _, b := range theme.Builtins() {
+		if b.ID == theme.DefaultID {
+			out[b.ID] = base
+			continue
+		}
+		set := template.Must(base.Clone())
+		for _, pattern := range []string{"layout/*.html", "templates/*.html", "sections/*.html"} {
+			if files, _ := fs.Glob(b.Files, pattern); len(files) > 0 {
+				set = template.Must(set.ParseFS(b.Files, pattern))
+			}
+		}
+		out[b.ID] = set
+	}
+	return out
+}()
 
-// ThemeID is the id of the built-in theme every store starts with; every
-// page's <html> carries it as data-theme.
-const ThemeID = "souq"
+// templatesOf is the template set of a page's theme (the default theme's
+// for an id the library no longer has).
+func templatesOf(p *Page) *template.Template {
+	if t, ok := themeTemplates[p.ThemeID]; ok {
+		return t
+	}
+	return themeTemplates[theme.DefaultID]
+}
 
 var funcs = template.FuncMap{
 	"t": func(p *Page, key string) string { return word(p.Lang, key) },
@@ -205,9 +230,9 @@ func (p *Page) abs(path string) string {
 }
 
 // render executes a named template of the theme.
-func render(name string, data any) (template.HTML, error) {
+func render(p *Page, name string, data any) (template.HTML, error) {
 	var b bytes.Buffer
-	if err := themeTemplates.ExecuteTemplate(&b, name, data); err != nil {
+	if err := templatesOf(p).ExecuteTemplate(&b, name, data); err != nil {
 		return "", fmt.Errorf("render %s: %w", name, err)
 	}
 	return template.HTML(b.String()), nil // #nosec G203: html/template's own output
@@ -216,7 +241,7 @@ func render(name string, data any) (template.HTML, error) {
 // document renders the whole page.
 func document(p *Page) ([]byte, error) {
 	var b bytes.Buffer
-	if err := themeTemplates.ExecuteTemplate(&b, "layout", p); err != nil {
+	if err := templatesOf(p).ExecuteTemplate(&b, "layout", p); err != nil {
 		return nil, fmt.Errorf("render layout: %w", err)
 	}
 	return b.Bytes(), nil
@@ -318,7 +343,43 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-// assetFiles are the theme's static files, served at {root}/assets/{file}.
+// assetFile is a static file of the themes, served at {root}/assets/{file}:
+// the first theme of the library that has it (each theme names its own
+// stylesheet, stylesheet).
 func assetFile(name string) ([]byte, error) {
-	return fs.ReadFile(theme.DefaultFiles(), "assets/"+name)
+	for _, b := range theme.Builtins() {
+		if body, err := fs.ReadFile(b.Files, "assets/"+name); err == nil {
+			return body, nil
+		}
+	}
+	return nil, fs.ErrNotExist
+}
+
+// stylesheet is a theme's stylesheet: assets/{id}.css when it has one,
+// else the default theme's assets/theme.css.
+func stylesheet(themeID string) string {
+	if b, ok := theme.FindBuiltin(themeID); ok {
+		if _, err := fs.Stat(b.Files, "assets/"+themeID+".css"); err == nil {
+			return themeID + ".css"
+		}
+	}
+	return "theme.css"
+}
+
+// assetVersions change the stylesheets' URLs when the files change, so
+// they may be cached for a year.
+var assetVersions = func() map[string]string {
+	out := map[string]string{}
+	for _, b := range theme.Builtins() {
+		css, _ := assetFile(stylesheet(b.ID))
+		sum := sha256.Sum256(css)
+		out[b.ID] = hex.EncodeToString(sum[:6])
+	}
+	return out
+}()
+
+// StylesheetURL is the path of a theme's stylesheet under base (the site's
+// root, or /assets/theme for the preview).
+func StylesheetURL(base, themeID string) string {
+	return base + "/" + stylesheet(themeID) + "?v=" + assetVersions[themeID]
 }

@@ -193,11 +193,11 @@ func (l *loader) section(ctx context.Context, p *Page, id string, s docSection) 
 	if s.Type == "footer" {
 		p.HasFooter = true
 	}
-	inner, err := render("section/"+s.Type, v)
+	inner, err := render(p, "section/"+s.Type, v)
 	if err != nil {
 		return "", err
 	}
-	return render("section-wrapper", map[string]any{"ID": id, "Type": s.Type, "Disabled": s.Disabled, "Scheme": v.Settings["color_scheme"],
+	return render(p, "section-wrapper", map[string]any{"ID": id, "Type": s.Type, "Disabled": s.Disabled, "Scheme": v.Settings["color_scheme"],
 		"Inner": inner})
 }
 

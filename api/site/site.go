@@ -20,6 +20,7 @@ import (
 	"github.com/merchantsvc/svc/storage"
 	"github.com/merchantsvc/svc/storage/handle"
 	"github.com/merchantsvc/svc/storage/numerals"
+	"github.com/merchantsvc/svc/storage/theme"
 )
 
 // Config is what the site needs beyond the database.
@@ -87,6 +88,7 @@ type request struct {
 	rootPath string // the path part of root
 	lang     string
 	defLang  string // the store's default language, ar or en
+	themeID  string // the built-in theme the document renders with
 	prefix   string // "" or "/en" ("/ar" when the store's default is English)
 	path     string // the page's path without root and prefix
 }
@@ -170,6 +172,15 @@ func (s *Site) page(req *request) error {
 	if err != nil {
 		return err
 	}
+	req.themeID = c.PublishedThemeID
+	if c.Published == nil {
+		req.themeID = c.DraftThemeID // never published: the default document of the draft's theme
+		if b, ok := theme.FindBuiltin(c.DraftThemeID); ok {
+			if d, err = parseDoc(b.DefaultDocument()); err != nil {
+				return err
+			}
+		}
+	}
 	p := s.newPage(req, d)
 	l := &loader{db: s.db, store: req.store, mediaURL: strings.TrimSuffix(s.cfg.BaseURL, "/")}
 	err = l.fill(ctx, p, d, req.path, req.r.URL.Query())
@@ -196,7 +207,7 @@ func (s *Site) page(req *request) error {
 
 // newPage is a page of the request's store with the theme settings applied.
 func (s *Site) newPage(req *request, d doc) *Page {
-	p := &Page{Lang: req.lang, Dir: "rtl", Numerals: req.settings.Numerals, Currency: req.store.Currency, ThemeID: ThemeID,
+	p := &Page{Lang: req.lang, Dir: "rtl", Numerals: req.settings.Numerals, Currency: req.store.Currency, ThemeID: req.themeID,
 		StoreName: req.store.Name, Base: req.rootPath + req.prefix, Root: req.root, Path: req.path, Prefix: req.prefix, defLang: req.defLang}
 	if req.r != nil {
 		p.variant = req.r.URL.Query().Get("variant")
@@ -214,7 +225,7 @@ func (s *Site) newPage(req *request, d doc) *Page {
 	if sc, ok := d.Settings["default_scheme"].(string); ok && schemeID.MatchString(sc) {
 		p.Scheme = sc
 	}
-	p.CSSURL = req.rootPath + "/assets/theme.css?v=" + assetVersion
+	p.CSSURL = StylesheetURL(req.rootPath+"/assets", p.ThemeID)
 	p.AltLang = otherLanguage(p.Lang)
 	altPrefix := ""
 	if p.AltLang != req.defLang {
@@ -284,21 +295,13 @@ func (s *Site) notFound(ctx context.Context, req *request, p *Page, d doc, l *lo
 	if err := l.chrome(ctx, p, d, "404"); err != nil {
 		return err
 	}
-	main, err := render("main/404", p)
+	main, err := render(p, "main/404", p)
 	if err != nil {
 		return err
 	}
 	p.Main = main
 	return s.write(req, p, http.StatusNotFound)
 }
-
-// assetVersion changes the assets' URLs when the files change, so they
-// may be cached for a year.
-var assetVersion = func() string {
-	css, _ := assetFile("theme.css")
-	sum := sha256.Sum256(css)
-	return hex.EncodeToString(sum[:6])
-}()
 
 func serveAsset(w http.ResponseWriter, r *http.Request, file string) {
 	types := map[string]string{".css": "text/css; charset=utf-8", ".js": "text/javascript; charset=utf-8", ".svg": "image/svg+xml"}

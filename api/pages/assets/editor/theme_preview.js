@@ -22,6 +22,7 @@ async function setContext(msg) {
   page.innerHTML = data.html;
   document.documentElement.dir = data.dir;
   document.getElementById("sf-vars").textContent = data.style;
+  document.documentElement.dataset.theme = data.theme_id;
 }
 
 function scrollToSection(msg) {
@@ -46,11 +47,9 @@ function swapTheme(msg) {
   const { bundle_url: bundle, css_url: css } = msg.payload;
   const same = (u) => new URL(u, location.href).origin === location.origin;
   if (!same(bundle) || !same(css)) throw new Error("bundles must come from this origin");
-  let link = document.getElementById("sf-theme-css");
-  if (!link) {
-    link = Object.assign(document.createElement("link"), { id: "sf-theme-css", rel: "stylesheet" });
-    document.head.append(link);
-  }
+  // The theme's stylesheet replaces the current one; the next
+  // set-context renders the page with the new theme's templates.
+  const link = document.querySelector('link[rel="stylesheet"]');
   link.href = css;
   const script = Object.assign(document.createElement("script"), { type: "module", src: bundle });
   document.head.append(script);
