@@ -527,3 +527,74 @@ func TestSecondThemeInHeadlessChromium(t *testing.T) {
 		}
 	}
 }
+
+// The page cache (decisions §23): a page is served from the cache until a
+// change that shows on it commits; then the next request renders it again.
+// Price, stock crossing zero, content, settings and publish each move the
+// store's content version in their own transaction.
+func TestSiteCacheFollowsEveryChange(t *testing.T) {
+	h := newHarness(t, api.Config{})
+	s := newSiteShop(t, h, "sitecache", false)
+	productPath := s.root + "/products/" + url.PathEscape(s.scarf["handle"].(string))
+	first := visit(t, productPath)
+	require.Equal(t, "miss", first.header.Get("X-Cache"))
+	again := visit(t, productPath)
+	require.Equal(t, "hit", again.header.Get("X-Cache"))
+	require.Equal(t, first.body, again.body)
+	require.Equal(t, first.header.Get("ETag"), again.header.Get("ETag"))
+	require.Equal(t, "hit", visit(t, productPath).header.Get("X-Cache"))
+	require.Equal(t, http.StatusNotModified, visit(t, productPath, "If-None-Match", first.header.Get("ETag")).status)
+	require.Equal(t, "miss", visit(t, productPath+"?variant="+s.scarfVar).header.Get("X-Cache"), "the query is part of the key")
+	require.Equal(t, "miss", visit(t, s.root+"/en/products/"+url.PathEscape(s.scarf["handle"].(string))).header.Get("X-Cache"), "and the language")
+
+	changes := []struct {
+		name   string
+		change func()
+		shows  string
+	}{
+		{"a price", func() {
+			r := s.call("PATCH", "/products/"+s.scarf["id"].(string)+"/variants/"+s.scarfVar, map[string]any{"price": 13000})
+			require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+		}, "130.00 ج.م."},
+		{"stock crossing zero", func() {
+			r := s.call("PATCH", "/products/"+s.scarf["id"].(string)+"/variants/"+s.scarfVar, map[string]any{"quantity": 0})
+			require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+		}, "نفدت الكمية"},
+		{"the numerals setting", func() {
+			r := s.call("PATCH", "/settings", map[string]any{"numerals": "arab"})
+			require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+		}, "١٣٠٫٠٠ ج.م."},
+		{"a published theme", func() {
+			got := s.call("GET", "/themes/v3/customization", nil)
+			draft := got.data()["draft"].(map[string]any)
+			draft["settings"].(map[string]any)["accent"] = "#123456"
+			require.Equal(t, http.StatusOK, s.call("PUT", "/themes/v3/customization", draft, "If-Match", got.data()["etag"].(string)).Status)
+			require.Equal(t, http.StatusCreated, s.call("POST", "/themes/v3/customization/publish", nil).Status)
+		}, "--accent:#123456"},
+	}
+	for _, c := range changes {
+		require.Equal(t, "hit", visit(t, productPath).header.Get("X-Cache"), "%s: cached before", c.name)
+		c.change()
+		after := visit(t, productPath)
+		require.Equal(t, "miss", after.header.Get("X-Cache"), c.name)
+		require.Contains(t, after.body, c.shows, c.name)
+		require.NotEqual(t, first.header.Get("ETag"), after.header.Get("ETag"), c.name)
+		require.Equal(t, "hit", visit(t, productPath).header.Get("X-Cache"), "%s: cached again", c.name)
+	}
+
+	// A content page's edit shows on the next request too.
+	about := s.root + "/pages/about"
+	require.Equal(t, "miss", visit(t, about).header.Get("X-Cache"))
+	require.Equal(t, "hit", visit(t, about).header.Get("X-Cache"))
+	var pageID string
+	for _, p := range s.call("GET", "/pages", nil).list() {
+		if p.(map[string]any)["handle"] == "about" {
+			pageID = p.(map[string]any)["id"].(string)
+		}
+	}
+	require.Equal(t, http.StatusOK, s.call("PATCH", "/pages/"+pageID, map[string]any{
+		"body": map[string]any{"ar": "<p>نص جديد</p>"}}).Status)
+	updated := visit(t, about)
+	require.Equal(t, "miss", updated.header.Get("X-Cache"))
+	require.Contains(t, updated.body, "نص جديد")
+}

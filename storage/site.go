@@ -7,6 +7,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/merchantsvc/svc/storage/theme"
 )
 
 // The reads of the rendered storefront (decisions §23) that the JSON
@@ -96,4 +98,43 @@ func (r reader) FindSitemap(ctx context.Context, storeID uuid.UUID, now time.Tim
 		err := row.Scan(&e.Path, &e.UpdatedAt)
 		return e, err
 	})
+}
+
+// SiteState is what a storefront request reads before anything else: the
+// store, the digits it shows, and what its page cache is keyed by.
+type SiteState struct {
+	Store    Store
+	Numerals string
+	// ContentVersion moves in the transaction of every change that shows
+	// on a page (migration 0067's triggers).
+	ContentVersion int64
+	// PublishedAt and PublishedThemeID say which published document the
+	// pages render (zero and the default before the first publish).
+	PublishedAt      time.Time
+	PublishedThemeID string
+}
+
+// FindSiteState reads a storefront's state by subdomain in one query.
+func (r reader) FindSiteState(ctx context.Context, subdomain string) (SiteState, error) {
+	var (
+		st          SiteState
+		publishedAt *time.Time
+		themeID     *string
+	)
+	s := &st.Store
+	err := r.q.QueryRow(ctx, `SELECT s.id, s.owner_user_id, s.name, s.subdomain, s.currency, s.default_language, s.lifecycle_state,
+			s.created_at, s.numerals, COALESCE(v.version, 1), c.published_at, COALESCE(c.published_theme_id, $2)
+		FROM stores s LEFT JOIN site_versions v ON v.store_id = s.id LEFT JOIN theme_customizations c ON c.store_id = s.id
+		WHERE s.subdomain = $1`, subdomain, theme.DefaultID).Scan(&s.ID, &s.OwnerUserID, &s.Name, &s.Subdomain, &s.Currency, &s.DefaultLanguage,
+		&s.LifecycleState, &s.CreatedAt, &st.Numerals, &st.ContentVersion, &publishedAt, &themeID)
+	if err != nil {
+		return SiteState{}, notFoundIfNoRows(err, "find site state")
+	}
+	if publishedAt != nil {
+		st.PublishedAt = *publishedAt
+	}
+	if themeID != nil {
+		st.PublishedThemeID = *themeID
+	}
+	return st, nil
 }

@@ -40,6 +40,7 @@ func (s *Site) RenderPreview(ctx context.Context, store storage.Store, doc json.
 	if err != nil {
 		return Preview{}, err
 	}
+	numerals := settings.Numerals
 	d, err := parseDoc(doc)
 	if err != nil {
 		return Preview{}, err
@@ -55,7 +56,7 @@ func (s *Site) RenderPreview(ctx context.Context, store storage.Store, doc json.
 	if s.cfg.StorefrontDomain != "" {
 		root = "https://" + store.Subdomain + "." + s.cfg.StorefrontDomain
 	}
-	req := &request{store: store, settings: settings, root: root, rootPath: root, lang: lang, defLang: def, themeID: themeID}
+	req := &request{store: store, numerals: numerals, root: root, rootPath: root, lang: lang, defLang: def, themeID: themeID}
 	if lang != def {
 		req.prefix = "/" + lang
 	}

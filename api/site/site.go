@@ -16,6 +16,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/merchantsvc/svc/storage"
 	"github.com/merchantsvc/svc/storage/handle"
@@ -35,14 +36,15 @@ type Config struct {
 
 // Site serves the stores' websites.
 type Site struct {
-	cfg Config
-	db  *storage.DB
-	log *slog.Logger
+	cfg   Config
+	db    *storage.DB
+	log   *slog.Logger
+	cache *pageCache
 }
 
 // New serves the websites over the database.
 func New(cfg Config, db *storage.DB, log *slog.Logger) *Site {
-	return &Site{cfg: cfg, db: db, log: log}
+	return &Site{cfg: cfg, db: db, log: log, cache: newPageCache(maxCachedPages, cacheTTL)}
 }
 
 // Host answers the store subdomain a request's Host names under the
@@ -83,12 +85,14 @@ type request struct {
 	w        http.ResponseWriter
 	r        *http.Request
 	store    storage.Store
-	settings storage.StoreSettings
+	numerals string
+	state    storage.SiteState
 	root     string // absolute, without language
 	rootPath string // the path part of root
 	lang     string
 	defLang  string // the store's default language, ar or en
 	themeID  string // the built-in theme the document renders with
+	cacheKey string // set: the rendered page goes in the cache under it
 	prefix   string // "" or "/en" ("/ar" when the store's default is English)
 	path     string // the page's path without root and prefix
 }
@@ -102,7 +106,8 @@ func (s *Site) serve(w http.ResponseWriter, r *http.Request, subdomain, root, ro
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
-	store, err := s.db.FindStoreBySubdomain(r.Context(), subdomain)
+	state, err := s.db.FindSiteState(r.Context(), subdomain)
+	store := state.Store
 	if err != nil || store.LifecycleState == "suspended" || store.LifecycleState == "closed" {
 		if err != nil && !errors.Is(err, storage.ErrNotFound) {
 			s.fail(w, r, err)
@@ -115,12 +120,7 @@ func (s *Site) serve(w http.ResponseWriter, r *http.Request, subdomain, root, ro
 		serveAsset(w, r, file)
 		return
 	}
-	settings, err := s.db.FindStoreSettings(r.Context(), store.ID)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	req := &request{w: w, r: r, store: store, settings: settings, root: root, rootPath: rootPath, lang: store.DefaultLanguage, path: rest}
+	req := &request{w: w, r: r, store: store, numerals: state.Numerals, state: state, root: root, rootPath: rootPath, lang: store.DefaultLanguage, path: rest}
 	if req.lang != "en" {
 		req.lang = "ar"
 	}
@@ -164,6 +164,11 @@ var errNotFound = errors.New("page not found")
 // page renders the page at req.path.
 func (s *Site) page(req *request) error {
 	ctx := req.r.Context()
+	key := cacheKey(req)
+	if e, ok := s.cache.get(key); ok {
+		req.w.Header().Set("X-Cache", "hit")
+		return s.send(req, e)
+	}
 	c, err := s.db.FindCustomization(ctx, req.store.ID)
 	if err != nil {
 		return err
@@ -202,12 +207,13 @@ func (s *Site) page(req *request) error {
 	if err != nil {
 		return err
 	}
+	req.cacheKey = key
 	return s.write(req, p, http.StatusOK)
 }
 
 // newPage is a page of the request's store with the theme settings applied.
 func (s *Site) newPage(req *request, d doc) *Page {
-	p := &Page{Lang: req.lang, Dir: "rtl", Numerals: req.settings.Numerals, Currency: req.store.Currency, ThemeID: req.themeID,
+	p := &Page{Lang: req.lang, Dir: "rtl", Numerals: req.numerals, Currency: req.store.Currency, ThemeID: req.themeID,
 		StoreName: req.store.Name, Base: req.rootPath + req.prefix, Root: req.root, Path: req.path, Prefix: req.prefix, defLang: req.defLang}
 	if req.r != nil {
 		p.variant = req.r.URL.Query().Get("variant")
@@ -252,27 +258,39 @@ func (s *Site) write(req *request, p *Page, status int) error {
 		return err
 	}
 	h := req.w.Header()
+	sum := sha256.Sum256(body)
+	e := &cached{body: body, etag: `"` + hex.EncodeToString(sum[:12]) + `"`, csp: s.csp(p), lang: p.Lang, status: status, at: time.Now()}
+	if status == http.StatusOK && req.cacheKey != "" {
+		s.cache.put(req.cacheKey, e)
+		h.Set("X-Cache", "miss")
+	}
+	return s.send(req, e)
+}
+
+// send writes a rendered page: a 200 is public for a minute (then stale
+// while it revalidates) with its ETag, answering 304 to a matching
+// If-None-Match; anything else is revalidated every time.
+func (s *Site) send(req *request, e *cached) error {
+	h := req.w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("Content-Language", p.Lang)
-	h.Set("Content-Security-Policy", s.csp(p))
+	h.Set("Content-Language", e.lang)
+	h.Set("Content-Security-Policy", e.csp)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "strict-origin-when-cross-origin")
-	sum := sha256.Sum256(body)
-	etag := `"` + hex.EncodeToString(sum[:12]) + `"`
-	if status == http.StatusOK {
+	if e.status == http.StatusOK {
 		h.Set("Cache-Control", "public, max-age=60, stale-while-revalidate=300")
-		h.Set("ETag", etag)
-		if match := req.r.Header.Get("If-None-Match"); match != "" && strings.Contains(match, etag) {
+		h.Set("ETag", e.etag)
+		if match := req.r.Header.Get("If-None-Match"); match != "" && strings.Contains(match, e.etag) {
 			req.w.WriteHeader(http.StatusNotModified)
 			return nil
 		}
 	} else {
 		h.Set("Cache-Control", "no-cache")
 	}
-	h.Set("Content-Length", strconv.Itoa(len(body)))
-	req.w.WriteHeader(status)
+	h.Set("Content-Length", strconv.Itoa(len(e.body)))
+	req.w.WriteHeader(e.status)
 	if req.r.Method != http.MethodHead {
-		_, _ = req.w.Write(body)
+		_, _ = req.w.Write(e.body)
 	}
 	return nil
 }
