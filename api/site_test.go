@@ -598,3 +598,33 @@ func TestSiteCacheFollowsEveryChange(t *testing.T) {
 	require.Equal(t, "miss", updated.header.Get("X-Cache"))
 	require.Contains(t, updated.body, "نص جديد")
 }
+
+// The editor switches the draft's theme from its picker: the preview
+// frame swaps the stylesheet (svc:preview:swap-theme, acknowledged) and
+// renders the draft with the new theme's templates.
+func TestEditorSwitchesTheme(t *testing.T) {
+	h := newHarness(t, api.Config{})
+	m := h.signup("editorswitch")
+	tab, _ := editorBrowser(t, h, m.email)
+	require.NoError(t, chromedp.Run(tab, openEditor(h, m.storeID)))
+	var frameTheme, stylesheet string
+	var masthead bool
+	require.NoError(t, chromedp.Run(tab,
+		chromedp.WaitReady(`#theme-picker option[value="layali"]`, chromedp.ByQuery),
+		chromedp.SetValue(`#theme-picker`, "layali", chromedp.ByID),
+		chromedp.Evaluate(`document.getElementById('theme-picker').dispatchEvent(new Event('change'))`, nil),
+		chromedp.Poll(`document.getElementById('preview').contentDocument.documentElement.dataset.theme === 'layali'`, nil),
+		chromedp.Evaluate(`document.getElementById('preview').contentDocument.documentElement.dataset.theme`, &frameTheme),
+		chromedp.Evaluate(`document.getElementById('preview').contentDocument.querySelector('link[rel=stylesheet]').getAttribute('href')`, &stylesheet),
+		chromedp.Poll(`!!document.getElementById('preview').contentDocument.querySelector('.masthead')`, &masthead),
+	))
+	require.Equal(t, "layali", frameTheme)
+	require.Contains(t, stylesheet, "/assets/theme/layali.css")
+	require.True(t, masthead)
+	themes := h.do(request{method: "GET", path: storePath(m.storeID, "/themes"), auth: m.auth()})
+	require.Equal(t, true, themes.data()["items"].([]any)[1].(map[string]any)["draft"])
+	dir := screenshotDir(t)
+	var shot []byte
+	require.NoError(t, chromedp.Run(tab, chromedp.CaptureScreenshot(&shot)))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "editor-switched-layali-1280.png"), shot, 0o644))
+}

@@ -525,6 +525,42 @@ async function restore(id) {
   await loadHistory();
 }
 
+// ---- the theme library ----
+
+// loadThemes fills the picker with the built-in themes, the draft's chosen.
+async function loadThemes() {
+  const { data } = await apiCall("GET", storeAPI("/themes"));
+  state.themes = data?.items || [];
+  $("theme-picker").replaceChildren(
+    ...state.themes.map((th) =>
+      Object.assign(document.createElement("option"), { value: th.id, textContent: th.name[lang] || th.name.en, selected: th.draft }),
+    ),
+  );
+}
+
+// switchTheme puts the chosen theme's defaults in the draft (the old draft
+// is saved as a version), swaps the preview's stylesheet and renders the
+// new draft there with the theme's templates.
+async function switchTheme() {
+  const id = $("theme-picker").value;
+  clearTimeout(state.timer);
+  await save();
+  const { status, json } = await call("POST", "/customization/switch", { theme_id: id });
+  if (status !== 200) return loadThemes();
+  state.doc = json.data.draft;
+  state.base = clone(state.doc);
+  state.etag = json.data.etag;
+  state.history = [];
+  state.future = [];
+  const chosen = state.themes.find((th) => th.id === id);
+  sendPreview("svc:preview:swap-theme", { bundle_url: "/assets/editor/theme_preview.js", css_url: new URL(chosen.stylesheet_url).pathname + new URL(chosen.stylesheet_url).search });
+  sendPreview("svc:preview:set-context", { themeSettings: state.doc.settings, page: state.page, document: state.doc });
+  renderAll();
+  setSaveState("saved");
+  await loadThemes();
+  if (!$("history").hidden) await loadHistory();
+}
+
 // ---- start ----
 
 async function start() {
@@ -540,6 +576,8 @@ async function start() {
   $("redo").addEventListener("click", redo);
   $("theme-settings").addEventListener("click", () => select("theme"));
   $("publish").addEventListener("click", publish);
+  $("theme-picker").addEventListener("change", switchTheme);
+  await loadThemes();
   $("history-toggle").addEventListener("click", () => {
     $("history").hidden = !$("history").hidden;
     if (!$("history").hidden) loadHistory();
