@@ -2,71 +2,64 @@
 -- The storefront website's content version (decisions §23): every change
 -- that shows on a store's pages moves its row, in the transaction of the
 -- change, so the page cache (keyed by it) serves the change on the next
--- request. Statement-level triggers with transition tables: a bulk write
--- (an import, a collection rebuild) moves it once per statement. No
--- foreign key: deleting a store deletes its rows under it, and those
--- deletes must not insert a row referring to the store going away; an
--- orphan row is harmless (it keys nothing).
+-- request. Deferred row triggers: the row is moved once per transaction
+-- and store (a transaction-local setting remembers it), at commit, after
+-- every other lock the transaction takes, so concurrent writers of one
+-- store never wait on it in an order that could deadlock, and a bulk
+-- write (an import, a collection rebuild) moves it once. No foreign key:
+-- deleting a store deletes its rows under it, and those deletes must not
+-- insert a row referring to the store going away; an orphan row is
+-- harmless (it keys nothing).
 CREATE TABLE site_versions (
     store_id uuid PRIMARY KEY,
     version  bigint NOT NULL DEFAULT 1
 );
 
 -- +goose StatementBegin
-CREATE FUNCTION bump_site_versions() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE FUNCTION bump_site_version() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    store uuid;
+    marker text;
 BEGIN
-    IF TG_OP = 'DELETE' THEN
-        INSERT INTO site_versions AS v (store_id, version)
-        SELECT DISTINCT store_id, 2 FROM old_rows ORDER BY store_id
-        ON CONFLICT (store_id) DO UPDATE SET version = v.version + 1;
+    IF TG_TABLE_NAME = 'stores' THEN
+        store := NEW.id;
+        IF (OLD.name, OLD.default_language, OLD.currency, OLD.numerals, OLD.lifecycle_state)
+            IS NOT DISTINCT FROM (NEW.name, NEW.default_language, NEW.currency, NEW.numerals, NEW.lifecycle_state) THEN
+            RETURN NULL;
+        END IF;
+    ELSIF TG_OP = 'DELETE' THEN
+        store := OLD.store_id;
     ELSE
-        INSERT INTO site_versions AS v (store_id, version)
-        SELECT DISTINCT store_id, 2 FROM new_rows ORDER BY store_id
-        ON CONFLICT (store_id) DO UPDATE SET version = v.version + 1;
+        store := NEW.store_id;
     END IF;
-    RETURN NULL;
-END $$;
--- +goose StatementEnd
-
--- +goose StatementBegin
--- A variant's update shows on a page only when its price, options or
--- buyability changes (stock crossing zero): an order's stock decrement
--- that leaves it in stock moves nothing.
-CREATE FUNCTION bump_site_versions_for_variants() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-    INSERT INTO site_versions AS v (store_id, version)
-    SELECT DISTINCT n.store_id, 2 FROM new_rows n JOIN old_rows o ON o.id = n.id
-    WHERE (o.quantity > 0) <> (n.quantity > 0) OR o.price <> n.price OR o.options IS DISTINCT FROM n.options OR o.position <> n.position
-    ORDER BY 1
-    ON CONFLICT (store_id) DO UPDATE SET version = v.version + 1;
-    RETURN NULL;
-END $$;
--- +goose StatementEnd
-
--- +goose StatementBegin
--- The store's own row: its name, language, currency, numerals or state.
-CREATE FUNCTION bump_site_versions_for_stores() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-    INSERT INTO site_versions AS v (store_id, version)
-    SELECT DISTINCT n.id, 2 FROM new_rows n JOIN old_rows o ON o.id = n.id
-    WHERE (o.name, o.default_language, o.currency, o.numerals, o.lifecycle_state)
-        IS DISTINCT FROM (n.name, n.default_language, n.currency, n.numerals, n.lifecycle_state)
-    ORDER BY 1
-    ON CONFLICT (store_id) DO UPDATE SET version = v.version + 1;
-    RETURN NULL;
-END $$;
--- +goose StatementEnd
-
--- +goose StatementBegin
--- The theme: what the website renders is the published document (or,
--- before the first publish, the default document of the draft's theme).
-CREATE FUNCTION bump_site_versions_for_themes() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-    INSERT INTO site_versions AS v (store_id, version)
-    SELECT DISTINCT n.store_id, 2 FROM new_rows n JOIN old_rows o ON o.store_id = n.store_id
-    WHERE o.published IS DISTINCT FROM n.published OR o.published_theme_id <> n.published_theme_id
-        OR n.published IS NULL AND o.draft_theme_id <> n.draft_theme_id -- never published: the draft's theme's defaults show
-    ORDER BY 1
+    -- A variant's update shows only when its price, options, position or
+    -- buyability (stock crossing zero) changes: an order that leaves it in
+    -- stock moves nothing.
+    -- (Nested: PL/pgSQL does not promise to stop at the first false AND,
+    -- and another table's row has no such fields.)
+    IF TG_TABLE_NAME = 'variants' AND TG_OP = 'UPDATE' THEN
+        IF (OLD.quantity > 0) = (NEW.quantity > 0) AND OLD.price = NEW.price
+            AND OLD.options IS NOT DISTINCT FROM NEW.options AND OLD.position = NEW.position THEN
+            RETURN NULL;
+        END IF;
+    END IF;
+    -- The theme shows through the published document (or, before the
+    -- first publish, the default document of the draft's theme).
+    IF TG_TABLE_NAME = 'theme_customizations' AND TG_OP <> 'UPDATE' THEN
+        RETURN NULL; -- its first read creates the default row, which shows what was shown
+    END IF;
+    IF TG_TABLE_NAME = 'theme_customizations' AND TG_OP = 'UPDATE' THEN
+        IF OLD.published IS NOT DISTINCT FROM NEW.published AND OLD.published_theme_id = NEW.published_theme_id
+            AND NOT (NEW.published IS NULL AND OLD.draft_theme_id <> NEW.draft_theme_id) THEN
+            RETURN NULL;
+        END IF;
+    END IF;
+    marker := 'svc.site_' || replace(store::text, '-', '');
+    IF current_setting(marker, true) = '1' THEN
+        RETURN NULL;
+    END IF;
+    PERFORM set_config(marker, '1', true);
+    INSERT INTO site_versions AS v (store_id, version) VALUES (store, 2)
     ON CONFLICT (store_id) DO UPDATE SET version = v.version + 1;
     RETURN NULL;
 END $$;
@@ -77,24 +70,14 @@ DO $$
 DECLARE t text;
 BEGIN
     FOREACH t IN ARRAY ARRAY['products', 'variants', 'categories', 'collections', 'collection_products', 'pages', 'blogs', 'articles',
-        'menus', 'redirects', 'media'] LOOP
-        EXECUTE format('CREATE TRIGGER %I AFTER INSERT ON %I REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION bump_site_versions()',
-            t || '_site_insert', t);
-        EXECUTE format('CREATE TRIGGER %I AFTER DELETE ON %I REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION bump_site_versions()',
-            t || '_site_delete', t);
-        IF t <> 'variants' THEN
-            EXECUTE format('CREATE TRIGGER %I AFTER UPDATE ON %I REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION bump_site_versions()',
-                t || '_site_update', t);
-        END IF;
+        'menus', 'redirects', 'media', 'theme_customizations'] LOOP
+        EXECUTE format('CREATE CONSTRAINT TRIGGER %I AFTER INSERT OR UPDATE OR DELETE ON %I DEFERRABLE INITIALLY DEFERRED
+            FOR EACH ROW EXECUTE FUNCTION bump_site_version()', t || '_site_version', t);
     END LOOP;
 END $$;
 -- +goose StatementEnd
-CREATE TRIGGER variants_site_update AFTER UPDATE ON variants REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
-    FOR EACH STATEMENT EXECUTE FUNCTION bump_site_versions_for_variants();
-CREATE TRIGGER stores_site_update AFTER UPDATE ON stores REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
-    FOR EACH STATEMENT EXECUTE FUNCTION bump_site_versions_for_stores();
-CREATE TRIGGER theme_customizations_site_update AFTER UPDATE ON theme_customizations REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
-    FOR EACH STATEMENT EXECUTE FUNCTION bump_site_versions_for_themes();
+CREATE CONSTRAINT TRIGGER stores_site_version AFTER UPDATE ON stores DEFERRABLE INITIALLY DEFERRED
+    FOR EACH ROW EXECUTE FUNCTION bump_site_version();
 
 -- +goose Down
 -- +goose StatementBegin
@@ -102,17 +85,10 @@ DO $$
 DECLARE t text;
 BEGIN
     FOREACH t IN ARRAY ARRAY['products', 'variants', 'categories', 'collections', 'collection_products', 'pages', 'blogs', 'articles',
-        'menus', 'redirects', 'media'] LOOP
-        EXECUTE format('DROP TRIGGER IF EXISTS %I ON %I', t || '_site_insert', t);
-        EXECUTE format('DROP TRIGGER IF EXISTS %I ON %I', t || '_site_delete', t);
-        EXECUTE format('DROP TRIGGER IF EXISTS %I ON %I', t || '_site_update', t);
+        'menus', 'redirects', 'media', 'theme_customizations', 'stores'] LOOP
+        EXECUTE format('DROP TRIGGER IF EXISTS %I ON %I', t || '_site_version', t);
     END LOOP;
 END $$;
 -- +goose StatementEnd
-DROP TRIGGER stores_site_update ON stores;
-DROP TRIGGER theme_customizations_site_update ON theme_customizations;
-DROP FUNCTION bump_site_versions_for_themes();
-DROP FUNCTION bump_site_versions_for_stores();
-DROP FUNCTION bump_site_versions_for_variants();
-DROP FUNCTION bump_site_versions();
+DROP FUNCTION bump_site_version();
 DROP TABLE site_versions;

@@ -109,7 +109,12 @@
 //   - einvoice_: einvoice.go (FindEInvoices, FindEInvoicesAwaitingSync,
 //     RecordEInvoiceIssued, RecordEInvoiceFailed).
 //   - theme_: theme.go (FindCustomization, SaveDraft, PublishDraft,
-//     RestoreThemeVersion); the document's own rules are storage/theme's.
+//     RestoreThemeVersion, SwitchTheme); the document's own rules and the
+//     built-in themes' files are storage/theme's.
+//   - site_: site.go, the rendered storefront's reads (decisions §23):
+//     FindSiteState (the store and its page-cache key, whose content version
+//     migration 0067's triggers move), FindActiveProductByHandle,
+//     FindFromPrices, FindPublishedCollectionByHandle, FindSitemap.
 //   - content_: the online store's content (decisions §22): content_menus.go
 //     (CreateMenu, UpdateMenu under If-Match, DeleteMenu, FindStorefrontMenu for the
 //     storefront, RemoveMenuItemsTargeting for deletes of what items name,
