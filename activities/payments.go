@@ -48,17 +48,17 @@ func (a *Activities) HashPaymentProof(ctx context.Context, in HashProofInput) (P
 	return ProofHash{PerceptualHash: hash, DuplicateSuspected: p.DuplicateSuspected}, nil
 }
 
-// SyncEInvoice brings the authority in line with an e-invoice's state:
-// issue a pending one, cancel one whose payment was undone (an invoice never
-// issued is cancelled here alone). It acts on the row as it is now, so a
-// repeated or late run does nothing twice. A refusal by the authority is
-// kept on the invoice and not retried.
+// SyncEInvoice tells the authority about an invoice or note (decisions
+// §27): a pending one is reported; a credit note waits for the invoice it
+// credits. It acts on the row as it is now, so a repeated or late run does
+// nothing twice. A refusal by the authority is kept on the document and not
+// retried.
 func (a *Activities) SyncEInvoice(ctx context.Context, in SyncEInvoiceInput) (SyncEInvoiceResult, error) {
-	status, err := a.syncEInvoice(ctx, storage.EInvoiceRef{StoreID: in.StoreID, ID: in.InvoiceID})
+	status, err := a.syncInvoice(ctx, storage.InvoiceRef{StoreID: in.StoreID, ID: in.InvoiceID})
 	return SyncEInvoiceResult{Status: string(status)}, err
 }
 
-// SyncEInvoiceInput names an e-invoice.
+// SyncEInvoiceInput names an invoice.
 type SyncEInvoiceInput struct {
 	StoreID   uuid.UUID
 	InvoiceID uuid.UUID
@@ -76,46 +76,30 @@ func (r *SyncEInvoiceResult) UnmarshalJSON(b []byte) error {
 	return decodeLegacy(b, (*current)(r), &r.Status)
 }
 
-func (a *Activities) syncEInvoice(ctx context.Context, ref storage.EInvoiceRef) (storage.EInvoiceStatus, error) {
-	for range 2 { // issue, then a cancel that arrived meanwhile
-		inv, err := a.DB.FindEInvoice(ctx, ref.StoreID, ref.ID)
-		if err != nil {
-			return "", err
-		}
-		switch {
-		case inv.Status == storage.EInvoicePending:
-			creditsReference, err := a.creditedInvoice(ctx, inv)
-			if err != nil {
-				return "", err
-			}
-			reference, err := a.authority().Issue(ctx, einvoice.Invoice{ID: inv.ID.String(), StoreID: inv.StoreID.String(),
-				OrderNumber: inv.OrderNumber, Amount: storage.FormatPrice(inv.Amount, storage.CurrencyExponent(inv.Currency)),
-				Currency: inv.Currency, IssuedAt: inv.CreatedAt.UTC().Format(time.RFC3339), Kind: inv.Kind, Credits: uuidString(inv.Credits),
-				CreditsReference: creditsReference})
-			if err != nil {
-				return "", a.eInvoiceFailure(ctx, ref, err)
-			}
-			if err := a.DB.RecordEInvoiceIssued(ctx, ref.StoreID, ref.ID, reference); err != nil {
-				return "", err
-			}
-		case inv.Status == storage.EInvoiceCancelRequested:
-			if inv.AuthorityReference != nil {
-				reason := ""
-				if inv.CancelReason != nil {
-					reason = *inv.CancelReason
-				}
-				if err := a.authority().Cancel(ctx, *inv.AuthorityReference, reason); err != nil {
-					return "", a.eInvoiceFailure(ctx, ref, err)
-				}
-			}
-			if err := a.DB.RecordEInvoiceCancelled(ctx, ref.StoreID, ref.ID); err != nil {
-				return "", err
-			}
-		default:
-			return inv.Status, nil
-		}
+func (a *Activities) syncInvoice(ctx context.Context, ref storage.InvoiceRef) (storage.InvoiceStatus, error) {
+	inv, err := a.DB.FindInvoice(ctx, ref.StoreID, ref.ID)
+	if err != nil {
+		return "", err
 	}
-	inv, err := a.DB.FindEInvoice(ctx, ref.StoreID, ref.ID)
+	if inv.Status != storage.InvoicePending {
+		return inv.Status, nil
+	}
+	creditsReference, err := a.creditedInvoice(ctx, inv)
+	if err != nil {
+		return "", err
+	}
+	reference, err := a.authority().Issue(ctx, einvoice.Invoice{ID: inv.ID.String(), StoreID: inv.StoreID.String(), Number: inv.Number,
+		OrderNumber: inv.OrderNumber, Amount: storage.FormatPrice(inv.Totals.Total, storage.CurrencyExponent(inv.Currency)),
+		Tax: storage.FormatPrice(inv.Totals.Tax, storage.CurrencyExponent(inv.Currency)), Currency: inv.Currency,
+		IssuedAt: inv.IssuedAt.UTC().Format(time.RFC3339), Kind: inv.Kind, Credits: uuidString(inv.CreditsInvoiceID),
+		CreditsReference: creditsReference})
+	if err != nil {
+		return "", a.eInvoiceFailure(ctx, ref, err)
+	}
+	if err := a.DB.RecordInvoiceReported(ctx, ref.StoreID, ref.ID, reference); err != nil {
+		return "", err
+	}
+	inv, err = a.DB.FindInvoice(ctx, ref.StoreID, ref.ID)
 	return inv.Status, err
 }
 
@@ -126,42 +110,48 @@ func (a *Activities) authority() einvoice.Authority {
 	return a.EInvoices
 }
 
-// eInvoiceFailure keeps a final refusal on the invoice; anything else is
+// eInvoiceFailure keeps a final answer on the document (rejected when the
+// authority refused it, failed when none is configured); anything else is
 // returned for Temporal to retry.
-func (a *Activities) eInvoiceFailure(ctx context.Context, ref storage.EInvoiceRef, err error) error {
+func (a *Activities) eInvoiceFailure(ctx context.Context, ref storage.InvoiceRef, err error) error {
+	status := storage.InvoiceRejected
 	var refused *einvoice.RefusedError
-	if !errors.As(err, &refused) && !errors.Is(err, einvoice.ErrNotConfigured) {
+	switch {
+	case errors.As(err, &refused):
+	case errors.Is(err, einvoice.ErrNotConfigured):
+		status = storage.InvoiceFailed
+	default:
 		return err
 	}
-	if recErr := a.DB.RecordEInvoiceFailed(ctx, ref.StoreID, ref.ID, err.Error()); recErr != nil {
+	if recErr := a.DB.RecordInvoiceRefused(ctx, ref.StoreID, ref.ID, status, err.Error()); recErr != nil {
 		return recErr
 	}
 	return temporal.NewNonRetryableApplicationError(err.Error(), "EINVOICE_REFUSED", err)
 }
 
 // errCreditedInvoicePending makes a credit note wait (Temporal retries)
-// until the invoice it credits is issued at the authority.
-var errCreditedInvoicePending = errors.New("the credited invoice is not issued yet")
+// until the invoice it credits is accepted by the authority.
+var errCreditedInvoicePending = errors.New("the credited invoice is not reported yet")
 
-// creditedInvoice is the authority's reference of the invoice a credit
-// note credits ("" for an invoice). A credit note waits for that invoice to
-// be issued; one whose invoice failed or was cancelled fails too.
-func (a *Activities) creditedInvoice(ctx context.Context, inv storage.EInvoice) (string, error) {
-	if inv.Credits == nil {
+// creditedInvoice is the authority's reference of the invoice a note
+// credits ("" for an invoice). A note waits for that invoice to be
+// reported; one whose invoice was refused fails too.
+func (a *Activities) creditedInvoice(ctx context.Context, inv storage.Invoice) (string, error) {
+	if inv.CreditsInvoiceID == nil {
 		return "", nil
 	}
-	credited, err := a.DB.FindEInvoice(ctx, inv.StoreID, *inv.Credits)
+	credited, err := a.DB.FindInvoice(ctx, inv.StoreID, *inv.CreditsInvoiceID)
 	if err != nil {
 		return "", err
 	}
 	switch {
-	case credited.AuthorityReference != nil:
-		return *credited.AuthorityReference, nil
-	case credited.Status == storage.EInvoicePending:
+	case credited.Authority.Reference != nil:
+		return *credited.Authority.Reference, nil
+	case credited.Status == storage.InvoicePending:
 		return "", errCreditedInvoicePending
 	default:
-		reason := "the credited invoice was " + string(credited.Status) + " and never issued"
-		if err := a.DB.RecordEInvoiceFailed(ctx, inv.StoreID, inv.ID, reason); err != nil {
+		reason := "the credited invoice was " + string(credited.Status) + " and never reported"
+		if err := a.DB.RecordInvoiceRefused(ctx, inv.StoreID, inv.ID, storage.InvoiceFailed, reason); err != nil {
 			return "", err
 		}
 		return "", temporal.NewNonRetryableApplicationError(reason, "EINVOICE_REFUSED", nil)

@@ -277,17 +277,44 @@ func (f *fakeAuthority) serve(t *testing.T) *httptest.Server {
 	return srv
 }
 
-func (h *harness) eInvoiceStatus(orderID string) (string, *string) {
-	var (
-		status string
-		ref    *string
-	)
-	require.NoError(h.t, testenv.SQL(h.t, h.db).QueryRow(context.Background(), `SELECT status, authority_reference FROM e_invoices WHERE order_id = $1
-		ORDER BY created_at DESC LIMIT 1`, orderID).Scan(&status, &ref))
-	return status, ref
+// invoices lists a store's invoices through the API (query as in
+// "order_id=…"), oldest first.
+func (h *harness) invoices(s shop, query string) []map[string]any {
+	h.t.Helper()
+	resp := h.do(request{method: "GET", path: storePath(s.m.storeID, "/invoices?limit=100&"+query), auth: bearer(s.token)})
+	require.Equal(h.t, http.StatusOK, resp.Status, string(resp.Raw))
+	var out []map[string]any
+	for _, it := range resp.data()["items"].([]any) {
+		out = append([]map[string]any{it.(map[string]any)}, out...)
+	}
+	return out
 }
 
-func TestUnmarkPaidCancelsTheEInvoiceAtTheAuthority(t *testing.T) {
+// invoicesSettled waits until the order's documents number n and none is
+// pending at the authority.
+func (h *harness) invoicesSettled(s shop, orderID string, n int) []map[string]any {
+	h.t.Helper()
+	var list []map[string]any
+	require.Eventually(h.t, func() bool {
+		list = h.invoices(s, "order_id="+orderID)
+		if len(list) != n {
+			return false
+		}
+		for _, inv := range list {
+			if inv["status"] == "pending" {
+				return false
+			}
+		}
+		return true
+	}, 20*time.Second, 50*time.Millisecond)
+	return list
+}
+
+// Unmark-paid writes a credit note for the whole invoice, which the
+// authority is told of like an invoice; once it is accepted the invoice is
+// cancelled by it (decisions §27: no cancel at the authority). Paying again
+// issues a new invoice.
+func TestUnmarkPaidCreditsTheInvoice(t *testing.T) {
 	h := newHarness(t, api.Config{})
 	authority := &fakeAuthority{}
 	srv := authority.serve(t)
@@ -299,32 +326,51 @@ func TestUnmarkPaidCancelsTheEInvoiceAtTheAuthority(t *testing.T) {
 	order := h.placeOrder(s, "instapay", 2)
 	id := order["id"].(string)
 	require.Equal(t, http.StatusOK, h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders/"+id+"/mark-paid"), auth: bearer(s.token)}).Status)
-	require.Eventually(t, func() bool { status, _ := h.eInvoiceStatus(id); return status == "issued" }, 20*time.Second, 50*time.Millisecond)
-	_, ref := h.eInvoiceStatus(id)
-	require.Equal(t, "ETA-1", *ref)
+	list := h.invoicesSettled(s, id, 1)
+	invoice := list[0]
+	require.Equal(t, "reported", invoice["status"])
+	require.Equal(t, "ETA-1", invoice["authority"].(map[string]any)["reference"])
+	require.EqualValues(t, 94000, invoice["totals"].(map[string]any)["total"], "2 × 450.00 + 50.00 − 10.00")
 	authority.mu.Lock()
-	require.Equal(t, "940.00", authority.issued[0]["amount"], "2 × 450.00 + 50.00 − 10.00")
+	require.Equal(t, "940.00", authority.issued[0]["amount"])
+	require.Equal(t, invoice["number"], authority.issued[0]["number"])
 	require.Equal(t, order["order_number"], authority.issued[0]["order_number"])
 	authority.mu.Unlock()
 
 	resp := h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders/"+id+"/unmark-paid"), auth: bearer(s.token),
 		body: map[string]any{"reason": "transfer bounced"}})
 	require.Equal(t, http.StatusOK, resp.Status, string(resp.Raw))
-	require.Eventually(t, func() bool { status, _ := h.eInvoiceStatus(id); return status == "cancelled" }, 20*time.Second, 50*time.Millisecond)
+	list = h.invoicesSettled(s, id, 2)
+	note := list[1]
+	require.Equal(t, "credit_note", note["kind"])
+	require.Equal(t, "unmark_paid", note["reason"])
+	require.Equal(t, invoice["id"], note["credits_invoice_id"])
+	require.Equal(t, invoice["totals"], note["totals"])
+	require.Equal(t, "reported", note["status"])
+	require.Eventually(t, func() bool { return h.invoices(s, "order_id="+id)[0]["status"] == "cancelled" }, 20*time.Second, 50*time.Millisecond)
+	require.Equal(t, note["id"], h.invoices(s, "order_id="+id)[0]["cancelled_by_credit_note_id"])
 	authority.mu.Lock()
-	require.Equal(t, []string{"/invoices/ETA-1/cancel"}, authority.canceled)
+	require.Empty(t, authority.canceled)
+	require.Equal(t, "credit_note", authority.issued[1]["kind"])
+	require.Equal(t, "ETA-1", authority.issued[1]["credits_reference"])
 	authority.mu.Unlock()
 
-	// An authority that refuses leaves the invoice failed with its reason.
+	// Paid again: a new invoice, the next number.
+	require.Equal(t, http.StatusOK, h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders/"+id+"/mark-paid"), auth: bearer(s.token)}).Status)
+	list = h.invoicesSettled(s, id, 3)
+	require.Equal(t, "invoice", list[2]["kind"])
+	require.Equal(t, "reported", list[2]["status"])
+	require.Nil(t, list[2]["cancelled_by_credit_note_id"])
+
+	// An authority that refuses leaves the invoice rejected with its reason.
 	authority.mu.Lock()
 	authority.refuse = true
 	authority.mu.Unlock()
 	second := h.placeOrder(s, "cod", 1)
 	require.Equal(t, http.StatusOK, h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders/"+second["id"].(string)+"/mark-paid"), auth: bearer(s.token)}).Status)
-	require.Eventually(t, func() bool { status, _ := h.eInvoiceStatus(second["id"].(string)); return status == "failed" }, 20*time.Second, 50*time.Millisecond)
-	var lastError string
-	require.NoError(t, testenv.SQL(h.t, h.db).QueryRow(context.Background(), `SELECT last_error FROM e_invoices WHERE order_id = $1`, second["id"]).Scan(&lastError))
-	require.Contains(t, lastError, "taxpayer not registered")
+	refused := h.invoicesSettled(s, second["id"].(string), 1)[0]
+	require.Equal(t, "rejected", refused["status"])
+	require.Contains(t, refused["authority"].(map[string]any)["errors"].([]any)[0], "taxpayer not registered")
 }
 
 func TestRecordedPaymentsAndVoid(t *testing.T) {

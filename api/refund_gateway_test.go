@@ -236,24 +236,22 @@ func TestSucceededRefundsQueueCreditNotes(t *testing.T) {
 	ok := h.refund(s, id, "cn-ok", map[string]any{"amount": 12345, "method": "cash", "reason": "x", "settled": true})
 	require.Equal(t, http.StatusCreated, ok.Status, string(ok.Raw))
 
-	var invoices []storage.EInvoice
-	require.Eventually(t, func() bool {
-		var err error
-		invoices, err = h.db.FindEInvoices(context.Background(), uuid.MustParse(s.m.storeID), uuid.MustParse(id))
-		require.NoError(t, err)
-		return len(invoices) == 2 && invoices[0].Status == storage.EInvoiceIssued && invoices[1].Status == storage.EInvoiceIssued
-	}, 20*time.Second, 50*time.Millisecond)
-	require.Equal(t, "invoice", invoices[0].Kind)
-	require.Equal(t, "credit_note", invoices[1].Kind)
-	require.EqualValues(t, 12345, invoices[1].Amount)
-	require.Equal(t, invoices[0].ID, *invoices[1].Credits)
-	require.Equal(t, ok.data()["id"], invoices[1].RefundID.String())
+	invoices := h.invoicesSettled(s, id, 2)
+	require.Equal(t, "reported", invoices[0]["status"])
+	require.Equal(t, "invoice", invoices[0]["kind"])
+	require.Equal(t, "credit_note", invoices[1]["kind"])
+	require.Equal(t, "refund", invoices[1]["reason"])
+	require.Equal(t, "reported", invoices[1]["status"])
+	require.EqualValues(t, 12345, invoices[1]["totals"].(map[string]any)["total"])
+	require.Equal(t, invoices[0]["id"], invoices[1]["credits_invoice_id"])
+	require.Equal(t, ok.data()["id"], invoices[1]["refund_id"])
+	require.Nil(t, invoices[0]["cancelled_by_credit_note_id"], "a part credited cancels nothing")
 	authority.mu.Lock()
 	defer authority.mu.Unlock()
 	require.Len(t, authority.issued, 2)
 	require.Equal(t, "credit_note", authority.issued[1]["kind"])
 	require.Equal(t, "123.45", authority.issued[1]["amount"])
-	require.Equal(t, invoices[0].ID.String(), authority.issued[1]["credits_invoice_id"])
+	require.Equal(t, invoices[0]["id"], authority.issued[1]["credits_invoice_id"])
 	require.Equal(t, "invoice", authority.issued[0]["kind"], "a credit note waits for the invoice it credits")
 	require.Equal(t, "ETA-1", authority.issued[1]["credits_reference"])
 }

@@ -297,6 +297,10 @@ func (s *Server) routes() *chi.Mux {
 				r.With(ordersRead).Method(http.MethodGet, "/{refund_id}", s.handleGetRefund())
 				r.With(ordersWrite, requireIdempotencyKey).Method(http.MethodPost, "/{refund_id}/settle", s.handleSettleRefund())
 			})
+			r.Route("/invoices", func(r chi.Router) { // decisions §27
+				r.With(ordersRead).Method(http.MethodGet, "/", s.handleListInvoices())
+				r.With(ordersRead).Method(http.MethodGet, "/{invoice_id}", s.handleGetInvoice())
+			})
 			r.Route("/cod-remittances", func(r chi.Router) {
 				r.With(ordersWrite, requireIdempotencyKey).Method(http.MethodPost, "/", s.handleCreateRemittance())
 				r.With(ordersRead).Method(http.MethodGet, "/", s.handleListRemittances())

@@ -106,8 +106,10 @@
 //     FindTopProducts).
 //   - chat_: chat.go (CreateChatMessage, ApplyChatStatus, ConfirmByChat; the
 //     side effects' contact claims: ClaimContactSend, BeginSideEffects).
-//   - einvoice_: einvoice.go (FindEInvoices, FindEInvoicesAwaitingSync,
-//     RecordEInvoiceIssued, RecordEInvoiceFailed).
+//   - invoice_: invoice.go (FindInvoices, FindInvoice, issueInvoice and
+//     correctInvoice, which the payment, refund, acceptance and cancel
+//     transactions call; FindInvoicesAwaitingSync, RecordInvoiceReported),
+//     invoice_words.go (AmountInWords).
 //   - theme_: theme.go (FindCustomization, SaveDraft, PublishDraft,
 //     RestoreThemeVersion, SwitchTheme); the document's own rules and the
 //     built-in themes' files are storage/theme's.

@@ -171,6 +171,9 @@ func (tx *Tx) AcceptPartially(ctx context.Context, storeID, orderID uuid.UUID, l
 	if err := tx.settlePayment(ctx, &o, "partial_acceptance", actor); err != nil {
 		return PartialAcceptance{}, err
 	}
+	if err := tx.correctInvoice(ctx, o, InvoiceReasonPartialAcceptance, nil); err != nil {
+		return PartialAcceptance{}, err
+	}
 	result.AutoMarkedPaid = !wasPaid && o.PaymentStatus == PaymentPaid
 	result.Order, result.CollectedTotal, result.RefundDue = o, o.CollectedTotal, o.RefundDue
 	return result, nil

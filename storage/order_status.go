@@ -279,6 +279,9 @@ func (tx *Tx) cancel(ctx context.Context, o Order, reason string, actor *uuid.UU
 		if err := tx.countStatus(ctx, o.StoreID, from, OrderCancelled); err != nil {
 			return Order{}, err
 		}
+		if err := tx.correctInvoice(ctx, o, InvoiceReasonCancellation, nil); err != nil {
+			return Order{}, err
+		}
 	}
 	if err := tx.addActivity(ctx, o, ActivityStatusChanged, reason, map[string]any{"from": from, "to": OrderCancelled}, actor); err != nil {
 		return Order{}, err

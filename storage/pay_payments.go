@@ -115,7 +115,7 @@ func (tx *Tx) settlePayment(ctx context.Context, o *Order, via string, actor *uu
 
 // recordPaid writes what an order's transition to paid brings, once per
 // transition: the gift cards it sold, the activity, order.paid, the wallet
-// commission and the e-invoice.
+// commission and the invoice (decisions §27).
 func (tx *Tx) recordPaid(ctx context.Context, o *Order, via string, actor *uuid.UUID) error {
 	if err := tx.issueSoldGiftCards(ctx, *o); err != nil { // §19: one card per unit sold, at paid
 		return err
@@ -139,10 +139,7 @@ func (tx *Tx) recordPaid(ctx context.Context, o *Order, via string, actor *uuid.
 		}
 	}
 	if eInvoices {
-		if _, err := tx.tx.Exec(ctx, `INSERT INTO e_invoices (id, store_id, order_id, amount, currency, status, created_at, updated_at)
-			VALUES ($1, $2, $3, $4, $5, 'pending', $6, $6)`, NewID(), o.StoreID, o.ID, o.PaidTotal, o.Currency, tx.now()); err != nil {
-			return fmt.Errorf("create e-invoice: %w", err)
-		}
+		return tx.issueInvoice(ctx, *o)
 	}
 	return nil
 }
@@ -215,8 +212,8 @@ func (tx *Tx) PayThroughGateway(ctx context.Context, storeID, orderID uuid.UUID,
 // UnmarkOrderPaid undoes a payment made by hand. Refused when a gateway
 // charge succeeded or a refund completed. Every succeeded manual payment is
 // reversed (recorded and approved proofs become voided), the wallet
-// commission is reversed by a new entry, and the e-invoice is asked to be
-// cancelled at the authority.
+// commission is reversed by a new entry, and a credit note cancels the
+// invoice (decisions §27).
 func (tx *Tx) UnmarkOrderPaid(ctx context.Context, storeID, orderID uuid.UUID, reason string, actor *uuid.UUID) (Order, error) {
 	o, err := tx.lockOrder(ctx, storeID, orderID)
 	if err != nil {
@@ -262,9 +259,8 @@ func (tx *Tx) UnmarkOrderPaid(ctx context.Context, storeID, orderID uuid.UUID, r
 	if err := tx.reverseCommission(ctx, storeID, orderID, reason); err != nil {
 		return Order{}, err
 	}
-	if _, err := tx.tx.Exec(ctx, `UPDATE e_invoices SET status = 'cancel_requested', cancel_reason = $3, sync_started_at = NULL, updated_at = $4
-		WHERE store_id = $1 AND order_id = $2 AND status IN ('pending', 'issued')`, storeID, orderID, reason, now); err != nil {
-		return Order{}, fmt.Errorf("cancel e-invoice: %w", err)
+	if err := tx.correctInvoice(ctx, o, InvoiceReasonUnmarkPaid, nil); err != nil {
+		return Order{}, err
 	}
 	o.PaidTotal, o.PaymentStatus = cards, PaymentPending
 	if err := tx.settlePayment(ctx, &o, "unmark_paid", actor); err != nil {

@@ -515,22 +515,10 @@ func (r reader) gatewayPaymentOf(ctx context.Context, o Order) (*gatewayPayment,
 	return &p, nil
 }
 
-// queueCreditNote reports a succeeded refund of an e-invoiced order to the
-// tax authority as a credit note against the order's invoice (the
-// e-invoice workflow issues it like an invoice).
+// queueCreditNote writes the credit note a succeeded refund calls for
+// (storage/invoice.go).
 func (tx *Tx) queueCreditNote(ctx context.Context, o Order, r Refund) error {
-	tag, err := tx.tx.Exec(ctx, `INSERT INTO e_invoices (id, store_id, order_id, amount, currency, status, kind, refund_id, credits, created_at, updated_at)
-		SELECT $3, e.store_id, e.order_id, $4, e.currency, 'pending', 'credit_note', $5, e.id, $6, $6 FROM e_invoices e
-		WHERE e.store_id = $1 AND e.order_id = $2 AND e.kind = 'invoice' AND e.status IN ('pending', 'issued')
-		ORDER BY e.created_at DESC LIMIT 1
-		ON CONFLICT DO NOTHING`, o.StoreID, o.ID, NewID(), r.Amount, r.ID, tx.now())
-	if err != nil {
-		return fmt.Errorf("queue credit note: %w", err)
-	}
-	if tag.RowsAffected() == 0 {
-		return nil
-	}
-	return tx.notifyDispatcher(ctx)
+	return tx.correctInvoice(ctx, o, InvoiceReasonRefund, &r.ID)
 }
 
 // GatewayRefundDue is a gateway refund no workflow was started for.

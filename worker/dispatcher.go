@@ -476,14 +476,14 @@ func (d *Dispatcher) startProofHashes(ctx context.Context) {
 // authority. An invoice's syncs share one workflow id: while one runs, a new
 // change waits for the next round rather than racing it.
 func (d *Dispatcher) startEInvoiceSyncs(ctx context.Context) {
-	startDue(ctx, d, "e-invoice sync", enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE, d.DB.FindEInvoicesAwaitingSync,
-		func(change storage.EInvoiceChange) rowStart {
-			ref := change.EInvoiceRef
+	startDue(ctx, d, "e-invoice sync", enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE, d.DB.FindInvoicesAwaitingSync,
+		func(change storage.InvoiceChange) rowStart {
+			ref := change.InvoiceRef
 			return rowStart{d.TaskQueue, workflows.EInvoiceWorkflowID(ref.ID),
 				workflows.Work{Kind: workflows.KindEInvoiceSync, StoreID: ref.StoreID, ResourceID: ref.ID,
 					Summary: "e-invoice sync · " + workflows.StoreLabel(change.StoreSubdomain, ref.StoreID)},
 				workflows.EInvoiceSync, workflows.EInvoiceSyncInput{StoreID: ref.StoreID, InvoiceID: ref.ID},
-				func() error { return d.DB.MarkEInvoiceSyncStarted(ctx, change) }}
+				func() error { return d.DB.MarkInvoiceSyncStarted(ctx, change) }}
 		})
 }
 

@@ -23,13 +23,13 @@ func TestEInvoiceSyncRetriesUntilTheAuthorityAnswers(t *testing.T) {
 	var acts *activities.Activities
 	env.RegisterActivity(acts)
 	env.OnActivity(acts.SyncEInvoice, mock.Anything, mock.Anything).Return(activities.SyncEInvoiceResult{}, errors.New("authority answered 503")).Times(6)
-	env.OnActivity(acts.SyncEInvoice, mock.Anything, mock.Anything).Return(activities.SyncEInvoiceResult{Status: string(storage.EInvoiceIssued)}, nil).Once()
+	env.OnActivity(acts.SyncEInvoice, mock.Anything, mock.Anything).Return(activities.SyncEInvoiceResult{Status: string(storage.InvoiceReported)}, nil).Once()
 	env.ExecuteWorkflow(workflows.EInvoiceSync, workflows.EInvoiceSyncInput{StoreID: uuid.New(), InvoiceID: uuid.New()})
 	require.True(t, env.IsWorkflowCompleted())
 	require.NoError(t, env.GetWorkflowError())
 	var result workflows.EInvoiceSyncResult
 	require.NoError(t, env.GetWorkflowResult(&result))
-	require.Equal(t, string(storage.EInvoiceIssued), result.Status)
+	require.Equal(t, string(storage.InvoiceReported), result.Status)
 	env.AssertExpectations(t)
 }
 

@@ -19,8 +19,10 @@ import (
 type Invoice struct {
 	ID          string `json:"invoice_id"` // ours; the authority deduplicates on it
 	StoreID     string `json:"store_id"`
+	Number      string `json:"number"` // the store's gapless number (decisions §27)
 	OrderNumber string `json:"order_number"`
-	Amount      string `json:"amount"` // decimal major units
+	Amount      string `json:"amount"` // decimal major units, tax included
+	Tax         string `json:"tax"`
 	Currency    string `json:"currency"`
 	IssuedAt    string `json:"issued_at"`
 	// Kind is "invoice", or "credit_note" for a refund, which names the
