@@ -43,6 +43,7 @@ var auditedRoutes = map[string]auditedRoute{
 	"DELETE /staff/invitations/{invitation_id}":                      {"invitation.revoked", "invitation", "invitation_id"},
 	"DELETE /apps/{app_id}":                                          {"app.uninstalled", "app", "app_id"},
 	"PATCH /settings":                                                {"settings.updated", "settings", ""},
+	"PUT /settings/tax":                                              {"tax_settings.updated", "tax_settings", ""},
 	"PUT /payment-gateways/{provider}":                               {"payment_gateway.connected", "payment_gateway", "provider"},
 	"DELETE /payment-gateways/{provider}":                            {"payment_gateway.disconnected", "payment_gateway", "provider"},
 	"PUT /messaging/channels/{channel}":                              {"messaging_channel.connected", "messaging_channel", "channel"},

@@ -32,11 +32,12 @@ type productResponse struct {
 	CreatedAt   time.Time       `json:"created_at"`
 	UpdatedAt   time.Time       `json:"updated_at"`
 	Kind        string          `json:"kind"`
+	TaxClass    string          `json:"tax_class"`
 }
 
 func newProductResponse(p storage.Product) productResponse {
 	return productResponse{ID: p.ID, StoreID: p.StoreID, Name: p.Name, Handle: p.Handle, Description: p.Description, SKU: p.SKU,
-		Price: p.Price, CostPrice: p.CostPrice, Status: p.Status, Quantity: p.Quantity, CategoryID: p.CategoryID, Kind: p.Kind,
+		Price: p.Price, CostPrice: p.CostPrice, Status: p.Status, Quantity: p.Quantity, CategoryID: p.CategoryID, Kind: p.Kind, TaxClass: p.TaxClass,
 		Attributes: p.Attributes, Images: p.Images, MediaURLs: p.MediaURLs,
 		CreatedAt: p.CreatedAt.UTC(), UpdatedAt: p.UpdatedAt.UTC()}
 }
@@ -52,6 +53,9 @@ func (s *Server) handleCreateProduct() handlerFunc {
 			SKU: req.SKU, Price: *req.Price, CostPrice: req.CostPrice, Quantity: req.Quantity, Value: req.Value}
 		if req.Kind != nil {
 			p.Kind = *req.Kind
+		}
+		if req.TaxClass != nil {
+			p.TaxClass = *req.TaxClass
 		}
 		if req.Status != nil {
 			p.Status = *req.Status

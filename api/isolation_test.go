@@ -156,6 +156,8 @@ var routeAccess = map[string]string{
 	"GET /api/v1/stores/{store_id}/orders/{order_id}/refunds":                                 "orders:read",
 	"GET /api/v1/stores/{store_id}/refunds/{refund_id}":                                       "orders:read",
 	"POST /api/v1/stores/{store_id}/refunds/{refund_id}/settle":                               "orders:write",
+	"GET /api/v1/stores/{store_id}/settings/tax":                                              "settings:read",
+	"PUT /api/v1/stores/{store_id}/settings/tax":                                              "settings:write",
 	"GET /api/v1/stores/{store_id}/invoices/":                                                 "orders:read",
 	"GET /api/v1/stores/{store_id}/invoices/{invoice_id}":                                     "orders:read",
 	"POST /api/v1/stores/{store_id}/cod-remittances/":                                         "orders:write",

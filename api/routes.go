@@ -154,6 +154,8 @@ func (s *Server) routes() *chi.Mux {
 			settingsRead, settingsWrite := s.requireScope("settings:read"), s.requireScope("settings:write")
 			r.With(settingsRead).Method(http.MethodGet, "/settings", s.handleGetSettings())
 			r.With(settingsWrite).Method(http.MethodPatch, "/settings", s.handleUpdateSettings())
+			r.With(settingsRead).Method(http.MethodGet, "/settings/tax", s.handleGetTaxSettings()) // decisions §27
+			r.With(settingsWrite).Method(http.MethodPut, "/settings/tax", s.handlePutTaxSettings())
 			r.Route("/payment-gateways", func(r chi.Router) {
 				r.With(settingsRead).Method(http.MethodGet, "/", s.handleListGateways())
 				// The money's destination (issue 48 §6): owner or admin, sessions only.

@@ -14,7 +14,7 @@ import (
 	"github.com/merchantsvc/svc/storage"
 )
 
-// Migration 0068: the e_invoices of before (one row per payment, a cancel
+// Migrations 0068 and 0069: the e_invoices of before (one row per payment, a cancel
 // asked of the authority on unmark-paid) become one invoice per payment
 // plus notes. Each row keeps its id; an invoice cancelled or asked to be
 // gains the credit note that is now its cancellation; numbers run in
@@ -133,4 +133,13 @@ func TestInvoicesMigrationFromEInvoices(t *testing.T) {
 		counters[y] = n
 	}
 	require.Equal(t, map[int]int{2025: 1, 2026: 6}, counters)
+
+	// Migration 0069: the e_invoicing switch became the regime of the
+	// store's currency, with its rate and its name as the legal name.
+	tax, err := sdb.FindTaxSettings(ctx, storeID)
+	require.NoError(t, err)
+	require.Equal(t, storage.TaxRegimeZATCA, tax.Regime)
+	require.Equal(t, 1500, tax.DefaultRateBP)
+	require.Equal(t, "متجر الفواتير", tax.LegalName.AR)
+	require.Equal(t, "INV", tax.InvoicePrefix)
 }

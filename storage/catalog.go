@@ -61,6 +61,8 @@ type Product struct {
 	// Value is, on creation only, a gift card product's default variant's
 	// value (nil: its price).
 	Value *int64
+	// TaxClass is standard (the store's rate), zero or exempt (§27).
+	TaxClass string
 }
 
 // ProductUpdate is a partial update; nil pointers and unset fields are left alone.
@@ -75,6 +77,7 @@ type ProductUpdate struct {
 	Quantity    *int
 	CategoryID  Field[uuid.UUID]
 	Attributes  json.RawMessage // replaces the whole object when present
+	TaxClass    *string
 }
 
 // Sort columns a product list may order by.
@@ -98,9 +101,9 @@ type ProductFilter struct {
 // (each the available stock over active locations, decisions §11).
 const productColumns = `id, store_id, name, description, sku, price, cost_price, status,
 	(SELECT COALESCE(sum(v.quantity), 0)::bigint FROM variants v WHERE v.store_id = products.store_id AND v.product_id = products.id) AS quantity,
-	category_id, attributes, images, media_urls, created_at, updated_at, handle, kind`
+	category_id, attributes, images, media_urls, created_at, updated_at, handle, kind, tax_class`
 
-const productInsertColumns = `id, store_id, name, description, sku, price, cost_price, status, category_id, attributes, images, media_urls, created_at, updated_at, handle, kind`
+const productInsertColumns = `id, store_id, name, description, sku, price, cost_price, status, category_id, attributes, images, media_urls, created_at, updated_at, handle, kind, tax_class`
 
 func scanProduct(row pgx.Row) (Product, error) {
 	var p Product
@@ -112,7 +115,7 @@ func scanProduct(row pgx.Row) (Product, error) {
 // one list for every read of a product, whatever it reads after them.
 func productFields(p *Product) []any {
 	return []any{&p.ID, &p.StoreID, &p.Name, &p.Description, &p.SKU, &p.Price, &p.CostPrice, &p.Status,
-		&p.Quantity, &p.CategoryID, &p.Attributes, &p.Images, &p.MediaURLs, &p.CreatedAt, &p.UpdatedAt, &p.Handle, &p.Kind}
+		&p.Quantity, &p.CategoryID, &p.Attributes, &p.Images, &p.MediaURLs, &p.CreatedAt, &p.UpdatedAt, &p.Handle, &p.Kind, &p.TaxClass}
 }
 
 // productEvent is the data of product.* events (docs/webhooks.md).
@@ -308,6 +311,9 @@ func (tx *Tx) CreateProduct(ctx context.Context, p *Product) error {
 	if len(p.Attributes) == 0 {
 		p.Attributes = json.RawMessage(`{}`)
 	}
+	if p.TaxClass == "" {
+		p.TaxClass = TaxClassStandard
+	}
 	p.Images, p.MediaURLs = json.RawMessage(`[]`), json.RawMessage(`{}`)
 	if err := tx.claimSKU(ctx, p.StoreID, "product", p.ID, nil, p.SKU); err != nil {
 		return err
@@ -320,9 +326,9 @@ func (tx *Tx) CreateProduct(ctx context.Context, p *Product) error {
 		p.Handle = free[0]
 	}
 	_, err := tx.tx.Exec(ctx, `INSERT INTO products (`+productInsertColumns+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
 		p.ID, p.StoreID, p.Name, p.Description, p.SKU, p.Price, p.CostPrice, p.Status, p.CategoryID,
-		p.Attributes, p.Images, p.MediaURLs, p.CreatedAt, p.UpdatedAt, p.Handle, p.Kind)
+		p.Attributes, p.Images, p.MediaURLs, p.CreatedAt, p.UpdatedAt, p.Handle, p.Kind, p.TaxClass)
 	if isUniqueViolation(err, "products_store_handle_key") {
 		return fmt.Errorf("product handle %q: %w", p.Handle, ErrDuplicateHandle)
 	}
@@ -377,11 +383,14 @@ func (tx *Tx) UpdateProduct(ctx context.Context, storeID, id uuid.UUID, upd Prod
 	if upd.Attributes != nil {
 		p.Attributes = upd.Attributes
 	}
+	if upd.TaxClass != nil {
+		p.TaxClass = *upd.TaxClass
+	}
 	p.UpdatedAt = tx.now()
 	_, err = tx.tx.Exec(ctx, `UPDATE products SET name = $3, description = $4, sku = $5, price = $6, cost_price = $7,
-		status = $8, category_id = $9, attributes = $10, updated_at = $11, handle = $12
+		status = $8, category_id = $9, attributes = $10, updated_at = $11, handle = $12, tax_class = $13
 		WHERE store_id = $1 AND id = $2`,
-		storeID, id, p.Name, p.Description, p.SKU, p.Price, p.CostPrice, p.Status, p.CategoryID, p.Attributes, p.UpdatedAt, p.Handle)
+		storeID, id, p.Name, p.Description, p.SKU, p.Price, p.CostPrice, p.Status, p.CategoryID, p.Attributes, p.UpdatedAt, p.Handle, p.TaxClass)
 	if isUniqueViolation(err, "products_store_handle_key") {
 		return Product{}, fmt.Errorf("product handle %q: %w", p.Handle, ErrDuplicateHandle)
 	}

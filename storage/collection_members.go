@@ -635,4 +635,4 @@ func scanCollectionPage(rows pgx.Rows) ([]Product, int, error) {
 // productFields' order).
 const qualifiedProductColumns = `p.id, p.store_id, p.name, p.description, p.sku, p.price, p.cost_price, p.status,
 	(SELECT COALESCE(sum(v.quantity), 0)::bigint FROM variants v WHERE v.store_id = p.store_id AND v.product_id = p.id) AS quantity,
-	p.category_id, p.attributes, p.images, p.media_urls, p.created_at, p.updated_at, p.handle, p.kind`
+	p.category_id, p.attributes, p.images, p.media_urls, p.created_at, p.updated_at, p.handle, p.kind, p.tax_class`

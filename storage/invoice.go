@@ -284,9 +284,24 @@ func taxLines(lines []InvoiceLine) InvoiceTotals {
 	return t
 }
 
-// taxTerms are what the lines of a store's invoices are taxed at.
+// taxTerms are what the lines of a store's invoices are taxed at: the
+// default rate, and the class of each product that is not standard.
 type taxTerms struct {
 	defaultRateBP int
+	classes       map[uuid.UUID]string
+}
+
+// rate is a line's tax class and rate.
+func (t taxTerms) rate(productID *uuid.UUID) (string, int) {
+	if productID != nil {
+		switch t.classes[*productID] {
+		case TaxClassZero:
+			return TaxClassZero, 0
+		case TaxClassExempt:
+			return TaxClassExempt, 0
+		}
+	}
+	return TaxClassStandard, t.defaultRateBP
 }
 
 // DefaultTaxRateBP is the VAT rate a store's invoices use until it sets
@@ -326,7 +341,7 @@ func invoiceLinesOf(o Order, terms taxTerms) []InvoiceLine {
 		if legacy != nil {
 			discount = legacy[i]
 		}
-		class, rate := TaxClassStandard, terms.defaultRateBP
+		class, rate := terms.rate(l.ProductID)
 		if l.GiftCardValue != nil {
 			class, rate = TaxClassExempt, 0
 		}
@@ -358,17 +373,19 @@ type invoiceIssuer struct {
 	location *time.Location
 	prefix   string
 	terms    taxTerms
+	regime   string
 }
 
-func (tx *Tx) invoiceIssuer(ctx context.Context, storeID uuid.UUID) (invoiceIssuer, error) {
-	var (
-		name, currency string
-		timezone       *string
-	)
-	if err := tx.tx.QueryRow(ctx, `SELECT name, currency, timezone FROM stores WHERE id = $1`, storeID).Scan(&name, &currency, &timezone); err != nil {
-		return invoiceIssuer{}, fmt.Errorf("find invoice seller: %w", err)
+func (tx *Tx) invoiceIssuer(ctx context.Context, o Order) (invoiceIssuer, error) {
+	settings, err := tx.FindTaxSettings(ctx, o.StoreID)
+	if err != nil {
+		return invoiceIssuer{}, err
 	}
-	zone := DefaultTimezone(currency)
+	var timezone *string
+	if err := tx.tx.QueryRow(ctx, `SELECT timezone FROM stores WHERE id = $1`, o.StoreID).Scan(&timezone); err != nil {
+		return invoiceIssuer{}, fmt.Errorf("find store time zone: %w", err)
+	}
+	zone := DefaultTimezone(o.Currency)
 	if timezone != nil {
 		zone = *timezone
 	}
@@ -376,8 +393,40 @@ func (tx *Tx) invoiceIssuer(ctx context.Context, storeID uuid.UUID) (invoiceIssu
 	if err != nil {
 		return invoiceIssuer{}, fmt.Errorf("store time zone %q: %w", zone, err)
 	}
-	return invoiceIssuer{seller: InvoiceSeller{Name: Bilingual{AR: name, EN: name}}, location: loc, prefix: "INV",
-		terms: taxTerms{defaultRateBP: DefaultTaxRateBP(currency)}}, nil
+	terms := taxTerms{defaultRateBP: settings.DefaultRateBP, classes: map[uuid.UUID]string{}}
+	var products []uuid.UUID
+	for _, l := range o.Lines {
+		if l.ProductID != nil {
+			products = append(products, *l.ProductID)
+		}
+	}
+	if len(products) > 0 {
+		rows, err := tx.tx.Query(ctx, `SELECT id, tax_class FROM products WHERE store_id = $1 AND id = ANY($2) AND tax_class <> 'standard'`,
+			o.StoreID, products)
+		if err != nil {
+			return invoiceIssuer{}, fmt.Errorf("find tax classes: %w", err)
+		}
+		for rows.Next() {
+			var id uuid.UUID
+			var class string
+			if err := rows.Scan(&id, &class); err != nil {
+				rows.Close()
+				return invoiceIssuer{}, fmt.Errorf("find tax classes: %w", err)
+			}
+			terms.classes[id] = class
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return invoiceIssuer{}, fmt.Errorf("find tax classes: %w", err)
+		}
+	}
+	seller := InvoiceSeller{Name: settings.LegalName, VATNumber: settings.VATNumber, CRNumber: settings.CRNumber}
+	if settings.Address != nil {
+		if seller.Address, err = json.Marshal(settings.Address); err != nil {
+			return invoiceIssuer{}, err
+		}
+	}
+	return invoiceIssuer{seller: seller, location: loc, prefix: settings.InvoicePrefix, terms: terms, regime: settings.Regime}, nil
 }
 
 // insertInvoice numbers a document from the store's counter row for the
@@ -396,6 +445,9 @@ func (tx *Tx) insertInvoice(ctx context.Context, iss invoiceIssuer, inv *Invoice
 	inv.ID, inv.Number, inv.Status = NewID(), fmt.Sprintf("%s-%d-%06d", iss.prefix, year, seq), InvoicePending
 	inv.IssuedAt, inv.SupplyDate, inv.CreatedAt, inv.UpdatedAt = now, time.Date(year, local.Month(), local.Day(), 0, 0, 0, 0, time.UTC), now, now
 	inv.Seller = iss.seller
+	if iss.regime != TaxRegimeNone {
+		inv.Authority.Regime = &iss.regime
+	}
 	inv.Totals = taxLines(inv.Lines)
 	seller, err := json.Marshal(inv.Seller)
 	if err != nil {
@@ -411,11 +463,11 @@ func (tx *Tx) insertInvoice(ctx context.Context, iss invoiceIssuer, inv *Invoice
 	}
 	if _, err := tx.tx.Exec(ctx, `INSERT INTO invoices (id, store_id, order_id, number, year, sequence, kind, type, reason,
 			credits_invoice_id, refund_id, issued_at, supply_date, currency, seller, buyer, lines, net_total, discount_total, tax_total,
-			total, status, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $12, $12)`,
+			total, status, regime, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $12, $12)`,
 		inv.ID, inv.StoreID, inv.OrderID, inv.Number, year, seq, inv.Kind, inv.Type, inv.Reason, inv.CreditsInvoiceID, inv.RefundID,
 		now, inv.SupplyDate, inv.Currency, seller, buyer, lines, inv.Totals.Net, inv.Totals.Discount, inv.Totals.Tax, inv.Totals.Total,
-		inv.Status); err != nil {
+		inv.Status, inv.Authority.Regime); err != nil {
 		return fmt.Errorf("write invoice: %w", err)
 	}
 	return tx.notifyDispatcher(ctx)
@@ -439,7 +491,7 @@ func (tx *Tx) issueInvoice(ctx context.Context, o Order) error {
 			return err
 		}
 	}
-	iss, err := tx.invoiceIssuer(ctx, o.StoreID)
+	iss, err := tx.invoiceIssuer(ctx, o)
 	if err != nil {
 		return err
 	}
@@ -551,7 +603,7 @@ func (tx *Tx) correctInvoice(ctx context.Context, o Order, reason string, refund
 		}
 		note.Lines = append(note.Lines, l)
 	}
-	iss, err := tx.invoiceIssuer(ctx, o.StoreID)
+	iss, err := tx.invoiceIssuer(ctx, o)
 	if err != nil {
 		return err
 	}

@@ -312,6 +312,11 @@ func (db *DB) ResealSecrets(ctx context.Context, sealer *Sealer) (int, error) {
 			}
 			n++
 		}
+		keys, err := tx.resealTaxSecrets(ctx, sealer)
+		if err != nil {
+			return err
+		}
+		n += keys
 		cards, err := tx.resealGiftCardCodes(ctx, sealer)
 		if err != nil {
 			return err

@@ -122,5 +122,10 @@ func (tx *Tx) UpdateStoreSettings(ctx context.Context, storeID uuid.UUID, upd St
 	if err != nil {
 		return StoreSettings{}, fmt.Errorf("update store settings: %w", err)
 	}
+	if upd.EInvoicing != nil { // the older switch of the tax regime (decisions §27)
+		if err := tx.switchInvoicing(ctx, storeID, *upd.EInvoicing); err != nil {
+			return StoreSettings{}, err
+		}
+	}
 	return tx.FindStoreSettings(ctx, storeID)
 }

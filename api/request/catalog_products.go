@@ -47,11 +47,16 @@ type CreateProduct struct {
 	// product's default variant's value (default: the price).
 	Kind  *string `json:"kind"`
 	Value *int64  `json:"value"`
+	// TaxClass is standard (default), zero or exempt (decisions §27).
+	TaxClass *string `json:"tax_class"`
 }
 
 // Valid lists what is wrong with the body, for wire.Decode's 422.
 func (req CreateProduct) Valid() []wire.FieldError {
 	var c Checker
+	if req.TaxClass != nil {
+		c.OneOf("tax_class", *req.TaxClass, storage.TaxClasses)
+	}
 	c.Text("name", req.Name, 1, maxNameLength)
 	if req.Handle != nil {
 		Handle(&c, *req.Handle)
@@ -99,6 +104,7 @@ type UpdateProduct struct {
 	Quantity    wire.Optional[int]             `json:"quantity"`
 	CategoryID  wire.Optional[string]          `json:"category_id"`
 	Attributes  wire.Optional[json.RawMessage] `json:"attributes"`
+	TaxClass    wire.Optional[string]          `json:"tax_class"`
 }
 
 // notNull refuses null for a field that cannot be cleared.
@@ -113,6 +119,9 @@ func notNull[T any](c *Checker, field string, o wire.Optional[T]) bool {
 // Valid lists what is wrong with the body, for wire.Decode's 422.
 func (req UpdateProduct) Valid() []wire.FieldError {
 	var c Checker
+	if notNull(&c, "tax_class", req.TaxClass) {
+		c.OneOf("tax_class", req.TaxClass.Value, storage.TaxClasses)
+	}
 	if notNull(&c, "name", req.Name) {
 		c.Text("name", req.Name.Value, 1, maxNameLength)
 	}
@@ -180,6 +189,9 @@ func (req UpdateProduct) Update() storage.ProductUpdate {
 		if !req.Attributes.Null {
 			upd.Attributes = req.Attributes.Value
 		}
+	}
+	if req.TaxClass.Set {
+		upd.TaxClass = &req.TaxClass.Value
 	}
 	return upd
 }

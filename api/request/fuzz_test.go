@@ -23,6 +23,7 @@ var decoders = map[string]func(*http.Request) error{
 	"comment":              func(r *http.Request) error { _, err := wire.Decode[Comment](r); return err },
 	"confirmPasswordReset": func(r *http.Request) error { _, err := wire.Decode[ConfirmPasswordReset](r); return err },
 	"connectGateway":       func(r *http.Request) error { _, err := wire.Decode[ConnectGateway](r); return err },
+	"putTaxSettings":       func(r *http.Request) error { _, err := wire.Decode[PutTaxSettings](r); return err },
 	"createCarrierAccount": func(r *http.Request) error { _, err := wire.Decode[CreateCarrierAccount](r); return err },
 	"createPage":           func(r *http.Request) error { _, err := wire.Decode[CreatePage](r); return err },
 	"updatePage":           func(r *http.Request) error { _, err := wire.Decode[UpdatePage](r); return err },

@@ -1,0 +1,34 @@
+-- +goose Up
+-- A store's tax settings (decisions §27): the regime its invoices follow,
+-- its legal identity as invoices print it, its default rate, and the ZATCA
+-- CSID (the certificate in the clear, the key sealed as §18's secrets).
+-- A regime other than none turns invoicing on: stores.e_invoicing follows
+-- it, and the stores that had it on get the regime of their currency.
+CREATE TABLE store_tax_settings (
+    store_id                 uuid PRIMARY KEY REFERENCES stores (id) ON DELETE CASCADE,
+    regime                   text NOT NULL CHECK (regime IN ('none', 'zatca', 'eta')),
+    prices_include_tax       boolean NOT NULL DEFAULT true,
+    default_rate_bp          int NOT NULL CHECK (default_rate_bp BETWEEN 0 AND 10000),
+    legal_name               jsonb NOT NULL,
+    vat_number               text,
+    cr_number                text,
+    address                  jsonb,
+    invoice_prefix           text NOT NULL DEFAULT 'INV',
+    zatca_certificate        text,
+    zatca_private_key_sealed bytea,
+    updated_at               timestamptz NOT NULL
+);
+
+INSERT INTO store_tax_settings (store_id, regime, default_rate_bp, legal_name, updated_at)
+SELECT id, CASE WHEN currency = 'SAR' THEN 'zatca' ELSE 'eta' END,
+    CASE currency WHEN 'SAR' THEN 1500 WHEN 'EGP' THEN 1400 WHEN 'AED' THEN 500 ELSE 0 END,
+    jsonb_build_object('ar', name, 'en', name), now()
+FROM stores WHERE e_invoicing;
+
+-- Products are taxed at the store's rate (standard), at 0 (zero-rated) or
+-- not at all (exempt).
+ALTER TABLE products ADD COLUMN tax_class text NOT NULL DEFAULT 'standard' CHECK (tax_class IN ('standard', 'zero', 'exempt'));
+
+-- +goose Down
+ALTER TABLE products DROP COLUMN tax_class;
+DROP TABLE store_tax_settings;
