@@ -35,6 +35,9 @@ type Activities struct {
 	Chat   ChatProvider
 	// EInvoices is the tax authority's e-invoicing service.
 	EInvoices einvoice.Authority
+	// ZATCAAPIBase is ZATCA's reporting and clearance API (SVC_ZATCA_API_BASE;
+	// the local double in `make dev` and the tests).
+	ZATCAAPIBase string
 	// ContactInterval is how long after one automatic order confirmation
 	// the same email or phone gets no other from the same store (default
 	// 10 minutes; docs/guide/limits.md, "Limits against abuse").

@@ -84,6 +84,9 @@ func (a *Activities) syncInvoice(ctx context.Context, ref storage.InvoiceRef) (s
 	if inv.Status != storage.InvoicePending {
 		return inv.Status, nil
 	}
+	if inv.Authority.Regime != nil && *inv.Authority.Regime == storage.TaxRegimeZATCA && inv.Authority.Hash != nil {
+		return a.reportToZATCA(ctx, ref)
+	}
 	creditsReference, err := a.creditedInvoice(ctx, inv)
 	if err != nil {
 		return "", err
@@ -96,7 +99,8 @@ func (a *Activities) syncInvoice(ctx context.Context, ref storage.InvoiceRef) (s
 	if err != nil {
 		return "", a.eInvoiceFailure(ctx, ref, err)
 	}
-	if err := a.DB.RecordInvoiceReported(ctx, ref.StoreID, ref.ID, reference); err != nil {
+	if err := a.DB.RecordInvoiceReported(ctx, ref.StoreID, ref.ID, storage.InvoiceAnswer{Status: storage.InvoiceReported,
+		Reference: reference}); err != nil {
 		return "", err
 	}
 	inv, err = a.DB.FindInvoice(ctx, ref.StoreID, ref.ID)

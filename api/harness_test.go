@@ -226,7 +226,7 @@ func (h *harness) startWorker(httpClient *http.Client) {
 	w := worker.New(h.temporal, h.queue, &activities.Activities{DB: h.db, Blob: h.blob, HTTPClient: httpClient, BaseURL: h.url,
 		Mailer:    &activities.SMTPMailer{Host: host, Port: portNumber, From: "orders@example.com", PlainText: true},
 		Chat:      activities.HTTPChatProvider{BaseURL: h.chat.srv.URL, Token: "test"},
-		EInvoices: h.authority, ContactInterval: cmp.Or(h.contactInterval, time.Nanosecond), Waybills: h.waybillPrinter(),
+		EInvoices: h.authority, ZATCAAPIBase: testenv.ZATCAAPIBase(h.t), ContactInterval: cmp.Or(h.contactInterval, time.Nanosecond), Waybills: h.waybillPrinter(),
 		Secrets: h.secrets, StripeAPIBase: h.stripeBase, WhatsAppAPIBase: testenv.WhatsAppAPIBase(h.t)}, worker.Options{Interceptors: h.workerInterceptors})
 	require.NoError(h.t, w.Start())
 	h.t.Cleanup(w.Stop)

@@ -7,8 +7,8 @@ import (
 
 	"github.com/merchantsvc/svc/api/request"
 	"github.com/merchantsvc/svc/api/wire"
-	"github.com/merchantsvc/svc/internal/zatca"
 	"github.com/merchantsvc/svc/storage"
+	"github.com/merchantsvc/svc/storage/zatca"
 )
 
 // Tax settings (decisions §27).

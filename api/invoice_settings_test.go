@@ -13,7 +13,7 @@ import (
 	"github.com/merchantsvc/svc/activities/einvoice"
 	"github.com/merchantsvc/svc/api"
 	"github.com/merchantsvc/svc/internal/testenv"
-	"github.com/merchantsvc/svc/internal/zatca"
+	"github.com/merchantsvc/svc/storage/zatca"
 )
 
 // csid is a CSID certificate and its key, as ZATCA's onboarding hands a

@@ -25,10 +25,24 @@ SELECT id, CASE WHEN currency = 'SAR' THEN 'zatca' ELSE 'eta' END,
     jsonb_build_object('ar', name, 'en', name), now()
 FROM stores WHERE e_invoicing;
 
+-- ZATCA's chain per store (decisions §27): the issuing transaction locks
+-- the row, numbers the invoice's ICV one past the last and takes the last
+-- hash as its PIH, so both follow generation order whatever the authority
+-- answers. The invoice keeps its UBL document: unsigned at issue (what the
+-- hash is over), signed when the workflow sends it.
+CREATE TABLE zatca_chains (
+    store_id  uuid PRIMARY KEY REFERENCES stores (id) ON DELETE CASCADE,
+    last_icv  bigint NOT NULL,
+    last_hash text NOT NULL
+);
+ALTER TABLE invoices ADD COLUMN document bytea;
+
 -- Products are taxed at the store's rate (standard), at 0 (zero-rated) or
 -- not at all (exempt).
 ALTER TABLE products ADD COLUMN tax_class text NOT NULL DEFAULT 'standard' CHECK (tax_class IN ('standard', 'zero', 'exempt'));
 
 -- +goose Down
+ALTER TABLE invoices DROP COLUMN document;
+DROP TABLE zatca_chains;
 ALTER TABLE products DROP COLUMN tax_class;
 DROP TABLE store_tax_settings;

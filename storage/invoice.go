@@ -146,6 +146,8 @@ type Invoice struct {
 	Authority               InvoiceAuthority
 	CreatedAt               time.Time
 	UpdatedAt               time.Time
+	// sellerAddress is the seller's address as the tax settings keep it.
+	sellerAddress *TaxAddress
 }
 
 const invoiceColumns = `i.id, i.store_id, i.order_id, o.order_number, i.number, i.kind, i.type, i.reason, i.credits_invoice_id,
@@ -374,6 +376,7 @@ type invoiceIssuer struct {
 	prefix   string
 	terms    taxTerms
 	regime   string
+	address  *TaxAddress
 }
 
 func (tx *Tx) invoiceIssuer(ctx context.Context, o Order) (invoiceIssuer, error) {
@@ -426,7 +429,8 @@ func (tx *Tx) invoiceIssuer(ctx context.Context, o Order) (invoiceIssuer, error)
 			return invoiceIssuer{}, err
 		}
 	}
-	return invoiceIssuer{seller: seller, location: loc, prefix: settings.InvoicePrefix, terms: terms, regime: settings.Regime}, nil
+	return invoiceIssuer{seller: seller, address: settings.Address, location: loc, prefix: settings.InvoicePrefix, terms: terms,
+		regime: settings.Regime}, nil
 }
 
 // insertInvoice numbers a document from the store's counter row for the
@@ -444,11 +448,18 @@ func (tx *Tx) insertInvoice(ctx context.Context, iss invoiceIssuer, inv *Invoice
 	}
 	inv.ID, inv.Number, inv.Status = NewID(), fmt.Sprintf("%s-%d-%06d", iss.prefix, year, seq), InvoicePending
 	inv.IssuedAt, inv.SupplyDate, inv.CreatedAt, inv.UpdatedAt = now, time.Date(year, local.Month(), local.Day(), 0, 0, 0, 0, time.UTC), now, now
-	inv.Seller = iss.seller
+	inv.Seller, inv.sellerAddress = iss.seller, iss.address
 	if iss.regime != TaxRegimeNone {
 		inv.Authority.Regime = &iss.regime
 	}
 	inv.Totals = taxLines(inv.Lines)
+	var document []byte
+	if iss.regime == TaxRegimeZATCA {
+		var err error
+		if document, err = tx.chainZATCA(ctx, inv); err != nil {
+			return err
+		}
+	}
 	seller, err := json.Marshal(inv.Seller)
 	if err != nil {
 		return err
@@ -463,11 +474,12 @@ func (tx *Tx) insertInvoice(ctx context.Context, iss invoiceIssuer, inv *Invoice
 	}
 	if _, err := tx.tx.Exec(ctx, `INSERT INTO invoices (id, store_id, order_id, number, year, sequence, kind, type, reason,
 			credits_invoice_id, refund_id, issued_at, supply_date, currency, seller, buyer, lines, net_total, discount_total, tax_total,
-			total, status, regime, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $12, $12)`,
+			total, status, regime, authority_uuid, icv, pih, hash, document, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26,
+			$27, $28, $12, $12)`,
 		inv.ID, inv.StoreID, inv.OrderID, inv.Number, year, seq, inv.Kind, inv.Type, inv.Reason, inv.CreditsInvoiceID, inv.RefundID,
 		now, inv.SupplyDate, inv.Currency, seller, buyer, lines, inv.Totals.Net, inv.Totals.Discount, inv.Totals.Tax, inv.Totals.Total,
-		inv.Status, inv.Authority.Regime); err != nil {
+		inv.Status, inv.Authority.Regime, inv.Authority.UUID, inv.Authority.ICV, inv.Authority.PIH, inv.Authority.Hash, document); err != nil {
 		return fmt.Errorf("write invoice: %w", err)
 	}
 	return tx.notifyDispatcher(ctx)
@@ -661,16 +673,21 @@ func (db *DB) MarkInvoiceSyncStarted(ctx context.Context, c InvoiceChange) error
 	return nil
 }
 
-// RecordInvoiceReported stores the authority's acceptance. A credit note
-// that credits its invoice whole cancels it now.
-func (db *DB) RecordInvoiceReported(ctx context.Context, storeID, id uuid.UUID, reference string) error {
+// RecordInvoiceReported stores the authority's acceptance (reported, or
+// cleared). A credit note that credits its invoice whole cancels it now.
+func (db *DB) RecordInvoiceReported(ctx context.Context, storeID, id uuid.UUID, answer InvoiceAnswer) error {
+	warnings, err := json.Marshal(nonNilStrings(answer.Warnings))
+	if err != nil {
+		return err
+	}
 	return pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
 		now := db.now()
-		if _, err := tx.Exec(ctx, `UPDATE invoices SET authority_reference = $3, submitted_at = $4, errors = '[]', updated_at = $4,
+		if _, err := tx.Exec(ctx, `UPDATE invoices SET authority_reference = $3, submitted_at = $4, errors = '[]', warnings = $6,
+				updated_at = $4, document = COALESCE($7, document),
 				status = CASE WHEN cancelled_by_credit_note_id IS NOT NULL AND EXISTS (SELECT 1 FROM invoices n
 					WHERE n.id = invoices.cancelled_by_credit_note_id AND n.status IN ('reported', 'cleared', 'issued')) THEN 'cancelled'
-					ELSE 'reported' END
-			WHERE store_id = $1 AND id = $2`, storeID, id, reference, now); err != nil {
+					ELSE $5 END
+			WHERE store_id = $1 AND id = $2`, storeID, id, answer.Reference, now, answer.Status, warnings, answer.Document); err != nil {
 			return fmt.Errorf("record invoice reported: %w", err)
 		}
 		if _, err := tx.Exec(ctx, `UPDATE invoices SET status = 'cancelled', updated_at = $3
@@ -681,10 +698,17 @@ func (db *DB) RecordInvoiceReported(ctx context.Context, storeID, id uuid.UUID, 
 	})
 }
 
+func nonNilStrings(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
 // RecordInvoiceRefused keeps why the document was not accepted: rejected
 // when the authority refused it, failed when it could not be sent.
-func (db *DB) RecordInvoiceRefused(ctx context.Context, storeID, id uuid.UUID, status InvoiceStatus, message string) error {
-	errs, err := json.Marshal([]string{message})
+func (db *DB) RecordInvoiceRefused(ctx context.Context, storeID, id uuid.UUID, status InvoiceStatus, messages ...string) error {
+	errs, err := json.Marshal(nonNilStrings(messages))
 	if err != nil {
 		return err
 	}

@@ -8,9 +8,9 @@ import (
 	"golang.org/x/text/unicode/norm"
 
 	"github.com/merchantsvc/svc/api/wire"
-	"github.com/merchantsvc/svc/internal/zatca"
 	"github.com/merchantsvc/svc/storage"
 	"github.com/merchantsvc/svc/storage/numerals"
+	"github.com/merchantsvc/svc/storage/zatca"
 )
 
 // TaxAddress is the seller's address a tax settings body sends.

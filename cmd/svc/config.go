@@ -89,6 +89,9 @@ type Config struct {
 	// their invoices are kept as failed with the reason.
 	EInvoiceURL   string `envconfig:"EINVOICE_URL"`
 	EInvoiceToken string `envconfig:"EINVOICE_TOKEN"`
+	// ZATCAAPIBase is ZATCA's reporting and clearance API for stores of the
+	// zatca regime (decisions §27); `svc dev` runs a local double when unset.
+	ZATCAAPIBase string `envconfig:"ZATCA_API_BASE"`
 
 	// Card gateways (decisions §18): the key that seals stores' gateway
 	// secrets (32 bytes, base64; required once a store connects a gateway)

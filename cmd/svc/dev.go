@@ -20,6 +20,7 @@ import (
 	"github.com/merchantsvc/svc/internal/devenv"
 	"github.com/merchantsvc/svc/internal/mailsink"
 	"github.com/merchantsvc/svc/internal/whatsappcloud"
+	"github.com/merchantsvc/svc/internal/zatcadouble"
 	"github.com/merchantsvc/svc/workflows"
 )
 
@@ -116,6 +117,14 @@ func runDev(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer)
 		stops = append(stops, double.Stop)
 		cfg.WhatsAppAPIBase = double.URL
 	}
+	if cfg.ZATCAAPIBase == "" {
+		double, err := zatcadouble.Start("127.0.0.1:0")
+		if err != nil {
+			return err
+		}
+		stops = append(stops, double.Stop)
+		cfg.ZATCAAPIBase = double.URL
+	}
 	if cfg.SecretsKey == "" {
 		if cfg.SecretsKey, err = devSecretsKey(filepath.Join(dir, "secrets.key")); err != nil {
 			return err
@@ -157,6 +166,7 @@ func runDev(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer)
 	fmt.Fprintf(stdout, "Postgres     %s\n", cfg.DatabaseURL)
 	fmt.Fprintf(stdout, "Mail         %s (SMTP %s; one .eml file per message)\n", filepath.Join(dir, "mail"), cfg.SMTPAddr)
 	fmt.Fprintf(stdout, "WhatsApp     %s (Cloud API double %s; one .json file per message)\n", filepath.Join(dir, "whatsapp"), cfg.WhatsAppAPIBase)
+	fmt.Fprintf(stdout, "ZATCA        %s\n", cfg.ZATCAAPIBase)
 	fmt.Fprintf(stdout, "Logs         %s (services), stderr (API and worker)\n\nCtrl-C stops everything.\n", logFile.Name())
 	cfg.SecureCookies = false // plain http on loopback
 	srv := api.NewServer(apiConfig(cfg, d.tracing, d.secrets), d.db, d.temporal, d.blob, log)
@@ -228,6 +238,11 @@ func runTestEnv(ctx context.Context, cfg Config, args []string, stdout, stderr i
 		return err
 	}
 	defer func() { err = errors.Join(err, stripeMock.Stop()) }()
+	zatcaDouble, err := zatcadouble.Start("127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, zatcaDouble.Stop()) }()
 
 	whatsapp, err := whatsappcloud.Start(filepath.Join(dir, "whatsapp"))
 	if err != nil {
@@ -246,6 +261,7 @@ func runTestEnv(ctx context.Context, cfg Config, args []string, stdout, stderr i
 		"SVC_TEST_STRIPE_API_BASE="+stripeMock.URL,
 		"SVC_TEST_WHATSAPP_API_BASE="+whatsapp.URL,
 		"SVC_TEST_WHATSAPP_DIR="+whatsapp.Dir,
+		"SVC_TEST_ZATCA_API_BASE="+zatcaDouble.URL,
 	)
 	if runErr := cmd.Run(); runErr != nil {
 		var exit *exec.ExitError

@@ -237,8 +237,9 @@ func startWorker(ctx context.Context, cfg Config, d deps, log *slog.Logger, work
 	printer := &waybill.Printer{ExecPath: cfg.ChromiumPath}
 	w := worker.New(d.temporal, cfg.TaskQueue, &activities.Activities{DB: d.db, Blob: d.blob, HTTPClient: httpClient,
 		BaseURL: cfg.BaseURL, MerchantURL: cfg.MerchantURL, Mailer: mailer, Chat: chat, Waybills: printer,
-		EInvoices: &einvoice.HTTP{BaseURL: cfg.EInvoiceURL, Token: cfg.EInvoiceToken, Client: &http.Client{Timeout: 30 * time.Second}},
-		Secrets:   d.secrets, StripeAPIBase: cfg.StripeAPIBase, WhatsAppAPIBase: cfg.WhatsAppAPIBase, Metrics: workerMetrics}, worker.Options{})
+		EInvoices:    &einvoice.HTTP{BaseURL: cfg.EInvoiceURL, Token: cfg.EInvoiceToken, Client: &http.Client{Timeout: 30 * time.Second}},
+		ZATCAAPIBase: cfg.ZATCAAPIBase,
+		Secrets:      d.secrets, StripeAPIBase: cfg.StripeAPIBase, WhatsAppAPIBase: cfg.WhatsAppAPIBase, Metrics: workerMetrics}, worker.Options{})
 	if err := w.Start(); err != nil {
 		return nil, fmt.Errorf("start worker: %w", err)
 	}

@@ -237,6 +237,10 @@ func WhatsAppAPIBase(t testing.TB) string { return env(t, "SVC_TEST_WHATSAPP_API
 // WhatsAppDir is where the double writes each accepted message.
 func WhatsAppDir(t testing.TB) string { return env(t, "SVC_TEST_WHATSAPP_DIR") }
 
+// ZATCAAPIBase is the ZATCA double `svc testenv` runs for the test binary
+// (decisions §27).
+func ZATCAAPIBase(t testing.TB) string { return env(t, "SVC_TEST_ZATCA_API_BASE") }
+
 // Sealer is a secrets sealer under a fresh random key.
 func Sealer(t testing.TB) *storage.Sealer {
 	t.Helper()
