@@ -39,9 +39,9 @@ var contract = sync.OnceValues(func() (routers.Router, error) {
 	}
 	// Routes are matched on the path alone: the tests' server has its own address.
 	doc.Servers = nil
-	// Pages, CSV and images are checked for their status and content type;
+	// Pages, CSV, images and XML (an invoice's UBL) are checked for their status and content type;
 	// their bodies are not JSON.
-	for _, contentType := range []string{"text/html", "text/csv", "image/webp", "image/jpeg", "image/png"} {
+	for _, contentType := range []string{"text/html", "text/csv", "image/webp", "image/jpeg", "image/png", "application/xml"} {
 		openapi3filter.RegisterBodyDecoder(contentType, openapi3filter.FileBodyDecoder)
 	}
 	return gorillamux.NewRouter(doc)

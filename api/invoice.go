@@ -80,7 +80,14 @@ type invoiceResponse struct {
 	Status                  string                    `json:"status"`
 	CancelledByCreditNoteID *uuid.UUID                `json:"cancelled_by_credit_note_id"`
 	Authority               *invoiceAuthorityResponse `json:"authority"`
+	PDF                     invoicePDFResponse        `json:"pdf"`
 	CreatedAt               time.Time                 `json:"created_at"`
+}
+
+// invoicePDFResponse says whether the PDF is printed, and where.
+type invoicePDFResponse struct {
+	Status      string  `json:"status"`
+	DownloadURL *string `json:"download_url"`
 }
 
 func nullJSON(raw json.RawMessage) json.RawMessage {
@@ -103,6 +110,11 @@ func newInvoiceResponse(i storage.Invoice, lang string) invoiceResponse {
 		Totals:        invoiceTotalsResponse{Net: i.Totals.Net, Discount: i.Totals.Discount, Tax: i.Totals.Tax, Total: i.Totals.Total},
 		AmountInWords: newBilingual(storage.AmountInWords(i.Totals.Total, i.Currency), lang), Status: string(i.Status),
 		CancelledByCreditNoteID: i.CancelledByCreditNoteID, CreatedAt: i.CreatedAt.UTC()}
+	out.PDF.Status = "pending"
+	if i.PDFReadyAt != nil {
+		url := "/api/v1/stores/" + i.StoreID.String() + "/invoices/" + i.ID.String() + "/pdf"
+		out.PDF = invoicePDFResponse{Status: "ready", DownloadURL: &url}
+	}
 	for _, l := range i.Lines {
 		out.Lines = append(out.Lines, invoiceLineResponse{LineID: l.LineID, Description: l.Description, Quantity: l.Quantity,
 			UnitPriceExcl: l.UnitPriceExcl, Discount: l.Discount, TaxClass: l.TaxClass, TaxRateBP: l.TaxRateBP, Tax: l.Tax, TotalIncl: l.TotalIncl})
@@ -210,5 +222,117 @@ func (s *Server) handleGetInvoice() handlerFunc {
 		}
 		respond(w, http.StatusOK, newInvoiceResponse(inv, lang))
 		return nil
+	}
+}
+
+var errInvoiceNotReady = &apiError{Status: http.StatusConflict, Code: "INVOICE_NOT_READY",
+	Message:   "The invoice is not ready: it is still with the tax authority or being printed; retry after the time in Retry-After",
+	MessageAr: "الفاتورة غير جاهزة بعد: ما زالت لدى الجهة الضريبية أو قيد الطباعة؛ أعد المحاولة بعد المدة المذكورة في Retry-After",
+	Header:    http.Header{"Retry-After": {"2"}}}
+
+// servePDF answers an invoice's stored PDF in format.
+func (s *Server) servePDF(w http.ResponseWriter, r *http.Request, inv storage.Invoice, format string) error {
+	if inv.PDFReadyAt == nil {
+		return errInvoiceNotReady
+	}
+	pdf, err := s.blob.Get(r.Context(), storage.InvoicePDFKey(inv.StoreID, inv.ID, format))
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/pdf")
+	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="%s.pdf"`, inv.Number))
+	w.Header().Set("Cache-Control", "private, no-store")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(pdf)
+	return nil
+}
+
+// pdfFormat reads ?format=a4|receipt (a4 by default).
+func pdfFormat(r *http.Request) (string, error) {
+	q := newQueryParser(r)
+	format := q.enum("format", []string{"a4", "receipt"}, "a4")
+	return format, q.err()
+}
+
+// handleInvoicePDF serves GET /stores/{store_id}/invoices/{invoice_id}/pdf:
+// Arabic first and bilingual, with the QR; 409 INVOICE_NOT_READY until the
+// authority took it and it is printed.
+func (s *Server) handleInvoicePDF() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		id, err := pathUUID(r, "invoice_id")
+		if err != nil {
+			return err
+		}
+		format, err := pdfFormat(r)
+		if err != nil {
+			return err
+		}
+		inv, err := s.db.FindInvoice(r.Context(), storeIDFrom(r.Context()), id)
+		if err != nil {
+			return err
+		}
+		return s.servePDF(w, r, inv, format)
+	}
+}
+
+// handleInvoiceDocument serves GET /stores/{store_id}/invoices/{invoice_id}/document:
+// the UBL 2.1 XML as sent to ZATCA (signed; cleared when standard).
+func (s *Server) handleInvoiceDocument() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		id, err := pathUUID(r, "invoice_id")
+		if err != nil {
+			return err
+		}
+		storeID := storeIDFrom(r.Context())
+		inv, err := s.db.FindInvoice(r.Context(), storeID, id)
+		if err != nil {
+			return err
+		}
+		if inv.Authority.QR == nil { // not signed yet, or no document of its own (no ZATCA)
+			return errInvoiceNotReady
+		}
+		document, err := s.db.FindInvoiceDocumentBytes(r.Context(), storeID, id)
+		if err != nil {
+			return err
+		}
+		w.Header().Set("Content-Type", "application/xml")
+		w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="%s.xml"`, inv.Number))
+		w.Header().Set("Cache-Control", "private, no-store")
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(document)
+		return nil
+	}
+}
+
+// handleStorefrontInvoice serves GET /api/v1/storefront/{subdomain}/orders/{order_id}/invoice:
+// the buyer's PDF of the order's live invoice (the latest one not credited
+// whole), opened by the X-Order-Token of checkout; 404 without one.
+func (s *Server) handleStorefrontInvoice() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		orderID, err := pathUUID(r, "order_id")
+		if err != nil {
+			return err
+		}
+		format, err := pdfFormat(r)
+		if err != nil {
+			return err
+		}
+		store, err := s.storefrontStore(r)
+		if err != nil {
+			return err
+		}
+		if err := s.checkOrderToken(r, store.ID, orderID); err != nil {
+			return err
+		}
+		list, err := s.db.FindOrderInvoices(r.Context(), store.ID, orderID)
+		if err != nil {
+			return err
+		}
+		for i := len(list) - 1; i >= 0; i-- {
+			if list[i].Kind == storage.InvoiceKindInvoice && list[i].CancelledByCreditNoteID == nil {
+				return s.servePDF(w, r, list[i], format)
+			}
+		}
+		return errNotFound
 	}
 }

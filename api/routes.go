@@ -98,6 +98,7 @@ func (s *Server) routes() *chi.Mux {
 			r.Method(http.MethodPost, "/carts/{cart_id}/checkout", s.handleCheckout())
 			r.Method(http.MethodPost, "/orders/{order_id}/payment-proofs", s.handleStorefrontProof())
 			r.Method(http.MethodPost, "/orders/{order_id}/card-payment", s.handleStorefrontCardPayment())
+			r.Method(http.MethodGet, "/orders/{order_id}/invoice", s.handleStorefrontInvoice()) // decisions §27
 			r.Method(http.MethodGet, "/shipping/areas", s.handleStorefrontShippingAreas())
 			r.Method(http.MethodGet, "/menus/{handle}", s.handleStorefrontMenu())
 			r.Method(http.MethodGet, "/pages/{handle}", s.handleStorefrontPage())
@@ -302,6 +303,8 @@ func (s *Server) routes() *chi.Mux {
 			r.Route("/invoices", func(r chi.Router) { // decisions §27
 				r.With(ordersRead).Method(http.MethodGet, "/", s.handleListInvoices())
 				r.With(ordersRead).Method(http.MethodGet, "/{invoice_id}", s.handleGetInvoice())
+				r.With(ordersRead).Method(http.MethodGet, "/{invoice_id}/pdf", s.handleInvoicePDF())
+				r.With(ordersRead).Method(http.MethodGet, "/{invoice_id}/document", s.handleInvoiceDocument())
 			})
 			r.Route("/cod-remittances", func(r chi.Router) {
 				r.With(ordersWrite, requireIdempotencyKey).Method(http.MethodPost, "/", s.handleCreateRemittance())

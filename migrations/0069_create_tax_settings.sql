@@ -36,13 +36,15 @@ CREATE TABLE zatca_chains (
     last_hash text NOT NULL
 );
 ALTER TABLE invoices ADD COLUMN document bytea;
+-- When the invoice's PDFs (A4 and receipt) were printed to the object store.
+ALTER TABLE invoices ADD COLUMN pdf_ready_at timestamptz;
 
 -- Products are taxed at the store's rate (standard), at 0 (zero-rated) or
 -- not at all (exempt).
 ALTER TABLE products ADD COLUMN tax_class text NOT NULL DEFAULT 'standard' CHECK (tax_class IN ('standard', 'zero', 'exempt'));
 
 -- +goose Down
-ALTER TABLE invoices DROP COLUMN document;
+ALTER TABLE invoices DROP COLUMN document, DROP COLUMN pdf_ready_at;
 DROP TABLE zatca_chains;
 ALTER TABLE products DROP COLUMN tax_class;
 DROP TABLE store_tax_settings;

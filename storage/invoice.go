@@ -146,6 +146,8 @@ type Invoice struct {
 	Authority               InvoiceAuthority
 	CreatedAt               time.Time
 	UpdatedAt               time.Time
+	// PDFReadyAt is when its PDFs were printed (nil: not yet).
+	PDFReadyAt *time.Time
 	// sellerAddress is the seller's address as the tax settings keep it.
 	sellerAddress *TaxAddress
 }
@@ -153,7 +155,7 @@ type Invoice struct {
 const invoiceColumns = `i.id, i.store_id, i.order_id, o.order_number, i.number, i.kind, i.type, i.reason, i.credits_invoice_id,
 	i.refund_id, i.issued_at, i.supply_date, i.currency, i.seller, i.buyer, i.lines, i.net_total, i.discount_total, i.tax_total,
 	i.total, i.status, i.cancelled_by_credit_note_id, i.regime, i.authority_uuid, i.icv, i.pih, i.hash, i.qr, i.authority_reference,
-	i.submitted_at, i.warnings, i.errors, i.created_at, i.updated_at`
+	i.submitted_at, i.warnings, i.errors, i.created_at, i.updated_at, i.pdf_ready_at`
 
 const invoiceFrom = `FROM invoices i JOIN orders o ON o.store_id = i.store_id AND o.id = i.order_id`
 
@@ -167,7 +169,7 @@ func scanInvoice(row pgx.Row) (Invoice, error) {
 	err := row.Scan(&i.ID, &i.StoreID, &i.OrderID, &i.OrderNumber, &i.Number, &i.Kind, &i.Type, &i.Reason, &i.CreditsInvoiceID,
 		&i.RefundID, &i.IssuedAt, &i.SupplyDate, &i.Currency, &seller, &buyer, &lines, &i.Totals.Net, &i.Totals.Discount, &i.Totals.Tax,
 		&i.Totals.Total, &i.Status, &i.CancelledByCreditNoteID, &a.Regime, &a.UUID, &a.ICV, &a.PIH, &a.Hash, &a.QR, &a.Reference,
-		&a.SubmittedAt, &warnings, &errorsOfAuthority, &i.CreatedAt, &i.UpdatedAt)
+		&a.SubmittedAt, &warnings, &errorsOfAuthority, &i.CreatedAt, &i.UpdatedAt, &i.PDFReadyAt)
 	if err != nil {
 		return Invoice{}, err
 	}
@@ -717,4 +719,28 @@ func (db *DB) RecordInvoiceRefused(ctx context.Context, storeID, id uuid.UUID, s
 		return fmt.Errorf("record invoice refusal: %w", err)
 	}
 	return nil
+}
+
+// InvoicePDFKey is where an invoice's PDF in format (a4 or receipt) is kept
+// in the object store.
+func InvoicePDFKey(storeID, id uuid.UUID, format string) string {
+	return "stores/" + storeID.String() + "/invoices/" + id.String() + "-" + format + ".pdf"
+}
+
+// MarkInvoicePDFReady records that an invoice's PDFs are stored.
+func (db *DB) MarkInvoicePDFReady(ctx context.Context, storeID, id uuid.UUID) error {
+	if _, err := db.pool.Exec(ctx, `UPDATE invoices SET pdf_ready_at = $3 WHERE store_id = $1 AND id = $2`, storeID, id, db.now()); err != nil {
+		return fmt.Errorf("mark invoice PDF ready: %w", err)
+	}
+	return nil
+}
+
+// FindInvoiceDocumentBytes reads the document as sent (or as it will be).
+func (r reader) FindInvoiceDocumentBytes(ctx context.Context, storeID, id uuid.UUID) ([]byte, error) {
+	var document []byte
+	err := r.q.QueryRow(ctx, `SELECT document FROM invoices WHERE store_id = $1 AND id = $2`, storeID, id).Scan(&document)
+	if err != nil {
+		return nil, notFoundIfNoRows(err, "find invoice document")
+	}
+	return document, nil
 }

@@ -27,8 +27,8 @@ func EInvoiceWorkflowID(invoiceID uuid.UUID) string {
 	return "e-invoice:" + invoiceID.String()
 }
 
-// EInvoiceSync tells the tax authority about an e-invoice's state, retrying
-// for up to a day while the authority is unreachable.
+// EInvoiceSync tells the tax authority about an invoice, retrying for up
+// to a day while the authority is unreachable, then prints its PDFs.
 func EInvoiceSync(ctx workflow.Context, in EInvoiceSyncInput) (EInvoiceSyncResult, error) {
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout:    time.Minute,
@@ -38,5 +38,18 @@ func EInvoiceSync(ctx workflow.Context, in EInvoiceSyncInput) (EInvoiceSyncResul
 	var out activities.SyncEInvoiceResult
 	err := workflow.ExecuteActivity(actx, a.SyncEInvoice,
 		activities.SyncEInvoiceInput{StoreID: in.StoreID, InvoiceID: in.InvoiceID}).Get(ctx, &out)
+	if err != nil {
+		return EInvoiceSyncResult{Status: out.Status}, err
+	}
+	// Then its PDFs, once the authority took it (histories from before
+	// the PDFs end here).
+	if workflow.GetVersion(ctx, "invoice-pdf", workflow.DefaultVersion, 1) == 1 {
+		pctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+			StartToCloseTimeout: 2 * time.Minute,
+			RetryPolicy:         &temporal.RetryPolicy{InitialInterval: 2 * time.Second, BackoffCoefficient: 2, MaximumAttempts: 5},
+		})
+		err = workflow.ExecuteActivity(pctx, a.RenderInvoicePDF,
+			activities.RenderInvoicePDFInput{StoreID: in.StoreID, InvoiceID: in.InvoiceID}).Get(ctx, nil)
+	}
 	return EInvoiceSyncResult{Status: out.Status}, err
 }

@@ -24,6 +24,7 @@ func TestEInvoiceSyncRetriesUntilTheAuthorityAnswers(t *testing.T) {
 	env.RegisterActivity(acts)
 	env.OnActivity(acts.SyncEInvoice, mock.Anything, mock.Anything).Return(activities.SyncEInvoiceResult{}, errors.New("authority answered 503")).Times(6)
 	env.OnActivity(acts.SyncEInvoice, mock.Anything, mock.Anything).Return(activities.SyncEInvoiceResult{Status: string(storage.InvoiceReported)}, nil).Once()
+	env.OnActivity(acts.RenderInvoicePDF, mock.Anything, mock.Anything).Return(nil).Once()
 	env.ExecuteWorkflow(workflows.EInvoiceSync, workflows.EInvoiceSyncInput{StoreID: uuid.New(), InvoiceID: uuid.New()})
 	require.True(t, env.IsWorkflowCompleted())
 	require.NoError(t, env.GetWorkflowError())

@@ -3,8 +3,8 @@
 // (decisions §27). It speaks the real endpoints and checks what the real
 // one checks of an invoice: the CSID in the Basic credentials, the invoice
 // hash over the canonical XML, the ECDSA signature with the embedded
-// certificate's key, the QR, and the chain (an ICV used once, the PIH the
-// previous ICV's hash); it answers REPORTED or CLEARED, or ZATCA's errors.
+// certificate's key, the QR, and the chain of each CSID (an ICV used once,
+// the PIH the previous ICV's hash); it answers REPORTED or CLEARED, or ZATCA's errors.
 package zatcadouble
 
 import (
@@ -29,7 +29,7 @@ type Double struct {
 	srv *http.Server
 
 	mu sync.Mutex
-	// chains are each seller's invoices by ICV: their hash and PIH.
+	// chains are each CSID's invoices by ICV: their hash and PIH.
 	chains map[string]map[int64]link
 	// Reported counts the invoices taken, for tests and the dev log.
 	reported int
@@ -158,9 +158,8 @@ func (d *Double) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	pih := between(doc, `<cbc:ID>PIH</cbc:ID><cac:Attachment><cbc:EmbeddedDocumentBinaryObject mimeCode="text/plain">`, "</cbc:EmbeddedDocumentBinaryObject>")
-	seller := between(doc, "<cac:AccountingSupplierParty>", "</cac:AccountingSupplierParty>")
-	vat := between([]byte(seller), "<cbc:CompanyID>", "</cbc:CompanyID>")
-	if err := d.chain(vat, icv, hash, pih); err != nil {
+	// A chain is an EGS unit's: its CSID's, as ZATCA keeps them.
+	if err := d.chain(string(cert.Raw), icv, hash, pih); err != nil {
 		refuse(w, http.StatusBadRequest, clearance, "invalid-chain", err.Error())
 		return
 	}
@@ -176,7 +175,7 @@ func (d *Double) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_ = json.NewEncoder(w).Encode(out)
 }
 
-// chain records an invoice in its seller's chain: an ICV may come again
+// chain records an invoice in its CSID's chain: an ICV may come again
 // only with the same hash, and the PIH must be the hash of the ICV before
 // (checked whenever that one was seen, as an invoice may arrive before its
 // predecessor).
