@@ -72,10 +72,7 @@ func (tx *Tx) chainZATCA(ctx context.Context, inv *Invoice) ([]byte, error) {
 	id := uuid.New()
 	inv.Authority.UUID = &id
 	document := zatcaDocument(*inv, icv, pih, prev).Unsigned()
-	hash, err := zatca.Hash(document)
-	if err != nil {
-		return nil, err
-	}
+	hash := zatca.HashUnsigned(document)
 	inv.Authority.ICV, inv.Authority.PIH, inv.Authority.Hash = &icv, &pih, &hash
 	if _, err := tx.tx.Exec(ctx, `UPDATE zatca_chains SET last_hash = $2 WHERE store_id = $1`, inv.StoreID, hash); err != nil {
 		return nil, fmt.Errorf("chain ZATCA invoice: %w", err)

@@ -184,6 +184,7 @@ func main() {
 		}
 		fail(soakErr)
 	}
+	runInvoiceSuite(*suite, *out) // issue 53: cmd/bench/invoices.go
 	if *suite == "tracing" || *suite == "all" {
 		dbURL, err := createDatabase(ctx, admin, template, "bench_tracing")
 		fail(err)

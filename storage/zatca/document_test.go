@@ -42,6 +42,7 @@ func TestSignedDocumentVerifies(t *testing.T) {
 	signed, err := Sign(unsigned, d, cert, key)
 	require.NoError(t, err)
 	require.Equal(t, hash, signed.Hash)
+	require.Equal(t, hash, HashUnsigned(unsigned), "the written document is canonical already")
 	again, err := Hash(signed.XML)
 	require.NoError(t, err)
 	require.Equal(t, hash, again, "the signature, cac:Signature and QR are outside the hash")
