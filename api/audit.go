@@ -44,6 +44,7 @@ var auditedRoutes = map[string]auditedRoute{
 	"DELETE /apps/{app_id}":                                          {"app.uninstalled", "app", "app_id"},
 	"PATCH /settings":                                                {"settings.updated", "settings", ""},
 	"PUT /settings/tax":                                              {"tax_settings.updated", "tax_settings", ""},
+	"POST /invoices/{invoice_id}/retry":                              {"invoice.retried", "invoice", "invoice_id"},
 	"PUT /payment-gateways/{provider}":                               {"payment_gateway.connected", "payment_gateway", "provider"},
 	"DELETE /payment-gateways/{provider}":                            {"payment_gateway.disconnected", "payment_gateway", "provider"},
 	"PUT /messaging/channels/{channel}":                              {"messaging_channel.connected", "messaging_channel", "channel"},

@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -334,5 +335,31 @@ func (s *Server) handleStorefrontInvoice() handlerFunc {
 			}
 		}
 		return errNotFound
+	}
+}
+
+var errInvoiceNotRetryable = newError(http.StatusConflict, "INVOICE_NOT_RETRYABLE",
+	"Only a rejected or failed invoice can be sent again", "لا يُعاد إرسال إلا فاتورة مرفوضة أو متعثرة")
+
+// handleRetryInvoice serves POST /stores/{store_id}/invoices/{invoice_id}/retry
+// (orders:write): a rejected or failed invoice goes to the authority again,
+// after the data was fixed (its number, ICV and hash stay); 202.
+func (s *Server) handleRetryInvoice() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		id, err := pathUUID(r, "invoice_id")
+		if err != nil {
+			return err
+		}
+		storeID := storeIDFrom(r.Context())
+		lang, err := s.readerLanguage(r, storeID)
+		if err != nil {
+			return err
+		}
+		err = writeView(s, w, r, http.StatusAccepted, func(i storage.Invoice) invoiceResponse { return newInvoiceResponse(i, lang) },
+			func(tx *storage.Tx) (storage.Invoice, error) { return tx.RetryInvoice(r.Context(), storeID, id) })
+		if errors.Is(err, storage.ErrInvoiceNotRetryable) {
+			return errInvoiceNotRetryable
+		}
+		return err
 	}
 }

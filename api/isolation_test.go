@@ -163,6 +163,7 @@ var routeAccess = map[string]string{
 	"GET /api/v1/stores/{store_id}/invoices/{invoice_id}":                                     "orders:read",
 	"GET /api/v1/stores/{store_id}/invoices/{invoice_id}/pdf":                                 "orders:read",
 	"GET /api/v1/stores/{store_id}/invoices/{invoice_id}/document":                            "orders:read",
+	"POST /api/v1/stores/{store_id}/invoices/{invoice_id}/retry":                              "orders:write",
 	"POST /api/v1/stores/{store_id}/cod-remittances/":                                         "orders:write",
 	"GET /api/v1/stores/{store_id}/cod-remittances/":                                          "orders:read",
 	"GET /api/v1/stores/{store_id}/cod-remittances/{remittance_id}":                           "orders:read",

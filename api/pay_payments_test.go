@@ -371,6 +371,23 @@ func TestUnmarkPaidCreditsTheInvoice(t *testing.T) {
 	refused := h.invoicesSettled(s, second["id"].(string), 1)[0]
 	require.Equal(t, "rejected", refused["status"])
 	require.Contains(t, refused["authority"].(map[string]any)["errors"].([]any)[0], "taxpayer not registered")
+
+	// Fixed at the authority, retried: the same number, reported. A
+	// reported invoice is not retried.
+	authority.mu.Lock()
+	authority.refuse = false
+	authority.mu.Unlock()
+	retryPath := storePath(s.m.storeID, "/invoices/"+refused["id"].(string)+"/retry")
+	retried := h.do(request{method: "POST", path: retryPath, auth: bearer(s.token)})
+	require.Equal(t, http.StatusAccepted, retried.Status, string(retried.Raw))
+	require.Equal(t, "pending", retried.data()["status"])
+	again := h.invoicesSettled(s, second["id"].(string), 1)[0]
+	require.Equal(t, "reported", again["status"])
+	require.Equal(t, refused["number"], again["number"])
+	require.Empty(t, again["authority"].(map[string]any)["errors"])
+	notRetryable := h.do(request{method: "POST", path: retryPath, auth: bearer(s.token)})
+	require.Equal(t, http.StatusConflict, notRetryable.Status)
+	require.Equal(t, "INVOICE_NOT_RETRYABLE", notRetryable.errorCode())
 }
 
 func TestRecordedPaymentsAndVoid(t *testing.T) {

@@ -305,6 +305,7 @@ func (s *Server) routes() *chi.Mux {
 				r.With(ordersRead).Method(http.MethodGet, "/{invoice_id}", s.handleGetInvoice())
 				r.With(ordersRead).Method(http.MethodGet, "/{invoice_id}/pdf", s.handleInvoicePDF())
 				r.With(ordersRead).Method(http.MethodGet, "/{invoice_id}/document", s.handleInvoiceDocument())
+				r.With(ordersWrite).Method(http.MethodPost, "/{invoice_id}/retry", s.handleRetryInvoice())
 			})
 			r.Route("/cod-remittances", func(r chi.Router) {
 				r.With(ordersWrite, requireIdempotencyKey).Method(http.MethodPost, "/", s.handleCreateRemittance())

@@ -744,3 +744,28 @@ func (r reader) FindInvoiceDocumentBytes(ctx context.Context, storeID, id uuid.U
 	}
 	return document, nil
 }
+
+// ErrInvoiceNotRetryable refuses a retry of an invoice the authority did
+// not refuse (pending, or taken).
+var ErrInvoiceNotRetryable = errors.New("the invoice is not rejected or failed")
+
+// RetryInvoice sends a rejected or failed invoice to the authority again,
+// with the number, ICV and hash it has: pending, its errors cleared, for the
+// dispatcher to start its e-invoice:<id> workflow again.
+func (tx *Tx) RetryInvoice(ctx context.Context, storeID, id uuid.UUID) (Invoice, error) {
+	tag, err := tx.tx.Exec(ctx, `UPDATE invoices SET status = 'pending', errors = '[]', sync_started_at = NULL, updated_at = $3
+		WHERE store_id = $1 AND id = $2 AND status IN ('rejected', 'failed')`, storeID, id, tx.now())
+	if err != nil {
+		return Invoice{}, fmt.Errorf("retry invoice: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		if _, err := tx.FindInvoice(ctx, storeID, id); err != nil {
+			return Invoice{}, err
+		}
+		return Invoice{}, ErrInvoiceNotRetryable
+	}
+	if err := tx.notifyDispatcher(ctx); err != nil {
+		return Invoice{}, err
+	}
+	return tx.FindInvoice(ctx, storeID, id)
+}
