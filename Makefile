@@ -61,7 +61,8 @@ record-histories: deps
 		go test -count=1 -run TestRecordWorkflowHistories ./api/
 
 ## bench: every benchmark of docs/benchmarks.md; SUITE narrows it to one
-## (catalog, webhooks, images, import, orders, proofs, tracing, fulfillment, pricing, giftcards, analytics, card, content):
+## (catalog, webhooks, images, import, orders, proofs, tracing, fulfillment, pricing, giftcards, analytics, card, content, invoices;
+## growth, load and soak run only when named):
 ## `make bench SUITE=fulfillment`.
 SUITE ?= all
 bench: deps

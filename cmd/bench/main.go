@@ -43,7 +43,7 @@ func main() {
 		tokens        = flag.Int("tokens", 1000, "tokens the load is spread over (300 requests/min each)")
 		products      = flag.Int("products", 10000, "products in the store")
 		rate          = flag.Int("rate", 300, "requests per second in the latency run")
-		suite         = flag.String("suite", "all", "catalog, webhooks, images, import, orders, proofs, tracing, fulfillment, pricing, giftcards, analytics, card, content, all, or load or soak (not in all)")
+		suite         = flag.String("suite", "all", "catalog, webhooks, images, import, orders, proofs, tracing, fulfillment, pricing, giftcards, analytics, card, content, invoices, all, or growth, load or soak (not in all)")
 		seedOrders    = flag.Int("seed-orders", 1_000_000, "orders in the store for the order list benchmark")
 		imageChildF   = flag.String("image-child", "", "internal: process one image file and exit")
 		loadClientF   = flag.String("load-client", "", "internal: run the load tool on the spec read from stdin (-) and print its results")
