@@ -140,7 +140,9 @@ func TestWhatsAppChannelConnectsAndSends(t *testing.T) {
 	}, 20*time.Second, 50*time.Millisecond)
 	require.Len(t, whatsAppSent(t, phoneNumberID), 1, "nothing written for a refused number")
 
-	// An order confirmation goes out from the store's number too.
+	// An order confirmation goes out from the store's number too, once its
+	// template is approved there (chat_templates_approved follows it).
+	approveTemplate(t, h, s.shop, connected.data(), "app-secret-0123456789abcdef", "order_confirmation")
 	order := h.do(request{method: "POST", path: storePath(s.m.storeID, "/orders"), auth: bearer(s.token), body: orderBody(s.variantID, 1, phone)})
 	require.Equal(t, http.StatusCreated, order.Status, string(order.Raw))
 	require.Eventually(t, func() bool { sent = whatsAppSent(t, phoneNumberID); return len(sent) == 2 }, 20*time.Second, 50*time.Millisecond)
@@ -152,6 +154,26 @@ func TestWhatsAppChannelConnectsAndSends(t *testing.T) {
 	require.Equal(t, http.StatusNoContent, h.do(request{method: "DELETE", path: path, auth: bearer(s.token)}).Status)
 	require.Equal(t, http.StatusNotFound, h.do(request{method: "GET", path: path, auth: bearer(s.token)}).Status)
 	require.Equal(t, http.StatusNotFound, h.do(request{method: "DELETE", path: path, auth: bearer(s.token)}).Status)
+}
+
+// approveTemplate submits the store's utility template name in its
+// language on its WhatsApp channel and has the provider approve it
+// through the channel's callback.
+func approveTemplate(t *testing.T, h *harness, s shop, channel map[string]any, appSecret, name string) {
+	t.Helper()
+	marketing := h.pat(s.m, "marketing:write")
+	created := h.do(request{method: "POST", path: storePath(s.m.storeID, "/messaging/templates"), auth: bearer(marketing),
+		body: map[string]any{"channel": "whatsapp", "name": name, "category": "utility", "language": "ar",
+			"body": "شكرًا {{1}}، طلبك {{2}} بمبلغ {{3}}", "examples": map[string]string{"1": "نور", "2": "ORD-1001", "3": "490.00 EGP"}}})
+	require.Equal(t, http.StatusCreated, created.Status, string(created.Raw))
+	raw := []byte(`{"object":"whatsapp_business_account","entry":[{"id":"1","changes":[{"field":"message_template_status_update",
+		"value":{"event":"APPROVED","message_template_id":` + created.data()["provider_template_id"].(string) + `,
+		"message_template_name":"` + name + `","message_template_language":"ar","reason":"NONE"}}]}]}`)
+	mac := hmac.New(sha256.New, []byte(appSecret))
+	mac.Write(raw)
+	resp := h.do(request{method: "POST", path: strings.TrimPrefix(channel["callback_url"].(string), h.url), body: raw,
+		headers: map[string]string{"X-Hub-Signature-256": "sha256=" + hex.EncodeToString(mac.Sum(nil)), "Content-Type": "application/json"}})
+	require.Equal(t, http.StatusOK, resp.Status, string(resp.Raw))
 }
 
 // A store's channel's callback (decisions §25): Meta's handshake answers the
@@ -296,9 +318,26 @@ func TestMessageTemplates(t *testing.T) {
 	require.Equal(t, "rejected", get()["status"])
 	require.Equal(t, "INVALID_FORMAT", get()["rejection_reason"])
 
+	// With its own number, the store's approved order templates are what
+	// chat_templates_approved says, no longer a setting to write.
+	settings := func() []any {
+		return h.do(request{method: "GET", path: storePath(s.m.storeID, "/settings"), auth: bearer(s.token)}).data()["chat_templates_approved"].([]any)
+	}
+	require.Empty(t, settings(), "nothing approved at the provider yet")
+	readOnly := h.do(request{method: "PATCH", path: storePath(s.m.storeID, "/settings"), auth: bearer(s.token),
+		body: map[string]any{"chat_templates_approved": []string{"order_confirmation"}}})
+	require.Equal(t, http.StatusUnprocessableEntity, readOnly.Status, string(readOnly.Raw))
+	require.Equal(t, "read_only", readOnly.fieldCode("chat_templates_approved"))
+	confirmation := create(map[string]any{"channel": "whatsapp", "name": "order_confirmation", "category": "utility", "language": "ar",
+		"body": "شكرًا {{1}}، طلبك {{2}} بمبلغ {{3}}", "examples": map[string]string{"1": "نور", "2": "ORD-1001", "3": "490.00 EGP"}})
+	require.Equal(t, http.StatusCreated, confirmation.Status, string(confirmation.Raw))
+	tpl = confirmation.data()
+	verdict("APPROVED", "NONE")
+	require.Equal(t, []any{"order_confirmation"}, settings())
+
 	list := h.do(request{method: "GET", path: templates + "?channel=whatsapp", auth: bearer(marketing)})
 	require.Equal(t, http.StatusOK, list.Status, string(list.Raw))
-	require.Len(t, list.data()["items"], 1)
+	require.Len(t, list.data()["items"], 2)
 	require.Equal(t, http.StatusNoContent, h.do(request{method: "DELETE", path: templates + "/" + tpl["id"].(string), auth: bearer(marketing)}).Status)
 	require.Equal(t, http.StatusNotFound, h.do(request{method: "GET", path: templates + "/" + tpl["id"].(string), auth: bearer(marketing)}).Status)
 }

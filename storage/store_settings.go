@@ -60,7 +60,16 @@ const (
 	MaxCardPaymentMinutes = 1440
 )
 
-const storeSettingsQuery = `SELECT auto_create_shipment, chat_confirmations, confirm_in_chat, chat_templates_approved, default_language, name,
+// storeSettingsQuery reads a store's settings. Once the store has its own
+// WhatsApp number, chat_templates_approved is derived (decisions §25): the
+// order templates approved at the provider, utility, in the store's
+// language; until then it is the stored list.
+const storeSettingsQuery = `SELECT auto_create_shipment, chat_confirmations, confirm_in_chat,
+		CASE WHEN EXISTS (SELECT 1 FROM messaging_channels c WHERE c.store_id = stores.id AND c.channel = 'whatsapp')
+			THEN ARRAY(SELECT DISTINCT t.name FROM message_templates t WHERE t.store_id = stores.id AND t.channel = 'whatsapp'
+				AND t.category = 'utility' AND t.status = 'approved' AND t.language = stores.default_language
+				AND t.name IN ('order_confirmation', 'order_confirmation_request') ORDER BY t.name)
+			ELSE chat_templates_approved END, default_language, name,
 		e_invoicing, abandonment_threshold_minutes, max_line_quantity, max_order_quantity, currency, timezone, week_start,
 		card_payment_timeout_minutes, numerals
 	FROM stores WHERE id = $1`
@@ -109,6 +118,17 @@ type StoreSettingsUpdate struct {
 
 // UpdateStoreSettings applies a partial update and returns the settings.
 func (tx *Tx) UpdateStoreSettings(ctx context.Context, storeID uuid.UUID, upd StoreSettingsUpdate) (StoreSettings, error) {
+	if upd.ChatTemplatesApproved != nil {
+		var derived bool
+		if err := tx.tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM messaging_channels WHERE store_id = $1 AND channel = 'whatsapp')`,
+			storeID).Scan(&derived); err != nil {
+			return StoreSettings{}, fmt.Errorf("find whatsapp channel: %w", err)
+		}
+		if derived {
+			return StoreSettings{}, &InvalidError{Field: "chat_templates_approved", Code: "read_only",
+				Message: "follows the approved utility templates of the store's WhatsApp number"}
+		}
+	}
 	_, err := tx.tx.Exec(ctx, `UPDATE stores SET name = COALESCE($2, name), default_language = COALESCE($3, default_language),
 			auto_create_shipment = COALESCE($4, auto_create_shipment), chat_confirmations = COALESCE($5, chat_confirmations),
 			confirm_in_chat = COALESCE($6, confirm_in_chat), chat_templates_approved = COALESCE($7, chat_templates_approved),
