@@ -233,11 +233,17 @@ func (r reader) FindWhatsAppCallbackChannel(ctx context.Context, sealer *Sealer,
 }
 
 // OptOutByChat records a customer's opt-out keyword from their phone: the
-// store's customers with that phone stop getting chat messages. It reports
-// how many changed (0 when none had the phone or all had opted out).
+// store's customers with that phone stop getting chat messages, and their
+// WhatsApp marketing consent becomes unsubscribed with source keyword
+// (decisions §24, §25). It reports how many changed (0 when none had the
+// phone or all had opted out).
 func (db *DB) OptOutByChat(ctx context.Context, storeID uuid.UUID, phone string) (int64, error) {
-	tag, err := db.pool.Exec(ctx, `UPDATE customers SET chat_opt_out = true, updated_at = $3
-		WHERE store_id = $1 AND phone = $2 AND NOT chat_opt_out`, storeID, phone, db.now())
+	now := db.now()
+	tag, err := db.pool.Exec(ctx, `UPDATE customers SET chat_opt_out = true, updated_at = $3,
+			marketing = jsonb_set(marketing, '{whatsapp}', jsonb_build_object('state', 'unsubscribed',
+				'opt_in_level', COALESCE(marketing->'whatsapp'->>'opt_in_level', 'unknown'), 'updated_at', $4::text, 'source', 'keyword'))
+		WHERE store_id = $1 AND phone = $2 AND (NOT chat_opt_out OR marketing->'whatsapp'->>'state' IS DISTINCT FROM 'unsubscribed')`,
+		storeID, phone, now, now.UTC().Format(time.RFC3339Nano))
 	if err != nil {
 		return 0, fmt.Errorf("opt out by chat: %w", err)
 	}
