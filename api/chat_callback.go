@@ -72,10 +72,7 @@ func (s *Server) handleChatCallback() handlerFunc {
 		if s.cfg.ChatWebhookSecret == "" {
 			return errNotFound
 		}
-		mac := hmac.New(sha256.New, []byte(s.cfg.ChatWebhookSecret))
-		mac.Write(body)
-		want := "sha256=" + hex.EncodeToString(mac.Sum(nil))
-		if !hmac.Equal([]byte(strings.ToLower(r.Header.Get("X-Hub-Signature-256"))), []byte(want)) {
+		if !hubSignatureValid(r, body, s.cfg.ChatWebhookSecret) {
 			return errBadSignature
 		}
 		updated, confirmed, _, err := s.applyChatCallback(r.Context(), nil, body)
@@ -85,6 +82,15 @@ func (s *Server) handleChatCallback() handlerFunc {
 		respond(w, http.StatusOK, map[string]int{"statuses_applied": updated, "orders_confirmed": confirmed})
 		return nil
 	}
+}
+
+// hubSignatureValid checks Meta's X-Hub-Signature-256 (sha256=<hex
+// HMAC-SHA256 of the raw body under secret>) in constant time.
+func hubSignatureValid(r *http.Request, body []byte, secret string) bool {
+	mac := hmac.New(sha256.New, []byte(secret))
+	mac.Write(body)
+	want := "sha256=" + hex.EncodeToString(mac.Sum(nil))
+	return hmac.Equal([]byte(strings.ToLower(r.Header.Get("X-Hub-Signature-256"))), []byte(want))
 }
 
 // applyChatCallback takes a provider's notification body: status changes of
@@ -233,10 +239,7 @@ func (s *Server) handleWhatsAppCallback() handlerFunc {
 		if err != nil {
 			return err
 		}
-		mac := hmac.New(sha256.New, []byte(ch.AppSecret))
-		mac.Write(body)
-		want := "sha256=" + hex.EncodeToString(mac.Sum(nil))
-		if !hmac.Equal([]byte(strings.ToLower(r.Header.Get("X-Hub-Signature-256"))), []byte(want)) {
+		if !hubSignatureValid(r, body, ch.AppSecret) {
 			return errChannelSignature
 		}
 		updated, confirmed, optedOut, err := s.applyChatCallback(r.Context(), &ch.StoreID, body)

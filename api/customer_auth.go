@@ -168,17 +168,22 @@ func (s *Server) handleVerifySignIn() handlerFunc {
 	}
 }
 
-// signedIn is the buyer the request's session cookie signs in to the store.
-func (s *Server) signedIn(r *http.Request, store storage.Store) (storage.Customer, string, error) {
+// signedIn is the request's store and the buyer its session cookie signs
+// in to that store (401 SIGN_IN_REQUIRED without one).
+func (s *Server) signedIn(r *http.Request) (storage.Store, storage.Customer, error) {
+	store, err := s.storefrontStore(r)
+	if err != nil {
+		return storage.Store{}, storage.Customer{}, err
+	}
 	cookie, err := r.Cookie(customerCookie)
 	if err != nil || cookie.Value == "" {
-		return storage.Customer{}, "", errSignedOut
+		return storage.Store{}, storage.Customer{}, errSignedOut
 	}
 	c, err := s.db.FindCustomerBySession(r.Context(), store.ID, cookie.Value)
 	if errors.Is(err, storage.ErrNotFound) {
-		return storage.Customer{}, "", errSignedOut
+		return storage.Store{}, storage.Customer{}, errSignedOut
 	}
-	return c, cookie.Value, err
+	return store, c, err
 }
 
 // handleSignOut serves POST /storefront/{subdomain}/customer-auth/logout: the session ends on the server
@@ -204,11 +209,7 @@ func (s *Server) handleSignOut() handlerFunc {
 // handleGetAccount serves GET /storefront/{subdomain}/account.
 func (s *Server) handleGetAccount() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		store, err := s.storefrontStore(r)
-		if err != nil {
-			return err
-		}
-		c, _, err := s.signedIn(r, store)
+		store, c, err := s.signedIn(r)
 		if err != nil {
 			return err
 		}
@@ -225,11 +226,7 @@ func (s *Server) handleGetAccount() handlerFunc {
 // handleUpdateAccount serves PATCH /storefront/{subdomain}/account: name, language and marketing consent.
 func (s *Server) handleUpdateAccount() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		store, err := s.storefrontStore(r)
-		if err != nil {
-			return err
-		}
-		c, _, err := s.signedIn(r, store)
+		store, c, err := s.signedIn(r)
 		if err != nil {
 			return err
 		}
@@ -292,11 +289,7 @@ func newAccountOrderResponse(o storage.Order) accountOrderResponse {
 // their guest orders from before they signed up included.
 func (s *Server) handleAccountOrders() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		store, err := s.storefrontStore(r)
-		if err != nil {
-			return err
-		}
-		c, _, err := s.signedIn(r, store)
+		store, c, err := s.signedIn(r)
 		if err != nil {
 			return err
 		}
@@ -319,11 +312,7 @@ func (s *Server) handleAccountOrders() handlerFunc {
 // order is 404.
 func (s *Server) handleAccountOrder() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		store, err := s.storefrontStore(r)
-		if err != nil {
-			return err
-		}
-		c, _, err := s.signedIn(r, store)
+		store, c, err := s.signedIn(r)
 		if err != nil {
 			return err
 		}

@@ -81,7 +81,7 @@ func (s *Server) handleConnectWhatsApp() handlerFunc {
 		}
 		conn := storage.WhatsAppConnection{StoreID: storeIDFrom(r.Context()), PhoneNumberID: req.PhoneNumberID, WABAID: req.WABAID,
 			AccessToken: req.AccessToken, AppSecret: req.AppSecret, DisplayPhone: number.DisplayPhoneNumber,
-			QualityRating: nonEmpty(number.QualityRating), MessagingTier: nonEmpty(number.MessagingLimitTier)}
+			QualityRating: nullIfEmpty(number.QualityRating), MessagingTier: nullIfEmpty(number.MessagingLimitTier)}
 		var ch storage.MessagingChannel
 		if err := s.db.InTx(r.Context(), func(tx *storage.Tx) error {
 			ch, err = tx.ConnectWhatsApp(r.Context(), s.cfg.Secrets, conn)
@@ -92,13 +92,6 @@ func (s *Server) handleConnectWhatsApp() handlerFunc {
 		respond(w, http.StatusOK, s.newMessagingChannelResponse(ch))
 		return nil
 	}
-}
-
-func nonEmpty(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
 }
 
 // handleListMessagingChannels serves GET /stores/{store_id}/messaging/channels (settings:read).
