@@ -159,11 +159,7 @@ func (s *Server) handleVerifySignIn() handlerFunc {
 		}
 		http.SetCookie(w, &http.Cookie{Name: customerCookie, Value: session.Token, Path: "/", HttpOnly: true, Secure: s.cfg.SecureCookies,
 			SameSite: http.SameSiteLaxMode, Expires: session.ExpiresAt, MaxAge: int(storage.CustomerSessionLifetime / time.Second)})
-		account, err := s.db.FindCustomerByID(r.Context(), store.ID, session.Customer.ID)
-		if err != nil {
-			return err
-		}
-		respond(w, http.StatusOK, map[string]any{"customer": newAccountResponse(account)})
+		respond(w, http.StatusOK, map[string]any{"customer": newAccountResponse(session.Customer)})
 		return nil
 	}
 }
